@@ -1,7 +1,12 @@
 """Problem banks. ``load_bank(name)`` returns the problems of a bank; ``get_problem(id)`` finds one by id.
 
-Banks: ``ksn`` (UnpredictaBench, 448 problems). The calibration, implicit, odds and stability banks register
-here as they land.
+Banks: ``ksn`` (UnpredictaBench, 448 problems). The calibration, implicit, explicit, odds and stability banks
+register here as they land: one loader per bank in ``_BANKS`` (called with ``size``) and its version in
+``_VERSIONS``.
+
+``size`` picks a bank's edition where it has more than one. ``"subset"`` is a stratified default of a few thousand
+items; ``"full"`` is everything. ``None`` means the bank's default. Banks with one edition (ksn) accept and ignore
+it.
 """
 
 from __future__ import annotations
@@ -9,8 +14,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
+from .logit_base import LOGIT_BANKS, LogitItem
 
-__all__ = ["Problem", "load_bank", "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS",
+__all__ = ["Problem", "LogitItem", "LOGIT_BANKS", "BANK_SIZES", "load_bank", "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS",
            "SUPPORT_KINDS", "instruction_for", "seed_sequence", "UnknownProblemError"]
 
 
@@ -21,11 +27,13 @@ class UnknownProblemError(KeyError):
         return str(self.args[0])
 
 
-def _ksn():
+def _ksn(size=None):
     from .ksn import ksn_problems
 
     return ksn_problems()
 
+
+BANK_SIZES = ("subset", "full")
 
 _BANKS = {"ksn": _ksn}
 _VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION}
@@ -42,12 +50,17 @@ def bank_version(name: str) -> str:
         raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(_BANKS)}") from None
 
 
-def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None) -> tuple[Problem, ...]:
-    """The problems of bank ``name``, optionally only those whose category is in ``categories``."""
+def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
+              size: str | None = None) -> tuple:
+    """The problems of bank ``name`` (edition ``size``), optionally only those whose category is in
+    ``categories``."""
+    if size is not None and size not in BANK_SIZES:
+        raise ValueError(f"unknown bank size {size!r}; expected one of {', '.join(BANK_SIZES)}")
     try:
-        problems = _BANKS[name]()
+        loader = _BANKS[name]
     except KeyError:
         raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(_BANKS)}") from None
+    problems = loader(size)
     if categories:
         wanted = set(categories)
         known = {p.category for p in problems}

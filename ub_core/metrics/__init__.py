@@ -1,0 +1,16 @@
+"""Metrics, one pure function each, with the formula and the paper section in its docstring.
+
+``ub_core.metrics`` is the public namespace; the functions live in one module per family of measurements:
+
+- :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals,
+  :func:`total_agreement_rate`.
+
+Each family module defines ``__all__``; everything it exports is re-exported here.
+"""
+
+from __future__ import annotations
+
+from . import sampling as _sampling
+from .sampling import *  # noqa: F401,F403
+
+__all__ = [*_sampling.__all__]
