@@ -572,3 +572,42 @@ def test_total_agreement_rate():
     for bad in ([], [[1, 2], [1]], [[], []], "ab"):
         with pytest.raises(ValueError):
             M.total_agreement_rate(bad)
+
+
+# ------------------------------------------------------------------ clustered interval
+
+def test_clustered_interval_equals_cluster_mean_bootstrap_when_clusters_are_constant_and_equal_sized():
+    # 20 clusters of 5 identical values: the item-level resample mean is exactly the mean of the resampled cluster
+    # means, so the interval must match the same percentile bootstrap done by hand on the 20 cluster means.
+    rng = np.random.default_rng(3)
+    cluster_means = rng.normal(size=20)
+    values = np.repeat(cluster_means, 5)
+    labels = np.repeat([f"pair{i}" for i in range(20)], 5)
+    low, high = M.clustered_interval(values, labels, n_resamples=4000, seed=11)
+    # the same draws, by hand (np.unique sorts labels; pair0, pair1, pair10, ... order)
+    order = np.argsort([f"pair{i}" for i in range(20)])
+    w = np.random.default_rng(11).multinomial(20, np.full(20, 1 / 20), size=4000)
+    means = w @ cluster_means[order] / 20
+    assert (low, high) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-12)  # sum order only
+    assert low < values.mean() < high
+
+
+def test_clustered_interval_is_wider_than_iid_when_items_share_clusters():
+    rng = np.random.default_rng(5)
+    values = np.repeat(rng.normal(size=30), 10) + rng.normal(scale=0.01, size=300)
+    labels = np.repeat(np.arange(30), 10)
+    lo_c, hi_c = M.clustered_interval(values, labels, seed=1)
+    lo_i, hi_i = M.clustered_interval(values, np.arange(300), seed=1)
+    # between-cluster variance dominates: the clustered SE is about sqrt(10) times the iid one
+    assert (hi_c - lo_c) / (hi_i - lo_i) > 2.0
+
+
+@pytest.mark.parametrize("values, labels", [([], []), ([1.0, 2.0], ["a"]), ([1.0, float("nan")], ["a", "b"])])
+def test_clustered_interval_rejects_bad_input(values, labels):
+    with pytest.raises(ValueError):
+        M.clustered_interval(values, labels)
+
+
+def test_clustered_interval_degenerate_cases_are_points():
+    assert M.clustered_interval([0.2, 0.4], ["a", "a"]) == (pytest.approx(0.3), pytest.approx(0.3))
+    assert M.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (0.5, 0.5)

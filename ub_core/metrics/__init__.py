@@ -2,7 +2,8 @@
 
 ``ub_core.metrics`` is the public namespace; the functions live in one module per family of measurements:
 
-- :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals,
+- :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
+  (Wilson, bootstrap, cluster bootstrap),
   :func:`total_agreement_rate`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
