@@ -83,3 +83,18 @@ class LogitItem:
                 "params": dict(self.params), "prompt": self.prompt, "options": list(self.options),
                 "probabilities": [float(p) for p in self.probabilities], "cluster": self.cluster,
                 "answer_index": self.answer_index, "metadata": dict(self.metadata)}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "LogitItem":
+        """Rebuild an item from :meth:`to_record` output. An lm-eval document or an Inspect sample's metadata can
+        be scored without the bank."""
+        try:
+            return cls(id=str(record["id"]), bank=str(record["bank"]), category=str(record["category"]),
+                       family=str(record["family"]), params=dict(record.get("params") or {}),
+                       prompt=str(record["prompt"]), options=tuple(str(o) for o in record["options"]),
+                       probabilities=tuple(float(p) for p in record["probabilities"]),
+                       cluster=str(record["cluster"]),
+                       answer_index=None if record.get("answer_index") is None else int(record["answer_index"]),
+                       metadata=dict(record.get("metadata") or {}))
+        except KeyError as exc:
+            raise ValueError(f"not a LogitItem record: missing field {exc.args[0]!r}") from None
