@@ -33,10 +33,24 @@ def _ksn(size=None):
     return ksn_problems()
 
 
+def _implicit(size=None):
+    from .implicit import implicit_items
+
+    return implicit_items(size)
+
+
+def _explicit(size=None):
+    from .explicit import explicit_items
+
+    return explicit_items(size)
+
+
 BANK_SIZES = ("subset", "full")
 
-_BANKS = {"ksn": _ksn}
-_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION}
+_BANKS = {"ksn": _ksn, "implicit": _implicit, "explicit": _explicit}
+_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION,
+             "implicit": lambda: __import__("ub_core.problems.implicit", fromlist=["BANK_VERSION"]).BANK_VERSION,
+             "explicit": lambda: __import__("ub_core.problems.explicit", fromlist=["BANK_VERSION"]).BANK_VERSION}
 
 
 def bank_names() -> tuple[str, ...]:
