@@ -30,6 +30,13 @@ outside it. The marginal prevalence is ``s * p_ward + (1 - s) * p_rest`` (the pa
 (which condition, given one of the three, treating them as exclusive). The explicit twin asks for the marginal
 itself.
 
+Options. ``options`` are the outcomes the question admits before any evidence, in increasing order:
+- the totals n..n*f of the dice (also after observations, where excluded totals keep probability 0);
+- 2n..2n*f for a dependent dice total, and 0..2n for a dependent coin count;
+- the labels, letters or conditions.
+A model that still predicts an outcome the evidence rules out is penalised in the distances, instead of that mass
+being silently counted as missing.
+
 Exactness. Every distribution is built with :class:`fractions.Fraction`: dice totals by convolving face counts,
 observations by conditioning (restrict, renormalise), coins by binomial counts. Nothing is simulated.
 
@@ -62,7 +69,8 @@ from .logit_base import LogitItem
 
 __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scenarios", "implicit_items",
            "dice_sum_distribution", "condition_distribution", "coin_count_distribution", "prevalence_marginal",
-           "statistics_scenario", "subset_ids", "selected_scenarios", "SUBSET_CAP", "STAT_NAMES", "STAT_WARDS", "STAT_CONDITIONS", "STATISTICS_SEED"]
+           "statistics_scenario", "subset_ids", "selected_scenarios", "SUBSET_CAP", "STAT_NAMES", "STAT_WARDS",
+           "STAT_CONDITIONS", "STATISTICS_SEED"]
 
 BANK_VERSION = "1"
 
@@ -245,7 +253,8 @@ def _observation_sets(n: int, faces: int) -> list[tuple[str, ...]]:
 
 def _dice_words(n: int, faces: int) -> str:
     if n == 1:
-        return f"There is one fair die with {faces} faces, numbered 1 to {faces}. Every face is equally likely to land on top."
+        return (f"There is one fair die with {faces} faces, numbered 1 to {faces}. Every face is equally likely to "
+                f"land on top.")
     return (f"There are {n} fair dice, each with {faces} faces numbered 1 to {faces}. On every die each face is "
             f"equally likely to land on top.")
 
