@@ -89,7 +89,7 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
 def get_problem(problem_id: str, bank: str | None = None) -> Problem:
     """Find a problem by id across the banks (or in ``bank``)."""
     for name in ([bank] if bank else _BANKS):
-        for p in load_bank(name):
+        for p in load_bank(name, size="full"):  # an id outside a bank's default subset still resolves
             if p.id == problem_id:
                 return p
     raise UnknownProblemError(f"unknown problem id {problem_id!r} (see `ub bank list`)")
