@@ -246,9 +246,11 @@ def test_mcq_shuffle_is_deterministic_and_spread(explicit_full):
     again = load_bank("explicit", size="full")
     assert [(it.id, it.prompt, it.answer_index) for it in again] == \
         [(it.id, it.prompt, it.answer_index) for it in explicit_full]
-    # the truth is not always the middle value of the five (the paper's fixed multipliers would make it so)
+    # The truth's rank among the five values carries little signal: the paper's fixed multipliers would always make it
+    # the middle one; ours draws the rank uniformly where the pool allows (only truths near 1 limit it), so each
+    # rank holds well over 10% of items.
     ranks = Counter(sorted(it.params["values"]).index(it.params["truth"]) for it in explicit_full)
-    assert len(ranks) == 5
+    assert len(ranks) == 5 and min(ranks.values()) > 0.1 * len(explicit_full)
 
 
 def test_format_value():

@@ -13,10 +13,10 @@ of one outcome:
   with the id-seeded generator from a pool of plausible mistakes:
   - fractions: the truth scaled by 1/4, 1/3, 1/2, 2/3, 3/4, 4/3, 3/2, 5/3, 2 or 3 (the paper's own distractors
     are the truth times 1/3, 2/3, 4/3 and 5/3), one minus the truth, and the uniform 1/#options.
-    The pool has values on both sides of the truth, so the truth's rank among the five varies; it is not always the
-    middle one.
-  - percentages: the ward rate, the rest rate, their plain average, the ward term alone, the rest term alone, and the
-    other conditions' marginals.
+  - percentages: the ward rate, the rest rate, their plain average, the ward term alone, the rest term alone, the
+    other conditions' marginals, and the truth scaled by the multipliers above (rounded to two decimals).
+- Rank. How many distractors lie below the truth is drawn uniformly from what the pool allows (0 to 4 unless the
+  truth is near 1), so the truth's rank among the five values carries no signal.
 - Order. The five values are shuffled by the same generator. ``answer_index`` is the truth's letter, and
   ``probabilities`` is one-hot on it.
 
@@ -111,10 +111,17 @@ def explicit_item(scenario: Scenario, in_subset: bool = False) -> LogitItem:
     index = asked_outcome(scenario, rng)
     truth = scenario.explicit_probabilities[index]
     pool = distractor_pool(scenario, index)
-    if len(pool) < 4:  # cannot happen: the multipliers below 1 alone give five distinct values in (0, 1)
+    below = [v for v in pool if v < truth]
+    above = [v for v in pool if v > truth]
+    # The truth's rank among the five is drawn uniformly from the ranks the pool allows, so that "pick the middle
+    # value" or "pick the smallest" is no strategy. The multipliers below 1 always give five values below the truth.
+    low_rank, high_rank = max(0, 4 - len(above)), min(4, len(below))
+    if low_rank > high_rank:  # cannot happen (see above); a construction bug, not an input error
         raise RuntimeError(f"{scenario.id}: only {len(pool)} distractors")
-    picks = rng.choice(len(pool), size=4, replace=False)
-    values = [truth, *(pool[int(i)] for i in picks)]
+    rank = int(rng.integers(low_rank, high_rank + 1))
+    picked = [below[int(i)] for i in rng.choice(len(below), size=rank, replace=False)] + \
+        [above[int(i)] for i in rng.choice(len(above), size=4 - rank, replace=False)]
+    values = [truth, *picked]
     order = rng.permutation(5)
     values = [values[int(i)] for i in order]
     answer = int(np.flatnonzero(order == 0)[0])
