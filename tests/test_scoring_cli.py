@@ -118,6 +118,13 @@ def test_cli_bank_list_json(capsys):
     assert code == 0 and "20 problems" in out
 
 
+def test_cli_bank_show_prints_a_logit_items_ideal_distribution(capsys):
+    code, out, _ = _run(capsys, "bank", "show", "imp-dice-independent-1d4-p4")
+    assert code == 0 and "rolled a second time" in out
+    rows = [line.split() for line in out.split("ideal next-token distribution")[1].splitlines()[1:]]
+    assert [(r[0], float(r[1])) for r in rows] == [(str(k), 0.25) for k in range(1, 5)]
+
+
 def test_cli_bank_show_and_truth(capsys, tmp_path):
     code, out, _ = _run(capsys, "bank", "show", "te-categorical-spread")
     assert code == 0 and "apple" in out and "#" in out and "ground truth" in out

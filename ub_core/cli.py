@@ -84,9 +84,11 @@ def text_histogram(values: np.ndarray, support: str, bins: int = 20, width: int 
 
 
 def _cmd_bank_show(args) -> int:
-    from .problems import get_problem
+    from .problems import Problem, get_problem
 
     p = get_problem(args.id)
+    if not isinstance(p, Problem):
+        return _show_item(p)
     rec = p.to_record(with_prompt=False)
     print(f"id:        {p.id}")
     print(f"category:  {p.category} (task type {p.task_type}{', ' + p.subcategory if p.subcategory else ''})")
@@ -98,6 +100,27 @@ def _cmd_bank_show(args) -> int:
     print(f"\nground truth ({truth.size} draws, seed {args.seed}): mean {truth.mean():.6g}, sd {truth.std():.6g}, "
           f"min {truth.min():.6g}, max {truth.max():.6g}")
     print(text_histogram(truth, p.support, labels=p.options))
+    return 0
+
+
+def _show_item(item) -> int:
+    """``ub bank show`` for items that are not sampled problems: the log-probability items print their ideal
+    distribution, other records print their fields."""
+    from .problems import LogitItem
+
+    rec = item.to_record()
+    prompt = rec.pop("prompt", None)
+    if isinstance(item, LogitItem):
+        rec.pop("options"), rec.pop("probabilities")
+    for key, value in rec.items():
+        print(f"{key + ':':<14} {value if isinstance(value, str) else json.dumps(value)}")
+    if prompt is not None:
+        print("\nprompt:\n" + "\n".join("  " + line for line in str(prompt).splitlines()))
+    if isinstance(item, LogitItem):
+        print("\nideal next-token distribution over the options:")
+        width = max(len(o) for o in item.options)
+        for option, prob in zip(item.options, item.probabilities):
+            print(f"  {option:<{width}}  {prob:8.4f}  {'#' * round(40 * prob)}")
     return 0
 
 
