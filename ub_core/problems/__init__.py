@@ -33,10 +33,17 @@ def _ksn(size=None):
     return ksn_problems()
 
 
+def _calibration(size=None):
+    from .calibration import calibration_items
+
+    return calibration_items(size or "subset")
+
+
 BANK_SIZES = ("subset", "full")
 
-_BANKS = {"ksn": _ksn}
-_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION}
+_BANKS = {"ksn": _ksn, "calibration": _calibration}
+_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION,
+             "calibration": lambda: __import__("ub_core.problems.calibration", fromlist=["BANK_VERSION"]).BANK_VERSION}
 
 
 def bank_names() -> tuple[str, ...]:
