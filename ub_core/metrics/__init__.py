@@ -5,6 +5,7 @@
 - :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
   (Wilson, bootstrap, cluster bootstrap),
   :func:`total_agreement_rate`.
+- :mod:`.calibration` (seed 001): PM, WD, RE, reference behaviours, baselines.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
 """
@@ -13,5 +14,7 @@ from __future__ import annotations
 
 from . import sampling as _sampling
 from .sampling import *  # noqa: F401,F403
+from . import calibration as _calibration
+from .calibration import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__]
+__all__ = [*_sampling.__all__, *_calibration.__all__]

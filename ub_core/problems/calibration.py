@@ -203,9 +203,10 @@ def _colors(subset: bool) -> Iterator[LogitItem]:
         for t, (unit, text) in enumerate(COLOR_TEMPLATES):
             unit_by_n = {n: _by_count(unit, n) for n in SCALES[scale]}
             for u, (a, b) in enumerate(unordered):
-                # Subset: number pair j for (a, b), its transpose for (b, a). u*5+t runs over 0..274, so each
-                # scale's 100 number pairs all appear.
-                pick = (u * len(COLOR_TEMPLATES) + t + 37 * s) % 100
+                # Subset: number pair j for (a, b), its transpose for (b, a). The cell index u*5+t runs over
+                # 0..274 and 37 is invertible mod 100, so each scale's 100 number pairs all appear; the stride
+                # scatters them so that each colour pair sees both "first higher" and "second higher".
+                pick = ((u * len(COLOR_TEMPLATES) + t) * 37 + 41 * s) % 100
                 cluster = _cluster(a, b)
                 for o1, o2, chosen in ((a, b, pick), (b, a, _transpose(pick))):
                     for j, (n1, n2) in enumerate(pairs):
@@ -225,7 +226,9 @@ def _wordproblems(subset: bool) -> Iterator[LogitItem]:
         for a, b in option_pairs:
             for s, scale in enumerate(SCALES):
                 pairs = _scale_pairs(scale)
-                picks = {(7 * u + 33 * k + 11 * s + 3 * t) % 100 for k in range(_WP_PER_CELL)}
+                # Consecutive cell indices walk the 100 number pairs with the invertible stride 37, so the three
+                # picks are distinct and scattered across first-higher, second-higher and equal pairs.
+                picks = {((u * len(SCALES) + s) * _WP_PER_CELL + k) * 37 % 100 for k in range(_WP_PER_CELL)}
                 cluster = _cluster(a, b)
                 for o1, o2, chosen in ((a, b, picks), (b, a, {_transpose(j) for j in picks})):
                     for j, (n1, n2) in enumerate(pairs):
