@@ -130,7 +130,7 @@ def test_subset_stratification_covers_every_pair_template_and_scale(subset, full
     assert {i.metadata["template"] for i in d} == {f"t{t}" for t in range(5)}
 
 
-# ============================================================================================ bank: ids, prompts, ideals
+# ====================================================================================== bank: ids, prompts, ideals
 
 def test_ids_and_prompts_are_unique_and_prompts_stop_before_the_outcome(full):
     assert len({i.id for i in full}) == len(full)

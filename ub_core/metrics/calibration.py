@@ -73,7 +73,7 @@ def _vector(x: Any, name: str) -> list[float]:
         if x.ndim != 1:
             raise ValueError(f"{name} must be a non-empty one-dimensional sequence, got shape {x.shape}")
         x = x.tolist()
-    elif isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+    elif isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
         raise ValueError(f"{name} must be a sequence of numbers")
     try:
         out = [float(v) for v in x]
@@ -234,7 +234,11 @@ def compatible_behaviours(option_mass: Any, ideal: Any, *, higher: int | None = 
     m = _mass(option_mass)
     q = _ideal(ideal, len(m))
     _check_pair(m, higher, first)
-    if math.fsum(m) < NULL_PM:
+    return _compatible_checked(m, q, higher, first)
+
+
+def _compatible_checked(m: list[float], q: list[float], higher: int | None, first: int) -> tuple[str, ...]:
+    if m[0] + m[1] < NULL_PM:
         return ("null",)
     dist = {b: _euclid(m, r) for b, r in _references(q, higher, first).items()}
     best = min(dist.values())
@@ -294,16 +298,22 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
     q = _ideal(item.probabilities, None)
     if len(m) != len(q):
         raise ValueError(f"{item.id}: length mismatch: {len(m)} option masses for {len(q)} options")
+    higher, first = _item_indices(item)
+    return _scores_checked(m, q, _entropy(q), higher, first, _grid_key(item))
+
+
+def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int | None, first: int,
+                    grid: str) -> dict[str, Any]:
+    """The body of :func:`calibration_item_scores` for inputs already validated (the baselines build their own)."""
     pm = math.fsum(m)
     wd = _euclid(m, q)
-    re = _entropy(_normalised(m)) - _entropy(q) if pm > 0 else float("nan")
+    re = _entropy([v / pm for v in m]) - h_ideal if pm > 0 else float("nan")
     behaviour, compatible = None, []
     if len(m) == 2:
-        higher, first = _item_indices(item)
-        compatible = list(compatible_behaviours(m, q, higher=higher, first=first))
+        compatible = list(_compatible_checked(m, q, higher, first))
         behaviour = compatible[0]
     return {"pm": pm, "wd": wd, "re": re, "behaviour": behaviour, "compatible": compatible,
-            "grid": _grid_key(item) if behaviour is not None else None}
+            "grid": grid if behaviour is not None else None}
 
 
 # ------------------------------------------------------------------------------------------------ summaries
@@ -447,9 +457,10 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
     collected: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
     skipped = dict.fromkeys(names, 0)
     for item in items:
-        q = list(item.probabilities)
+        q = _ideal(item.probabilities, None)
         k = len(q)
-        _, first = _item_indices(item)
+        higher, first = _item_indices(item)
+        h_ideal, grid = _entropy(q), _grid_key(item)
         masses: dict[str, list[float] | None] = {}
         paired = item.category != "distributions"
         masses[names[0]] = _pick_higher_mass(q, p) if paired else None
@@ -466,7 +477,7 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
             if mass is None:
                 skipped[name] += 1
                 continue
-            collected[name][0].append(calibration_item_scores(item, mass))
+            collected[name][0].append(_scores_checked(mass, q, h_ideal, higher, first, grid))
             collected[name][1].append(item.cluster)
     out = {}
     for name in names:
