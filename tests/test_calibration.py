@@ -220,6 +220,14 @@ def test_load_bank_registration():
         C.calibration_items("huge")
 
 
+def test_ub_bank_list_shows_the_calibration_bank(capsys):
+    from ub_core.cli import main
+
+    assert main(["bank", "list", "--bank", "calibration", "--category", "wordproblems"]) == 0
+    out = capsys.readouterr().out
+    assert "cal-wordproblems-" in out and out.rstrip().endswith("1008 problems")
+
+
 # ============================================================================================ metrics: hand cases
 
 def test_probability_mass_and_normalisation():

@@ -40,13 +40,15 @@ def _cmd_bank_list(args) -> int:
 
     problems = load_bank(args.bank, categories=args.category)
     if args.json:
-        json.dump([p.to_record(with_prompt=args.prompts) for p in problems], sys.stdout, indent=None)
+        # LogitItem banks (calibration, implicit) always carry their prompt and take no with_prompt
+        json.dump([p.to_record(with_prompt=args.prompts) if hasattr(p, "regime") else p.to_record()
+                   for p in problems], sys.stdout, indent=None)
         sys.stdout.write("\n")
         return 0
     width = max((len(p.id) for p in problems), default=2)
     print(f"{'id'.ljust(width)}  {'category':14s}  {'family':22s}  regime")
     for p in problems:
-        print(f"{p.id.ljust(width)}  {p.category:14s}  {p.family:22s}  {p.regime}")
+        print(f"{p.id.ljust(width)}  {p.category:14s}  {p.family:22s}  {getattr(p, 'regime', '')}")
     print(f"{len(problems)} problems")
     return 0
 
