@@ -5,6 +5,7 @@
 - :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
   (Wilson, bootstrap, cluster bootstrap),
   :func:`total_agreement_rate`.
+- :mod:`.calibration` (seed 001): PM, WD, RE, reference behaviours, baselines.
 - :mod:`.implicit` (seed 003): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 from . import sampling as _sampling
 from .sampling import *  # noqa: F401,F403
+from . import calibration as _calibration
 from . import implicit as _implicit
+from .calibration import *  # noqa: F401,F403
 from .implicit import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__, *_implicit.__all__]
+__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__]

@@ -33,6 +33,12 @@ def _ksn(size=None):
     return ksn_problems()
 
 
+def _calibration(size=None):
+    from .calibration import calibration_items
+
+    return calibration_items(size or "subset")
+
+
 def _implicit(size=None):
     from .implicit import implicit_items
 
@@ -47,10 +53,12 @@ def _explicit(size=None):
 
 BANK_SIZES = ("subset", "full")
 
-_BANKS = {"ksn": _ksn, "implicit": _implicit, "explicit": _explicit}
-_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION,
-             "implicit": lambda: __import__("ub_core.problems.implicit", fromlist=["BANK_VERSION"]).BANK_VERSION,
-             "explicit": lambda: __import__("ub_core.problems.explicit", fromlist=["BANK_VERSION"]).BANK_VERSION}
+def _bank_module_version(module: str):
+    return lambda: __import__(f"ub_core.problems.{module}", fromlist=["BANK_VERSION"]).BANK_VERSION
+
+
+_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit}
+_VERSIONS = {name: _bank_module_version(name) for name in _BANKS}
 
 
 def bank_names() -> tuple[str, ...]:
@@ -88,8 +96,11 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
 
 def get_problem(problem_id: str, bank: str | None = None) -> Problem:
     """Find a problem by id across the banks (or in ``bank``)."""
-    for name in ([bank] if bank else _BANKS):
-        for p in load_bank(name, size="full"):  # an id outside a bank's default subset still resolves
-            if p.id == problem_id:
-                return p
+    names = [bank] if bank else list(_BANKS)
+    # the default editions first (small); then the full ones, so an id outside a default subset still resolves
+    for size in (None, "full"):
+        for name in names:
+            for p in load_bank(name, size=size):
+                if p.id == problem_id:
+                    return p
     raise UnknownProblemError(f"unknown problem id {problem_id!r} (see `ub bank list`)")
