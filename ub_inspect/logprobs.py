@@ -154,8 +154,15 @@ async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> list[float | 
         raise _no_logprobs("top_logprobs", "top_logprobs")
     table: dict[str, float] = {}
     for t in first.top_logprobs:
-        table[t.token] = max(float(t.logprob), table.get(t.token, -math.inf))
+        for text in {t.token, _token_text(t.token)}:
+            table[text] = max(float(t.logprob), table.get(text, -math.inf))
     return [table.get(v) for v in choices]
+
+
+def _token_text(token: str) -> str:
+    """A raw vocabulary token as text: ``hf/`` reports ``convert_ids_to_tokens`` strings, where byte-level BPE
+    writes a leading space as ``Ġ`` and SentencePiece as ``▁``; servers report decoded text already."""
+    return " " + token[1:] if token[:1] in ("\u0120", "\u2581") else token
 
 
 @solver
