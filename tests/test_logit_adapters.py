@@ -337,27 +337,31 @@ def _m(log, name, metric="nan_mean"):
 
 @pytest.mark.parametrize("mode", ["prompt_logprobs", "top_logprobs"])
 def test_inspect_oracle_is_the_ceiling(tmp_path, mode):
+    """All three tasks in one eval() call (prompt_logprobs: one request per variant; top_logprobs: one per item)."""
+    from inspect_ai import eval as inspect_eval
     from inspect_ai.log import read_eval_log
 
     from ub_inspect.calibration import calibration
     from ub_inspect.explicit import explicit
     from ub_inspect.implicit import implicit
 
-    log = _inspect_run(calibration(mode=mode), "ub/oracle", tmp_path)
-    assert log.status == "success", log.error
-    assert _m(log, "pm") == pytest.approx(1.0) and _m(log, "wd") == pytest.approx(0.0, abs=1e-12)
-    assert _m(log, "behaviour_calibrated") == 1.0
-    back = read_eval_log(log.location)
+    logs = inspect_eval([calibration(mode=mode, categories="colors,distributions"),
+                         implicit(mode=mode, categories="coins,dice"),
+                         explicit(mode=mode, categories="coins,preference")],
+                        model="ub/oracle", log_dir=str(tmp_path), display="none")
+    cal, imp, exp = sorted(logs, key=lambda lg: ["calibration", "implicit", "explicit"].index(
+        lg.eval.task.split("/")[-1]))
+    for log in logs:
+        assert log.status == "success", log.error
+    assert _m(cal, "pm") == pytest.approx(1.0) and _m(cal, "wd") == pytest.approx(0.0, abs=1e-12)
+    assert _m(cal, "re") == pytest.approx(0.0, abs=1e-12) and _m(cal, "behaviour_calibrated") == 1.0
+    back = read_eval_log(cal.location)
     meta = back.samples[0].scores["calibration_scorer"].metadata["ub"]
     assert meta["option_mass"] == pytest.approx(list(meta["probabilities"]))
     assert meta["predicted"] == pytest.approx(list(meta["probabilities"])) and meta["mode"] == mode
-    log = _inspect_run(implicit(mode=mode, categories="coins,dice"), "ub/oracle", tmp_path)
-    assert log.status == "success", log.error
-    assert _m(log, "kl") == pytest.approx(0.0, abs=1e-12) and _m(log, "argmax_acc") == 1.0
-    assert len(log.samples) == 2
-    log = _inspect_run(explicit(mode=mode, limit_per_category=1), "ub/oracle", tmp_path)
-    assert log.status == "success", log.error
-    assert _m(log, "mcq_acc") == 1.0 and _m(log, "p_correct") == pytest.approx(1.0)
+    assert _m(imp, "kl") == pytest.approx(0.0, abs=1e-12) and _m(imp, "argmax_acc") == 1.0  # dice: no mode
+    assert len(imp.samples) == 2
+    assert _m(exp, "mcq_acc") == 1.0 and _m(exp, "p_correct") == pytest.approx(1.0)
 
 
 def test_inspect_provider_without_logprobs_gets_one_line_error(tmp_path):
@@ -390,6 +394,8 @@ def test_prompt_logprobs_suffix_reading():
                                                               ("d", -0.25))]
     assert variant_logprob_from_prompt_logprobs(tok, " red") == (-0.75, False)
     assert variant_logprob_from_prompt_logprobs(tok, "red") == (-0.75, True)  # " re" straddles the boundary
+    spm = [SimpleNamespace(token=t, logprob=lp) for t, lp in (("\u2581is", -2.0), ("\u2581Red", -0.5))]
+    assert variant_logprob_from_prompt_logprobs(spm, " Red") == (-0.5, False)  # SentencePiece space marker
     with pytest.raises(LogprobsUnavailableError, match="chat template"):
         variant_logprob_from_prompt_logprobs(tok + [SimpleNamespace(token="\nassistant:", logprob=0.0)], " red")
 

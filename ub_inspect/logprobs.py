@@ -109,7 +109,7 @@ def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str) ->
     """
     text, total = "", 0.0
     for tok in reversed(list(tokens)):
-        text = str(tok.token) + text
+        text = _token_text(str(tok.token)) + text
         total += float(tok.logprob)
         if len(text) >= len(variant):
             break
