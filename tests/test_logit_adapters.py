@@ -105,7 +105,9 @@ def _standin_calibration(item, mass):
 
     refs = {"calibrated": p, "pick_first": np.eye(len(p))[0], "pick_second": np.eye(len(p))[min(1, len(p) - 1)],
             "pick_higher": np.eye(len(p))[int(np.argmax(p))], "pick_lower": np.eye(len(p))[int(np.argmin(p))]}
-    behaviour = "null" if pm < 0.5 else min(refs, key=lambda b: np.abs(np.cumsum(q) - np.cumsum(refs[b])).sum())
+    # reference behaviours are defined for two options only (seed 001 sec. 3.5)
+    behaviour = None if len(p) != 2 else "null" if pm < 0.5 else min(
+        refs, key=lambda b: np.abs(np.cumsum(q) - np.cumsum(refs[b])).sum())
     return {"pm": pm, "wd": wd, "re": h(q) - h(p), "behaviour": behaviour}
 
 
@@ -241,7 +243,9 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
         assert r[task]["pm,none"] == pytest.approx(1.0, abs=1e-12)
         assert r[task]["wd,none"] == pytest.approx(0.0, abs=1e-12)
         assert r[task]["re,none"] == pytest.approx(0.0, abs=1e-12)
-        assert r[task]["behaviour_calibrated,none"] == 1.0
+    for task in ("ub_calibration_colors", "ub_calibration_wordproblems"):  # two options: a behaviour each
+        assert r[task]["behaviour_calibrated,none"] == 1.0 and r[task]["behaviour_pick_first,none"] == 0.0
+    assert math.isnan(r["ub_calibration_distributions"]["behaviour_calibrated,none"])  # three options: none
     for cat in ("dice", "coins", "preference", "choice", "statistics"):
         row = r[f"ub_implicit_{cat}"]
         assert row["kl,none"] == pytest.approx(0.0, abs=1e-12)

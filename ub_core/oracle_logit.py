@@ -10,8 +10,9 @@ The offline models see only text. :func:`find_logit_item` maps a prompt back to 
 So the option mass equals the ideal distribution, PM = 1, and the normalised distribution is the ideal one:
 WD = 0 and KL = 0 (the ceiling). The collapsed model puts all mass on the first option's canonical variant.
 
-The index covers the registered log-probability banks, both editions (``subset`` and ``full``), built on first
-use and rebuilt when a bank's loader in ``ub_core.problems._BANKS`` changes (tests install fixture banks).
+The index covers the registered log-probability banks, both editions: the subset is indexed on first use, the
+full editions on the first prompt the subset lacks. Both are rebuilt when a bank's loader in
+``ub_core.problems._BANKS`` changes (tests install fixture banks).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ LOGIT_MODES = ("oracle", "collapse")
 # Longest continuation the prefix search tries (a surface variant is an option word plus one space).
 _MAX_CONTINUATION = 128
 
-_INDEX: dict[str, LogitItem] | None = None
+# One index per edition: the subset is small and answers the default runs; the full editions (calibration's
+# has about 200,000 items, ~10 s to index) are built only when a prompt is not in the subset.
+_INDEXES: dict[str, dict[str, LogitItem]] = {}
 _INDEX_KEY: tuple | None = None
 
 
@@ -39,38 +42,53 @@ def _banks_key() -> tuple:
     return tuple((name, id(_BANKS.get(name))) for name in LOGIT_BANKS)
 
 
-def _index() -> dict[str, LogitItem]:
-    global _INDEX, _INDEX_KEY
+def _index(size: str) -> dict[str, LogitItem]:
+    global _INDEX_KEY
     key = _banks_key()
-    if _INDEX is None or key != _INDEX_KEY:
-        from .problems import BANK_SIZES, _BANKS, load_bank
+    if key != _INDEX_KEY:
+        _INDEXES.clear()
+        _INDEX_KEY = key
+    if size not in _INDEXES:
+        from .problems import _BANKS, load_bank
 
         idx: dict[str, LogitItem] = {}
         for name in LOGIT_BANKS:
-            if name not in _BANKS:
-                continue
-            for size in BANK_SIZES:
+            if name in _BANKS:
                 for item in load_bank(name, size=size):
                     idx.setdefault(item.prompt, item)
-        _INDEX, _INDEX_KEY = idx, key
-    return _INDEX
+        _INDEXES[size] = idx
+    return _INDEXES[size]
+
+
+def _lookup(keys) -> tuple[LogitItem, int] | None:
+    """The first of ``keys`` (candidate prompts, in order of preference) that is an item's prompt, searching
+    the subset index and then the full one: ``(item, position in keys)``."""
+    keys = list(keys)
+    for size in ("subset", "full"):
+        idx = _index(size)
+        for pos, k in enumerate(keys):
+            item = idx.get(k)
+            if item is not None:
+                return item, pos
+    return None
 
 
 def find_logit_item(text: str) -> LogitItem | None:
     """The log-probability item whose prompt is exactly ``text``, else ``None``."""
-    return _index().get(str(text))
+    hit = _lookup([str(text)])
+    return hit[0] if hit else None
 
 
 def split_logit_text(text: str) -> tuple[LogitItem, str] | None:
     """``(item, continuation)`` where ``text`` is the item's prompt followed by ``continuation`` (possibly
     empty), choosing the longest matching prompt; ``None`` when no item's prompt starts ``text``."""
     text = str(text)
-    idx = _index()
-    for cut in range(len(text), max(0, len(text) - _MAX_CONTINUATION) - 1, -1):
-        item = idx.get(text[:cut])
-        if item is not None:
-            return item, text[cut:]
-    return None
+    cuts = list(range(len(text), max(0, len(text) - _MAX_CONTINUATION) - 1, -1))
+    hit = _lookup(text[:cut] for cut in cuts)
+    if hit is None:
+        return None
+    item, pos = hit
+    return item, text[cuts[pos]:]
 
 
 def _mass(item: LogitItem, mode: str) -> list[float]:
