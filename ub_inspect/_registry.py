@@ -2,6 +2,9 @@
 
 from inspect_ai.model import modelapi
 
+from .calibration import calibration
+from .explicit import explicit
+from .implicit import implicit
 from .ksn import ksn
 from .reducers import tar, tar_raw
 
@@ -14,4 +17,4 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "tar", "tar_raw", "ub"]
+__all__ = ["ksn", "calibration", "implicit", "explicit", "tar", "tar_raw", "ub"]

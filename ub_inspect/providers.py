@@ -10,6 +10,10 @@ tokens with a downloaded tokenizer, which fails offline.
   ``top_logprobs`` with the true outcome probabilities when ``logprobs`` is asked for and the outcome set is
   finite.
 - ``ub/collapse`` always gives the same plausible value: the mode (discrete) or median (continuous).
+- For the log-probability banks (calibration, implicit, explicit; :mod:`ub_core.oracle_logit`), an input that is
+  an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
+  continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
+  ``ub/collapse`` puts all mass on the first option.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from inspect_ai.model import (
 )
 
 from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
+from ub_core.oracle_logit import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
+from ub_core.problems import LogitItem
 from ub_core.problems import Problem
 from ub_core.problems.base import requested_list_size
 
@@ -67,8 +73,11 @@ class UBModelAPI(ModelAPI):
     async def generate(self, input, tools, tool_choice, config: GenerateConfig) -> ModelOutput:
         users = [m for m in input if getattr(m, "role", None) == "user"]
         text = _message_text(users[-1]) if users else ""
-        problem = find_problem(text)
         n = max(1, int(config.num_choices or 1))
+        logit = split_logit_text(text)
+        if logit is not None:
+            return self._logit_output(*logit, text, n, config)
+        problem = find_problem(text)
         if problem is None:
             reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
             return self._output([reply] * n, text, None, config)
@@ -102,3 +111,38 @@ class UBModelAPI(ModelAPI):
         n_out = sum(len(r.split()) for r in replies)
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out))
+
+    def _logit_output(self, item: LogitItem, continuation: str, prompt: str, n: int,
+                      config: GenerateConfig) -> ModelOutput:
+        """A log-probability item (calibration / implicit / explicit): the reply is the most probable option
+        (collapse: the first); ``prompt_logprobs`` carry the continuation's true log-probability after the
+        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.oracle_logit`)."""
+        reply = " " + item.options[oracle_choice(item, self.mode)]
+        prompt_logprobs = None
+        if config.prompt_logprobs:
+            content = [Logprob(token=item.prompt, logprob=0.0)]  # the conditioning text, as one "token"
+            if continuation:
+                content.append(Logprob(token=continuation,
+                                       logprob=_finite(oracle_logprob(item, continuation, self.mode))))
+            prompt_logprobs = Logprobs(content=content)
+        logprobs = None
+        if config.logprobs:
+            top = oracle_top_logprobs(item, self.mode, int(config.top_logprobs or 1))
+            logprobs = Logprobs(content=[Logprob(
+                token=reply, logprob=_finite(oracle_logprob(item, reply, self.mode)),
+                top_logprobs=[TopLogprob(token=t, logprob=lp) for t, lp in top])])
+        choices = [ChatCompletionChoice(
+            message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),
+            stop_reason="stop", logprobs=logprobs, prompt_logprobs=prompt_logprobs) for _ in range(n)]
+        n_in = len(prompt.split())
+        return ModelOutput(model=f"ub/{self.mode}", choices=choices,
+                           usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))
+
+
+# Inspect's logs serialise -inf as null, which does not read back as a float: probability 0 is written as a
+# log-probability so low that exp() of it is exactly 0.0 in double precision.
+_LOG_ZERO = -1.0e4
+
+
+def _finite(logprob: float) -> float:
+    return logprob if logprob > _LOG_ZERO else _LOG_ZERO

@@ -18,6 +18,7 @@ from lm_eval.api.registry import register_model
 
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             render_value)
+from ub_core.oracle_logit import find_logit_item, oracle_choice, oracle_logprob
 from ub_core.problems.base import requested_list_size
 
 __all__ = ["UBOracleLM", "UBCollapseLM", "group_repeats", "UBVLLMPlaceholder"]
@@ -54,10 +55,17 @@ class _UBLM(LM):
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """True log-probabilities of the continuation where the problem's outcome set is finite; a
-        continuation outside it (or an unknown prompt) gets -inf."""
+        continuation outside it (or an unknown prompt) gets -inf. For the log-probability banks the canonical
+        variant " option" gets log p (collapse: all mass on the first option), every other variant -inf."""
         out = []
         for req in requests:
             ctx, cont = req.args[0], req.args[1]
+            item = find_logit_item(ctx)  # calibration / implicit / explicit: see ub_core.oracle_logit
+            if item is not None:
+                lp = oracle_logprob(item, str(cont), self.mode)
+                top = item.options[oracle_choice(item, self.mode)]
+                out.append((lp, lp > -math.inf and str(cont) == f" {top}"))
+                continue
             problem = find_problem(ctx)
             probs = outcome_probabilities(problem) if problem is not None else None
             if not probs:

@@ -1,0 +1,226 @@
+"""From log-probabilities of written-out continuations to option probabilities and scores (framework-free).
+
+The log-probability families (numeric calibration, seed 001; implicit probabilistic reasoning and its explicit
+MCQ twin, seed 003) score a :class:`~ub_core.problems.LogitItem` from the probability a model gives to each
+option right after the prompt. Both adapters (lm-eval ``multiple_choice`` requests, Inspect prompt / top
+log-probabilities) obtain one log-probability per *surface variant* of each option and hand them here.
+
+Option probability (seed 001, sec. 2, "we sum the probabilities of common tokenizations"):
+
+    P(o) = sum over variants v of o of P(v | prompt),  variants = {o, lower(o), Cap(o), UPPER(o)} x {"", " "}
+
+where P(v | prompt) is the product of the probabilities of v's tokens (seed 003, sec. 3: a multi-token
+outcome's probability is the joint probability of its token sequence), i.e. ``exp`` of the summed token
+log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
+same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
+
+Known limitation, shared with the papers: a variant that is a prefix of another option's variant (``" 1"`` and
+``" 12"`` with digit-by-digit tokenizers) includes that option's mass, so PM can exceed what a model really puts
+on the valid outcomes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .problems.logit_base import LogitItem
+
+__all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
+           "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
+           "score_row", "sample_payload"]
+
+#: Reference behaviours of seed 001 (sec. 3), fixed here so that the adapters' metric keys are static.
+BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
+
+#: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
+METRIC_KEYS = {
+    "calibration": ("pm", "wd", "re", *(f"behaviour_{b}" for b in BEHAVIOURS)),
+    "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
+    "explicit": ("mcq_acc", "p_correct"),
+}
+
+_SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
+            "explicit": "explicit_item_scores"}
+
+# A log-probability this far above 0 is rounding noise (probability 1 + 1e-6); beyond it the input is broken.
+_LOGPROB_SLACK = 1e-6
+
+
+def surface_variants(option: str) -> tuple[str, ...]:
+    """The written forms of ``option`` whose probabilities add up to the option's probability.
+
+    The option as written, lower-case, capitalised (first letter upper, the rest lower) and upper-case, each
+    with a leading space (first; ``" " + option`` is the canonical form) and without, deduplicated as strings
+    in that order. Digits and letters without case collapse: ``"7"`` -> ``(" 7", "7")``.
+    """
+    text = str(option)
+    if not text or text != text.strip():
+        raise ValueError(f"an option must be non-empty without surrounding whitespace, got {option!r}")
+    lower = text.lower()
+    forms = (text, lower, lower[:1].upper() + lower[1:], text.upper())
+    out: list[str] = []
+    for variant in [" " + f for f in forms] + list(forms):
+        if variant not in out:
+            out.append(variant)
+    return tuple(out)
+
+
+def canonical_variant(option: str) -> str:
+    """The form a fluent continuation takes: the option as written after one space (``" red"``)."""
+    return surface_variants(option)[0]
+
+
+def flatten_variants(item: LogitItem) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """All surface variants of all options of ``item`` as one choice list, with the index of the option each
+    belongs to: ``(choices, owners)``. Options in order, each option's variants in :func:`surface_variants`
+    order. Two options that share a variant (``"a"`` and ``"A"``) make the item ill-posed: ValueError."""
+    choices: list[str] = []
+    owners: list[int] = []
+    seen: dict[str, int] = {}
+    for i, option in enumerate(item.options):
+        for v in surface_variants(option):
+            if v in seen:
+                raise ValueError(f"{item.id}: options {item.options[seen[v]]!r} and {option!r} share the surface "
+                                 f"variant {v!r}")
+            seen[v] = i
+            choices.append(v)
+            owners.append(i)
+    return tuple(choices), tuple(owners)
+
+
+def dedup_by_token_ids(choices: Sequence[str], owners: Sequence[int],
+                       token_ids: Sequence[Sequence[int]]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Keep the first of the choices whose continuation token ids coincide (a tokenizer that normalises case,
+    or two strings that encode alike), so each token sequence is counted once."""
+    if not (len(choices) == len(owners) == len(token_ids)):
+        raise ValueError(f"{len(choices)} choices, {len(owners)} owners and {len(token_ids)} token id lists")
+    kept_c: list[str] = []
+    kept_o: list[int] = []
+    seen: set[tuple[int, ...]] = set()
+    for c, o, ids in zip(choices, owners, token_ids):
+        key = tuple(int(t) for t in ids)
+        if key in seen:
+            continue
+        seen.add(key)
+        kept_c.append(c)
+        kept_o.append(int(o))
+    return tuple(kept_c), tuple(kept_o)
+
+
+def variant_logprobs_from_choices(choices: Sequence[str], logprobs: Sequence[Any]) -> dict[str, float]:
+    """Pair a choice list with its log-probabilities (``None`` = not observed = probability 0): the way back
+    from a framework's per-choice results to the mapping :func:`option_mass` reads."""
+    if len(choices) != len(logprobs):
+        raise ValueError(f"{len(logprobs)} log-probabilities for {len(choices)} choices")
+    return {str(c): (-math.inf if lp is None else lp) for c, lp in zip(choices, logprobs)}
+
+
+def _checked_logprob(variant: str, value: Any) -> float:
+    try:
+        lp = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"log-probability of {variant!r} is not a number: {value!r}") from None
+    if math.isnan(lp) or lp > _LOGPROB_SLACK:
+        raise ValueError(f"log-probability of {variant!r} must be <= 0, got {lp!r}")
+    return min(lp, 0.0)
+
+
+def option_mass(item: LogitItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
+                variant_token_ids: Mapping[str, Sequence[int]] | None = None) -> np.ndarray:
+    """Probability mass the model puts on each option of ``item`` (seed 001 sec. 2; seed 003 sec. 3):
+
+        m_i = sum over variants v of option i of exp(logprob(v)),  logprob(v) = sum of v's token log-probs
+
+    ``variant_logprobs`` maps a variant string to its log-probability, or is a sequence aligned with
+    :func:`flatten_variants`'s choices. A variant that is absent, ``None`` or ``-inf`` adds nothing (not
+    observed: outside a top-k list, or deduplicated away upstream). With ``variant_token_ids``, variants whose
+    continuation token ids coincide are counted once (the first in choice order). Returns an array aligned
+    with ``item.options``; ``m.sum()`` is the probability mass PM. A log-probability that is NaN, positive or
+    not a number, or a key that is no variant of any option, is a ValueError.
+    """
+    choices, owners = flatten_variants(item)
+    if isinstance(variant_logprobs, Mapping):
+        unknown = sorted(set(map(str, variant_logprobs)) - set(choices))
+        if unknown:
+            raise ValueError(f"{item.id}: {unknown[0]!r} is not a surface variant of any option")
+        logprobs = {str(k): v for k, v in variant_logprobs.items()}
+    else:
+        logprobs = variant_logprobs_from_choices(choices, list(variant_logprobs))
+    mass = np.zeros(len(item.options), dtype=float)
+    seen: set[tuple[int, ...]] = set()
+    for variant, owner in zip(choices, owners):
+        value = logprobs.get(variant)
+        if value is None:
+            continue
+        lp = _checked_logprob(variant, value)
+        if variant_token_ids is not None and variant in variant_token_ids:
+            key = tuple(int(t) for t in variant_token_ids[variant])
+            if key in seen:
+                continue
+            seen.add(key)
+        mass[owner] += math.exp(lp)
+    return mass
+
+
+def normalise(mass: Sequence[float]) -> np.ndarray | None:
+    """The model's distribution over the options, ``m / sum(m)``; ``None`` when it puts no mass on any."""
+    m = np.asarray(mass, dtype=float)
+    total = float(m.sum())
+    return m / total if total > 0 else None
+
+
+def item_scores(item: LogitItem, option_mass: Sequence[float]) -> dict:
+    """The bank's own per-item scores: ``ub_core.metrics.calibration_item_scores`` (pm, wd, re, behaviour),
+    ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct) or
+    ``explicit_item_scores`` (mcq_correct, p_correct), chosen by ``item.bank``."""
+    try:
+        name = _SCORERS[item.bank]
+    except KeyError:
+        raise ValueError(f"{item.id}: bank {item.bank!r} is not a log-probability bank "
+                         f"({', '.join(_SCORERS)})") from None
+    from . import metrics
+
+    fn = getattr(metrics, name, None)
+    if fn is None:
+        raise RuntimeError(f"ub_core.metrics has no {name}: the {item.bank} metrics are not installed")
+    return fn(item, np.asarray(option_mass, dtype=float))
+
+
+def _num(x: Any) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def score_row(item: LogitItem, option_mass: Sequence[float]) -> dict[str, float]:
+    """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
+
+    - calibration: ``pm``, ``wd``, ``re``, and ``behaviour_<b>`` = 1.0 for the item's reference behaviour and
+      0.0 for the others (all NaN when the metric gives no behaviour), so their means are behaviour rates;
+    - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
+      unique mode, excluded by the NaN-skipping means);
+    - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``.
+    """
+    s = item_scores(item, option_mass)
+    if item.bank == "calibration":
+        row = {k: _num(s[k]) for k in ("pm", "wd", "re")}
+        behaviour = s.get("behaviour")
+        if behaviour is not None and behaviour not in BEHAVIOURS:
+            raise ValueError(f"{item.id}: unknown behaviour {behaviour!r}")
+        for b in BEHAVIOURS:
+            row[f"behaviour_{b}"] = float("nan") if behaviour is None else float(behaviour == b)
+        return row
+    if item.bank == "implicit":
+        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
+        row["argmax_acc"] = _num(s.get("argmax_correct"))
+        return row
+    return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"])}
+
+
+def sample_payload(item: LogitItem, option_mass: Sequence[float]) -> dict[str, Any]:
+    """What every logged sample carries besides the scores: ``option_mass`` (list of floats aligned with
+    ``item.options``) and ``predicted`` (the normalised distribution, same shape, or ``None`` when PM is 0)."""
+    m = np.asarray(option_mass, dtype=float)
+    p = normalise(m)
+    return {"option_mass": [float(x) for x in m], "predicted": None if p is None else [float(x) for x in p]}

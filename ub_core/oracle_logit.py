@@ -1,0 +1,127 @@
+"""Offline reference log-probabilities for the log-probability banks (calibration, implicit, explicit).
+
+The offline models see only text. :func:`find_logit_item` maps a prompt back to its :class:`LogitItem`;
+:func:`split_logit_text` does the same for a prompt followed by a continuation (how Inspect's
+``prompt_logprobs`` route asks). The oracle then gives each continuation its true log-probability:
+
+- the canonical variant ``" " + option_i`` gets ``log p_i`` (``-inf`` where ``p_i = 0``);
+- every other surface variant, and any other continuation, gets ``-inf`` (probability 0).
+
+So the option mass equals the ideal distribution, PM = 1, and the normalised distribution is the ideal one:
+WD = 0 and KL = 0 (the ceiling). The collapsed model puts all mass on the first option's canonical variant.
+
+The index covers the registered log-probability banks, both editions: the subset is indexed on first use, the
+full editions on the first prompt the subset lacks. Both are rebuilt when a bank's loader in
+``ub_core.problems._BANKS`` changes (tests install fixture banks).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .logit import canonical_variant
+from .problems.logit_base import LOGIT_BANKS, LogitItem
+
+__all__ = ["LOGIT_MODES", "find_logit_item", "split_logit_text", "oracle_logprob", "oracle_variant_logprobs",
+           "oracle_top_logprobs", "oracle_choice"]
+
+LOGIT_MODES = ("oracle", "collapse")
+
+# Longest continuation the prefix search tries (a surface variant is an option word plus one space).
+_MAX_CONTINUATION = 128
+
+# One index per edition: the subset is small and answers the default runs; the full editions (calibration's
+# has about 200,000 items, ~10 s to index) are built only when a prompt is not in the subset.
+_INDEXES: dict[str, dict[str, LogitItem]] = {}
+_INDEX_KEY: tuple | None = None
+
+
+def _banks_key() -> tuple:
+    from .problems import _BANKS
+
+    return tuple((name, id(_BANKS.get(name))) for name in LOGIT_BANKS)
+
+
+def _index(size: str) -> dict[str, LogitItem]:
+    global _INDEX_KEY
+    key = _banks_key()
+    if key != _INDEX_KEY:
+        _INDEXES.clear()
+        _INDEX_KEY = key
+    if size not in _INDEXES:
+        from .problems import _BANKS, load_bank
+
+        idx: dict[str, LogitItem] = {}
+        for name in LOGIT_BANKS:
+            if name in _BANKS:
+                for item in load_bank(name, size=size):
+                    idx.setdefault(item.prompt, item)
+        _INDEXES[size] = idx
+    return _INDEXES[size]
+
+
+def _lookup(keys) -> tuple[LogitItem, int] | None:
+    """The first of ``keys`` (candidate prompts, in order of preference) that is an item's prompt, searching
+    the subset index and then the full one: ``(item, position in keys)``."""
+    keys = list(keys)
+    for size in ("subset", "full"):
+        idx = _index(size)
+        for pos, k in enumerate(keys):
+            item = idx.get(k)
+            if item is not None:
+                return item, pos
+    return None
+
+
+def find_logit_item(text: str) -> LogitItem | None:
+    """The log-probability item whose prompt is exactly ``text``, else ``None``."""
+    hit = _lookup([str(text)])
+    return hit[0] if hit else None
+
+
+def split_logit_text(text: str) -> tuple[LogitItem, str] | None:
+    """``(item, continuation)`` where ``text`` is the item's prompt followed by ``continuation`` (possibly
+    empty), choosing the longest matching prompt; ``None`` when no item's prompt starts ``text``."""
+    text = str(text)
+    cuts = list(range(len(text), max(0, len(text) - _MAX_CONTINUATION) - 1, -1))
+    hit = _lookup(text[:cut] for cut in cuts)
+    if hit is None:
+        return None
+    item, pos = hit
+    return item, text[cuts[pos]:]
+
+
+def _mass(item: LogitItem, mode: str) -> list[float]:
+    if mode == "oracle":
+        return [float(p) for p in item.probabilities]
+    if mode == "collapse":
+        return [1.0] + [0.0] * (len(item.options) - 1)
+    raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(LOGIT_MODES)}")
+
+
+def oracle_logprob(item: LogitItem, continuation: str, mode: str = "oracle") -> float:
+    """log P(continuation | prompt) of the reference model: ``log p_i`` for option i's canonical variant,
+    ``-inf`` for anything else."""
+    for option, q in zip(item.options, _mass(item, mode)):
+        if continuation == canonical_variant(option):
+            return math.log(q) if q > 0 else -math.inf
+    return -math.inf
+
+
+def oracle_choice(item: LogitItem, mode: str = "oracle") -> int:
+    """Index of the option the reference model would write (the most probable one; the first on ties)."""
+    mass = _mass(item, mode)
+    return max(range(len(mass)), key=lambda i: (mass[i], -i))
+
+
+def oracle_variant_logprobs(item: LogitItem, mode: str = "oracle") -> dict[str, float]:
+    """The canonical variant of every option with its reference log-probability."""
+    return {canonical_variant(o): oracle_logprob(item, canonical_variant(o), mode) for o in item.options}
+
+
+def oracle_top_logprobs(item: LogitItem, mode: str = "oracle", k: int = 20) -> list[tuple[str, float]]:
+    """The first-token top-``k`` list of the reference model (every canonical variant is one "token"):
+    options with positive probability, most probable first."""
+    pairs = [(v, lp) for v, lp in oracle_variant_logprobs(item, mode).items() if lp > -math.inf]
+    pairs.sort(key=lambda kv: -kv[1])
+    return pairs[: max(1, int(k))]

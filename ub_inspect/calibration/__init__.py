@@ -1,0 +1,3 @@
+from .calibration import calibration
+
+__all__ = ["calibration"]

@@ -1,0 +1,32 @@
+"""Numeric calibration (seed 001) as an Inspect task: ``inspect eval ub_inspect/calibration --model
+vllm-completions/<model>``.
+
+One Sample per item (colors, wordproblems, distributions); the solver reads the log-probability of every surface
+variant of every option right after the prompt, the scorer sums them per option and reports PM, WD, RE and
+the reference-behaviour rates. See README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+
+from ub_inspect._naming import registry_name
+from ub_inspect.logprobs import calibration_scorer, logit_task_parts
+
+
+@task(name=registry_name("calibration"))
+def calibration(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
+                mode: str = "prompt_logprobs") -> Task:
+    """Numeric calibration of next-token probabilities.
+
+    Args:
+        categories: colors, wordproblems, distributions (a list or a comma-separated string; default all).
+        size: ``subset`` (stratified default) or ``full``.
+        limit_per_category: keep only the first N items of each category (quick checks).
+        mode: ``prompt_logprobs`` (completions providers; exact for multi-token options) or ``top_logprobs``
+            (first-token top-20; single-token options).
+    """
+    return Task(**logit_task_parts("calibration", categories, size, limit_per_category, mode),
+                scorer=calibration_scorer())

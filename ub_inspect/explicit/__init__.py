@@ -1,0 +1,3 @@
+from .explicit import explicit
+
+__all__ = ["explicit"]

@@ -1,0 +1,31 @@
+"""The explicit twin of implicit probabilistic reasoning (seed 003) as an Inspect task: ``inspect eval
+ub_inspect/explicit --model vllm-completions/<model>``.
+
+One Sample per 5-option MCQ whose prompt ends right before the answer letter; the solver reads each letter
+variant's log-probability, the scorer reports MCQ accuracy (the most probable letter is the correct one) and
+the normalised probability on the correct letter. See README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+
+from ub_inspect._naming import registry_name
+from ub_inspect.logprobs import explicit_scorer, logit_task_parts
+
+
+@task(name=registry_name("explicit"))
+def explicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
+             mode: str = "prompt_logprobs") -> Task:
+    """Explicit probabilistic reasoning: MCQ answered by the next-token probability of each letter.
+
+    Args:
+        categories: dice, coins, preference, choice, statistics (a list or a comma-separated string).
+        size: ``subset`` (stratified default) or ``full``.
+        limit_per_category: keep only the first N items of each category (quick checks).
+        mode: ``prompt_logprobs`` (completions providers) or ``top_logprobs`` (first-token top-20).
+    """
+    return Task(**logit_task_parts("explicit", categories, size, limit_per_category, mode),
+                scorer=explicit_scorer())

@@ -1,0 +1,3 @@
+from .implicit import implicit
+
+__all__ = ["implicit"]

@@ -1,0 +1,33 @@
+"""Implicit probabilistic reasoning (seed 003) as an Inspect task: ``inspect eval ub_inspect/implicit --model
+vllm-completions/<model>``.
+
+One Sample per scenario (dice, coins, preference, choice, statistics) whose prompt ends right before the
+outcome; the solver reads each outcome variant's log-probability, the scorer compares the normalised outcome
+distribution with the exact one (Chebyshev, Manhattan, KL), and reports the missing mass and argmax accuracy.
+See README.md beside this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+
+from ub_inspect._naming import registry_name
+from ub_inspect.logprobs import implicit_scorer, logit_task_parts
+
+
+@task(name=registry_name("implicit"))
+def implicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
+             mode: str = "prompt_logprobs") -> Task:
+    """Implicit probabilistic reasoning from next-token probabilities.
+
+    Args:
+        categories: dice, coins, preference, choice, statistics (a list or a comma-separated string).
+        size: ``subset`` (stratified default) or ``full``.
+        limit_per_category: keep only the first N items of each category (quick checks).
+        mode: ``prompt_logprobs`` (completions providers; exact for multi-token outcomes) or ``top_logprobs``
+            (first-token top-20; single-token outcomes).
+    """
+    return Task(**logit_task_parts("implicit", categories, size, limit_per_category, mode),
+                scorer=implicit_scorer())

@@ -1,0 +1,306 @@
+"""Shared pieces of the log-probability tasks (``ub_inspect/calibration``, ``ub_inspect/implicit``,
+``ub_inspect/explicit``): samples, the solver that reads each option variant's log-probability, the scorers
+and the NaN-skipping metrics. The science is ``ub_core.logit`` and ``ub_core.metrics``.
+
+Two ways to get the log-probabilities (``mode``):
+
+- ``prompt_logprobs``: one request per surface variant with the input ``prompt + variant`` and
+  ``GenerateConfig(prompt_logprobs=1, max_tokens=1)``; the variant's log-probability is the sum over the
+  trailing prompt tokens that spell it (``choice.prompt_logprobs``). Completions-style providers
+  (``vllm-completions/``, ``openai-api-completions/`` against vLLM or SGLang) return these; chat providers
+  wrap the text in a template, so the trailing tokens are not the variant and the solver stops with an error.
+- ``top_logprobs``: one request with the prompt and ``GenerateConfig(logprobs=True, top_logprobs=20,
+  max_tokens=1)``; a variant's log-probability is its entry in the first generated token's top-20 list
+  (absent = probability 0). Exact only where every variant is a single token and the continuation follows
+  the prompt directly (completions providers); with chat providers it measures the reply's first token.
+
+The solver keeps what it read in the sample store under ``ub_logit``:
+``{"mode", "choices": [variant, ...], "logprobs": [float | None, ...], "boundary_merged": int}`` (``None`` =
+not observed / probability 0). The scorer turns it into the option mass and the bank's scores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any, Sequence
+
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    grouped,
+    metric,
+    scorer,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ub_core.logit import (
+    METRIC_KEYS,
+    flatten_variants,
+    option_mass,
+    sample_payload,
+    score_row,
+    variant_logprobs_from_choices,
+)
+from ub_core.problems import LogitItem, load_bank
+
+from ._options import choice, positive_int, str_list
+
+__all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
+           "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
+           "variant_logprob_from_prompt_logprobs", "logit_task_parts"]
+
+MODES = ("prompt_logprobs", "top_logprobs")
+STORE_KEY = "ub_logit"
+TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
+
+
+class LogprobsUnavailableError(RuntimeError):
+    """The model returned no usable log-probabilities; ``str()`` is one line saying what to do."""
+
+
+def record_to_sample(item: LogitItem) -> Sample:
+    """One item -> one Sample: the prompt as input, the item record in ``metadata["ub"]``, and the keys the
+    grouped metrics read (``category``, ``cluster``)."""
+    return Sample(id=item.id, input=item.prompt,
+                  metadata={"bank": item.bank, "category": item.category, "cluster": item.cluster,
+                            "family": item.family, "ub": item.to_record()})
+
+
+def load_items(bank: str, categories: Any = None, size: str = "subset",
+               limit_per_category: Any = None) -> list[LogitItem]:
+    """The bank's items (``-T categories``, ``size``, ``limit_per_category`` already coerced here)."""
+    cats = str_list(categories, "categories")
+    size = choice(size, "size", ("subset", "full"))
+    items = list(load_bank(bank, categories=cats, size=size))
+    if limit_per_category is not None:
+        cap = positive_int(limit_per_category, "limit_per_category")
+        per: dict[str, int] = {}
+        kept = []
+        for item in items:
+            per[item.category] = per.get(item.category, 0) + 1
+            if per[item.category] <= cap:
+                kept.append(item)
+        items = kept
+    return items
+
+
+# ------------------------------------------------------------------------------------------------ solver
+
+def _model_name() -> str:
+    try:
+        return str(get_model())
+    except Exception:  # noqa: BLE001 - only for the message
+        return "this model"
+
+
+def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str) -> tuple[float, bool]:
+    """Sum the log-probabilities of the trailing prompt tokens that spell ``variant``.
+
+    Tokens are taken from the end until their text covers the variant. Returns ``(logprob, merged)``:
+    ``merged`` is True when the first of those tokens also holds the end of the prompt (the tokenizer merged
+    across the boundary; its log-probability is then included, as lm-eval does). Raises
+    :class:`LogprobsUnavailableError` when the trailing text is not the variant (a chat template was added).
+    """
+    text, total = "", 0.0
+    for tok in reversed(list(tokens)):
+        text = _token_text(str(tok.token)) + text
+        total += float(tok.logprob)
+        if len(text) >= len(variant):
+            break
+    if len(text) < len(variant) or not text.endswith(variant):
+        raise LogprobsUnavailableError(
+            f"{_model_name()}: the prompt log-probabilities end with {text[-len(variant) - 10:]!r}, not the "
+            f"option text {variant!r}; the provider changed the input (a chat template?). Use a completions "
+            f"provider (vllm-completions/, openai-api-completions/).")
+    return total, len(text) > len(variant)
+
+
+def _no_logprobs(what: str, mode: str) -> LogprobsUnavailableError:
+    other = "top_logprobs" if mode == "prompt_logprobs" else "prompt_logprobs"
+    return LogprobsUnavailableError(
+        f"{_model_name()} returned no {what}: -T mode={mode} needs a provider that reports them "
+        f"(see ub_inspect/calibration README: vllm-completions/ or openai-api-completions/ for prompt_logprobs, "
+        f"any provider with top_logprobs for top_logprobs); try -T mode={other} or another provider.")
+
+
+async def _by_prompt_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float], int]:
+    model = get_model()
+    config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=0.0)
+    outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
+    logprobs, merged = [], 0
+    for variant, out in zip(choices, outputs):
+        plp = out.choices[0].prompt_logprobs if out.choices else None
+        if plp is None or not plp.content:
+            raise _no_logprobs("prompt_logprobs", "prompt_logprobs")
+        lp, m = variant_logprob_from_prompt_logprobs(plp.content, variant)
+        logprobs.append(lp)
+        merged += int(m)
+    return logprobs, merged
+
+
+async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> list[float | None]:
+    model = get_model()
+    out = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=TOP_K, max_tokens=1,
+                                                             temperature=0.0))
+    lp = out.choices[0].logprobs if out.choices else None
+    first = lp.content[0] if lp is not None and lp.content else None
+    if first is None or not first.top_logprobs:
+        raise _no_logprobs("top_logprobs", "top_logprobs")
+    table: dict[str, float] = {}
+    for t in first.top_logprobs:
+        for text in {t.token, _token_text(t.token)}:
+            table[text] = max(float(t.logprob), table.get(text, -math.inf))
+    return [table.get(v) for v in choices]
+
+
+def _token_text(token: str) -> str:
+    """A raw vocabulary token as text: ``hf/`` reports ``convert_ids_to_tokens`` strings, where byte-level BPE
+    writes a leading space as ``Ġ`` and SentencePiece as ``▁``; servers report decoded text already."""
+    return " " + token[1:] if token[:1] in ("\u0120", "\u2581") else token
+
+
+@solver
+def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
+    """Read the log-probability of every surface variant of every option after the prompt (module docstring)
+    and keep them in the store under ``ub_logit``."""
+    mode = choice(mode, "mode", MODES)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        item = LogitItem.from_record(state.metadata["ub"])
+        choices, _ = flatten_variants(item)
+        merged = 0
+        if mode == "prompt_logprobs":
+            values, merged = await _by_prompt_logprobs(item.prompt, choices)
+        else:
+            values = await _by_top_logprobs(item.prompt, choices)
+        # JSON-safe: probability 0 is None (logs write -inf as null)
+        logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
+        state.store.set(STORE_KEY, {"mode": mode, "choices": list(choices), "logprobs": logprobs,
+                                    "boundary_merged": merged})
+        return state
+
+    return solve
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+
+def _finite_values(scores: list[SampleScore]) -> list[float]:
+    out = []
+    for s in scores:
+        try:
+            v = s.score.as_float()
+        except (TypeError, ValueError):
+            continue
+        if not math.isnan(v):
+            out.append(v)
+    return out
+
+
+@metric
+def nan_mean() -> Metric:
+    """Mean over the samples where the value is defined (NaN marks undefined: argmax accuracy without a
+    unique mode, a behaviour that does not apply); NaN when none is. The same rule as lm-eval's ``nanmean``."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        vals = _finite_values(scores)
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    return compute
+
+
+@metric
+def nan_stderr() -> Metric:
+    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        vals = _finite_values(scores)
+        n = len(vals)
+        if n < 2:
+            return float("nan")
+        m = sum(vals) / n
+        return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
+
+    return compute
+
+
+def _metrics(bank: str, headline: Sequence[str]) -> list:
+    spec: dict[str, list] = {}
+    for key in METRIC_KEYS[bank]:
+        if key.startswith("behaviour_"):
+            spec[key] = [nan_mean()]  # a rate
+        elif key in headline:
+            spec[key] = [nan_mean(), nan_stderr(), grouped(nan_mean(), "category", all=False)]
+        else:
+            spec[key] = [nan_mean(), nan_stderr()]
+    return [spec]
+
+
+# ------------------------------------------------------------------------------------------------ scorers
+
+def _score(state: TaskState) -> Score:
+    item = LogitItem.from_record(state.metadata["ub"])
+    record = state.store.get(STORE_KEY)
+    if not record:
+        raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
+                                       f"solver before this scorer")
+    mass = option_mass(item, variant_logprobs_from_choices(record["choices"], record["logprobs"]))
+    value = score_row(item, mass)
+    payload = sample_payload(item, mass)
+    predicted = payload["predicted"]
+    answer = item.options[max(range(len(mass)), key=lambda i: mass[i])] if predicted is not None else ""
+    pm = float(sum(payload["option_mass"]))
+    return Score(value=value, answer=answer,
+                 explanation=f"mass on the options {pm:.3g}; normalised "
+                             + ("-" if predicted is None else ", ".join(
+                                 f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
+                 metadata={"ub": {**item.to_record(), **payload, "mode": record["mode"],
+                                  "choices": list(record["choices"]), "logprobs": list(record["logprobs"]),
+                                  "boundary_merged": int(record.get("boundary_merged", 0))}})
+
+
+@scorer(metrics=_metrics("calibration", ("pm", "wd", "re")))
+def calibration_scorer() -> Scorer:
+    """PM, WD, RE and reference behaviours (seed 001) from the option mass."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return _score(state)
+
+    return score
+
+
+@scorer(metrics=_metrics("implicit", ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")))
+def implicit_scorer() -> Scorer:
+    """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (seed 003) from the option mass."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return _score(state)
+
+    return score
+
+
+@scorer(metrics=_metrics("explicit", ("mcq_acc", "p_correct")))
+def explicit_scorer() -> Scorer:
+    """MCQ accuracy and the probability on the correct letter (seed 003's explicit twin)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return _score(state)
+
+    return score
+
+
+def logit_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
+                     mode: str = "prompt_logprobs") -> dict[str, Any]:
+    """Dataset, solver and metadata shared by the three task functions (each adds its scorer)."""
+    from inspect_ai.dataset import MemoryDataset
+
+    mode = choice(mode, "mode", MODES)
+    items = load_items(bank, categories, size, limit_per_category)
+    return {"dataset": MemoryDataset([record_to_sample(i) for i in items], name=f"unpredictabench-{bank}"),
+            "solver": option_logprobs(mode),
+            "metadata": {"bank": bank, "size": size, "mode": mode}}

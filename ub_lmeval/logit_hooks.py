@@ -1,0 +1,111 @@
+"""lm-eval hook functions (``!function`` targets) for the log-probability tasks: ``ub_calibration_*``,
+``ub_implicit_*`` (group ``ub_logit``) and ``ub_explicit_*`` (group ``ub_explicit``). The science is
+``ub_core.logit`` and ``ub_core.metrics``.
+
+- :func:`logit_dataset` is the ``custom_dataset``: one document per item of one bank and category, edition
+  ``size`` (metadata; default ``subset``). ``choices`` lists every surface variant of every option
+  (``doc_to_choice``), ``choice_option`` the option each belongs to. When the metadata name a model
+  (``pretrained``, or ``tokenizer``, as the CLI passes model_args) whose tokenizer loads offline, variants that
+  encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
+  once; otherwise variants are deduplicated as strings.
+- :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
+  the bank's scores (:func:`ub_core.logit.score_row`), plus ``option_mass`` and ``predicted`` lists for the
+  sample logs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from typing import Any, Sequence
+
+from ub_core.logit import dedup_by_token_ids, flatten_variants, option_mass, sample_payload, score_row
+from ub_core.problems import LogitItem, load_bank
+
+from .hooks import count, nanmean
+
+__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count"]
+
+log = logging.getLogger(__name__)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(name: str, trust_remote_code: bool = False):
+    """The model's tokenizer from local files only (no network at run time); ``None`` when it cannot load."""
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(name, local_files_only=True, trust_remote_code=trust_remote_code)
+    except Exception as exc:  # noqa: BLE001 - any failure means: fall back to string dedup, and say so
+        log.warning("ub logit tasks: tokenizer %r did not load offline (%s); variants are deduplicated as "
+                    "strings", name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return None
+
+
+def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[int]:
+    """The continuation's token ids as lm-eval 0.4.13 computes them for a causal model (``_encode_pair``):
+    trailing context spaces move to the continuation; ``encode(context + continuation)`` minus the length of
+    ``encode(context)``. Special tokens are left out on both sides, which shifts neither split."""
+    n_spaces = len(context) - len(context.rstrip())
+    if n_spaces:
+        context, continuation = context[:-n_spaces], context[-n_spaces:] + continuation
+    whole = tokenizer.encode(context + continuation, add_special_tokens=False)
+    ctx = tokenizer.encode(context, add_special_tokens=False)
+    return list(whole[len(ctx):])
+
+
+def logit_docs(bank: str, category: str | None = None, size: str | None = "subset",
+               tokenizer=None) -> list[dict]:
+    """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
+    ``dedup`` (``token_ids`` or ``string``) and ``record`` (the item's JSON record, for rescoring)."""
+    items = load_bank(bank, categories=[category] if category else None, size=size)
+    docs = []
+    for item in items:
+        choices, owners = flatten_variants(item)
+        dedup = "string"
+        if tokenizer is not None:
+            ids = [continuation_token_ids(tokenizer, item.prompt, c) for c in choices]
+            choices, owners = dedup_by_token_ids(choices, owners, ids)
+            dedup = "token_ids"
+        docs.append({"id": item.id, "category": item.category, "cluster": item.cluster, "prompt": item.prompt,
+                     "options": list(item.options), "choices": list(choices), "choice_option": list(owners),
+                     "dedup": dedup, "record": json.dumps(item.to_record(), sort_keys=True)})
+    return docs
+
+
+def logit_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
+                  pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, **kwargs: Any):
+    """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
+    model_args keys (``pretrained``, ``tokenizer``)."""
+    from datasets import Dataset, DatasetDict
+
+    if not bank:
+        raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
+    name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
+    tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
+    return DatasetDict({"test": Dataset.from_list(logit_docs(str(bank), category, size or "subset", tok))})
+
+
+def _logprobs(results: Sequence[Any], n: int) -> list[float]:
+    """The summed log-probability of each choice from lm-eval's ``(logprob, is_greedy)`` results."""
+    if len(results) != n:
+        raise ValueError(f"expected {n} log-likelihood results (one per choice), got {len(results)}")
+    out = []
+    for r in results:
+        lp = r[0] if isinstance(r, (tuple, list)) else r
+        out.append(float(lp))
+    return out
+
+
+def process_results_logit(doc: dict, results: list) -> dict:
+    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logit.METRIC_KEYS`) plus
+    ``option_mass`` and ``predicted`` (lists aligned with ``doc["options"]``; ``predicted`` is ``None`` when
+    no mass falls on any option)."""
+    item = LogitItem.from_record(json.loads(doc["record"]))
+    choices = list(doc["choices"])
+    lps = _logprobs(results, len(choices))
+    mass = option_mass(item, dict(zip(choices, lps)))
+    row: dict[str, Any] = dict(score_row(item, mass))
+    row.update(sample_payload(item, mass))
+    return row

@@ -1,0 +1,3 @@
+# Hooks for the ub_calibration_* and ub_implicit_* tasks: thin re-exports of ub_lmeval.logit_hooks (the science
+# lives in ub_core).
+from ub_lmeval.logit_hooks import count, logit_dataset, nanmean, process_results_logit  # noqa: F401
