@@ -35,8 +35,15 @@ def _ksn(size=None):
 
 BANK_SIZES = ("subset", "full")
 
-_BANKS = {"ksn": _ksn}
-_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION}
+def _odds(size=None):
+    from .odds import odds_problems
+
+    return odds_problems(size)
+
+
+_BANKS = {"ksn": _ksn, "odds": _odds}
+_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION,
+             "odds": lambda: __import__("ub_core.problems.odds", fromlist=["BANK_VERSION"]).BANK_VERSION}
 
 
 def bank_names() -> tuple[str, ...]:
