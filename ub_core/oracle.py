@@ -37,7 +37,28 @@ def find_problem(text: str) -> Problem | None:
             idx.setdefault(p.prompt[:_KEY], []).append(p)
         _INDEX = idx
     matches = [p for p in _INDEX.get(str(text)[:_KEY], ()) if str(text).startswith(p.prompt)]
+    if not matches:
+        matches = _find_odds(str(text))
     return max(matches, key=lambda p: len(p.prompt)) if matches else None
+
+
+_ODDS_INDEX: dict[str, Problem] | None = None
+
+
+def _find_odds(text: str) -> list[Problem]:
+    """Items of the odds bank (seed 004, full edition) whose prompt starts ``text``. The bank is indexed only when
+    a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long openings (the task text and
+    the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt plus one appended
+    instruction paragraph (sampling items); anything else falls back to a scan."""
+    global _ODDS_INDEX
+    if _ODDS_INDEX is None:
+        from .problems import load_bank
+
+        _ODDS_INDEX = {p.prompt: p for p in load_bank("odds", size="full")}
+    for cand in (text, text.rsplit("\n\n", 1)[0]):
+        if cand in _ODDS_INDEX:
+            return [_ODDS_INDEX[cand]]
+    return [p for prompt, p in _ODDS_INDEX.items() if text.startswith(prompt)]
 
 
 # Offsets the oracle's seed stream from the ground truth's (seed_sequence(id, seed) with small seeds).
@@ -86,6 +107,8 @@ def collapse_value(problem: Problem, truth: np.ndarray | None = None):
     """The single answer a fully collapsed model repeats."""
     if problem.answer_format == "permutation":
         return tuple(range(len(problem.options)))
+    if "collapse_answer" in problem.metadata:  # a question with one exact answer (odds bank): its typical reply
+        return float(problem.metadata["collapse_answer"])
     truth = problem.truth() if truth is None else truth
     if problem.support in ("discrete", "categorical", "mixed"):
         values, counts = np.unique(truth, return_counts=True)

@@ -5,6 +5,8 @@
 - :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
   (Wilson, bootstrap, cluster bootstrap),
   :func:`total_agreement_rate`.
+- :mod:`.odds` (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
+  and grouped summaries.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
 """
@@ -13,5 +15,7 @@ from __future__ import annotations
 
 from . import sampling as _sampling
 from .sampling import *  # noqa: F401,F403
+from . import odds as _odds
+from .odds import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__]
+__all__ = [*_sampling.__all__, *_odds.__all__]

@@ -64,12 +64,13 @@ import numpy as np
 
 from .. import distributions as D
 from ..distributions import fmt
+from ..metrics.odds import nearest_shot_answer
 from .base import Problem
 
 __all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
            "PARAMETERISATIONS", "REAL_WORLD", "percentile_of", "probability_between", "odds_problems",
-           "odds_items", "is_odds_problem"]
+           "odds_items", "odds_item", "is_odds_problem"]
 
 BANK = "odds"
 # Bump when any prompt, parameter or answer changes: it keys the ground-truth cache.
@@ -552,11 +553,6 @@ def _base_meta(task: str, spec: _Spec, k: int, shot_type: str | None, context: s
             "shots": k, "shot_type": shot_type or "none", "context": context}
 
 
-def _nearest_by(shots: list[dict], distance) -> float | None:
-    if not shots:
-        return None
-    best = min(shots, key=lambda s: (distance(s), s["answer"]))
-    return float(best["answer"])
 
 
 def _percentile_items(spec: _Spec) -> list[Problem]:
@@ -586,7 +582,7 @@ def _percentile_items(spec: _Spec) -> list[Problem]:
             meta = _base_meta("percentile", spec, k, shot_type)
             meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, shot_answers=[s["answer"] for s in shots],
                         shot_values=[s["value"] for s in shots],
-                        baseline_answer=_nearest_by(shots, lambda s, _x=x: abs(s["value"] - _x)))
+                        baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots], [s["answer"] for s in shots]))
             items.append(Problem(id=pid, bank=BANK, category="percentile", task_type="percentile", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
@@ -620,7 +616,8 @@ def _probability_items(spec: _Spec) -> list[Problem]:
             meta = _base_meta("probability", spec, k, shot_type)
             meta.update(target=p, lo=lo, hi=hi, answer=answer, collapse_answer=0.5,
                         shot_answers=[s["answer"] for s in shots],
-                        baseline_answer=_nearest_by(shots, lambda s, _l=lo, _h=hi: abs(s["lo"] - _l) + abs(s["hi"] - _h)))
+                        baseline_answer=nearest_shot_answer((lo, hi), [(s["lo"], s["hi"]) for s in shots],
+                                                        [s["answer"] for s in shots]))
             items.append(Problem(id=pid, bank=BANK, category="probability", task_type="probability", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
@@ -696,7 +693,7 @@ def _real_world_items() -> list[Problem]:
                 meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, real_world=rw.name,
                             framing=framing, shot_answers=[s["answer"] for s in shots],
                             shot_values=[s["value"] for s in shots],
-                            baseline_answer=_nearest_by(shots, lambda s, _x=x: abs(s["value"] - _x)))
+                            baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots], [s["answer"] for s in shots]))
                 items.append(Problem(id=pid, bank=BANK, category="percentile", task_type="percentile",
                                      family=rw.family, params=params, regime=rw.name, modality="text",
                                      support="continuous", answer_format="number", prompt=prompt,
@@ -786,6 +783,19 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
             continue
         out.append(p)
     return out
+
+
+@lru_cache(maxsize=1)
+def _by_id() -> dict[str, Problem]:
+    return {p.id: p for p in _full()}
+
+
+def odds_item(item_id: str) -> Problem:
+    """The item with this id, from the full edition (the subset's items are the same objects)."""
+    try:
+        return _by_id()[item_id]
+    except KeyError:
+        raise KeyError(f"unknown odds item id {item_id!r}") from None
 
 
 def is_odds_problem(problem: Any) -> bool:
