@@ -42,23 +42,24 @@ def find_problem(text: str) -> Problem | None:
     return max(matches, key=lambda p: len(p.prompt)) if matches else None
 
 
-_ODDS_INDEX: dict[str, Problem] | None = None
+_ODDS_INDEX: dict[str, dict[str, Problem]] = {}
 
 
 def _find_odds(text: str) -> list[Problem]:
-    """Items of the odds bank (seed 004, full edition) whose prompt starts ``text``. The bank is indexed only when
-    a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long openings (the task text and
-    the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt plus one appended
-    instruction paragraph (sampling items); anything else falls back to a scan."""
-    global _ODDS_INDEX
-    if _ODDS_INDEX is None:
-        from .problems import load_bank
+    """Items of the odds bank (seed 004) whose prompt starts ``text``: the subset first, then the full edition. The
+    bank is indexed only when a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long
+    openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
+    plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
+    from .problems import load_bank
 
-        _ODDS_INDEX = {p.prompt: p for p in load_bank("odds", size="full")}
-    for cand in (text, text.rsplit("\n\n", 1)[0]):
-        if cand in _ODDS_INDEX:
-            return [_ODDS_INDEX[cand]]
-    return [p for prompt, p in _ODDS_INDEX.items() if text.startswith(prompt)]
+    for edition in ("subset", "full"):
+        if edition not in _ODDS_INDEX:
+            _ODDS_INDEX[edition] = {p.prompt: p for p in load_bank("odds", size=edition)}
+        index = _ODDS_INDEX[edition]
+        for cand in (text, text.rsplit("\n\n", 1)[0]):
+            if cand in index:
+                return [index[cand]]
+    return [p for prompt, p in _ODDS_INDEX["full"].items() if text.startswith(prompt)]
 
 
 # Offsets the oracle's seed stream from the ground truth's (seed_sequence(id, seed) with small seeds).

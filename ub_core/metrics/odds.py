@@ -65,11 +65,16 @@ def nearest_shot_answer(value: float | Sequence[float], shot_values: Sequence[An
         raise ValueError(f"{len(shot_values)} shot values but {len(shot_answers)} shot answers")
     if not shot_values:
         return None
-    target = np.atleast_1d(np.asarray(value, dtype=float))
+    def coords(v: Any) -> tuple[float, ...]:
+        return tuple(float(x) for x in v) if isinstance(v, (list, tuple, np.ndarray)) else (float(v),)
+
+    target = coords(value)
     best = None
     for sv, sa in zip(shot_values, shot_answers):
-        d = float(np.sum(np.abs(np.atleast_1d(np.asarray(sv, dtype=float)) - target)))
-        key = (d, float(sa))
+        c = coords(sv)
+        if len(c) != len(target):
+            raise ValueError(f"shot value {sv!r} does not match the question value {value!r}")
+        key = (sum(abs(x - y) for x, y in zip(c, target)), float(sa))
         if best is None or key < best:
             best = key
     return best[1]

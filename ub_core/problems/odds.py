@@ -539,13 +539,14 @@ class _Spec:
     ptag: str
 
 
-def _idealized_specs() -> list[_Spec]:
+@lru_cache(maxsize=1)
+def _idealized_specs() -> tuple[_Spec, ...]:
     out = []
     for fam in FAMILIES:
         for i, raw in enumerate(PARAMETERISATIONS[fam]):
             conv = EXPONENTIAL_CONVENTION[i] if fam == "exponential" else "none"
             out.append(_Spec(fam, D.validate(fam, raw), conv, f"p{i}"))
-    return out
+    return tuple(out)
 
 
 def _base_meta(task: str, spec: _Spec, k: int, shot_type: str | None, context: str = "none") -> dict:
@@ -702,14 +703,23 @@ def _real_world_items() -> list[Problem]:
     return items
 
 
+@lru_cache(maxsize=None)
+def _spec_items(index: int) -> tuple[Problem, ...]:
+    spec = _idealized_specs()[index]
+    return tuple(_percentile_items(spec) + _probability_items(spec) + _sampling_items(spec))
+
+
+@lru_cache(maxsize=1)
+def _real_world() -> tuple[Problem, ...]:
+    return tuple(_real_world_items())
+
+
 @lru_cache(maxsize=1)
 def _full() -> tuple[Problem, ...]:
     items: list[Problem] = []
-    for spec in _idealized_specs():
-        items.extend(_percentile_items(spec))
-        items.extend(_probability_items(spec))
-        items.extend(_sampling_items(spec))
-    items.extend(_real_world_items())
+    for i in range(len(_idealized_specs())):
+        items.extend(_spec_items(i))
+    items.extend(_real_world())
     ids = [p.id for p in items]
     if len(set(ids)) != len(ids):  # pragma: no cover - a construction bug, caught by the tests
         raise RuntimeError("odds bank: duplicate ids")
@@ -722,7 +732,8 @@ def _subset() -> tuple[Problem, ...]:
     setting so all targets appear; three targets of each real-world distribution and framing."""
     keep = []
     settings = _shot_settings()
-    for p in _full():
+    pool = [p for i, spec in enumerate(_idealized_specs()) if spec.ptag == "p0" for p in _spec_items(i)]
+    for p in pool + list(_real_world()):
         m = p.metadata
         if m["context"] != "none":
             idx = TEST_PERCENTILES.index(m["target"])
@@ -785,17 +796,17 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
     return out
 
 
-@lru_cache(maxsize=1)
-def _by_id() -> dict[str, Problem]:
-    return {p.id: p for p in _full()}
+@lru_cache(maxsize=2)
+def _by_id(edition: str) -> dict[str, Problem]:
+    return {p.id: p for p in odds_problems(edition)}
 
 
 def odds_item(item_id: str) -> Problem:
-    """The item with this id, from the full edition (the subset's items are the same objects)."""
-    try:
-        return _by_id()[item_id]
-    except KeyError:
-        raise KeyError(f"unknown odds item id {item_id!r}") from None
+    """The item with this id (the subset is searched first; its items are the full edition's objects)."""
+    for edition in ("subset", "full"):
+        if item_id in _by_id(edition):
+            return _by_id(edition)[item_id]
+    raise KeyError(f"unknown odds item id {item_id!r}")
 
 
 def is_odds_problem(problem: Any) -> bool:
