@@ -142,15 +142,15 @@ def _as_replies(reply: Any) -> list:
 
 
 def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, truth: Any = None,
-                     truth_size: int = 10_000, truth_seed: int = 0) -> dict[str, float]:
+                     truth_size: int = 10_000, truth_seed: int = 0, list_size: int = 1) -> dict[str, float]:
     """Score one odds item (seed 004, sec. 6.1).
 
     Percentile and probability items (``reply``: one text or number): ``answer`` (the parsed answer, NaN on
     failure), ``abs_error = 100^[probability] |answer - exact|`` in percentage points, ``baseline_abs_error``
     (the nearest-shot baseline's error; NaN without shots), ``n_valid``/``n_failed`` (1/0) and ``parse_failed``.
 
-    Sampling items (``reply``: the replies, each a text, a number, or a list reply ``{a, b, ...}``; or the
-    already-parsed values as numbers): ``ks_stat`` (KS statistic of all valid values against ``truth_size``
+    Sampling items (``reply``: the replies, each a text (a list reply ``{a, b, ...}`` when ``list_size`` > 1, as
+    list prompting asks) or an already-parsed number): ``ks_stat`` (KS statistic of all valid values against ``truth_size``
     ground-truth draws; NaN without values), ``ks@N`` (1.0 when the first N values pass the KS test at
     p >= 1e-4, seed 000's KS@N), ``n_valid``, ``n_failed``.
     """
@@ -175,13 +175,11 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
         values: list[float] = []
         n_failed = 0
         for r in _as_replies(reply):
-            if isinstance(r, str):
+            if isinstance(r, str) and list_size > 1:  # list prompting: every value of the reply counts
+                vals, errs = item.parse_many(r)
+            elif isinstance(r, str):
                 res = item.parse(r)
-                vals, errs = ([float(res.value)], []) if res.ok else ([], [res.error])
-                if not res.ok:  # a list reply (list prompting) holds several values
-                    many, many_errs = item.parse_many(r)
-                    if len(many) > 1:
-                        vals, errs = many, many_errs
+                vals, errs = ([float(res.value)], []) if res.ok else ([], [res.error or "unparseable"])
             else:
                 vals, errs = item.check_values([r])
             values.extend(vals)
