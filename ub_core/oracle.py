@@ -51,7 +51,10 @@ def _find_odds(text: str) -> list[Problem]:
     openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
     plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
     from .problems import load_bank
+    from .problems.odds import PROMPT_OPENINGS
 
+    if not text.startswith(PROMPT_OPENINGS):
+        return []
     for edition in ("subset", "full"):
         if edition not in _ODDS_INDEX:
             _ODDS_INDEX[edition] = {p.prompt: p for p in load_bank("odds", size=edition)}

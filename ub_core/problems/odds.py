@@ -70,7 +70,7 @@ from .base import Problem
 __all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
            "PARAMETERISATIONS", "REAL_WORLD", "percentile_of", "probability_between", "odds_problems",
-           "odds_items", "odds_item", "is_odds_problem"]
+           "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS"]
 
 BANK = "odds"
 # Bump when any prompt, parameter or answer changes: it keys the ground-truth cache.
@@ -352,6 +352,8 @@ _PRB_TASK = ("Estimate a probability within a probability distribution. Consider
              "between 0 and 1, that a value from that restricted range lies between two given numbers (both "
              "included).")
 _SMP_TASK = "Draw one value at random from a probability distribution."
+#: How every odds prompt begins (the offline models check it before indexing the bank).
+PROMPT_OPENINGS = (_PCT_TASK, _PRB_TASK, _SMP_TASK)
 _NO_TOOLS = "Do not write code or use any tools; answer from your own reasoning."
 _PCT_ANSWER = "Answer with a single number from 0 to 100 inside curly braces, in the form {number}, and nothing else."
 _PRB_ANSWER = "Answer with a single number from 0 to 1 inside curly braces, in the form {number}, and nothing else."
@@ -665,7 +667,9 @@ def _real_world_items() -> list[Problem]:
             true_desc = _moments_text(_TITLES[rw.family], mean, sd)
         else:
             true_desc = describe(rw.family, params)
-        normal_desc = _moments_text("Normal", mean, sd)
+        # the Normal approximation of the paper's Table 2, worded as one (for a normal truth it is exact, and the
+        # wording keeps its prompt distinct from the context framing's)
+        normal_desc = "Approximately a " + _moments_text("Normal", mean, sd)
         integer = rw.integer_values
         values = {q: _show(float(_dist(rw.family, params).ppf(q / 100.0)), integer) for q in TEST_PERCENTILES}
         taken = set(values.values())
