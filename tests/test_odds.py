@@ -75,15 +75,15 @@ def test_normal_percentile_and_probability_by_hand():
 
 def test_exponential_in_both_conventions():
     rate_item = odds_item("odds-pct-exponential-p0-q10-s0")  # the paper's rate 1/100
-    assert "rate lambda = 0.01 per unit" in rate_item.prompt
+    assert "rate lambda = 0.01 events per unit" in rate_item.prompt
     x = rate_item.metadata["value"]
     assert rate_item.metadata["answer"] == pytest.approx(100 * (1 - math.exp(-0.01 * x)), abs=1e-9)
     assert rate_item.metadata["answer"] == pytest.approx(10.0, abs=0.01)
     rate2 = odds_item("odds-pct-exponential-p1-q50-s0")  # rate 2 per unit: median ln 2 / 2
-    assert "rate lambda = 2 per unit" in rate2.prompt
+    assert "rate lambda = 2 events per unit" in rate2.prompt
     assert rate2.metadata["value"] == round(math.log(2) / 2, 3)
     scale_item = odds_item("odds-pct-exponential-p2-q50-s0")  # scale (mean) 12: median 12 ln 2
-    assert "scale (mean) 12" in scale_item.prompt and "rate lambda" not in scale_item.prompt
+    assert "scale 12 (a scale, not a rate" in scale_item.prompt and "rate lambda" not in scale_item.prompt
     x = scale_item.metadata["value"]
     assert x == round(12 * math.log(2), 3)
     assert scale_item.metadata["answer"] == pytest.approx(100 * (1 - math.exp(-x / 12)), abs=1e-9)

@@ -48,7 +48,7 @@ Ids are stable: ``odds-pct-<family>-<p>-q<target>-<shots>``, ``odds-prb-<family>
 ``odds-smp-<family>-<p>-<shots>``, ``odds-pct-rw-<name>-<framing>-q<target>-<shots>`` where ``<shots>`` is ``s0``,
 ``s<k>d`` (within distribution) or ``s<k>f`` (within family).
 
-Editions: ``full`` is every combination (8,892 items). ``subset`` (the default, 444 items) keeps every family x task
+Editions: ``full`` is every combination (8,888 items). ``subset`` (the default, 444 items) keeps every family x task
 x shots setting once, on the paper's parameterisation, rotating the target so every target appears, plus three
 targets of each real-world distribution and framing.
 """
@@ -297,27 +297,27 @@ def describe(family: str, params: Mapping, convention: str = "rate") -> str:
                 f"{_num(p['mean'])} and standard deviation {_num(p['sigma'])} (so the median value is "
                 f"exp({_num(p['mean'])})).")
     if family == "skew_normal":
-        return (f"Skew-normal distribution with location {_num(p['loc'])}, scale {_num(p['scale'])} and shape "
-                f"(skewness) parameter {_num(p['a'])}: density (2/scale) * phi(z) * Phi(shape * z) with "
-                f"z = (x - location)/scale, where phi and Phi are the standard normal density and CDF.")
+        return (f"Skew-normal distribution (Azzalini's form) with location {_num(p['loc'])}, scale "
+                f"{_num(p['scale'])} and shape (skewness) parameter {_num(p['a'])}; a negative shape skews it to "
+                f"the left, and shape 0 gives the normal distribution with mean = location and standard deviation = scale.")
     if family == "exponential":
         if convention == "rate":
-            return (f"Exponential distribution with rate lambda = {_num(p['rate'] if 'rate' in p else 1.0 / p['scale'])}"
-                    f" per unit of time (density lambda * exp(-lambda * x) for x >= 0, so the mean is 1/lambda).")
-        return (f"Exponential distribution with scale (mean) {_num(p['scale'])} (density exp(-x/scale)/scale for "
-                f"x >= 0; the rate is 1/scale).")
+            return (f"Exponential distribution with rate lambda = {_num(1.0 / p['scale'])} events per unit of "
+                    f"time (a rate, not a scale: the mean value is 1/lambda); values are >= 0.")
+        return (f"Exponential distribution with scale {_num(p['scale'])} (a scale, not a rate: the scale is the "
+                f"mean value, and the rate is 1/scale); values are >= 0.")
     if family == "power_law":
-        return (f"Continuous power-law (Pareto) distribution with exponent alpha = {_num(p['alpha'])} and minimum "
-                f"value xmin = {_num(p['xmin'])}: density proportional to x^(-alpha) for x >= xmin and zero below "
-                f"xmin, so P(X > x) = (x/xmin)^(1 - alpha).")
+        return (f"Continuous power-law distribution with exponent alpha = {_num(p['alpha'])} and minimum value "
+                f"xmin = {_num(p['xmin'])}: the density is proportional to x^(-alpha) for x >= xmin (alpha is the "
+                f"exponent of the density, not of the tail), and no value is below xmin.")
     if family == "uniform":
         return f"Continuous uniform distribution on the interval from {_num(p['low'])} to {_num(p['high'])}."
     if family == "gamma":
         return (f"Gamma distribution with shape {_num(p['shape'])} and scale {_num(p['scale'])} (scale, not rate: "
                 f"the mean is shape * scale = {_num(p['shape'] * p['scale'])}).")
     if family == "gumbel":
-        return (f"Gumbel (maximum extreme value) distribution with location {_num(p['loc'])} and scale "
-                f"{_num(p['scale'])}: CDF exp(-exp(-(x - location)/scale)).")
+        return (f"Gumbel distribution of maxima (right-skewed) with location {_num(p['loc'])} (its mode) and scale "
+                f"{_num(p['scale'])}.")
     if family == "poisson":
         return f"Poisson distribution with mean (rate) lambda = {_num(p['lam'])} events per interval; values 0, 1, 2, ..."
     if family == "geometric":
