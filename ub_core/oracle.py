@@ -37,7 +37,32 @@ def find_problem(text: str) -> Problem | None:
             idx.setdefault(p.prompt[:_KEY], []).append(p)
         _INDEX = idx
     matches = [p for p in _INDEX.get(str(text)[:_KEY], ()) if str(text).startswith(p.prompt)]
+    if not matches:
+        matches = _find_odds(str(text))
     return max(matches, key=lambda p: len(p.prompt)) if matches else None
+
+
+_ODDS_INDEX: dict[str, dict[str, Problem]] = {}
+
+
+def _find_odds(text: str) -> list[Problem]:
+    """Items of the odds bank (seed 004) whose prompt starts ``text``: the subset first, then the full edition. The
+    bank is indexed only when a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long
+    openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
+    plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
+    from .problems import load_bank
+    from .problems.odds import PROMPT_OPENINGS
+
+    if not text.startswith(PROMPT_OPENINGS):
+        return []
+    for edition in ("subset", "full"):
+        if edition not in _ODDS_INDEX:
+            _ODDS_INDEX[edition] = {p.prompt: p for p in load_bank("odds", size=edition)}
+        index = _ODDS_INDEX[edition]
+        for cand in (text, text.rsplit("\n\n", 1)[0]):
+            if cand in index:
+                return [index[cand]]
+    return [p for prompt, p in _ODDS_INDEX["full"].items() if text.startswith(prompt)]
 
 
 # Offsets the oracle's seed stream from the ground truth's (seed_sequence(id, seed) with small seeds).
@@ -86,6 +111,8 @@ def collapse_value(problem: Problem, truth: np.ndarray | None = None):
     """The single answer a fully collapsed model repeats."""
     if problem.answer_format == "permutation":
         return tuple(range(len(problem.options)))
+    if "collapse_answer" in problem.metadata:  # a question with one exact answer (odds bank): its typical reply
+        return float(problem.metadata["collapse_answer"])
     truth = problem.truth() if truth is None else truth
     if problem.support in ("discrete", "categorical", "mixed"):
         values, counts = np.unique(truth, return_counts=True)

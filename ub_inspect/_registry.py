@@ -6,6 +6,7 @@ from .calibration import calibration
 from .explicit import explicit
 from .implicit import implicit
 from .ksn import ksn
+from .odds import odds
 from .reducers import tar, tar_raw
 
 
@@ -17,4 +18,4 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "calibration", "implicit", "explicit", "tar", "tar_raw", "ub"]
+__all__ = ["ksn", "calibration", "implicit", "explicit", "odds", "tar", "tar_raw", "ub"]

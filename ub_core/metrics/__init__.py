@@ -7,6 +7,8 @@
   :func:`total_agreement_rate`.
 - :mod:`.calibration` (seed 001): PM, WD, RE, reference behaviours, baselines.
 - :mod:`.implicit` (seed 003): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
+- :mod:`.odds` (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
+  and grouped summaries.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
 """
@@ -17,7 +19,9 @@ from . import sampling as _sampling
 from .sampling import *  # noqa: F401,F403
 from . import calibration as _calibration
 from . import implicit as _implicit
+from . import odds as _odds
 from .calibration import *  # noqa: F401,F403
 from .implicit import *  # noqa: F401,F403
+from .odds import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__]
+__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__]

@@ -53,11 +53,17 @@ def _explicit(size=None):
 
 BANK_SIZES = ("subset", "full")
 
+def _odds(size=None):
+    from .odds import odds_problems
+
+    return odds_problems(size)
+
+
 def _bank_module_version(module: str):
     return lambda: __import__(f"ub_core.problems.{module}", fromlist=["BANK_VERSION"]).BANK_VERSION
 
 
-_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit}
+_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit, "odds": _odds}
 _VERSIONS = {name: _bank_module_version(name) for name in _BANKS}
 
 

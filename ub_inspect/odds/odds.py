@@ -1,0 +1,242 @@
+""""What are the odds" (seed 004) as an Inspect task: ``inspect eval ub_inspect/odds -T task=percentile``.
+
+Three tasks on 12 idealised families (and, for percentiles, real-world framings): estimate a percentile, estimate
+the probability of an interval, or draw 1,000 samples. Percentile and probability items get one reply each,
+scored by absolute error (percentage points) against the exact answer and against the nearest-shot baseline;
+sampling items collect 1,000 values with ``ub_inspect.solvers.collect_values`` and are scored by the KS statistic
+and KS@N. The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; see README.md beside this file.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, grouped, mean, metric, scorer, stderr
+from inspect_ai.solver import Solver, TaskState, generate
+
+from ub_core.metrics import ODDS_KS_NS, odds_item_scores
+from ub_core.problems import Problem
+from ub_core.problems.odds import CONTEXTS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
+
+from ub_inspect._naming import registry_name
+from ub_inspect._options import choice, int_list, positive_int, str_list
+from ub_inspect.solvers import STORE_KEY, collect_values
+
+__all__ = ["odds", "record_to_sample", "odds_scorer", "mean_valid", "stderr_valid", "load_items"]
+
+# Metadata every Score and Sample carries (what dashboards group by).
+GROUP_KEYS = ("family", "task", "shots", "shot_type", "context")
+
+
+def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
+    """One odds item -> one Sample. Sampling items may use list prompting (``list_size`` values per reply)."""
+    m = item.metadata
+    if m["task"] == "sampling" and list_size > 1:
+        prompt = item.list_prompt(list_size)
+    else:
+        prompt = item.full_prompt
+    meta = {key: m[key] for key in GROUP_KEYS}
+    meta.update(parameterisation=m["parameterisation"], list_size=list_size if m["task"] == "sampling" else 1)
+    target = "" if m["task"] == "sampling" else repr(float(m["answer"]))
+    return Sample(id=item.id, input=prompt, target=target, metadata=meta)
+
+
+# ------------------------------------------------------------------------------------------------ metrics
+
+def _finite_values(scores: list[SampleScore]) -> list[float]:
+    out = []
+    for s in scores:
+        try:
+            v = s.score.as_float()
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(v):
+            out.append(v)
+    return out
+
+
+@metric
+def mean_valid() -> Metric:
+    """Mean over the samples where the value is defined (NaN marks a parse failure, or a baseline without shots):
+    the MAE of seed 004 (Table 1)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        vals = _finite_values(scores)
+        return sum(vals) / len(vals) if vals else float("nan")
+
+    return compute
+
+
+@metric
+def stderr_valid() -> Metric:
+    """Standard error of :func:`mean_valid`: ``sd / sqrt(n)`` (sample sd, n - 1), as seed 004 reports MAE +- SE."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        vals = _finite_values(scores)
+        n = len(vals)
+        if n < 2:
+            return float("nan") if n == 0 else 0.0
+        m = sum(vals) / n
+        return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
+
+    return compute
+
+
+def _with_family(*metrics) -> list:
+    return [*metrics, grouped(mean_valid(), "family", all=False)]
+
+
+QUESTION_METRICS = [
+    {"abs_error": _with_family(mean_valid(), stderr_valid()),
+     "baseline_abs_error": [mean_valid(), stderr_valid()],
+     "parse_failed": [mean()]},
+]
+SAMPLING_METRICS = [
+    {"ks_stat": _with_family(mean_valid(), stderr_valid()), "ks@*": [mean(), stderr()],
+     "n_valid": [mean()], "n_failed": [mean()]},
+]
+
+
+def _score(item: Problem, row: Mapping[str, float], answer: str, explanation: str, extra: dict) -> Score:
+    m = item.metadata
+    meta = {key: m[key] for key in GROUP_KEYS}
+    meta.update(item_id=item.id, parameterisation=m["parameterisation"], **extra)
+    return Score(value=dict(row), answer=answer, explanation=explanation, metadata=meta)
+
+
+@scorer(metrics=QUESTION_METRICS)
+def odds_question_scorer(items: Mapping[str, Problem]) -> Scorer:
+    """Absolute error (percentage points) of a percentile or probability reply, and of the nearest-shot
+    baseline; parse failures are counted (``parse_failed``) and left out of the MAE."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        item = items[str(state.sample_id)]
+        text = state.output.completion if state.output else ""
+        row = odds_item_scores(item, text)
+        m = item.metadata
+        explanation = (f"exact {m['answer']:.4g}; " + ("unparseable reply" if row["parse_failed"]
+                                                       else f"error {row['abs_error']:.3g} points"))
+        return _score(item, row, text[:200], explanation,
+                      {"exact": float(m["answer"]), "baseline_answer": m.get("baseline_answer")})
+
+    return score
+
+
+@scorer(metrics=SAMPLING_METRICS)
+def odds_sampling_scorer(items: Mapping[str, Problem], ks_ns=ODDS_KS_NS, gt_size: int = 10_000,
+                         gt_seed: int = 0) -> Scorer:
+    """KS statistic of all collected values against the ground truth, KS@N, and the counts of valid and failed
+    replies (from the solver's record)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        item = items[str(state.sample_id)]
+        record = state.store.get(STORE_KEY) or {}
+        values = list(record.get("values", []))
+        row = odds_item_scores(item, values, ns=ks_ns, truth_size=gt_size, truth_seed=gt_seed)
+        row["n_failed"] = float(len(record.get("failures", [])))
+        ks = row["ks_stat"]
+        explanation = f"{len(values)} valid values; KS statistic " + ("n/a" if math.isnan(ks) else f"{ks:.3f}")
+        return _score(item, row, ", ".join(f"{v:g}" for v in values[:10]), explanation,
+                      {"values": values, "failures": list(record.get("failures", []))[:50],
+                       "attempts": record.get("attempts", 0), "gt_size": gt_size, "gt_seed": gt_seed})
+
+    return score
+
+
+def odds_scorer(task_name: str, items: Mapping[str, Problem], **kw) -> Scorer:
+    return odds_sampling_scorer(items, **kw) if task_name == "sampling" else odds_question_scorer(items)
+
+
+# ------------------------------------------------------------------------------------------------ options
+
+def _shot_counts(value: Any) -> tuple[int, ...] | None:
+    if value is None or value == "":
+        return None
+    items = value if isinstance(value, (list, tuple)) else str(value).replace(" ", "").strip("[]()").split(",")
+    out = []
+    for x in items:
+        try:
+            k = int(str(x).strip())
+        except ValueError:
+            raise ValueError(f"option shots: expected integers among {SHOT_COUNTS}, got {x!r}") from None
+        if k not in SHOT_COUNTS:
+            raise ValueError(f"option shots: each value must be one of {SHOT_COUNTS}, got {k}")
+        out.append(k)
+    return tuple(out)
+
+
+def _names(value: Any, name: str, allowed: tuple[str, ...]) -> tuple[str, ...] | None:
+    names = str_list(value, name)
+    if names is None or names == ("all",):
+        return None
+    for n in names:
+        choice(n, name, allowed)
+    return names
+
+
+def load_items(task_name: str = "percentile", shots: Any = None, shot_type: str | None = None,
+               context: Any = "none", families: Any = None, limit: int | None = None,
+               edition: str = "subset") -> list[Problem]:
+    """The items a task run asks (one line errors for unknown names, or when nothing matches)."""
+    task_name = choice(task_name, "task", TASKS)
+    stype = None if shot_type in (None, "", "all", "both") else choice(shot_type, "shot_type", SHOT_TYPES)
+    items = odds_items(choice(edition, "edition", ("subset", "full")), task=task_name, shots=_shot_counts(shots),
+                       shot_type=stype, contexts=_names(context, "context", CONTEXTS),
+                       families=_names(families, "families", FAMILIES))
+    if limit is not None:
+        items = items[: positive_int(limit, "limit")]
+    if not items:
+        raise ValueError(f"odds: no items for task={task_name} shots={shots} shot_type={shot_type} "
+                         f"context={context} families={families} (real-world contexts have percentile items only)")
+    return items
+
+
+@task(name=registry_name("odds"))
+def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = None, context: Any = "none",
+         families: Any = None, limit: int | None = None, edition: str = "subset", n_samples: int = 1000,
+         list_size: int = 1, ks_ns: Any = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
+         max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None) -> Task:
+    """What are the odds (seed 004).
+
+    Args:
+        task: ``percentile``, ``probability`` or ``sampling``.
+        shots: shot counts to keep, e.g. ``3`` or ``0,3,9`` (default: all of 0, 1, 3, 5, 7, 9).
+        shot_type: ``distribution`` or ``family`` (default both; 0-shot items are always kept).
+        context: ``none`` (idealised), ``health``, ``finance``, ``climate``, their ``_normal`` and ``_idealized``
+            framings, a comma list, or ``all`` (real-world framings are percentile items).
+        families: comma list of families (default all 12).
+        limit: keep the first N matching items.
+        edition: ``subset`` (default; every family x task x shots setting) or ``full``.
+        n_samples: values collected per sampling item (paper: 1,000).
+        list_size: sampling only: values asked per reply (list prompting), 1 = one draw per reply as in the paper.
+        ks_ns: the N of KS@N for sampling (default 10, 100, 1000).
+        gt_size, seed: ground-truth draws per sampling item and their seed.
+        max_attempts: sampling: attempts per answer slot before it is skipped.
+        temperature: the paper's 0.7.
+        max_tokens: per reply (default 64; sampling lists 24 per value).
+    """
+    task_name = choice(task, "task", TASKS)
+    items = load_items(task_name, shots, shot_type, context, families, limit, str(edition))
+    by_id = {p.id: p for p in items}
+    k = positive_int(list_size, "list_size") if task_name == "sampling" else 1
+    tokens = int(max_tokens) if max_tokens is not None else (64 if k == 1 else 24 * k)
+    if task_name == "sampling":
+        n = positive_int(n_samples, "n_samples")
+        solver: Solver = collect_values(by_id, n_samples=n, list_size=k, max_attempts=positive_int(max_attempts,
+                                        "max_attempts"), temperature=float(temperature), max_tokens=tokens)
+        score = odds_scorer(task_name, by_id, ks_ns=int_list(ks_ns, "ks_ns"), gt_size=positive_int(gt_size, "gt_size"),
+                            gt_seed=int(seed))
+    else:
+        solver = generate()
+        score = odds_scorer(task_name, by_id)
+    return Task(
+        dataset=MemoryDataset([record_to_sample(p, k) for p in items], name=f"odds-{task_name}"),
+        solver=solver,
+        scorer=score,
+        config=GenerateConfig(temperature=float(temperature), max_tokens=tokens),
+        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "n_items": len(items)},
+    )

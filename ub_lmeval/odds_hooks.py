@@ -1,0 +1,96 @@
+"""lm-eval hook functions (``!function`` targets) for the ``ub_odds_*`` tasks ("What are the odds", seed 004).
+The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; the Inspect task scores with the same
+:func:`~ub_core.metrics.odds_item_scores`, so both frameworks report the same keys and values.
+
+- :func:`odds_dataset` is the ``custom_dataset``: called with the task's ``metadata`` (``task``, ``shots``,
+  ``shot_type``, ``context``, ``families``, ``edition``, ``list_size``; ``--metadata`` on the command line
+  overrides them) plus the model_args keys, it returns the matching items as a ``DatasetDict``.
+- :func:`process_results_odds` parses a document's generation(s) and returns ``abs_error``,
+  ``baseline_abs_error``, ``parse_failed`` (percentile, probability) or ``ks_stat``, ``ks@N``, ``n_valid``,
+  ``n_failed`` (sampling: all the generations that the ``take_first_k`` filter keeps).
+- :func:`nanmean`: the MAE over the documents where the error is defined (a parse failure, or the baseline of a
+  0-shot item, is NaN).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ub_core.metrics import ODDS_KS_NS, odds_item_scores
+from ub_core.problems.base import requested_list_size
+from ub_core.problems.odds import SHOT_COUNTS, odds_item, odds_items
+
+__all__ = ["odds_docs", "odds_dataset", "process_results_odds", "nanmean", "QUESTION_KEYS", "SAMPLING_KEYS"]
+
+QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
+SAMPLING_KEYS = ("ks_stat",) + tuple(f"ks@{n}" for n in ODDS_KS_NS) + ("n_valid", "n_failed")
+
+
+def _names(value: Any) -> list[str] | None:
+    if value is None or value == "" or value == "all":
+        return None
+    if isinstance(value, str):
+        return [x.strip() for x in value.split(",") if x.strip()]
+    return [str(x) for x in value]
+
+
+def _shots(value: Any) -> list[int] | None:
+    if value is None or value == "" or value == "all":
+        return None
+    if isinstance(value, (int, float)):
+        return [int(value)]
+    items = value if isinstance(value, (list, tuple)) else str(value).strip("[]").split(",")
+    out = [int(str(x).strip()) for x in items if str(x).strip()]
+    bad = [k for k in out if k not in SHOT_COUNTS]
+    if bad:
+        raise ValueError(f"ub_odds: shots must be among {SHOT_COUNTS}, got {bad[0]}")
+    return out
+
+
+def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None, context: Any = "none",
+              families: Any = None, edition: str = "subset", list_size: int = 1) -> list[dict]:
+    """One document per item: id, prompt (list prompting for sampling when ``list_size`` > 1) and grouping keys."""
+    stype = None if shot_type in (None, "", "all", "both") else str(shot_type)
+    items = odds_items(str(edition), task=str(task), shots=_shots(shots), shot_type=stype,
+                       contexts=_names(context), families=_names(families))
+    if not items:
+        raise ValueError(f"ub_odds: no items for task={task} shots={shots} shot_type={shot_type} context={context}")
+    k = int(list_size)
+    docs = []
+    for p in items:
+        m = p.metadata
+        prompt = p.list_prompt(k) if (m["task"] == "sampling" and k > 1) else p.full_prompt
+        docs.append({"id": p.id, "prompt": prompt, "family": p.family, "task": m["task"], "shots": m["shots"],
+                     "shot_type": m["shot_type"], "context": m["context"],
+                     "parameterisation": m["parameterisation"]})
+    return docs
+
+
+def odds_dataset(task: str = "percentile", shots: Any = None, shot_type: Any = None, context: Any = "none",
+                 families: Any = None, edition: str = "subset", list_size: int = 1, **kwargs: Any):
+    """``custom_dataset`` hook (metadata and model_args arrive as keyword arguments)."""
+    from datasets import Dataset, DatasetDict
+
+    return DatasetDict({"test": Dataset.from_list(odds_docs(task, shots, shot_type, context, families, edition,
+                                                            list_size))})
+
+
+def process_results_odds(doc: dict, results: list) -> dict:
+    """One document's generation(s) -> its odds scores (the same dict as the Inspect scorer's value)."""
+    item = odds_item(doc["id"])
+    if item.metadata["task"] == "sampling":
+        generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
+        row = odds_item_scores(item, [str(g) for g in generations], list_size=requested_list_size(doc["prompt"]))
+        return {key: row[key] for key in SAMPLING_KEYS}
+    text = results[0] if results else ""
+    if isinstance(text, (list, tuple)):
+        text = text[0] if text else ""
+    row = odds_item_scores(item, str(text))
+    return {key: row[key] for key in QUESTION_KEYS}
+
+
+def nanmean(items: list) -> float:
+    """Mean over the documents where the value is defined (NaN where none is)."""
+    vals = [float(x) for x in items if x is not None and not math.isnan(float(x))]
+    return sum(vals) / len(vals) if vals else float("nan")
