@@ -97,7 +97,7 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
     ValueError only when no input held any usable data.
     """
     out = Path(out_dir)
-    table = load_inputs(paths)
+    table = load_inputs(paths, exclude=out)
     if not table.records and not table.aggregates:
         reasons = "; ".join(str(s) for s in table.skips[:3]) or "no inputs"
         raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")

@@ -85,6 +85,22 @@ def read_inspect_log(path: Path, table: SampleTable) -> int:
     return len(table.records) - before
 
 
+def _epoch_correctness(elog, scorer: str) -> dict[str, list[float]]:
+    """Per sample id, the per-epoch correctness (1/0) of ``scorer`` where its value is a number or C/I; only for
+    samples scored in every epoch (a partial run would bias best/worst accuracy)."""
+    by_id: dict[str, dict[int, float]] = {}
+    for sample in elog.samples or []:
+        score = (sample.scores or {}).get(scorer)
+        if score is None:
+            continue
+        v = score.value
+        flag = {"C": 1.0, "I": 0.0}.get(v) if isinstance(v, str) else finite_or_none(v)
+        if flag is not None and flag in (0.0, 1.0):
+            by_id.setdefault(str(sample.id), {})[int(sample.epoch or 1)] = flag
+    epochs = max((len(d) for d in by_id.values()), default=0)
+    return {sid: [d[e] for e in sorted(d)] for sid, d in by_id.items() if len(d) == epochs and epochs > 1}
+
+
 def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTable) -> None:
     """Stability from the epoch reducers (``ub_inspect/tar``, ``tar_raw``: per-sample ``tar_a``/``tar_r`` in the reduced
     Score's metadata) and any run-level metric named like a stability key."""
@@ -93,7 +109,12 @@ def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTa
     for red in elog.reductions or []:
         if not str(red.reducer or "").endswith(("tar", "tar_raw")):
             continue
+        runs = _epoch_correctness(elog, red.scorer)
         for s in red.samples:
+            if str(s.sample_id) in runs and str(s.sample_id) not in per_sample:
+                r = runs[str(s.sample_id)]
+                per_sample[str(s.sample_id)] = {"run_accuracies": r, "best_acc": float(max(r)),
+                                                "worst_acc": float(min(r))}
             meta = s.metadata if isinstance(s.metadata, Mapping) else {}
             row = per_sample.setdefault(str(s.sample_id), {})
             for k in ("tar_a", "tar_r"):
@@ -226,13 +247,16 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
 
 # ------------------------------------------------------------------------------------------------ entry point
 
-def _expand(paths: Iterable[str | Path], table: SampleTable) -> list[tuple[Path, str]]:
+def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | None) -> list[tuple[Path, str]]:
     found: list[tuple[Path, str]] = []
     seen: set[Path] = set()
+    skip_root = exclude.resolve() if exclude is not None else None
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             for f in sorted(q for q in p.rglob("*") if q.is_file()):
+                if skip_root is not None and skip_root in f.resolve().parents:
+                    continue  # a previous report written inside an input folder
                 kind = classify(f)
                 if kind and f.resolve() not in seen:
                     seen.add(f.resolve())
@@ -252,13 +276,14 @@ def _expand(paths: Iterable[str | Path], table: SampleTable) -> list[tuple[Path,
     return found
 
 
-def load_inputs(paths: Iterable[str | Path]) -> SampleTable:
+def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None) -> SampleTable:
     """Read every input under ``paths`` into one :class:`SampleTable` (skips counted in ``table.skips``).
 
-    An lm-eval samples file given alone still finds its ``results_*.json`` sibling for the model name.
+    An lm-eval samples file given alone still finds its ``results_*.json`` sibling for the model name. Files under
+    ``exclude`` (the report's own output folder) are not read.
     """
     table = SampleTable()
-    found = _expand(paths, table)
+    found = _expand(paths, table, Path(exclude) if exclude is not None else None)
     results = [p for p, k in found if k == "lm-results"]
     samples = [p for p, k in found if k == "lm-samples"]
     for r in list(results):  # a results file given on its own: pick up its samples siblings
