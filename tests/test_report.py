@@ -119,8 +119,8 @@ def test_ksn_report_files(ksn_run):
         assert wilson_interval(2, 2)[0] == pytest.approx(2 / (2 + 1.959963984540054 ** 2))
     for model, fw in (("ub/collapse", "inspect"), ("ub-collapse", "lm-eval")):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ks@100") == 0.0
-        assert _csv_value(rows, "ksn_curve", model, fw, "ks", group="N=1") == 1.0  # one value is always plausible
-        assert _csv_value(rows, "ksn_curve", model, fw, "ks", group="N=100") == 0.0
+        assert _csv_value(rows, "ksn_curve", model, fw, "ks@1") == 1.0  # one value is always plausible
+        assert _csv_value(rows, "ksn_curve", model, fw, "ks@100") == 0.0
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "wdz") > 3  # far from the truth in z units
     assert _csv_value(rows, "ksn_leaderboard", "ub/oracle", "inspect", "retry_rate") == 0.0
     assert _csv_value(rows, "ksn_leaderboard", "ub-oracle", "lm-eval", "retry_rate") is None  # lm-eval never retries
@@ -138,6 +138,9 @@ def test_ksn_report_files(ksn_run):
     assert lead["columns"][:4] == ["model", "framework", "problems", "ks@100"]
     assert [r["ks@100"] for r in lead["rows"]] == [1.0, 1.0, 0.0, 0.0]  # sorted best first
     assert {"ks@100 shuffling", "wdz", "jsd", "retry_rate", "ci_low", "ci_high"} <= set(lead["columns"])
+    curve = doc["tables"]["ksn_curve"]
+    assert curve["columns"] == ["model", "framework", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20", "ks@50",
+                                "ks@100"]
 
     # summary.md: a Markdown table per summary table
     md = (rep / "summary.md").read_text()

@@ -59,7 +59,7 @@ def _save(fig, path: Path, tight: bool = True) -> Path:
 # ------------------------------------------------------------------------------------------------ ksn
 
 def ksn_curve(rows: Sequence[dict[str, Any]], path: Path) -> Path | None:
-    """``rows``: the ``ksn_curve`` table (model, framework, N, ks, ci_low, ci_high)."""
+    """``rows``: the ``ksn_curve`` table's points (model, framework, N, ks, ci_low, ci_high)."""
     if not rows:
         return None
     plt = _plt()

@@ -56,7 +56,7 @@ def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_
 
     if "ksn" in tables:
         curve = next(t for t in tables["ksn"] if t.name == "ksn_curve")
-        add("ksn", "ksn-curve", F.ksn_curve(curve.rows, out / "ksn_curve.png"),
+        add("ksn", "ksn-curve", F.ksn_curve(curve.points, out / "ksn_curve.png"),
             "KS@N over N (95% Wilson band) for each model")
         gallery = F.ksn_histograms(table.family("ksn"), out, max_problems=max_histograms)
         files += [out / g["file"] for g in gallery]

@@ -34,6 +34,8 @@ class Table:
     note: str = ""
     #: columns that identify a row (the rest are values); the long CSV melts the value columns
     keys: tuple[str, ...] = ID_COLUMNS
+    #: data for a figure that is not a table column (not written to the summaries)
+    points: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "family": self.family, "columns": self.columns, "keys": list(self.keys),
@@ -102,8 +104,8 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
                    ["model", "framework", "category", "problems", key_top, "ci_low", "ci_high", "wdz", "jsd"],
                    keys=("model", "framework", "category"))
     ns = ks_ns_of(records)
-    curve = Table("ksn_curve", "KS@N over N", "ksn", ["model", "framework", "N", "ks", "ci_low", "ci_high", "problems"],
-                  keys=("model", "framework", "N"))
+    curve = Table("ksn_curve", "KS@N at every N (seed 000, table 3)", "ksn",
+                  ["model", "framework", "problems", *[f"ks@{n}" for n in ns]])
     for (model, fw), recs in by_model.items():
         rate = _rate(recs, key_top)
         row = {"model": model, "framework": fw, "problems": rate["n"], key_top: rate["mean"],
@@ -122,16 +124,20 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
         failed = sum(r.metric("n_failed") or 0 for r in recs)
         row["invalid_rate"] = failed / (valid + failed) if valid + failed else None
         lead.rows.append(row)
+        crow = {"model": model, "framework": fw, "problems": len(recs)}
         for n in ns:
             rn = _rate(recs, f"ks@{n}")
+            crow[f"ks@{n}"] = rn["mean"]
             if rn["n"]:
-                curve.rows.append({"model": model, "framework": fw, "N": n, "ks": rn["mean"], "ci_low": rn["low"],
-                                   "ci_high": rn["high"], "problems": rn["n"]})
+                curve.points.append({"model": model, "framework": fw, "N": n, "ks": rn["mean"], "ci_low": rn["low"],
+                                     "ci_high": rn["high"], "problems": rn["n"]})
+        curve.rows.append(crow)
     lead.rows.sort(key=lambda r: -(r[key_top] or 0.0))
+    curve.rows.sort(key=lambda r: -(r.get(key_top) or 0.0))
     lead.note = ("retry_rate: share of answer slots that needed a resample (Inspect only; lm-eval does not retry); "
                  "invalid_rate: unparseable replies / all replies.")
     by_cat.rows.sort(key=lambda r: (r["category"], r["model"], r["framework"]))
-    return [lead, by_cat, curve]
+    return [lead, curve, by_cat]
 
 
 # ------------------------------------------------------------------------------------------------ calibration
