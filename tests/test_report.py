@@ -404,3 +404,28 @@ def test_console_check_sees_a_broken_page(ksn_run, tmp_path):
     page.write_text("<html><body><script>undefinedFunction();</script></body></html>")
     res = _run_chromium(["--dump-dom", page.as_uri()], tmp_path)
     assert "Uncaught ReferenceError" in "\n".join(_console(res.stderr))
+
+
+def test_hostile_payloads_do_not_crash(tmp_path):
+    """Garbage where numbers and lists belong: metrics become blanks, figures that cannot be drawn are counted."""
+    out = tmp_path / "lm"
+    out.mkdir()
+    lines = [
+        {"doc_id": 0, "doc": {"id": "x1", "category": "colors", "options": ["a", "b"], "probabilities": None},
+         "metrics": ["pm", "wd", "re"], "pm": "lots", "wd": None, "re": [1, 2], "predicted": [0.3, 0.7],
+         "option_mass": "nope", "filter": "none"},
+        {"doc_id": 1, "doc": "not a dict", "metrics": ["ks@100", "wdz"], "ks@100": 1.0, "wdz": "inf?",
+         "values": ["a", None, 3.5], "filter": "none"},
+        {"doc_id": 2, "doc": {"id": "i1", "options": ["1", "2"], "probabilities": [0.5, 0.5]},
+         "metrics": ["chebyshev"], "chebyshev": 0.1, "predicted": [0.2, 0.8, 0.1], "filter": "none"},
+    ]
+    (out / "samples_ub_mixed_2026-01-01T00-00-00.000001.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    res = build_report([out], tmp_path / "rep")
+    assert (tmp_path / "rep" / "index.html").is_file()
+    cal = _rows(res, "calibration_leaderboard")[("lm", "lm-eval")]
+    assert cal["pm"] is None and cal["wd"] is None and cal["items"] == 1
+    assert _rows(res, "ksn_leaderboard")[("lm", "lm-eval")]["ks@100"] == 1.0
+    # the heatmap needs the ideal probabilities, which are None here: that figure is skipped and counted
+    assert [(s.path, s.reason.split(" (")[0]) for s in res.table.skips] == [("figure calibration_heatmaps",
+                                                                             "not drawn")]
+    assert "figure calibration_heatmaps: not drawn (TypeError" in (tmp_path / "rep" / "summary.md").read_text()

@@ -60,7 +60,7 @@ def _pick(values: Mapping[str, Any], keys) -> dict[str, Any]:
     return {k: values[k] for k in keys if k in values}
 
 
-def _category(*sources: Mapping[str, Any], default: str = "all") -> str:
+def _category(*sources: Mapping[str, Any], default: str = "unknown") -> str:
     for s in sources:
         if isinstance(s, Mapping) and s.get("category") not in (None, ""):
             return str(s["category"])

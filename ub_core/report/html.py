@@ -41,8 +41,30 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+class _Guarded:
+    """Calls into :mod:`.figures`; a figure that fails on hostile data becomes a counted skip, not a crash."""
+
+    def __init__(self, table: SampleTable):
+        from . import figures
+
+        self._figures = figures
+        self._table = table
+
+    def __getattr__(self, name):
+        fn = getattr(self._figures, name)
+
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 (model output is hostile input; the page must still be written)
+                first = str(e).splitlines()[0] if str(e) else ""
+                self._table.add_skip(f"figure {name}", f"not drawn ({type(e).__name__}: {first})")
+                return [] if name in ("ksn_histograms", "calibration_heatmaps", "implicit_bars") else None
+        return call
+
+
 def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_histograms: int | None):
-    from . import figures as F
+    F = _Guarded(table)
 
     by_family: dict[str, list[dict]] = {}
     gallery: list[dict] = []
@@ -103,11 +125,11 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
         raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")
     out.mkdir(parents=True, exist_ok=True)
     tables = build_tables(table)
+    figs, gallery, files = _figures(tables, table, out, max_histograms)
     info = {"records": len(table.records), "files": sorted(set(table.files_read)),
-            "skipped": [str(s) for s in table.skips],
+            "skipped": [str(s) for s in table.skips],  # after the figures: one that failed is listed too
             "models": [f"{m} [{f}]" for m, f in table.models()],
             "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    figs, gallery, files = _figures(tables, table, out, max_histograms)
     write_summary(tables, out, info)
     sections = [{"name": fam, "title": _TITLES.get(fam, fam), "tables": ts, "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]

@@ -105,7 +105,7 @@ def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTa
     """Stability from the epoch reducers (``ub_inspect/tar``, ``tar_raw``: per-sample ``tar_a``/``tar_r`` in the reduced
     Score's metadata) and any run-level metric named like a stability key."""
     per_sample: dict[str, dict[str, Any]] = {}
-    categories = {str(s.id): str((s.metadata or {}).get("category", "all")) for s in elog.samples or []}
+    categories = {str(s.id): str((s.metadata or {}).get("category", "unknown")) for s in elog.samples or []}
     for red in elog.reductions or []:
         if not str(red.reducer or "").endswith(("tar", "tar_raw")):
             continue
@@ -122,7 +122,7 @@ def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTa
                     row[k] = meta[k]
     if per_sample and not any(r.family == "stability" and r.source == source for r in table.records):
         for sid, metrics in per_sample.items():
-            table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "all"), sid, 1,
+            table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid, 1,
                                               metrics, {}, source))
     agg: dict[str, Any] = {}
     for sc in (elog.results.scores if elog.results else []):
