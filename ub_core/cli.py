@@ -223,14 +223,19 @@ def _cmd_report(args) -> int:
 
     from .report import build_report
 
-    report_log = logging.getLogger("ub_core.report")  # each skipped input: one "ub: skipped PATH: reason" line
-    if not report_log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("ub: %(message)s"))
-        report_log.addHandler(handler)
-        report_log.setLevel(logging.WARNING)
+    class _Stderr(logging.Handler):  # each skipped input: one "ub: skipped PATH: reason" line on today's stderr
+        def emit(self, record):
+            print(f"ub: {record.getMessage()}", file=sys.stderr)
+
+    report_log = logging.getLogger("ub_core.report")
+    if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
+        report_log.addHandler(_Stderr(logging.WARNING))
         report_log.propagate = False
-    res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms)
+    try:
+        res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms)
+    except ImportError as e:
+        raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
+            from None
     print(f"wrote {res.index} ({len(res.table)} scored samples, {len(res.figures)} figures, "
           f"{res.skipped} inputs skipped)")
     return 0

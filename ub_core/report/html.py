@@ -56,6 +56,8 @@ class _Guarded:
         def call(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
+            except ImportError:  # matplotlib missing is an installation error, not a bad figure
+                raise
             except Exception as e:  # noqa: BLE001 (model output is hostile input; the page must still be written)
                 first = str(e).splitlines()[0] if str(e) else ""
                 self._table.add_skip(f"figure {name}", f"not drawn ({type(e).__name__}: {first})")
