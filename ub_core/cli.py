@@ -242,6 +242,30 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    """HTML + CSV/JSON/Markdown report of Inspect logs and lm-eval output (``ub_core.report``)."""
+    import logging
+
+    from .report import build_report
+
+    class _Stderr(logging.Handler):  # each skipped input: one "ub: skipped PATH: reason" line on today's stderr
+        def emit(self, record):
+            print(f"ub: {record.getMessage()}", file=sys.stderr)
+
+    report_log = logging.getLogger("ub_core.report")
+    if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
+        report_log.addHandler(_Stderr(logging.WARNING))
+        report_log.propagate = False
+    try:
+        res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms)
+    except ImportError as e:
+        raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
+            from None
+    print(f"wrote {res.index} ({len(res.table)} scored samples, {len(res.figures)} figures, "
+          f"{res.skipped} inputs skipped)")
+    return 0
+
+
 def _cmd_tasks_dir(args) -> int:
     """Print the lm-eval task folder without importing lm-eval (it ships inside ub_lmeval)."""
     import importlib.util
@@ -313,6 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
     rn.add_argument("--json", action="store_true")
     rn.set_defaults(func=_cmd_run)
+
+    rp = sub.add_parser("report", help="HTML report + CSV/JSON/Markdown summaries of Inspect logs / lm-eval output")
+    rp.add_argument("paths", nargs="+", help="Inspect logs (.eval/.json), lm-eval output folders or files")
+    rp.add_argument("--out", required=True, help="output folder (index.html, summary.*, figures)")
+    rp.add_argument("--title", default="UnpredictaBench report")
+    rp.add_argument("--max-histograms", type=int, default=None, help="draw at most this many per-problem plots")
+    rp.set_defaults(func=_cmd_report)
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)

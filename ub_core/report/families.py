@@ -1,0 +1,162 @@
+"""Per-family readers: which keys of one scored sample belong to which report family.
+
+Both framework readers reduce one scored sample to three plain dicts and hand them to every family here:
+
+- ``values``: the per-sample metric values (Inspect: the ``Score.value`` dict; lm-eval: the keys the sample line
+  lists under ``"metrics"``);
+- ``meta``: what the scorer kept beside them (Inspect: ``Score.metadata``; lm-eval: the sample line's own extra
+  keys such as ``values``, ``predicted``, ``option_mass``);
+- ``doc``: the problem (Inspect: ``Sample.metadata`` plus ``id``; lm-eval: the line's ``doc``).
+
+Each family is one small :class:`Family` whose key names are module constants, so fixing a key to match an
+adapter is a one-line change. A sample whose keys match several families yields one record per family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+__all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
+           "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
+
+# ------------------------------------------------------------------------------------------------ key names
+#: ksn (seed 000): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.hooks``)
+KSN_KEYS = ("wdz", "w1_debiased", "jsd", "n_valid", "n_failed", "attempts", "slots", "retried_slots")
+#: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
+KSN_VALUES = "values"
+
+#: calibration (seed 001)
+CALIBRATION_KEYS = ("pm", "wd", "re")
+BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
+BEHAVIOUR_PREFIX = "behaviour_"
+#: LogitItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
+LOGIT_META = "ub"
+LOGIT_EXTRA = ("predicted", "option_mass")
+
+#: implicit (seed 003)
+IMPLICIT_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")
+#: explicit MCQ twin (seed 003)
+EXPLICIT_KEYS = ("mcq_acc", "p_correct")
+#: odds (seed 004); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
+ODDS_KEYS = ("abs_error", "baseline_abs_error", "ks_stat")
+ODDS_META = ("family", "task", "shots", "shot_type", "context")
+#: stability (seed 002); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
+STABILITY_KEYS = ("tar_r", "tar_a", "best_acc", "worst_acc", "median_acc", "acc_spread", "run_accuracies")
+
+
+Extracted = tuple[str, dict[str, Any], dict[str, Any]]  # (category, metrics, payload)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    detect: Callable[[Mapping[str, Any]], bool]
+    extract: Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]], Extracted]
+
+
+def _pick(values: Mapping[str, Any], keys) -> dict[str, Any]:
+    return {k: values[k] for k in keys if k in values}
+
+
+def _category(*sources: Mapping[str, Any], default: str = "unknown") -> str:
+    for s in sources:
+        if isinstance(s, Mapping) and s.get("category") not in (None, ""):
+            return str(s["category"])
+    return default
+
+
+# ------------------------------------------------------------------------------------------------ ksn
+
+def _is_ksn(values: Mapping[str, Any]) -> bool:
+    return any(k.startswith("ks@") for k in values)
+
+
+def _ksn(values, meta, doc) -> Extracted:
+    metrics = {k: v for k, v in values.items() if k.startswith(("ks@", "p@"))}
+    metrics.update(_pick(values, KSN_KEYS))
+    raw = meta.get(KSN_VALUES)
+    if raw is None:
+        raw = values.get(KSN_VALUES)
+    payload = {"values": list(raw) if isinstance(raw, (list, tuple)) else []}
+    for k in ("support", "family", "regime", "subcategory"):
+        if k in doc:
+            payload[k] = doc[k]
+    return _category(doc), metrics, payload
+
+
+# ------------------------------------------------------------------------------------------------ LogitItem families
+
+def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The LogitItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
+    has the record as the doc and the two lists as line keys."""
+    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else doc
+    payload = dict(record)
+    for k in LOGIT_EXTRA:
+        if k not in payload and k in meta:
+            payload[k] = meta[k]
+    return payload
+
+
+def _calibration(values, meta, doc) -> Extracted:
+    metrics = _pick(values, CALIBRATION_KEYS)
+    metrics.update({k: v for k, v in values.items() if k.startswith(BEHAVIOUR_PREFIX)})
+    payload = _logit_payload(meta, doc)
+    return _category(payload, doc), metrics, payload
+
+
+def _implicit(values, meta, doc) -> Extracted:
+    payload = _logit_payload(meta, doc)
+    return _category(payload, doc), _pick(values, IMPLICIT_KEYS), payload
+
+
+def _explicit(values, meta, doc) -> Extracted:
+    payload = _logit_payload(meta, doc)
+    return _category(payload, doc), _pick(values, EXPLICIT_KEYS), payload
+
+
+# ------------------------------------------------------------------------------------------------ odds, stability
+
+def _odds(values, meta, doc) -> Extracted:
+    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    payload = {}
+    for k in ODDS_META:
+        for src in (doc, meta, record, doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}):
+            if isinstance(src, Mapping) and k in src:
+                payload[k] = src[k]
+                break
+    return str(payload.get("task", _category(doc))), _pick(values, ODDS_KEYS), payload
+
+
+def _stability(values, meta, doc) -> Extracted:
+    metrics = _pick(values, STABILITY_KEYS)
+    for k in STABILITY_KEYS:  # the tar reducers keep tar_a / tar_r in the reduced Score's metadata
+        if k not in metrics and k in meta:
+            metrics[k] = meta[k]
+    return _category(doc), metrics, {}
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("ksn", "UnpredictaBench (KS@N)", _is_ksn, _ksn),
+    Family("calibration", "Numeric calibration", lambda v: any(k in v for k in CALIBRATION_KEYS), _calibration),
+    Family("implicit", "Implicit probabilistic reasoning", lambda v: any(k in v for k in IMPLICIT_KEYS[:3]),
+           _implicit),
+    Family("explicit", "Explicit MCQ", lambda v: "mcq_acc" in v, _explicit),
+    Family("odds", "What are the odds", lambda v: any(k in v for k in ODDS_KEYS), _odds),
+    Family("stability", "Run-to-run stability", lambda v: "tar_r" in v or "tar_a" in v, _stability),
+)
+FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+
+
+def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping[str, Any]) -> list[tuple[str, Extracted]]:
+    """``[(family, (category, metrics, payload)), ...]`` for every family whose keys appear in ``values``
+    (stability also looks in ``meta``, where the tar reducers put its keys)."""
+    meta = meta if isinstance(meta, Mapping) else {}
+    doc = doc if isinstance(doc, Mapping) else {}
+    out = []
+    for fam in FAMILIES:
+        probe = {**meta, **values} if fam.name == "stability" else values
+        if fam.detect(probe):
+            out.append((fam.name, fam.extract(values, meta, doc)))
+    return out

@@ -1,0 +1,143 @@
+"""Assemble the report: read inputs, build tables, draw figures, render ``index.html`` (jinja2) and the summaries."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .families import FAMILIES
+from .readers import load_inputs
+from .records import SampleTable
+from .summary import Table, build_tables, write_summary
+
+__all__ = ["build_report", "ReportResult", "render_html"]
+
+_TITLES = {f.name: f.title for f in FAMILIES}
+
+
+@dataclass
+class ReportResult:
+    out_dir: Path
+    index: Path
+    table: SampleTable
+    tables: dict[str, list[Table]]
+    figures: list[Path] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> int:
+        return len(self.table.skips)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return ""
+        return f"{v:.3f}" if abs(v) < 1000 else f"{v:.4g}"
+    return str(v)
+
+
+class _Guarded:
+    """Calls into :mod:`.figures`; a figure that fails on hostile data becomes a counted skip, not a crash."""
+
+    def __init__(self, table: SampleTable):
+        from . import figures
+
+        self._figures = figures
+        self._table = table
+
+    def __getattr__(self, name):
+        fn = getattr(self._figures, name)
+
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except ImportError:  # matplotlib missing is an installation error, not a bad figure
+                raise
+            except Exception as e:  # noqa: BLE001 (model output is hostile input; the page must still be written)
+                first = str(e).splitlines()[0] if str(e) else ""
+                self._table.add_skip(f"figure {name}", f"not drawn ({type(e).__name__}: {first})")
+                return [] if name in ("ksn_histograms", "calibration_heatmaps", "implicit_bars") else None
+        return call
+
+
+def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_histograms: int | None):
+    F = _Guarded(table)
+
+    by_family: dict[str, list[dict]] = {}
+    gallery: list[dict] = []
+    files: list[Path] = []
+
+    def add(fam, kind, path, caption):
+        if path is not None:
+            files.append(path)
+            by_family.setdefault(fam, []).append({"kind": kind, "file": path.relative_to(out).as_posix(),
+                                                  "caption": caption})
+
+    if "ksn" in tables:
+        curve = next(t for t in tables["ksn"] if t.name == "ksn_curve")
+        add("ksn", "ksn-curve", F.ksn_curve(curve.points, out / "ksn_curve.png"),
+            "KS@N over N (95% Wilson band) for each model")
+        gallery = F.ksn_histograms(table.family("ksn"), out, max_problems=max_histograms)
+        files += [out / g["file"] for g in gallery]
+    if "calibration" in tables:
+        for h in F.calibration_heatmaps(table.family("calibration"), out):
+            add("calibration", "calibration-heatmap", out / h["file"],
+                f"{h['model']}: P(first option) by ordered option pair, gap to the ideal, dominant behaviour")
+        lead = next(t for t in tables["calibration"] if t.name == "calibration_leaderboard")
+        add("calibration", "behaviour-bars", F.behaviour_bars(lead.rows, out / "calibration" / "behaviours.png"),
+            "Reference behaviour rates per model")
+    if "implicit" in tables:
+        for b in F.implicit_bars(table.family("implicit"), out):
+            add("implicit", "implicit-bars", out / b["file"],
+                f"{b['id']} ({b['category']}): predicted vs true outcome probabilities")
+    if "odds" in tables:
+        shots = next(t for t in tables["odds"] if t.name == "odds_by_shots")
+        add("odds", "odds-shots", F.odds_shots(shots.rows, out / "odds_shots.png"), "MAE over the number of shots")
+    return by_family, gallery, files
+
+
+def render_html(context: dict[str, Any]) -> str:
+    try:
+        import jinja2
+    except ImportError:
+        raise ImportError("ub report needs jinja2 and matplotlib (pip install 'unpredictabench[report]')") from None
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ub_core.report", "templates"),
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+    env.filters["fmt"] = _fmt
+    return env.get_template("index.html.j2").render(**context)
+
+
+def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str = "UnpredictaBench report",
+                 max_histograms: int | None = None) -> ReportResult:
+    """Read ``paths`` (files or folders, any mix of Inspect logs and lm-eval output), write ``out_dir/index.html``
+    with its PNG figures, ``summary.csv``, ``summary.json``, ``summary.md`` and ``tables/*.csv``.
+
+    Unusable inputs are counted in ``result.table.skips`` (and listed in the page and the summaries); raises
+    ValueError only when no input held any usable data.
+    """
+    out = Path(out_dir)
+    table = load_inputs(paths, exclude=out)
+    if not table.records and not table.aggregates:
+        reasons = "; ".join(str(s) for s in table.skips[:3]) or "no inputs"
+        raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")
+    out.mkdir(parents=True, exist_ok=True)
+    tables = build_tables(table)
+    figs, gallery, files = _figures(tables, table, out, max_histograms)
+    info = {"records": len(table.records), "files": sorted(set(table.files_read)),
+            "skipped": [str(s) for s in table.skips],  # after the figures: one that failed is listed too
+            "models": [f"{m} [{f}]" for m, f in table.models()],
+            "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    write_summary(tables, out, info)
+    sections = [{"name": fam, "title": _TITLES.get(fam, fam), "tables": ts, "figures": figs.get(fam, [])}
+                for fam, ts in tables.items()]
+    html = render_html({"title": title, "info": info, "sections": sections, "gallery": gallery,
+                        "gallery_categories": sorted({g["category"] for g in gallery}),
+                        "gallery_families": sorted({g["family"] for g in gallery if g["family"]})})
+    index = out / "index.html"
+    index.write_text(html, encoding="utf-8")
+    return ReportResult(out, index, table, tables, files)

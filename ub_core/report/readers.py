@@ -1,0 +1,310 @@
+"""Input readers: Inspect logs (``.eval`` / ``.json``) and lm-eval output (``results_*.json`` + ``samples_*.jsonl``),
+any mix, any number of models, normalised into one :class:`SampleTable`.
+
+A file that cannot be read becomes one counted :class:`Skip` with a one-line reason (logged), never an exception.
+inspect_ai is imported only when an Inspect log is read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .families import STABILITY_KEYS, extract_all
+from .records import SampleRecord, SampleTable, finite_or_none
+
+__all__ = ["load_inputs", "read_inspect_log", "read_lmeval_dir_files", "classify"]
+
+log = logging.getLogger("ub_core.report")
+
+#: keys lm-eval writes on every sample line; everything else on the line came from our process_results
+LMEVAL_LINE_KEYS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                              "doc_hash", "prompt_hash", "target_hash"})
+_LM_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.jsonl$")
+_LM_RESULTS = re.compile(r"^results_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.json$")
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def classify(path: Path) -> str | None:
+    """``inspect``, ``lm-results``, ``lm-samples`` or None (not an input we read)."""
+    name = path.name
+    if path.suffix == ".eval":
+        return "inspect"
+    if _LM_RESULTS.match(name) or (name.startswith("results") and path.suffix == ".json"):
+        return "lm-results"
+    if _LM_SAMPLES.match(name) or (name.startswith("samples_") and path.suffix == ".jsonl"):
+        return "lm-samples"
+    if path.suffix == ".json":
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return None
+        if '"eval"' in head and '"version"' in head:
+            return "inspect"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ Inspect
+
+def read_inspect_log(path: Path, table: SampleTable) -> int:
+    """Append one record per (sample, epoch, scorer, family); returns the number of records added."""
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        table.add_skip(path, "reading Inspect logs needs inspect-ai (pip install 'unpredictabench[inspect]')")
+        return 0
+    try:
+        elog = read_eval_log(str(path))
+    except Exception as e:  # inspect raises several types for damaged logs
+        table.add_skip(path, f"not a readable Inspect log ({_one_line(e)})")
+        return 0
+    model = str(elog.eval.model)
+    task = str(elog.eval.task)
+    if not elog.samples:
+        table.add_skip(path, f"Inspect log without samples (status {elog.status})")
+        return 0
+    before = len(table.records)
+    for sample in elog.samples:
+        doc = dict(sample.metadata or {})
+        doc.setdefault("id", str(sample.id))
+        for scorer_name, score in (sample.scores or {}).items():
+            values = dict(score.value) if isinstance(score.value, Mapping) else {scorer_name: score.value}
+            meta = dict(score.metadata) if isinstance(score.metadata, Mapping) else {}
+            for family, (category, metrics, payload) in extract_all(values, meta, doc):
+                table.records.append(SampleRecord(model, "inspect", family, task, category, str(sample.id),
+                                                  int(sample.epoch or 1), metrics, payload, str(path)))
+    _inspect_stability(elog, model, task, str(path), table)
+    return len(table.records) - before
+
+
+def _epoch_correctness(elog, scorer: str) -> dict[str, list[float]]:
+    """Per sample id, the per-epoch correctness (1/0) of ``scorer`` where its value is a number or C/I; only for
+    samples scored in every epoch (a partial run would bias best/worst accuracy)."""
+    by_id: dict[str, dict[int, float]] = {}
+    for sample in elog.samples or []:
+        score = (sample.scores or {}).get(scorer)
+        if score is None:
+            continue
+        v = score.value
+        flag = {"C": 1.0, "I": 0.0}.get(v) if isinstance(v, str) else finite_or_none(v)
+        if flag is not None and flag in (0.0, 1.0):
+            by_id.setdefault(str(sample.id), {})[int(sample.epoch or 1)] = flag
+    epochs = max((len(d) for d in by_id.values()), default=0)
+    return {sid: [d[e] for e in sorted(d)] for sid, d in by_id.items() if len(d) == epochs and epochs > 1}
+
+
+def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTable) -> None:
+    """Stability from the epoch reducers (``ub_inspect/tar``, ``tar_raw``: per-sample ``tar_a``/``tar_r`` in the reduced
+    Score's metadata) and any run-level metric named like a stability key."""
+    per_sample: dict[str, dict[str, Any]] = {}
+    categories = {str(s.id): str((s.metadata or {}).get("category", "unknown")) for s in elog.samples or []}
+    for red in elog.reductions or []:
+        if not str(red.reducer or "").endswith(("tar", "tar_raw")):
+            continue
+        runs = _epoch_correctness(elog, red.scorer)
+        for s in red.samples:
+            if str(s.sample_id) in runs and str(s.sample_id) not in per_sample:
+                r = runs[str(s.sample_id)]
+                per_sample[str(s.sample_id)] = {"run_accuracies": r, "best_acc": float(max(r)),
+                                                "worst_acc": float(min(r))}
+            meta = s.metadata if isinstance(s.metadata, Mapping) else {}
+            row = per_sample.setdefault(str(s.sample_id), {})
+            for k in ("tar_a", "tar_r"):
+                if k in meta and k not in row:
+                    row[k] = meta[k]
+    if per_sample and not any(r.family == "stability" and r.source == source for r in table.records):
+        for sid, metrics in per_sample.items():
+            table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid, 1,
+                                              metrics, {}, source))
+    agg: dict[str, Any] = {}
+    for sc in (elog.results.scores if elog.results else []):
+        for name, m in sc.metrics.items():
+            if name in STABILITY_KEYS and finite_or_none(m.value) is not None:
+                agg[name] = m.value
+    if agg:
+        table.aggregates.setdefault((model, "inspect", "stability", task), {}).update(agg)
+
+
+# ------------------------------------------------------------------------------------------------ lm-eval
+
+def _lm_model(results: Mapping[str, Any], fallback: str) -> str:
+    cfg = results.get("config") or {}
+    name = str(cfg.get("model") or fallback)
+    args = cfg.get("model_args")
+    pretrained = None
+    if isinstance(args, Mapping):
+        pretrained = args.get("pretrained") or args.get("model")
+    elif isinstance(args, str):
+        for part in args.split(","):
+            k, _, v = part.partition("=")
+            if k.strip() in ("pretrained", "model") and v.strip():
+                pretrained = v.strip()
+    return f"{name}/{pretrained}" if pretrained else name
+
+
+def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> int:
+    before = len(table.records)
+    bad = 0
+    first_filter = None
+    try:
+        fh = path.open("r", encoding="utf-8", errors="replace")
+    except OSError as e:
+        table.add_skip(path, f"cannot open ({e.strerror})")
+        return 0
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as e:
+                bad += 1
+                table.add_skip(f"{path}:{lineno}", f"bad JSON line ({_one_line(e)})")
+                continue
+            flt = row.get("filter")
+            if first_filter is None:
+                first_filter = flt
+            elif flt != first_filter:  # the same doc again under another filter: one record per doc
+                continue
+            doc = row.get("doc") if isinstance(row.get("doc"), Mapping) else {}
+            metric_names = row.get("metrics") if isinstance(row.get("metrics"), list) else \
+                [k for k in row if k not in LMEVAL_LINE_KEYS]
+            values = {k: row[k] for k in metric_names if k in row}
+            meta = {k: v for k, v in row.items() if k not in LMEVAL_LINE_KEYS}
+            pid = str(doc.get("id", row.get("doc_id", lineno)))
+            found = extract_all(values, meta, doc)
+            if not found:
+                bad += 1
+                table.add_skip(f"{path}:{lineno}", "no metric keys of a known family")
+                continue
+            for family, (category, metrics, payload) in found:
+                table.records.append(SampleRecord(model, "lm-eval", family, task, category, pid, 1, metrics,
+                                                  payload, str(path)))
+    if len(table.records) == before and not bad:
+        table.add_skip(path, "empty samples file")
+    return len(table.records) - before
+
+
+def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable) -> bool:
+    """Run-level stability values from a results file (``"tar_r,none": 0.9``); True when any was found."""
+    found = False
+    for task, row in (results.get("results") or {}).items():
+        if not isinstance(row, Mapping):
+            continue
+        agg = {}
+        for key, v in row.items():
+            metric = str(key).split(",")[0]
+            if metric in STABILITY_KEYS and finite_or_none(v) is not None:
+                agg[metric] = v
+        if agg:
+            table.aggregates.setdefault((model, "lm-eval", "stability", str(task)), {}).update(agg)
+            found = True
+    return found
+
+
+def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], table: SampleTable) -> None:
+    """Pair each ``samples_<task>_<stamp>.jsonl`` with ``results_<stamp>.json`` in the same folder (for the model
+    name); samples without a results file take the folder's name as the model."""
+    models: dict[tuple[Path, str], str] = {}
+    used_results: set[Path] = set()
+    for rpath in results_files:
+        try:
+            results = json.loads(rpath.read_text(encoding="utf-8", errors="replace"))
+            if not isinstance(results, dict) or "results" not in results:
+                raise ValueError("no 'results' key")
+        except (OSError, ValueError) as e:
+            table.add_skip(rpath, f"not an lm-eval results file ({_one_line(e)})")
+            continue
+        table.files_read.append(str(rpath))
+        m = _LM_RESULTS.match(rpath.name)
+        model = _lm_model(results, rpath.parent.name)
+        models[(rpath.parent, m.group("stamp") if m else "")] = model
+        has_samples = any(_LM_SAMPLES.match(s.name) and _LM_SAMPLES.match(s.name).group("stamp") ==
+                          (m.group("stamp") if m else None) and s.parent == rpath.parent for s in samples_files)
+        if _lm_results_aggregates(results, model, table):
+            used_results.add(rpath)
+        elif not has_samples:
+            table.add_skip(rpath, "lm-eval results without samples_*.jsonl beside it (run with --log_samples)")
+    for spath in samples_files:
+        m = _LM_SAMPLES.match(spath.name)
+        if not m:
+            table.add_skip(spath, "not an lm-eval samples file name (samples_<task>_<date>.jsonl)")
+            continue
+        model = models.get((spath.parent, m.group("stamp")), spath.parent.name)
+        if _read_lm_samples(spath, model, m.group("task"), table):
+            table.files_read.append(str(spath))
+
+
+# ------------------------------------------------------------------------------------------------ entry point
+
+def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | None) -> list[tuple[Path, str]]:
+    found: list[tuple[Path, str]] = []
+    seen: set[Path] = set()
+    skip_root = exclude.resolve() if exclude is not None else None
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for f in sorted(q for q in p.rglob("*") if q.is_file()):
+                if skip_root is not None and skip_root in f.resolve().parents:
+                    continue  # a previous report written inside an input folder
+                kind = classify(f)
+                if kind and f.resolve() not in seen:
+                    seen.add(f.resolve())
+                    found.append((f, kind))
+                elif kind is None and f.suffix in (".eval", ".json", ".jsonl"):
+                    table.add_skip(f, "not an Inspect log or lm-eval output")
+        elif p.is_file():
+            kind = classify(p)
+            if kind is None:
+                table.add_skip(p, "not an Inspect log (.eval/.json) or lm-eval output (results_*.json, "
+                                  "samples_*.jsonl)")
+            elif p.resolve() not in seen:
+                seen.add(p.resolve())
+                found.append((p, kind))
+        else:
+            table.add_skip(p, "no such file or directory")
+    return found
+
+
+def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None) -> SampleTable:
+    """Read every input under ``paths`` into one :class:`SampleTable` (skips counted in ``table.skips``).
+
+    An lm-eval samples file given alone still finds its ``results_*.json`` sibling for the model name. Files under
+    ``exclude`` (the report's own output folder) are not read.
+    """
+    table = SampleTable()
+    found = _expand(paths, table, Path(exclude) if exclude is not None else None)
+    results = [p for p, k in found if k == "lm-results"]
+    samples = [p for p, k in found if k == "lm-samples"]
+    for r in list(results):  # a results file given on its own: pick up its samples siblings
+        m = _LM_RESULTS.match(r.name)
+        if m:
+            for s in sorted(r.parent.glob(f"samples_*_{m.group('stamp')}.jsonl")):
+                if s.resolve() not in {x.resolve() for x in samples}:
+                    samples.append(s)
+    for s in samples:  # a samples file given on its own: pick up its results sibling for the model name
+        m = _LM_SAMPLES.match(s.name)
+        sib = s.parent / f"results_{m.group('stamp')}.json" if m else None
+        if sib is not None and sib.is_file() and sib not in results and \
+                sib.resolve() not in {r.resolve() for r in results}:
+            results.append(sib)
+    for p, kind in found:
+        if kind == "inspect":
+            if read_inspect_log(p, table):
+                table.files_read.append(str(p))
+            elif not any(s.path == str(p) for s in table.skips):
+                table.add_skip(p, "Inspect log with no scores of a known family")
+    read_lmeval_dir_files(results, samples, table)
+    log.info("report inputs: %d records from %d files, %d skipped", len(table.records), len(table.files_read),
+             len(table.skips))
+    return table

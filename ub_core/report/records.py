@@ -1,0 +1,118 @@
+"""The tidy per-sample table every reader fills and every report section reads.
+
+One :class:`SampleRecord` per (model, framework, family, problem, epoch). ``metrics`` holds the numeric per-sample
+metric values (``ks@100``, ``pm``, ``chebyshev``, ...); ``payload`` holds what the plots need beyond numbers (the
+parsed values of a ksn problem, the LogitItem record with ``predicted`` and ``option_mass``, the odds metadata).
+Plain Python; :meth:`SampleTable.to_dataframe` gives a pandas frame where pandas is installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+__all__ = ["SampleRecord", "SampleTable", "Skip", "finite_or_none"]
+
+log = logging.getLogger("ub_core.report")
+
+
+def finite_or_none(x: Any) -> float | None:
+    """A float for a finite number (bools count as 0/1); None for anything else (None, NaN, text, lists)."""
+    if isinstance(x, bool):
+        return float(x)
+    if isinstance(x, (int, float)):
+        v = float(x)
+        return v if math.isfinite(v) else None
+    try:  # numpy scalars
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) and not isinstance(x, (str, bytes)) else None
+
+
+@dataclass
+class SampleRecord:
+    model: str
+    framework: str  # "inspect" or "lm-eval"
+    family: str  # report family: ksn, calibration, implicit, explicit, odds, stability
+    task: str
+    category: str
+    problem_id: str
+    epoch: int = 1
+    metrics: dict[str, Any] = field(default_factory=dict)
+    payload: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def metric(self, key: str) -> float | None:
+        return finite_or_none(self.metrics.get(key))
+
+    def flat(self) -> dict[str, Any]:
+        """One flat row (metrics inlined; payload left out) for a data frame or a CSV."""
+        row = {"model": self.model, "framework": self.framework, "family": self.family, "task": self.task,
+               "category": self.category, "problem_id": self.problem_id, "epoch": self.epoch, "source": self.source}
+        for k, v in self.metrics.items():
+            if not isinstance(v, (list, dict)):
+                row[k] = v
+        return row
+
+
+@dataclass
+class Skip:
+    """An input (file, or a line / sample of one) that could not be used, with the one-line reason."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class SampleTable:
+    records: list[SampleRecord] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)
+    #: run-level values some families only report in aggregate (stability from Inspect metrics / lm-eval results):
+    #: ``{(model, framework, family, task): {metric: value}}``
+    aggregates: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+
+    def add_skip(self, path: Any, reason: str) -> None:
+        skip = Skip(str(path), " ".join(str(reason).split()) or "unreadable")
+        log.warning("skipped %s", skip)
+        self.skips.append(skip)
+
+    def extend(self, records: Iterable[SampleRecord]) -> None:
+        self.records.extend(records)
+
+    def family(self, name: str) -> list[SampleRecord]:
+        return [r for r in self.records if r.family == name]
+
+    def families(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.records:
+            seen.setdefault(r.family, None)
+        for (_, _, fam, _) in self.aggregates:
+            seen.setdefault(fam, None)
+        return list(seen)
+
+    def models(self, family: str | None = None) -> list[tuple[str, str]]:
+        """(model, framework) pairs in first-seen order."""
+        seen: dict[tuple[str, str], None] = {}
+        for r in self.records:
+            if family is None or r.family == family:
+                seen.setdefault((r.model, r.framework), None)
+        return list(seen)
+
+    def __iter__(self) -> Iterator[SampleRecord]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def to_dataframe(self):
+        """A pandas DataFrame of :meth:`SampleRecord.flat` rows (needs pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame([r.flat() for r in self.records])

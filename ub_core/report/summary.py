@@ -1,0 +1,374 @@
+"""Summary tables per family (leaderboards and breakdowns) and their CSV / JSON / Markdown files.
+
+Every number is an aggregate of the per-sample metrics in the :class:`SampleTable`; intervals come from
+``ub_core.metrics`` (Wilson for pass rates, the cluster bootstrap for seed 001's option-pair clusters).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ..metrics import clustered_interval, wilson_interval
+from .families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
+from .records import SampleRecord, SampleTable, finite_or_none
+
+__all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean"]
+
+ID_COLUMNS = ("model", "framework")
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    family: str
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+    #: columns that identify a row (the rest are values); the long CSV melts the value columns
+    keys: tuple[str, ...] = ID_COLUMNS
+    #: data for a figure that is not a table column (not written to the summaries)
+    points: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "family": self.family, "columns": self.columns, "keys": list(self.keys),
+                "note": self.note, "rows": [{c: _jsonable(r.get(c)) for c in self.columns} for r in self.rows]}
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        return _jsonable(v.item())
+    return v
+
+
+def nanmean(values: Iterable[Any]) -> float | None:
+    vals = [v for v in (finite_or_none(x) for x in values) if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _group(records: Iterable[SampleRecord], key: Callable[[SampleRecord], Any]) -> dict[Any, list[SampleRecord]]:
+    out: dict[Any, list[SampleRecord]] = defaultdict(list)
+    for r in records:
+        out[key(r)].append(r)
+    return dict(out)
+
+
+def _rate(records: Sequence[SampleRecord], key: str) -> dict[str, Any]:
+    """Mean of a 0/1 per-sample flag with its Wilson interval (NaN / missing flags left out)."""
+    flags = [v for v in (r.metric(key) for r in records) if v is not None]
+    k = int(round(sum(flags)))
+    n = len(flags)
+    lo, hi = wilson_interval(min(k, n), n) if n else (None, None)
+    return {"mean": (sum(flags) / n) if n else None, "low": lo, "high": hi, "n": n}
+
+
+# ------------------------------------------------------------------------------------------------ ksn
+
+def ks_ns_of(records: Iterable[SampleRecord]) -> list[int]:
+    ns: set[int] = set()
+    for r in records:
+        for k in r.metrics:
+            m = re.fullmatch(r"ks@(\d+)", k)
+            if m:
+                ns.add(int(m.group(1)))
+    return sorted(ns)
+
+
+def top_n(records: Sequence[SampleRecord]) -> int | None:
+    """The largest N every record has a KS@N for (100 in the standard protocol)."""
+    common: set[int] | None = None
+    for r in records:
+        ns = {int(k[3:]) for k in r.metrics if re.fullmatch(r"ks@\d+", k)}
+        common = ns if common is None else common & ns
+    return max(common) if common else None
+
+
+def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
+    by_model = _group(records, lambda r: (r.model, r.framework))
+    n_top = top_n(records) or 100
+    key_top = f"ks@{n_top}"
+    categories = sorted({r.category for r in records})
+    lead = Table("ksn_leaderboard", f"UnpredictaBench leaderboard (KS@{n_top}, 95% Wilson interval)", "ksn",
+                 ["model", "framework", "problems", key_top, "ci_low", "ci_high",
+                  *[f"{key_top} {c}" for c in categories], "wdz", "jsd", "retry_rate", "invalid_rate"])
+    by_cat = Table("ksn_by_category", f"KS@{n_top} by category", "ksn",
+                   ["model", "framework", "category", "problems", key_top, "ci_low", "ci_high", "wdz", "jsd"],
+                   keys=("model", "framework", "category"))
+    ns = ks_ns_of(records)
+    curve = Table("ksn_curve", "KS@N at every N (seed 000, table 3)", "ksn",
+                  ["model", "framework", "problems", *[f"ks@{n}" for n in ns]])
+    for (model, fw), recs in by_model.items():
+        rate = _rate(recs, key_top)
+        row = {"model": model, "framework": fw, "problems": rate["n"], key_top: rate["mean"],
+               "ci_low": rate["low"], "ci_high": rate["high"], "wdz": nanmean(r.metrics.get("wdz") for r in recs),
+               "jsd": nanmean(r.metrics.get("jsd") for r in recs)}
+        for cat, crecs in _group(recs, lambda r: r.category).items():
+            crate = _rate(crecs, key_top)
+            row[f"{key_top} {cat}"] = crate["mean"]
+            by_cat.rows.append({"model": model, "framework": fw, "category": cat, "problems": crate["n"],
+                                key_top: crate["mean"], "ci_low": crate["low"], "ci_high": crate["high"],
+                                "wdz": nanmean(r.metrics.get("wdz") for r in crecs),
+                                "jsd": nanmean(r.metrics.get("jsd") for r in crecs)})
+        slots = sum(r.metric("slots") or 0 for r in recs)
+        row["retry_rate"] = (sum(r.metric("retried_slots") or 0 for r in recs) / slots) if slots else None
+        valid = sum(r.metric("n_valid") or 0 for r in recs)
+        failed = sum(r.metric("n_failed") or 0 for r in recs)
+        row["invalid_rate"] = failed / (valid + failed) if valid + failed else None
+        lead.rows.append(row)
+        crow = {"model": model, "framework": fw, "problems": len(recs)}
+        for n in ns:
+            rn = _rate(recs, f"ks@{n}")
+            crow[f"ks@{n}"] = rn["mean"]
+            if rn["n"]:
+                curve.points.append({"model": model, "framework": fw, "N": n, "ks": rn["mean"], "ci_low": rn["low"],
+                                     "ci_high": rn["high"], "problems": rn["n"]})
+        curve.rows.append(crow)
+    lead.rows.sort(key=lambda r: -(r[key_top] or 0.0))
+    curve.rows.sort(key=lambda r: -(r.get(key_top) or 0.0))
+    lead.note = ("retry_rate: share of answer slots that needed a resample (Inspect only; lm-eval does not retry); "
+                 "invalid_rate: unparseable replies / all replies.")
+    by_cat.rows.sort(key=lambda r: (r["category"], r["model"], r["framework"]))
+    return [lead, curve, by_cat]
+
+
+# ------------------------------------------------------------------------------------------------ calibration
+
+def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, float | None]:
+    pairs = [(r.metric(key), str(r.payload.get("cluster", r.problem_id))) for r in recs]
+    pairs = [(v, c) for v, c in pairs if v is not None]
+    if not pairs:
+        return None, None
+    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], n_resamples=1000)
+
+
+def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
+    behaviours = [f"behaviour_{b}" for b in BEHAVIOURS if any(f"behaviour_{b}" in r.metrics for r in records)]
+    behaviours += sorted({k for r in records for k in r.metrics if k.startswith("behaviour_")} - set(behaviours))
+    cols = ["pm", "wd", "wd_ci_low", "wd_ci_high", "re", *behaviours]
+    lead = Table("calibration_leaderboard", "Numeric calibration (PM, WD with 95% CI clustered by option pair, RE; "
+                 "behaviour rates)", "calibration", ["model", "framework", "items", *cols])
+    by_cat = Table("calibration_by_category", "Numeric calibration by dataset", "calibration",
+                   ["model", "framework", "category", "items", *cols], keys=("model", "framework", "category"))
+
+    def row(recs):
+        lo, hi = _clustered(recs, "wd")
+        out = {"items": len(recs), "pm": nanmean(r.metrics.get("pm") for r in recs),
+               "wd": nanmean(r.metrics.get("wd") for r in recs), "wd_ci_low": lo, "wd_ci_high": hi,
+               "re": nanmean(r.metrics.get("re") for r in recs)}
+        for b in behaviours:
+            out[b] = nanmean(r.metrics.get(b) for r in recs)
+        return out
+
+    for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
+        lead.rows.append({"model": model, "framework": fw, **row(recs)})
+        for cat, crecs in sorted(_group(recs, lambda r: r.category).items()):
+            by_cat.rows.append({"model": model, "framework": fw, "category": cat, **row(crecs)})
+    lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
+                "the valid options; re: H(model) - H(ideal) in bits."
+    return [lead, by_cat]
+
+
+# ------------------------------------------------------------------------------------------------ implicit, explicit
+
+def _means_by_category(records, name, title, family, keys, rate_key=None) -> Table:
+    cols = ["model", "framework", "category", "items", *keys]
+    if rate_key:
+        cols += [f"{rate_key}_ci_low", f"{rate_key}_ci_high"]
+    t = Table(name, title, family, cols, keys=("model", "framework", "category"))
+    for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
+        groups = [("all", recs)] + sorted(_group(recs, lambda r: r.category).items())
+        for cat, crecs in groups:
+            row = {"model": model, "framework": fw, "category": cat, "items": len(crecs)}
+            for k in keys:
+                row[k] = nanmean(r.metrics.get(k) for r in crecs)
+            if rate_key:
+                flags = [r.metric(rate_key) for r in crecs]
+                if all(f in (0.0, 1.0) for f in flags if f is not None):
+                    rr = _rate(crecs, rate_key)
+                    row[f"{rate_key}_ci_low"], row[f"{rate_key}_ci_high"] = rr["low"], rr["high"]
+            t.rows.append(row)
+    return t
+
+
+def _implicit_tables(records):
+    t = _means_by_category(records, "implicit_by_category", "Implicit probabilistic reasoning by scenario "
+                           "(distances to the true outcome distribution; argmax accuracy on unique-mode items)",
+                           "implicit", list(IMPLICIT_KEYS))
+    return [t]
+
+
+def _explicit_tables(records):
+    return [_means_by_category(records, "explicit_by_category", "Explicit MCQ twin by scenario", "explicit",
+                               list(EXPLICIT_KEYS), rate_key="mcq_acc")]
+
+
+# ------------------------------------------------------------------------------------------------ odds
+
+def _odds_tables(records):
+    cols = ["items", "mae", "baseline_mae", "ks_stat"]
+
+    def vals(recs):
+        return {"items": len(recs), "mae": nanmean(r.metrics.get("abs_error") for r in recs),
+                "baseline_mae": nanmean(r.metrics.get("baseline_abs_error") for r in recs),
+                "ks_stat": nanmean(r.metrics.get("ks_stat") for r in recs)}
+
+    fam = Table("odds_by_family", "What are the odds: MAE (percentile points / probability) and KS statistic by "
+                "distribution family", "odds", ["model", "framework", "task", "family", *cols],
+                keys=("model", "framework", "task", "family"))
+    shots = Table("odds_by_shots", "What are the odds: by number of shots", "odds",
+                  ["model", "framework", "task", "shots", *cols], keys=("model", "framework", "task", "shots"))
+    for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
+        for (task, dfam), g in sorted(_group(recs, lambda r: (str(r.payload.get("task", r.category)),
+                                                              str(r.payload.get("family", "?")))).items()):
+            fam.rows.append({"model": model, "framework": fw, "task": task, "family": dfam, **vals(g)})
+        for (task, k), g in sorted(_group(recs, lambda r: (str(r.payload.get("task", r.category)),
+                                                           _int_or(r.payload.get("shots")))).items(),
+                                   key=lambda kv: (kv[0][0], kv[0][1] if isinstance(kv[0][1], int) else 10**9)):
+            shots.rows.append({"model": model, "framework": fw, "task": task, "shots": k, **vals(g)})
+    return [fam, shots]
+
+
+def _int_or(x: Any) -> Any:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return "?" if x is None else str(x)
+
+
+# ------------------------------------------------------------------------------------------------ stability
+
+def _run_accuracy_stats(recs: Sequence[SampleRecord]) -> dict[str, Any]:
+    """Per-question lists of per-run correctness -> per-run accuracies -> median and max-min spread."""
+    lists = [r.metrics.get("run_accuracies") for r in recs]
+    lists = [[finite_or_none(x) for x in v] for v in lists if isinstance(v, (list, tuple)) and v]
+    if not lists or len({len(v) for v in lists}) != 1:
+        return {}
+    runs = len(lists[0])
+    acc = [nanmean(v[i] for v in lists) for i in range(runs)]
+    acc = [a for a in acc if a is not None]
+    if not acc:
+        return {}
+    s = sorted(acc)
+    med = s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+    return {"median_acc": med, "acc_spread": max(acc) - min(acc), "runs": runs}
+
+
+def _stability_tables(records, aggregates) -> list[Table]:
+    keys = [k for k in STABILITY_KEYS if k != "run_accuracies"]
+    t = Table("stability", "Run-to-run stability (TARr@N, TARa@N, best / worst / median accuracy, spread)",
+              "stability", ["model", "framework", "task", "questions", *keys, "runs", "source"],
+              keys=("model", "framework", "task"))
+    seen = set()
+    for (model, fw, task), recs in _group(records, lambda r: (r.model, r.framework, r.task)).items():
+        row = {"model": model, "framework": fw, "task": task, "questions": len({r.problem_id for r in recs}),
+               "source": "samples"}
+        for k in keys:
+            row[k] = nanmean(r.metrics.get(k) for r in recs)
+        for k, v in _run_accuracy_stats(recs).items():
+            if row.get(k) is None:
+                row[k] = v
+        agg = aggregates.get((model, fw, "stability", task), {})
+        for k, v in agg.items():
+            if k in keys and row.get(k) is None:
+                row[k] = finite_or_none(v)
+                row["source"] = "samples+results"
+        seen.add((model, fw, task))
+        t.rows.append(row)
+    for (model, fw, fam, task), agg in aggregates.items():
+        if fam != "stability" or (model, fw, task) in seen:
+            continue
+        row = {"model": model, "framework": fw, "task": task, "questions": None, "source": "results"}
+        for k in keys:
+            row[k] = finite_or_none(agg.get(k))
+        if isinstance(agg.get("run_accuracies"), (list, tuple)):
+            row["runs"] = len(agg["run_accuracies"])
+        t.rows.append(row)
+    return [t]
+
+
+# ------------------------------------------------------------------------------------------------ all
+
+def build_tables(table: SampleTable) -> dict[str, list[Table]]:
+    """``{family: [Table, ...]}`` for every family with data, in report order."""
+    out: dict[str, list[Table]] = {}
+    builders = {"ksn": _ksn_tables, "calibration": _calibration_tables, "implicit": _implicit_tables,
+                "explicit": _explicit_tables, "odds": _odds_tables}
+    for fam, build in builders.items():
+        recs = table.family(fam)
+        if recs:
+            out[fam] = build(recs)
+    stab = table.family("stability")
+    if stab or any(k[2] == "stability" for k in table.aggregates):
+        out["stability"] = _stability_tables(stab, table.aggregates)
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "" if not math.isfinite(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _csv(v: Any) -> str:
+    """Full precision for dashboards (the Markdown and HTML tables round)."""
+    if isinstance(v, float):
+        return "" if not math.isfinite(v) else f"{v:.12g}"
+    return "" if v is None else str(v)
+
+
+def markdown_table(t: Table) -> str:
+    head = "| " + " | ".join(t.columns) + " |"
+    sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
+    body = ["| " + " | ".join(_fmt(r.get(c)).replace("|", "\\|") for c in t.columns) + " |" for r in t.rows]
+    return "\n".join([head, sep, *body])
+
+
+def write_summary(tables: dict[str, list[Table]], out: Path, info: dict[str, Any]) -> dict[str, Path]:
+    """``summary.json`` (every table with its columns and rows, plus ``inputs``), ``summary.csv`` (long form:
+    table, model, framework, group, metric, value) and ``summary.md``; also ``tables/<name>.csv`` (wide)."""
+    out.mkdir(parents=True, exist_ok=True)
+    flat = [t for ts in tables.values() for t in ts]
+    doc = {"generated_by": "ub report", "inputs": info, "families": list(tables),
+           "tables": {t.name: t.to_json() for t in flat}}
+    (out / "summary.json").write_text(json.dumps(doc, indent=1, default=_jsonable, allow_nan=False), encoding="utf-8")
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["table", "family", "model", "framework", "group", "metric", "value"])
+        for t in flat:
+            group_keys = [k for k in t.keys if k not in ID_COLUMNS]
+            for r in t.rows:
+                group = ";".join(f"{k}={r.get(k)}" for k in group_keys) or "all"
+                for c in t.columns:
+                    if c in t.keys:
+                        continue
+                    w.writerow([t.name, t.family, r.get("model"), r.get("framework"), group, c, _csv(r.get(c))])
+    tdir = out / "tables"
+    tdir.mkdir(exist_ok=True)
+    for t in flat:
+        with (tdir / f"{t.name}.csv").open("w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(t.columns)
+            for r in t.rows:
+                w.writerow([_csv(r.get(c)) for c in t.columns])
+    md = ["# UnpredictaBench report", "",
+          f"{info.get('records', 0)} scored samples from {len(info.get('files', []))} files; "
+          f"{len(info.get('skipped', []))} inputs skipped.", ""]
+    for t in flat:
+        md += [f"## {t.title}", "", markdown_table(t), ""]
+        if t.note:
+            md += [f"_{t.note}_", ""]
+    if info.get("skipped"):
+        md += ["## Skipped inputs", ""] + [f"- {s}" for s in info["skipped"]] + [""]
+    (out / "summary.md").write_text("\n".join(md), encoding="utf-8")
+    return {"json": out / "summary.json", "csv": out / "summary.csv", "md": out / "summary.md"}
