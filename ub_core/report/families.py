@@ -70,7 +70,8 @@ def _category(*sources: Mapping[str, Any], default: str = "unknown") -> str:
 # ------------------------------------------------------------------------------------------------ ksn
 
 def _is_ksn(values: Mapping[str, Any]) -> bool:
-    return any(k.startswith("ks@") for k in values)
+    # odds sampling items report ks@N too, beside their ks_stat: they belong to the odds section
+    return "ks_stat" not in values and any(k.startswith("ks@") for k in values)
 
 
 def _ksn(values, meta, doc) -> Extracted:
