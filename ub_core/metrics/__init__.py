@@ -5,6 +5,8 @@
 - :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
   (Wilson, bootstrap, cluster bootstrap),
   :func:`total_agreement_rate`.
+- :mod:`.stability` (seed 002): TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+  :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
 """
@@ -13,5 +15,7 @@ from __future__ import annotations
 
 from . import sampling as _sampling
 from .sampling import *  # noqa: F401,F403
+from . import stability as _stability
+from .stability import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__]
+__all__ = [*_sampling.__all__, *_stability.__all__]

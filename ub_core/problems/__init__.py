@@ -35,8 +35,10 @@ def _ksn(size=None):
 
 BANK_SIZES = ("subset", "full")
 
-_BANKS = {"ksn": _ksn}
-_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION}
+_BANKS = {"ksn": _ksn,
+          "stability": lambda size=None: __import__("ub_core.problems.stability", fromlist=["x"]).stability_items(size)}
+_VERSIONS = {"ksn": lambda: __import__("ub_core.problems.ksn", fromlist=["BANK_VERSION"]).BANK_VERSION,
+             "stability": lambda: __import__("ub_core.problems.stability", fromlist=["x"]).BANK_VERSION}
 
 
 def bank_names() -> tuple[str, ...]:
