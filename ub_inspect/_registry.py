@@ -3,6 +3,7 @@
 from inspect_ai.model import modelapi
 
 from .ksn import ksn
+from .stability import stability
 from .reducers import tar, tar_raw
 
 
@@ -14,4 +15,4 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "tar", "tar_raw", "ub"]
+__all__ = ["ksn", "stability", "tar", "tar_raw", "ub"]

@@ -33,6 +33,7 @@ from inspect_ai.model import (
 )
 
 from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
+from ub_core.oracle import stability_reply
 from ub_core.problems import Problem
 from ub_core.problems.base import requested_list_size
 
@@ -69,6 +70,8 @@ class UBModelAPI(ModelAPI):
         text = _message_text(users[-1]) if users else ""
         problem = find_problem(text)
         n = max(1, int(config.num_choices or 1))
+        if problem is None and (mcq := stability_reply(text, self.mode)) is not None:
+            return self._output([mcq] * n, text, None, config)
         if problem is None:
             reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
             return self._output([reply] * n, text, None, config)

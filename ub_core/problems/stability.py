@@ -137,7 +137,7 @@ class StabilityItem:
 
 def parse_answer(text: Any, n_options: int) -> str | None:
     """The letter a reply chooses, or ``None`` when it cannot be read (seed 002's parsed answer, TARa)."""
-    parsed = parse_option(text, LETTERS[:n_options])
+    parsed = parse_option(text, tuple(LETTERS[:n_options]))
     return LETTERS[parsed.value] if parsed.ok else None
 
 
