@@ -131,6 +131,14 @@ def test_generated_truths_check_out():
         expected = {2: {"line"}, 3: {"triangle"}, 4: {"rectangle", "kite"}, 5: {"pentagon"}, 6: {"hexagon"},
                     7: {"heptagon"}, 8: {"octagon"}}[n]
         assert shape in expected, it.question
+    for it in stability_items("full", ["logical_deduction_three_objects"]):
+        # the answer is deduced, never stated: no clue puts the right object at the asked place
+        correct = it.options[it.answer_index].lower()
+        body, ask = it.question.rsplit("\n", 1)
+        place = re.sub(r"^(Which book is|Who finished|Which fruit is) ", "", ask).rstrip("?")
+        clues = body.split(": ", 1)[1].split(". ")[1:]
+        assert len(clues) == 2
+        assert not any(c.lower().startswith(correct) and c.rstrip(".").endswith(place) for c in clues), it.question
     for it in stability_items(None, ["college_mathematics"]):
         m = re.match(r"What is (\d+) × (\d+) − (\d+)\?", it.question)
         if m:

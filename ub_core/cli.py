@@ -85,6 +85,10 @@ def _cmd_bank_show(args) -> int:
     from .problems import get_problem
 
     p = get_problem(args.id)
+    if not hasattr(p, "truth"):  # items with a fixed answer (stability MCQs): the record and the prompt
+        print(f"id:        {p.id}\ncategory:  {p.category}    source: {p.source}    answer: {p.answer}")
+        print("\nprompt:\n" + "\n".join("  " + line for line in p.prompt.splitlines()))
+        return 0
     rec = p.to_record(with_prompt=False)
     print(f"id:        {p.id}")
     print(f"category:  {p.category} (task type {p.task_type}{', ' + p.subcategory if p.subcategory else ''})")

@@ -261,7 +261,9 @@ def _logical(i: int) -> tuple[str, tuple[str, ...], str, dict]:
         out |= {("before", a, b) for a in range(3) for b in range(3) if a != b and pos[a] < pos[b]}
         return out
 
-    true_clues = sorted(clues_for(order))
+    asked = int(rng.integers(0, 3))
+    # never state the asked place outright: the answer must be deduced
+    true_clues = sorted(clues_for(order) - {("place", order[asked], asked)})
     perms = list(itertools.permutations(range(3)))
     for _ in range(200):
         pick = [true_clues[j] for j in rng.choice(len(true_clues), size=2, replace=False)]
@@ -275,7 +277,6 @@ def _logical(i: int) -> tuple[str, tuple[str, ...], str, dict]:
             return scene["place"].format(O=_cap(objs[clue[1]]), p=scene["places"][clue[2]])
         return scene["before"].format(A=_cap(objs[clue[1]]), b=objs[clue[2]])
 
-    asked = int(rng.integers(0, 3))
     question = (scene["setting"].format(objs=", ".join(objs)) + " " + " ".join(say(c) for c in pick) + "\n"
                 + scene["ask"].format(p=scene["places"][asked]))
     correct = objs[order[asked]]
