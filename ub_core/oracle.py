@@ -19,7 +19,7 @@ from .problems.base import Problem, seed_sequence
 
 __all__ = ["find_problem", "oracle_values", "oracle_replies", "collapse_value", "collapse_replies", "render_value",
            "render_replies",
-           "outcome_probabilities"]
+           "outcome_probabilities", "stability_reply"]
 
 _INDEX: dict[str, list[Problem]] | None = None
 _KEY = 40  # index prompts by their first characters (every prompt is longer); confirmed by a prefix match
@@ -147,3 +147,15 @@ def outcome_probabilities(problem: Problem) -> dict[str, float] | None:
         ks = np.arange(int(problem.low), int(problem.high) + 1)
         return {str(int(k)): float(dist.pmf(k)) for k in ks}
     return None
+
+
+def stability_reply(text: str, mode: str) -> str | None:
+    """The reply of the offline models to a built-in stability (seed 002) question, ``None`` for any other
+    prompt: ``oracle`` names the correct letter, ``collapse`` always ``A``; both identically on every run, so
+    TARr = TARa = 1."""
+    from .problems.stability import find_stability_item
+
+    item = find_stability_item(text)
+    if item is None:
+        return None
+    return f"ANSWER: {item.answer if mode == 'oracle' else 'A'}"

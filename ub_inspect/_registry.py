@@ -8,6 +8,7 @@ from .implicit import implicit
 from .ksn import ksn
 from .odds import odds
 from .reducers import tar, tar_raw
+from .stability import stability
 
 
 @modelapi(name="ub")
@@ -18,4 +19,4 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "calibration", "implicit", "explicit", "odds", "tar", "tar_raw", "ub"]
+__all__ = ["ksn", "calibration", "implicit", "explicit", "odds", "stability", "tar", "tar_raw", "ub"]

@@ -39,6 +39,7 @@ from inspect_ai.model import (
 from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
 from ub_core.oracle_logit import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
 from ub_core.problems import LogitItem
+from ub_core.oracle import stability_reply
 from ub_core.problems import Problem
 from ub_core.problems.base import requested_list_size
 
@@ -78,6 +79,8 @@ class UBModelAPI(ModelAPI):
         if logit is not None:
             return self._logit_output(*logit, text, n, config)
         problem = find_problem(text)
+        if problem is None and (mcq := stability_reply(text, self.mode)) is not None:
+            return self._output([mcq] * n, text, None, config)
         if problem is None:
             reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
             return self._output([reply] * n, text, None, config)

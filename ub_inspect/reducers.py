@@ -5,7 +5,8 @@ Seed 002 repeats a "deterministic" evaluation N times and asks whether the outpu
 answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
 N runs are already there, so these reducers measure it on any task, unchanged:
 
-- ``ub_inspect/tar``: the reduced value is 1.0 when every epoch's parsed answer (``Score.answer``, else ``Score.value``)
+- ``ub_inspect/tar``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,
+  else ``Score.answer``, else ``Score.value``)
   is the same, else 0.0; the task's own metrics then read as TARa@N (e.g. ``accuracy`` = TARa@N). The
   metadata also carries ``tar_r`` and the answers.
 - ``ub_inspect/tar_raw``: the same for the raw completion (``Score.explanation``, which Inspect's ``match``/``choice``
@@ -27,6 +28,12 @@ __all__ = ["tar", "tar_raw", "parsed_answer", "raw_completion"]
 
 
 def parsed_answer(score: Score) -> Any:
+    """``Score.metadata["parsed_answer"]`` when a scorer records it (there a parse failure is ``None`` and agrees
+    only with another ``None``; falling back to ``value`` would let it agree with an answer equal to the value),
+    else ``Score.answer``, else ``Score.value``."""
+    meta = score.metadata or {}
+    if "parsed_answer" in meta:
+        return meta["parsed_answer"]
     return score.answer if score.answer is not None else score.value
 
 

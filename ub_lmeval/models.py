@@ -19,6 +19,7 @@ from lm_eval.api.registry import register_model
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             render_value)
 from ub_core.oracle_logit import find_logit_item, oracle_choice, oracle_logprob
+from ub_core.oracle import stability_reply
 from ub_core.problems.base import requested_list_size
 
 __all__ = ["UBOracleLM", "UBCollapseLM", "group_repeats", "UBVLLMPlaceholder"]
@@ -40,6 +41,10 @@ class _UBLM(LM):
         out = [""] * len(contexts)
         for ctx, idx in groups.items():
             problem = find_problem(ctx)
+            if problem is None and (mcq := stability_reply(ctx, self.mode)) is not None:
+                for i in idx:
+                    out[i] = mcq
+                continue
             if problem is None:
                 for i in idx:
                     out[i] = f"ub-{self.mode} cannot answer: the prompt is not one of the built-in problems."

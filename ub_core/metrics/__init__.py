@@ -9,6 +9,8 @@
 - :mod:`.implicit` (seed 003): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
 - :mod:`.odds` (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
   and grouped summaries.
+- :mod:`.stability` (seed 002): TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+  :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
 """
@@ -20,8 +22,10 @@ from .sampling import *  # noqa: F401,F403
 from . import calibration as _calibration
 from . import implicit as _implicit
 from . import odds as _odds
+from . import stability as _stability
 from .calibration import *  # noqa: F401,F403
 from .implicit import *  # noqa: F401,F403
 from .odds import *  # noqa: F401,F403
+from .stability import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__]
+__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]

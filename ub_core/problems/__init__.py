@@ -59,11 +59,18 @@ def _odds(size=None):
     return odds_problems(size)
 
 
+def _stability(size=None):
+    from .stability import stability_items
+
+    return stability_items(size)
+
+
 def _bank_module_version(module: str):
     return lambda: __import__(f"ub_core.problems.{module}", fromlist=["BANK_VERSION"]).BANK_VERSION
 
 
-_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit, "odds": _odds}
+_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit, "odds": _odds,
+          "stability": _stability}
 _VERSIONS = {name: _bank_module_version(name) for name in _BANKS}
 
 

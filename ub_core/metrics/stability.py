@@ -1,0 +1,142 @@
+"""Run-to-run stability of "deterministic" runs (seed 002, sec. 5.2 "Metrics").
+
+N runs of the same evaluation (temperature 0, top_p 1, a fixed seed) give, for each question q and run r, a raw
+reply ``raw_runs[r][q]`` and its parsed answer ``parsed_runs[r][q]``. The total agreement rates reuse
+:func:`ub_core.metrics.total_agreement_rate`; the accuracy extremes are the paper's BestAcc, WorstAcc, median
+accuracy and max-min accuracy difference.
+
+**Parse failures.** An answer that cannot be parsed is ``None``. For TARa it is an answer like any other: it agrees
+only with another ``None`` (a question parsed as None in every run counts as agreeing; None in some runs and a
+letter in others does not). It is never correct, so it counts against run accuracy, BestAcc and WorstAcc.
+
+Index convention everywhere: ``[run][question]``, like ``total_agreement_rate``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Sequence
+
+from .sampling import total_agreement_rate
+
+__all__ = ["question_agreement", "correctness", "run_accuracies", "best_accuracy", "worst_accuracy",
+           "median_accuracy", "accuracy_spread", "question_stability", "stability_summary"]
+
+
+def _matrix(runs: Sequence[Sequence[Any]], name: str) -> list[list[Any]]:
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence):
+        raise ValueError(f"{name} must be a sequence of runs, each a sequence of per-question outputs")
+    out = []
+    for r, run in enumerate(runs):
+        if isinstance(run, (str, bytes)) or not isinstance(run, Sequence):
+            raise ValueError(f"{name}[{r}] must be a sequence of per-question outputs, got {type(run).__name__}")
+        out.append(list(run))
+    total_agreement_rate(out)  # validates: at least one run and one question, no ragged runs (one-line errors)
+    return out
+
+
+def question_agreement(runs: Sequence[Sequence[Any]]) -> list[bool]:
+    """Per question: are the outputs of all runs identical? (seed 002, sec. 5.2, TAR@N before averaging).
+
+    ``agree_q = [runs[0][q] == runs[r][q] for every r]``, compared as :func:`total_agreement_rate` compares (it is
+    that function on the one-question slice ``[[run[q]] for run in runs]``), so its mean is TAR@N.
+    """
+    runs = _matrix(runs, "runs")
+    return [total_agreement_rate([[run[q]] for run in runs]) == 1.0 for q in range(len(runs[0]))]
+
+
+def correctness(parsed_runs: Sequence[Sequence[Any]], answers: Sequence[Any]) -> list[list[bool]]:
+    """``c[r][q] = parsed_runs[r][q] is not None and parsed_runs[r][q] == answers[q]`` (a parse failure, None, is
+    never correct). The input of every accuracy metric below (seed 002, sec. 5.2)."""
+    runs = _matrix(parsed_runs, "parsed_runs")
+    if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
+        raise ValueError("answers must be a sequence with one correct answer per question")
+    answers = list(answers)
+    if len(answers) != len(runs[0]):
+        raise ValueError(f"got {len(answers)} answers for {len(runs[0])} questions")
+    if any(a is None for a in answers):
+        raise ValueError("an answer key entry is None; every question needs its correct answer")
+    return [[p is not None and p == a for p, a in zip(run, answers)] for run in runs]
+
+
+def _correct_matrix(correct: Sequence[Sequence[Any]]) -> list[list[bool]]:
+    rows = _matrix(correct, "correct")
+    for r, row in enumerate(rows):
+        for q, v in enumerate(row):
+            if not isinstance(v, (bool, int, float)) or v not in (0, 1):
+                raise ValueError(f"correct[{r}][{q}] must be 0/1 or a bool, got {v!r}")
+    return [[bool(v) for v in row] for row in rows]
+
+
+def run_accuracies(correct: Sequence[Sequence[Any]]) -> list[float]:
+    """Accuracy of each run: ``acc_r = (1/Q) sum_q c[r][q]`` (seed 002, sec. 5.2; ``correct[r][q]`` 0/1)."""
+    rows = _correct_matrix(correct)
+    return [sum(row) / len(row) for row in rows]
+
+
+def best_accuracy(correct: Sequence[Sequence[Any]]) -> float:
+    """BestAcc@N = ``(1/Q) sum_q max_r c[r][q]``: a question counts when any run got it right (seed 002, 5.2)."""
+    rows = _correct_matrix(correct)
+    return sum(any(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
+
+
+def worst_accuracy(correct: Sequence[Sequence[Any]]) -> float:
+    """WorstAcc@N = ``(1/Q) sum_q min_r c[r][q]``: a question counts only when every run got it right (seed 002,
+    sec. 5.2)."""
+    rows = _correct_matrix(correct)
+    return sum(all(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
+
+
+def median_accuracy(correct: Sequence[Sequence[Any]]) -> float:
+    """Median over runs of ``acc_r`` (seed 002, sec. 5.2); with an even N, the mean of the two middle values."""
+    return float(statistics.median(run_accuracies(correct)))
+
+
+def accuracy_spread(correct: Sequence[Sequence[Any]]) -> float:
+    """``max_r acc_r - min_r acc_r``, the maximum-minimum accuracy difference (seed 002, sec. 5.2 and Fig. 1).
+    Unlike BestAcc - WorstAcc it compares whole runs, so it is never larger than that gap."""
+    accs = run_accuracies(correct)
+    return max(accs) - min(accs)
+
+
+def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any) -> dict[str, Any]:
+    """One question's N runs -> its contributions (seed 002, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when all raw
+    replies / parsed answers agree), ``best_acc`` (1 when any run is right), ``worst_acc`` (1 when every run is
+    right) and ``run_correct`` (0/1 per run). Averaged over questions they give TARr@N, TARa@N, BestAcc and
+    WorstAcc; the per-run lists, stacked, give the run accuracies. Used by the lm-eval hooks (one document = one
+    question)."""
+    for name, seq in (("raws", raws), ("parsed", parsed)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
+            raise ValueError(f"{name} must be a sequence with one entry per run")
+    if len(raws) != len(parsed):
+        raise ValueError(f"got {len(raws)} raw replies but {len(parsed)} parsed answers")
+    s = stability_summary([[x] for x in raws], [[p] for p in parsed], [answer])
+    return {"tar_r": int(s["tar_r"]), "tar_a": int(s["tar_a"]), "best_acc": int(s["best_acc"]),
+            "worst_acc": int(s["worst_acc"]), "run_correct": [int(a) for a in s["run_accuracies"]]}
+
+
+def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[Sequence[Any]],
+                      answers: Sequence[Any]) -> dict[str, Any]:
+    """All seed 002 stability metrics (sec. 5.2) of N runs over Q questions.
+
+    - ``tar_r`` = TARr@N = ``total_agreement_rate(raw_runs)``: share of questions whose N raw replies are
+      identical strings;
+    - ``tar_a`` = TARa@N = ``total_agreement_rate(parsed_runs)``: the same for parsed answers (None = failure);
+    - ``best_acc`` = BestAcc@N, ``worst_acc`` = WorstAcc@N, ``median_acc`` (median of the run accuracies),
+      ``acc_spread`` (max - min run accuracy), ``run_accuracies`` (list, run order), ``n_runs`` = N, and
+      ``n_questions`` = Q.
+
+    ``raw_runs[r][q]`` and ``parsed_runs[r][q]`` are run r's reply and parsed answer for question q; ``answers[q]``
+    is q's correct answer. All runs must cover the same questions: ragged input raises a one-line ValueError.
+    """
+    raw = _matrix(raw_runs, "raw_runs")
+    parsed = _matrix(parsed_runs, "parsed_runs")
+    if (len(raw), len(raw[0])) != (len(parsed), len(parsed[0])):
+        raise ValueError(f"raw_runs is {len(raw)} runs x {len(raw[0])} questions but parsed_runs is "
+                         f"{len(parsed)} x {len(parsed[0])}")
+    correct = correctness(parsed, answers)
+    accs = run_accuracies(correct)
+    return {"tar_r": total_agreement_rate(raw), "tar_a": total_agreement_rate(parsed),
+            "best_acc": best_accuracy(correct), "worst_acc": worst_accuracy(correct),
+            "median_acc": float(statistics.median(accs)), "acc_spread": max(accs) - min(accs),
+            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0])}

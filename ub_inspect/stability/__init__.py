@@ -1,0 +1,3 @@
+from .stability import record_to_sample, stability
+
+__all__ = ["stability", "record_to_sample"]

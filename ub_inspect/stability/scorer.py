@@ -1,0 +1,130 @@
+"""Scorer and metrics of the stability task (seed 002).
+
+The scorer runs once per epoch: it parses the reply (:func:`ub_core.problems.stability.parse_answer`), marks it
+correct or not, and keeps in ``Score.metadata`` what the run-to-run measures need: ``completion`` (the raw reply),
+``parsed_answer`` (the letter, ``None`` when unreadable), ``target`` and ``epoch``.
+
+How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/results.py``):
+
+- the task's epoch reducers (``mean``, ``ub_inspect/tar``, ``ub_inspect/tar_raw``) each reduce a sample's epochs
+  to one Score, and ``accuracy``/``stderr`` run on each reduced view: under ``mean`` they read the mean accuracy,
+  under ``ub_inspect/tar`` TARa@N, under ``ub_inspect/tar_raw`` TARr@N;
+- reducers see one sample at a time, so the cross-run measures are metrics declared ``scores="unreduced"``: Inspect
+  hands them one SampleScore per sample *per epoch*. They regroup the scores by (sample id, epoch from the
+  metadata) into ``runs[epoch][question]`` and call :func:`ub_core.metrics.stability_summary`: ``best_acc``,
+  ``worst_acc``, ``median_acc``, ``acc_spread``, and again ``tar_a``/``tar_r`` (so they are reported even when a
+  user replaces the reducers with ``--epochs-reducer``).
+
+A question missing some epoch (an errored sample) cannot enter a run-by-run comparison: it is left out of the
+unreduced metrics, and the number left out is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from typing import Any
+
+from inspect_ai.scorer import (CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, accuracy, metric,
+                               scorer, stderr)
+from inspect_ai.solver import TaskState
+
+from ub_core.metrics import stability_summary
+from ub_core.problems.stability import parse_answer
+
+from .._naming import registry_name
+
+__all__ = ["stability_scorer", "stability_runs", "tar_a", "tar_r", "best_acc", "worst_acc", "median_acc",
+           "acc_spread"]
+
+logger = logging.getLogger(__name__)
+
+
+def stability_runs(scores: list[SampleScore]) -> tuple[list[list[Any]], list[list[Any]], list[Any]] | None:
+    """Per-epoch SampleScores -> ``(raw_runs, parsed_runs, answers)`` indexed ``[run][question]``; runs in epoch
+    order, questions in first-seen order. ``None`` when no complete question is left."""
+    by_question: dict[str, dict[int, dict]] = defaultdict(dict)
+    for s in scores:
+        meta = s.score.metadata or {}
+        if "epoch" not in meta or "target" not in meta:
+            continue
+        by_question[str(s.sample_id)][int(meta["epoch"])] = meta
+    if not by_question:
+        return None
+    epochs = sorted({e for runs in by_question.values() for e in runs})
+    complete = [q for q, runs in by_question.items() if len(runs) == len(epochs)]
+    if len(complete) < len(by_question):
+        logger.info("stability metrics: %d of %d questions lack some epoch and are left out",
+                    len(by_question) - len(complete), len(by_question))
+    if not complete:
+        return None
+    raw = [[by_question[q][e].get("completion") for q in complete] for e in epochs]
+    parsed = [[by_question[q][e].get("parsed_answer") for q in complete] for e in epochs]
+    answers = [by_question[q][epochs[0]]["target"] for q in complete]
+    return raw, parsed, answers
+
+
+def _summary_metric(key: str):
+    def compute(scores: list[SampleScore]) -> float:
+        runs = stability_runs(scores)
+        if runs is None:  # also the live display's call with no scores
+            return math.nan
+        return float(stability_summary(*runs)[key])
+
+    return compute
+
+
+@metric(name=registry_name("tar_a"), scores="unreduced")
+def tar_a() -> Metric:
+    """TARa@N: share of questions whose parsed answers agree over all epochs (seed 002, sec. 5.2)."""
+    return _summary_metric("tar_a")
+
+
+@metric(name=registry_name("tar_r"), scores="unreduced")
+def tar_r() -> Metric:
+    """TARr@N: share of questions whose raw replies are identical over all epochs (seed 002, sec. 5.2)."""
+    return _summary_metric("tar_r")
+
+
+@metric(name=registry_name("best_acc"), scores="unreduced")
+def best_acc() -> Metric:
+    """BestAcc@N: a question counts when any epoch is right (seed 002, sec. 5.2)."""
+    return _summary_metric("best_acc")
+
+
+@metric(name=registry_name("worst_acc"), scores="unreduced")
+def worst_acc() -> Metric:
+    """WorstAcc@N: a question counts only when every epoch is right (seed 002, sec. 5.2)."""
+    return _summary_metric("worst_acc")
+
+
+@metric(name=registry_name("median_acc"), scores="unreduced")
+def median_acc() -> Metric:
+    """Median over epochs of the epoch accuracy (seed 002, sec. 5.2)."""
+    return _summary_metric("median_acc")
+
+
+@metric(name=registry_name("acc_spread"), scores="unreduced")
+def acc_spread() -> Metric:
+    """Maximum minus minimum epoch accuracy (seed 002, sec. 5.2, Fig. 1)."""
+    return _summary_metric("acc_spread")
+
+
+STABILITY_METRICS = [accuracy(), stderr(), tar_a(), tar_r(), best_acc(), worst_acc(), median_acc(), acc_spread()]
+
+
+@scorer(metrics=STABILITY_METRICS)
+def stability_scorer() -> Scorer:
+    """Correctness of one epoch's reply; raw reply, parsed letter, target and epoch go to the metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        completion = state.output.completion if state.output else ""
+        n_options = int(state.metadata.get("n_options") or len(state.metadata.get("options") or ()) or 26)
+        letter = parse_answer(completion, n_options)
+        correct = letter is not None and letter == target.text
+        return Score(value=CORRECT if correct else INCORRECT, answer=letter, explanation=completion,
+                     metadata={"completion": completion, "parsed_answer": letter, "target": target.text,
+                               "epoch": state.epoch})
+
+    return score

@@ -1,0 +1,67 @@
+"""Run-to-run stability (seed 002) as an Inspect task: ``inspect eval ub_inspect/stability --model vllm/<model>``.
+
+One Sample per multiple-choice question, asked ``epochs`` times at temperature 0 with top_p 1 and a fixed seed
+(seed 002, sec. 5). The scorer marks each epoch; the reducers and metrics give TARr@N, TARa@N, BestAcc, WorstAcc,
+median accuracy and the accuracy spread (see ``scorer.py`` and README.md beside this file).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import mean_score
+from inspect_ai.solver import generate
+
+from ub_core.problems.stability import StabilityItem, load_stability_items
+
+from .._naming import registry_name
+from .._options import positive_int, str_list
+from ..reducers import tar, tar_raw
+from .scorer import stability_scorer
+
+__all__ = ["stability", "record_to_sample"]
+
+
+def record_to_sample(item: StabilityItem) -> Sample:
+    """One item -> one Sample: the prompt lists the lettered options and asks for ``ANSWER: X``."""
+    meta = item.to_record(with_prompt=False)
+    meta["n_options"] = len(item.options)
+    return Sample(id=item.id, input=item.prompt, target=item.answer, metadata=meta)
+
+
+@task(name=registry_name("stability"))
+def stability(epochs: int = 5, subtasks: Any = None, source: str = "builtin", limit: int | None = None,
+              bbh: str | None = None, mmlu: str | None = None, split: str = "test", size: str | None = None,
+              seed: int = 0, max_tokens: int | None = None) -> Task:
+    """Seed 002's TARr@N / TARa@N and accuracy extremes over N "deterministic" runs.
+
+    Args:
+        epochs: N, the number of identical runs (paper: 10).
+        subtasks: some of navigate, logical_deduction_three_objects, geometric_shapes, ruin_names,
+            college_mathematics, high_school_european_history, professional_accounting, public_relations
+            (a list or a comma-separated string; default all eight).
+        source: ``builtin`` (generated items and small labelled stand-ins, offline), ``hf`` (BBH and MMLU from the
+            hub or local exports given by ``bbh`` / ``mmlu``), or a path / HF id used for every chosen subtask.
+        limit: at most this many questions per subtask.
+        bbh: with ``source=hf``, the BBH dataset id or local export (default lukaemon/bbh).
+        mmlu: with ``source=hf``, the MMLU dataset id or local export (default cais/mmlu).
+        split: dataset split for hub and local sources.
+        size: built-in edition: ``subset`` (default, 328 items) or ``full`` (1,210 items; BBH-sized).
+        seed: the fixed generation seed, the same in every epoch.
+        max_tokens: per reply (default: the provider's).
+    """
+    n = positive_int(epochs, "epochs")
+    cap = positive_int(limit, "limit") if limit is not None else None
+    items = load_stability_items(str_list(subtasks, "subtasks"), str(source), bbh=bbh, mmlu=mmlu, split=str(split),
+                                 limit=cap, size=size)
+    return Task(
+        dataset=MemoryDataset([record_to_sample(it) for it in items], name="stability"),
+        solver=generate(),
+        scorer=stability_scorer(),
+        epochs=Epochs(n, [mean_score(), tar(), tar_raw()]),
+        config=GenerateConfig(temperature=0.0, top_p=1.0, seed=int(seed), max_tokens=max_tokens),
+        metadata={"bank": "stability", "source": str(source), "epochs": n},
+    )

@@ -1,0 +1,76 @@
+"""lm-eval hooks of the ``ub_tar`` tasks (run-to-run stability, seed 002). The science is ``ub_core``.
+
+- :func:`stability_dataset` is the ``custom_dataset``: one subtask's items (built-in, hub or a local export) as
+  a ``DatasetDict``; documents hold ``id``, ``category``, ``question``, ``options``, ``answer``, ``source`` and
+  ``prompt``.
+- :func:`process_results_tar` receives one document and, through the ``take_first_k`` filter, its N generations
+  (``repeats: N``, in run order). It parses them (:func:`ub_core.problems.stability.parse_answer`; a failure is
+  ``None``, which agrees only with ``None`` and is never correct) and returns the per-question terms of
+  :func:`ub_core.metrics.question_stability`: ``tar_r``, ``tar_a``, ``best_acc``, ``worst_acc`` (0/1, mean over
+  documents = the seed 002 rate), ``acc`` (share of correct runs) and, for ``median_acc`` and ``acc_spread``, the
+  document's ``run_correct`` list (0/1 per run).
+- :func:`median_run_accuracy` and :func:`run_accuracy_spread` aggregate those lists: stacked they are
+  ``correct[question][run]``; the run accuracies are the column means (:func:`ub_core.metrics.run_accuracies`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ub_core.metrics import accuracy_spread, median_accuracy, question_stability
+from ub_core.problems.stability import load_stability_items, parse_answer
+
+__all__ = ["stability_docs", "stability_dataset", "process_results_tar", "median_run_accuracy",
+           "run_accuracy_spread"]
+
+_DOC_FIELDS = ("id", "category", "question", "options", "answer", "source", "prompt")
+
+
+def stability_docs(subtask: str, source: str = "builtin", bbh: str | None = None, mmlu: str | None = None,
+                   split: str = "test", limit: int | None = None, size: str | None = None) -> list[dict]:
+    items = load_stability_items([subtask], source, bbh=bbh, mmlu=mmlu, split=split, limit=limit, size=size)
+    return [{k: v for k, v in it.to_record(with_prompt=True).items() if k in _DOC_FIELDS} for it in items]
+
+
+def stability_dataset(subtask: str | None = None, source: str = "builtin", bbh: str | None = None,
+                      mmlu: str | None = None, split: str = "test", size: str | None = None, **kwargs: Any):
+    """``custom_dataset`` hook: called with the task's metadata (``subtask``; ``--metadata`` may add ``source``,
+    ``bbh``, ``mmlu``, ``split``, ``size``) and the model_args keys, which are ignored."""
+    from datasets import Dataset, DatasetDict
+
+    if not subtask:
+        raise ValueError("the ub_tar task's metadata must name its subtask")
+    return DatasetDict({"test": Dataset.from_list(stability_docs(subtask, source, bbh, mmlu, split, size=size))})
+
+
+def process_results_tar(doc: dict, results: list) -> dict:
+    """The N generations of one question -> its stability terms (see the module docstring)."""
+    generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
+    raws = [g if isinstance(g, str) else str(g) for g in generations]
+    parsed = [parse_answer(g, len(doc["options"])) for g in raws]
+    terms = question_stability(raws, parsed, doc["answer"])
+    run_correct = terms["run_correct"]
+    return {"tar_r": terms["tar_r"], "tar_a": terms["tar_a"], "best_acc": terms["best_acc"],
+            "worst_acc": terms["worst_acc"], "acc": sum(run_correct) / len(run_correct),
+            "median_acc": run_correct, "acc_spread": run_correct}
+
+
+def _by_run(items: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Per-document run lists -> ``correct[run][question]``; every document must have the same number of runs."""
+    rows = [list(x) for x in items]
+    if not rows:
+        raise ValueError("no documents to aggregate")
+    lengths = sorted({len(r) for r in rows})
+    if len(lengths) != 1:
+        raise ValueError(f"documents have different numbers of runs: {lengths}")
+    return [list(col) for col in zip(*rows)]
+
+
+def median_run_accuracy(items: Sequence[Sequence[Any]]) -> float:
+    """Aggregation: median over runs of the run accuracy (seed 002, sec. 5.2)."""
+    return median_accuracy(_by_run(items))
+
+
+def run_accuracy_spread(items: Sequence[Sequence[Any]]) -> float:
+    """Aggregation: max - min run accuracy (seed 002, sec. 5.2)."""
+    return accuracy_spread(_by_run(items))
