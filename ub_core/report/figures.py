@@ -242,7 +242,9 @@ def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_opt
             pm = [_predicted(r.payload)[0] for r in cr]
             ideal = [float(r.payload.get("probabilities", [math.nan])[0]) for r in cr]
             model_p[i, j] = float(np.mean(pm))
-            gap[i, j] = float(np.nanmean(np.asarray(pm) - np.asarray(ideal)))
+            diffs = np.asarray(pm, dtype=float) - np.asarray(ideal, dtype=float)
+            # a cell whose items lack P(first) or its ideal stays blank (NaN), without numpy's empty-slice warning
+            gap[i, j] = float(np.nanmean(diffs)) if np.isfinite(diffs).any() else math.nan
             if behaviours:
                 rates = [np.nanmean([finite_or_none(r.metrics.get(f"behaviour_{b}")) if
                                      finite_or_none(r.metrics.get(f"behaviour_{b}")) is not None else np.nan

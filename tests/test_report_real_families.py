@@ -1,0 +1,103 @@
+"""``ub report`` on REAL logs of every family, written by the real adapters with the offline oracle: Inspect
+``eval()`` of calibration, implicit, explicit, odds and stability, and ``ub-lm-eval`` on the matching lm-eval tasks.
+The synthetic inputs in test_report.py fix the layout; this test checks that the readers agree with what the
+adapters actually log (key names, payloads, metadata) and that the oracle's perfect scores survive the trip."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+pytest.importorskip("lm_eval")
+
+from ub_core.report import build_report  # noqa: E402
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+LM_TASKS = ("ub_calibration_colors,ub_implicit_coins,ub_explicit_dice,ub_odds_percentile,ub_odds_sampling,"
+            "ub_tar_navigate")
+
+
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.calibration.calibration import calibration
+    from ub_inspect.explicit.explicit import explicit
+    from ub_inspect.implicit.implicit import implicit
+    from ub_inspect.odds.odds import odds
+    from ub_inspect.stability.stability import stability
+
+    root = tmp_path_factory.mktemp("real_report")
+    tasks = [calibration(categories="colors,distributions", limit_per_category=4),
+             implicit(categories="dice,coins", limit_per_category=4),
+             explicit(categories="dice", limit_per_category=4),
+             odds(task="percentile", limit=6),
+             stability(epochs=3, subtasks="navigate", limit=5)]
+    logs = inspect_eval(tasks, model="ub/oracle", log_dir=str(root / "inspect"), display="none", seed=0)
+    assert all(log.status == "success" for log in logs), [log.error for log in logs]
+
+    lm = shutil.which("ub-lm-eval")
+    cmd = ([lm] if lm else [sys.executable, "-m", "ub_lmeval.cli"]) + [
+        "--model", "ub-oracle", "--tasks", LM_TASKS, "--limit", "3", "--output_path", str(root / "lm"),
+        "--log_samples"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return build_report([root / "inspect", root / "lm"], root / "out")
+
+
+def _rows(res, name):
+    return [r for ts in res.tables.values() for t in ts if t.name == name for r in t.rows]
+
+
+def test_every_family_section_is_built_from_real_logs(real_report):
+    assert real_report.skipped == 0
+    assert set(real_report.tables) == {"calibration", "implicit", "explicit", "odds", "stability"}
+    html = (real_report.out_dir / "index.html").read_text()
+    for title in ("Numeric calibration", "Implicit probabilistic reasoning", "Explicit MCQ", "What are the odds",
+                  "Run-to-run stability"):
+        assert title in html
+
+
+def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
+    cal = _rows(real_report, "calibration_leaderboard")
+    assert {r["framework"] for r in cal} == {"inspect", "lm-eval"}
+    for r in cal:
+        # the oracle's masses equal the ideal up to float rounding of exp(log p)
+        assert r["pm"] == pytest.approx(1.0, abs=1e-9) and r["wd"] == pytest.approx(0.0, abs=1e-9)
+        assert r["behaviour_calibrated"] == 1.0
+    imp = [r for r in _rows(real_report, "implicit_by_category") if r["category"] == "all"]
+    assert {r["framework"] for r in imp} == {"inspect", "lm-eval"}
+    for r in imp:
+        assert r["chebyshev"] == pytest.approx(0.0, abs=1e-9) and r["kl"] == pytest.approx(0.0, abs=1e-9)
+    exp = [r for r in _rows(real_report, "explicit_by_category") if r["category"] == "all"]
+    assert {r["framework"] for r in exp} == {"inspect", "lm-eval"} and all(r["mcq_acc"] == 1.0 for r in exp)
+    odds = _rows(real_report, "odds_by_family")
+    assert {r["framework"] for r in odds} == {"inspect", "lm-eval"}
+    for r in odds:
+        if r["task"] == "sampling":
+            # 1,000 oracle draws vs 10,000 truth draws: the KS statistic's 99.9% point is about
+            # 1.95 * sqrt(1/1000 + 1/10000) = 0.065
+            assert r["ks_stat"] < 0.065
+        else:
+            assert r["mae"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_stability_rows_come_from_both_frameworks(real_report):
+    rows = [r for ts in real_report.tables.get("stability", []) for r in ts.rows]
+    assert {r["framework"] for r in rows} == {"inspect", "lm-eval"}
+    for r in rows:
+        for key in ("tar_r", "tar_a", "best_acc", "worst_acc"):
+            if r.get(key) is not None:
+                assert r[key] == 1.0, (key, r)
+
+
+def test_no_family_leaks_into_the_ksn_leaderboard(real_report):
+    # odds sampling rows carry ks@N too: they must stay in the odds section
+    assert not _rows(real_report, "ksn_leaderboard")
