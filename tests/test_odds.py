@@ -238,16 +238,16 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
     scores, log = run("ub/oracle", task="percentile", families="normal,geometric,gumbel", shots="0,3",
                       context="none,finance_normal")
     assert len(log.samples) == 12  # 3 families x (0, 3 within distribution, 3 within family) + 3 real-world
-    assert scores["abs_error"]["mean_valid"] == pytest.approx(0.0, abs=1e-9)
-    assert set(scores["abs_error"]) >= {"grouped_normal", "grouped_geometric", "stderr_valid"}
+    assert scores["abs_error"]["nan_mean"] == pytest.approx(0.0, abs=1e-9)
+    assert set(scores["abs_error"]) >= {"grouped_normal", "grouped_geometric", "nan_stderr"}
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]
     assert {"family", "task", "shots", "shot_type", "context"} <= set(metas[0])
     assert {m["context"] for m in metas} == {"none", "finance_normal"}
     scores, _ = run("ub/collapse", task="probability", families="normal")
-    assert scores["abs_error"]["mean_valid"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
+    assert scores["abs_error"]["nan_mean"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
     scores, _ = run("ub/oracle", task="sampling", families="poisson,uniform", shots=0)
     assert scores["ks@1000"]["mean"] == 1.0 and scores["n_valid"]["mean"] == 1000
-    assert scores["ks_stat"]["mean_valid"] < 0.077
+    assert scores["ks_stat"]["nan_mean"] < 0.077
 
 
 def test_lmeval_oracle_end_to_end(monkeypatch):

@@ -27,16 +27,7 @@ from typing import Any, Sequence
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    grouped,
-    metric,
-    scorer,
-)
+from inspect_ai.scorer import Score, Scorer, Target, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ub_core.logit import (
@@ -50,6 +41,7 @@ from ub_core.logit import (
 from ub_core.problems import LogitItem, load_bank
 
 from ._options import choice, positive_int, str_list
+from .metrics import nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -190,43 +182,6 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 
 # ------------------------------------------------------------------------------------------------ metrics
 
-def _finite_values(scores: list[SampleScore]) -> list[float]:
-    out = []
-    for s in scores:
-        try:
-            v = s.score.as_float()
-        except (TypeError, ValueError):
-            continue
-        if not math.isnan(v):
-            out.append(v)
-    return out
-
-
-@metric
-def nan_mean() -> Metric:
-    """Mean over the samples where the value is defined (NaN marks undefined: argmax accuracy without a
-    unique mode, a behaviour that does not apply); NaN when none is. The same rule as lm-eval's ``nanmean``."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        vals = _finite_values(scores)
-        return sum(vals) / len(vals) if vals else float("nan")
-
-    return compute
-
-
-@metric
-def nan_stderr() -> Metric:
-    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        vals = _finite_values(scores)
-        n = len(vals)
-        if n < 2:
-            return float("nan")
-        m = sum(vals) / n
-        return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
-
-    return compute
 
 
 def _metrics(bank: str, headline: Sequence[str]) -> list:

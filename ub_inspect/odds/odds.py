@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, grouped, mean, metric, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, grouped, mean, scorer, stderr
 from inspect_ai.solver import Solver, TaskState, generate
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
@@ -24,9 +24,10 @@ from ub_core.problems.odds import CONTEXTS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, T
 
 from ub_inspect._naming import registry_name
 from ub_inspect._options import choice, int_list, positive_int, str_list
+from ub_inspect.metrics import nan_mean, nan_stderr
 from ub_inspect.solvers import STORE_KEY, collect_values
 
-__all__ = ["odds", "record_to_sample", "odds_scorer", "mean_valid", "stderr_valid", "load_items"]
+__all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
 
 # Metadata every Score and Sample carries (what dashboards group by).
 GROUP_KEYS = ("family", "task", "shots", "shot_type", "context")
@@ -47,56 +48,19 @@ def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
 
 # ------------------------------------------------------------------------------------------------ metrics
 
-def _finite_values(scores: list[SampleScore]) -> list[float]:
-    out = []
-    for s in scores:
-        try:
-            v = s.score.as_float()
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(v):
-            out.append(v)
-    return out
-
-
-@metric
-def mean_valid() -> Metric:
-    """Mean over the samples where the value is defined (NaN marks a parse failure, or a baseline without shots):
-    the MAE of seed 004 (Table 1)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        vals = _finite_values(scores)
-        return sum(vals) / len(vals) if vals else float("nan")
-
-    return compute
-
-
-@metric
-def stderr_valid() -> Metric:
-    """Standard error of :func:`mean_valid`: ``sd / sqrt(n)`` (sample sd, n - 1), as seed 004 reports MAE +- SE."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        vals = _finite_values(scores)
-        n = len(vals)
-        if n < 2:
-            return float("nan") if n == 0 else 0.0
-        m = sum(vals) / n
-        return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
-
-    return compute
 
 
 def _with_family(*metrics) -> list:
-    return [*metrics, grouped(mean_valid(), "family", all=False)]
+    return [*metrics, grouped(nan_mean(), "family", all=False)]
 
 
 QUESTION_METRICS = [
-    {"abs_error": _with_family(mean_valid(), stderr_valid()),
-     "baseline_abs_error": [mean_valid(), stderr_valid()],
+    {"abs_error": _with_family(nan_mean(), nan_stderr()),
+     "baseline_abs_error": [nan_mean(), nan_stderr()],
      "parse_failed": [mean()]},
 ]
 SAMPLING_METRICS = [
-    {"ks_stat": _with_family(mean_valid(), stderr_valid()), "ks@*": [mean(), stderr()],
+    {"ks_stat": _with_family(nan_mean(), nan_stderr()), "ks@*": [mean(), stderr()],
      "n_valid": [mean()], "n_failed": [mean()]},
 ]
 
