@@ -43,6 +43,7 @@ MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9997)
 # the 100 counts under the model's measured probabilities.
 D_STAR = 0.19
 MAX_FALSE_FAIL = 1e-3
+MAX_FALSE_FAIL_NO_RETRY = 0.1  # lm-eval retries nothing: see _check_ks_claims
 
 
 @pytest.fixture(scope="module")
@@ -140,19 +141,24 @@ def test_rejection_region_matches_the_exact_ks_test():
 
 # ------------------------------------------------------------------------------------------------ end to end
 
-def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], values: dict[str, list]):
+def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], values: dict[str, list],
+                     retries: bool):
     """KS@100 = 1 on the trained problems and 0 on the untrained one.
 
-    The first assertion fails with probability <= sum of reject_probability over the trained problems (asserted
-    < MAX_FALSE_FAIL here: about 1e-4 each with the measured probabilities). The second holds surely: the
+    The first assertion fails with probability <= the sum over the trained problems of reject_probability
+    (about 1e-4 each with the measured probabilities) plus, where nothing is retried (lm-eval: 100 generations,
+    KS@100 needs all 100 valid), 100 x (1 - mass on the valid answers) (union bound; measured mass >= 0.9997,
+    so <= 0.03 per problem). Inspect's solver retries an invalid reply up to 5 times: the chance that a slot
+    fails 5 times, 100 x (1 - mass)^5, is negligible. The fixed seeds make a run reproducible; the bound is
+    the chance that a fresh seed would fail. The second assertion holds surely: the
     untrained problem's truth lies in 100 +- 6 (4 sd, outside it with probability 6e-5 per draw), while the model
     answers with the digits it learnt, so D is close to 1, far above any critical value; a run short of 100
     valid values also scores 0."""
     bound = 0.0
     for pid in TRAINED_KSN:
-        q, _ = _ksn_distribution(hf, pid, chat, bos)
-        bound += reject_probability(pid, q)
-    assert bound < MAX_FALSE_FAIL, bound
+        q, mass = _ksn_distribution(hf, pid, chat, bos)
+        bound += reject_probability(pid, q) + (0.0 if retries else 100 * (1 - mass))
+    assert bound < (MAX_FALSE_FAIL if retries else MAX_FALSE_FAIL_NO_RETRY), bound
     for pid in TRAINED_KSN:
         assert ks_at_100[pid] == 1.0, (pid, values[pid][:20])
         assert len(values[pid]) == 100
@@ -181,7 +187,7 @@ def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
     assert log.status == "success", log.error
     ks = {s.id: s.scores["ksn_scorer"].value["ks@100"] for s in log.samples}
     values = {s.id: s.store["ub"]["values"] for s in log.samples}
-    _check_ks_claims(hf, chat=True, bos=True, ks_at_100=ks, values=values)
+    _check_ks_claims(hf, chat=True, bos=True, ks_at_100=ks, values=values, retries=True)
 
 
 def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
@@ -201,5 +207,5 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
     assert sorted(s["doc"]["id"] for s in samples) == sorted(IDS)
     ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
     values = {s["doc"]["id"]: s["values"] for s in samples}
-    _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values)
+    _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values, retries=False)
     assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], 2 / 3)
