@@ -209,3 +209,18 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
     values = {s["doc"]["id"]: s["values"] for s in samples}
     _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values, retries=False)
     assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], 2 / 3)
+
+
+def test_ids_option_selects_problems():
+    """The ``ids`` option both adapters use above: bank order kept, unknown ids refused with a clear error."""
+    from ub_inspect.ksn import ksn
+    from ub_lmeval.hooks import ksn_docs
+
+    assert [d["id"] for d in ksn_docs("text_explicit", ids=",".join(IDS))] == [
+        p for p in (d["id"] for d in ksn_docs("text_explicit")) if p in IDS]
+    assert ksn_docs("real_world", ids=IDS) == []
+    with pytest.raises(ValueError, match="not ksn problems: nope"):
+        ksn_docs("text_explicit", ids="te-normal-conc,nope")
+    assert len(ksn(ids=IDS).dataset) == 3
+    with pytest.raises(ValueError, match="ids: not among the selected problems: nope"):
+        ksn(ids="nope")
