@@ -22,18 +22,30 @@ __all__ = ["ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "count",
 KSN_METRIC_KEYS = tuple(f"ks@{n}" for n in DEFAULT_NS) + ("wdz", "jsd", "n_valid", "n_failed")
 
 
-def ksn_docs(category: str | None = None) -> list[dict]:
-    """One document per problem: id, category, prompt (with our answer instruction) and family."""
+def ksn_docs(category: str | None = None, ids: Any = None) -> list[dict]:
+    """One document per problem: id, category, prompt (with our answer instruction) and family.
+
+    ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
+    that is not in the bank is a ValueError (one in another category is simply not in this one)."""
     problems = load_bank("ksn", categories=[category] if category else None)
+    if ids is not None:
+        wanted = [s.strip() for s in (ids.split(",") if isinstance(ids, str) else ids) if str(s).strip()]
+        known = {p.id for p in load_bank("ksn")}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            raise ValueError(f"ids: not ksn problems: {', '.join(unknown)}")
+        problems = [p for p in problems if p.id in set(wanted)]
     return [{"id": p.id, "category": p.category, "family": p.family, "regime": p.regime, "support": p.support,
              "prompt": p.full_prompt} for p in problems]
 
 
-def ksn_dataset(category: str | None = None, **kwargs: Any):
-    """``custom_dataset`` hook: called with the task's metadata (``category``) and the model_args keys."""
+def ksn_dataset(category: str | None = None, ids: Any = None, **kwargs: Any):
+    """``custom_dataset`` hook: called with the task's metadata (``category``; ``ids`` from
+    ``--metadata '{"ids": "te-bernoulli-spread,..."}'`` restricts it to those problems) and the model_args
+    keys."""
     from datasets import Dataset, DatasetDict
 
-    return DatasetDict({"test": Dataset.from_list(ksn_docs(category))})
+    return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids))})
 
 
 def process_results_ksn(doc: dict, results: list) -> dict:

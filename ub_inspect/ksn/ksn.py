@@ -54,7 +54,7 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         method: str = "paper", list_size: int = 1, value_source: str = "final", dataset: str = "builtin",
         ground_truth: str | None = None, split: str = "train", gt_size: int = 10_000, seed: int = 0,
         max_attempts: int = 5, temperature: float = 1.0, max_tokens: int | None = None,
-        limit_per_category: int | None = None) -> Task:
+        limit_per_category: int | None = None, ids: Any = None) -> Task:
     """UnpredictaBench KS@N.
 
     Args:
@@ -75,6 +75,7 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         temperature: sampling temperature (paper: 1.0).
         max_tokens: per reply; default 64, 640 for lists of 10, 2512 for lists of 35.
         limit_per_category: keep only the first N problems of each category (quick checks).
+        ids: keep only these problem ids (a list or a comma-separated string), in bank order.
     """
     cats = str_list(categories, "categories")
     ns = int_list(ks_ns, "ks_ns")
@@ -92,6 +93,12 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
             if per[p.category] <= cap:
                 kept.append(p)
         problems = kept
+    wanted = str_list(ids, "ids")
+    if wanted:
+        unknown = sorted(set(wanted) - {p.id for p in problems})
+        if unknown:
+            raise ValueError(f"ids: not among the selected problems: {', '.join(unknown)}")
+        problems = [p for p in problems if p.id in set(wanted)]
     by_id = {p.id: p for p in problems}
     tokens = max_tokens if max_tokens is not None else MAX_TOKENS.get(list_size, 72 * list_size)
     return Task(

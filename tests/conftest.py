@@ -1,0 +1,16 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_trained_model():
+    """Folder of the tiny trained Llama (tests/support/tiny_trained.py), built once and cached by content hash
+    under $UB_TINY_MODEL_DIR or the ub cache dir, so every test, and .ci/vllm_lane.sh, share one build."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from support.tiny_trained import ensure_tiny_trained
+
+    return ensure_tiny_trained()

@@ -1,0 +1,285 @@
+"""A tiny TRAINED Llama for statistical end-to-end tests (test support; never part of the shipped package).
+
+Built from scratch with no download, then trained on CPU so that its answers follow KNOWN distributions:
+
+- two ``ksn`` bank problems (:data:`TRAINED_KSN`), each prompted with its exact ``full_prompt`` (what
+  ``ub_inspect/ksn`` and ``ub_ksn`` send), answered ``{k}`` with the problem's true probabilities;
+- the next-token prompts of :data:`NEXT_TOKEN_PROMPTS`: a biased coin (implicit-reasoning style, the prompt ends
+  right before the outcome word) and a colour draw with 30 red and 70 blue (numeric-calibration style).
+
+Every prompt is trained in the four forms our routes send: raw text (lm-eval ``--model hf`` / ``vllm``) and the
+chat template (Inspect ``hf/`` and ``vllm/``), each with and without a leading BOS (Inspect ``hf/`` and lm-eval
+``hf`` tokenise with special tokens, vLLM's chat endpoint and lm-eval's vLLM backend do not).
+
+Training minimises the *expected* cross-entropy under the target distribution: each (prompt, outcome) sequence
+is weighted by the outcome's true probability, with the loss on the answer tokens only. Its minimiser is the
+target distribution itself, and the gradient has no sampling noise, so a fixed number of full-batch steps with
+fixed seeds lands within ~0.01 of the targets (the tests measure it from the logits).
+
+The model is cached under ``$UB_TINY_MODEL_DIR`` (or ``ub_core.cache.cache_dir()/tiny_trained``), in a folder
+named by a content hash of this file's source, the config and the seeds: a CI run builds it once, and the
+pytest fixture and ``.ci/vllm_lane.sh`` share it. ``python tests/support/tiny_trained.py`` prints the path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["TRAINED_KSN", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "model_dir",
+           "ensure_tiny_trained", "build_tiny_trained", "chat_text", "training_documents",
+           "outcome_probabilities"]
+
+# ksn problems the model learns (discrete, small support): id -> {answer text: true probability}. Checked against
+# the bank's own distribution when the model is built (see _check_ksn_targets).
+TRAINED_KSN: dict[str, dict[str, float]] = {
+    "te-bernoulli-spread": {"0": 0.5, "1": 0.5},            # Bernoulli(0.5)
+    "te-discrete_uniform-conc": {"5": 1 / 3, "6": 1 / 3, "7": 1 / 3},  # uniform on {5, 6, 7}
+}
+
+# ALIGN AFTER MERGE: placeholder wording for the implicit-reasoning coin and the numeric-calibration colour
+# prompts (the calibration and implicit banks are being written in parallel). Replace each "prompt" with the
+# bank's exact wording of a matching item (same outcomes and probabilities), and the model learns that.
+# Each prompt ends right before the outcome word; the outcomes carry their leading space.
+NEXT_TOKEN_PROMPTS: dict[str, dict] = {
+    "coin": {
+        "prompt": ("A coin is weighted so that it lands heads three times as often as tails. "
+                   "I toss it once and it lands"),
+        "outcomes": {" heads": 0.75, " tails": 0.25},
+    },
+    "colour": {
+        "prompt": ("A box holds 30 red balls and 70 blue balls. I take one ball out of the box without looking. "
+                   "The ball I took is"),
+        "outcomes": {" red": 0.3, " blue": 0.7},
+    },
+}
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+# Llama with hidden 64, 2 layers, 2 heads: head_dim 32 (vLLM's CPU attention rejects 16). float32.
+CONFIG = {"hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 2,
+          "num_key_value_heads": 2, "max_position_embeddings": 512, "vocab_size_target": 512}
+SEED = 1234
+STEPS = 250
+LEARNING_RATE = 2e-2
+
+
+def chat_text(prompt: str) -> str:
+    """The text Inspect renders for one user message with :data:`CHAT_TEMPLATE` (generation prompt added)."""
+    return f"user: {prompt}\nassistant:"
+
+
+def _ksn_prompts() -> dict[str, str]:
+    from ub_core.problems import get_problem
+
+    return {pid: get_problem(pid).full_prompt for pid in TRAINED_KSN}
+
+
+def training_documents() -> list[tuple[str, str, float]]:
+    """(prefix text, continuation text, weight) for every prompt, form and outcome. The continuation is what the
+    model must produce: `` {k}`` for a ksn answer (followed by EOS), the outcome word for a next-token prompt."""
+    docs = []
+    for pid, prompt in _ksn_prompts().items():
+        for answer, p in TRAINED_KSN[pid].items():
+            for prefix in (prompt, chat_text(prompt)):
+                docs.append((prefix, " {" + answer + "}", p))
+    for item in NEXT_TOKEN_PROMPTS.values():
+        for outcome, p in item["outcomes"].items():
+            for prefix in (item["prompt"], chat_text(item["prompt"])):
+                docs.append((prefix, outcome, p))
+    return docs
+
+
+def _key() -> str:
+    source = Path(__file__).read_bytes()
+    blob = json.dumps({"config": CONFIG, "seed": SEED, "steps": STEPS, "lr": LEARNING_RATE,
+                       "ksn": TRAINED_KSN, "next": NEXT_TOKEN_PROMPTS, "docs": training_documents()},
+                      sort_keys=True).encode()
+    return hashlib.sha256(source + blob).hexdigest()[:16]
+
+
+def model_dir() -> Path:
+    """Where the model for the current source, config and seeds lives (built or not)."""
+    root = os.environ.get("UB_TINY_MODEL_DIR")
+    if root:
+        base = Path(root)
+    else:
+        from ub_core.cache import cache_dir
+
+        base = cache_dir() / "tiny_trained"
+    return base / _key()
+
+
+def ensure_tiny_trained(verbose: bool = False) -> Path:
+    """The cached model's folder, built (atomically) when missing."""
+    target = model_dir()
+    if (target / "done.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    try:
+        build_tiny_trained(tmp, verbose=verbose)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first: use theirs
+            if not (target / "done.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _check_ksn_targets() -> None:
+    """The hand-written answer probabilities must be the bank's own distribution."""
+    import numpy as np
+
+    from ub_core.problems import get_problem
+
+    for pid, target in TRAINED_KSN.items():
+        draws = get_problem(pid).draw(20_000, 0)
+        for answer, p in target.items():
+            share = float(np.mean(draws == float(answer)))
+            # 20,000 draws: sd <= 0.0036, so 0.02 is > 5 sd
+            if abs(share - p) > 0.02:
+                raise ValueError(f"TRAINED_KSN[{pid!r}][{answer!r}] = {p} but the bank draws it {share:.3f}")
+        if abs(sum(target.values()) - 1) > 1e-9:
+            raise ValueError(f"TRAINED_KSN[{pid!r}] does not sum to 1")
+
+
+def _tokenizer(docs):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=CONFIG["vocab_size_target"], special_tokens=["<pad>", "<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    texts = [prefix + cont for prefix, cont, _ in docs]
+    tok.train_from_iterator(texts * 4, trainer=trainer)
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _encode(fast, docs):
+    """Token sequences (with and without BOS) and their loss masks: the continuation, plus EOS after a ksn
+    answer (a reply ends there)."""
+    rows = []
+    for prefix, cont, weight in docs:
+        pre = fast(prefix, add_special_tokens=False)["input_ids"]
+        full = fast(prefix + cont, add_special_tokens=False)["input_ids"]
+        if full[: len(pre)] != pre:
+            raise ValueError(f"the continuation {cont!r} merges with its prompt's last token")
+        ids = full + ([fast.eos_token_id] if cont.startswith(" {") else [])
+        for bos in (True, False):
+            seq = ([fast.bos_token_id] if bos else []) + ids
+            start = len(pre) + bos
+            rows.append((seq, start, weight))
+    return rows
+
+
+def build_tiny_trained(path: str | Path, verbose: bool = False) -> Path:
+    """Build, train and save the model and tokenizer to ``path``; writes ``done.json`` with the timings and the
+    final loss."""
+    import random
+
+    import numpy as np
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    t0 = time.perf_counter()
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    _check_ksn_targets()
+    random.seed(SEED)
+    np.random.seed(SEED)
+    torch.manual_seed(SEED)
+    docs = training_documents()
+    fast = _tokenizer(docs)
+    rows = _encode(fast, docs)
+    cfg = {k: v for k, v in CONFIG.items() if k != "vocab_size_target"}
+    config = LlamaConfig(vocab_size=len(fast), bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
+                         pad_token_id=fast.pad_token_id, tie_word_embeddings=False, **cfg)
+    config._attn_implementation = "eager"  # faster than sdpa for this size on CPU
+    model = LlamaForCausalLM(config).float()
+
+    width = max(len(seq) for seq, _, _ in rows)
+    ids = torch.full((len(rows), width), fast.pad_token_id, dtype=torch.long)
+    attn = torch.zeros((len(rows), width), dtype=torch.long)
+    # weight of each predicted position (the label of position t is token t+1): the outcome's probability on its
+    # continuation tokens, 0 elsewhere, so each context's loss is the expected cross-entropy over its outcomes
+    w = torch.zeros((len(rows), width - 1))
+    for r, (seq, start, weight) in enumerate(rows):
+        ids[r, : len(seq)] = torch.tensor(seq)
+        attn[r, : len(seq)] = 1
+        w[r, start - 1: len(seq) - 1] = weight
+    opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 30) * max(0.05, 1 - s / STEPS))
+    model.train()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a step is ~0.1 s on one core; two threads on shared cores are several times slower
+    t_train = time.perf_counter()
+    loss_value = float("nan")
+    for step in range(STEPS):
+        logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1]
+        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                                reduction="none").view(w.shape)
+        loss = (nll * w).sum() / w.sum()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # keeps the high learning rate stable
+        opt.step()
+        sched.step()
+        loss_value = float(loss.detach())
+        if verbose and step % 50 == 0:
+            print(f"step {step} loss {loss_value:.4f} ({time.perf_counter() - t_train:.1f}s)", file=sys.stderr)
+    train_s = time.perf_counter() - t_train
+    torch.set_num_threads(threads)
+    model.eval()
+    model.generation_config.do_sample = True
+    model.config._attn_implementation = "sdpa"
+    model.save_pretrained(path, safe_serialization=True)
+    fast.save_pretrained(path)
+    info = {"key": _key(), "steps": STEPS, "final_loss": loss_value, "train_s": round(train_s, 1),
+            "total_s": round(time.perf_counter() - t0, 1), "sequences": len(rows), "max_len": width,
+            "vocab": len(fast)}
+    (path / "done.json").write_text(json.dumps(info, indent=1))
+    return path
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for ub_core
+    out = ensure_tiny_trained(verbose="-v" in sys.argv)
+    print(out)
+
+
+def outcome_probabilities(model, tokenizer, prefix: str, outcomes, bos: bool = True) -> dict[str, float]:
+    """Exact model probability of each continuation text after ``prefix`` (product of its token probabilities;
+    ``{k}`` answers include the closing EOS)."""
+    import torch
+
+    pre = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    start = len(pre) + bos
+    out = {}
+    for cont in outcomes:
+        ids = tokenizer(prefix + cont, add_special_tokens=False)["input_ids"]
+        if cont.startswith(" {"):
+            ids = ids + [tokenizer.eos_token_id]
+        if bos:
+            ids = [tokenizer.bos_token_id] + ids
+        with torch.no_grad():
+            logp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
+        out[cont] = float(torch.exp(sum(logp[t - 1, ids[t]] for t in range(start, len(ids)))))
+    return out

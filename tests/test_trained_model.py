@@ -1,0 +1,226 @@
+"""Statistical end-to-end tests with a tiny TRAINED model (tests/support/tiny_trained.py): a real language model
+whose answer distributions are known, run through Inspect's ``hf/`` provider and lm-eval's ``hf`` backend.
+
+The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {5, 6, 7}),
+a biased coin and a 30/70 colour draw. Its exact answer probabilities are read from its logits first; the
+end-to-end KS assertions are then events whose probability follows from those (derivations in the comments).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("inspect_ai")
+pytest.importorskip("lm_eval")
+
+from scipy.stats import multinomial  # noqa: E402
+
+from support.tiny_trained import (NEXT_TOKEN_PROMPTS, TRAINED_KSN, chat_text,  # noqa: E402
+                                  outcome_probabilities)
+from ub_core.cache import cached_truth  # noqa: E402
+from ub_core.problems import get_problem  # noqa: E402
+
+UNTRAINED = "te-normal-conc"  # N(100, 1.5), continuous: a prompt the model never saw
+IDS = [*TRAINED_KSN, UNTRAINED]
+
+# Tolerance on the model's exact (logit-read) probabilities. No sampling is involved: training minimises the
+# expected cross-entropy, whose minimiser is the target distribution, so what remains is optimisation error.
+# Measured (250 steps): at most 0.001 on a normalised proportion; 0.03 leaves room for BLAS/thread differences.
+PROB_TOL = 0.03
+MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9997)
+
+# KS rejection region. KS@100 compares 100 model values with M = 10,000 truth draws and rejects at p < 1e-4
+# (seed 000). For these tied (discrete) samples the exact permutation test's rejection is a function of the
+# statistic D = max_x |F_100(x) - G_M(x)| up to a sliver: enumerating every count vector of the 3-point
+# problem gave min D among rejected = 0.1947, max D among accepted = 0.1957 (the Bernoulli rejects k outside
+# [31, 69], i.e. D >= 0.1927). So P(reject) <= P(D >= 0.19), computed exactly below from the multinomial law of
+# the 100 counts under the model's measured probabilities.
+D_STAR = 0.19
+MAX_FALSE_FAIL = 1e-3
+MAX_FALSE_FAIL_NO_RETRY = 0.1  # lm-eval retries nothing: see _check_ks_claims
+
+
+@pytest.fixture(scope="module")
+def hf(tiny_trained_model):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(0)
+    tok = AutoTokenizer.from_pretrained(tiny_trained_model)
+    model = AutoModelForCausalLM.from_pretrained(tiny_trained_model, dtype=torch.float32).eval()
+    return tok, model
+
+
+def _answers(pid: str) -> list[str]:
+    return [" {" + a + "}" for a in TRAINED_KSN[pid]]
+
+
+def _ksn_distribution(hf, pid: str, chat: bool, bos: bool) -> tuple[dict[str, float], float]:
+    """The model's probabilities of the problem's answers, normalised over them, and their total mass."""
+    tok, model = hf
+    prompt = get_problem(pid).full_prompt
+    probs = outcome_probabilities(model, tok, chat_text(prompt) if chat else prompt, _answers(pid), bos=bos)
+    mass = sum(probs.values())
+    return {k.strip(" {}"): v / mass for k, v in probs.items()}, mass
+
+
+def reject_probability(pid: str, q: dict[str, float], n: int = 100) -> float:
+    """P(D >= D_STAR) when n values are drawn with probabilities ``q`` (retries resample invalid replies, so
+    the kept values follow q normalised over the valid answers), against the cached truth draws."""
+    truth = cached_truth(get_problem(pid), 10_000, 0)
+    labels = sorted(q, key=float)
+    g = np.array([np.mean(truth <= float(v)) for v in labels[:-1]])
+    p = np.array([q[v] for v in labels])
+    total = 0.0
+    for head in itertools.product(range(n + 1), repeat=len(labels) - 1):
+        if sum(head) > n:
+            continue
+        counts = [*head, n - sum(head)]
+        f = np.cumsum(counts)[:-1] / n
+        if np.max(np.abs(f - g)) >= D_STAR:
+            total += float(multinomial.pmf(counts, n, p))
+    return total
+
+
+# ------------------------------------------------------------------------------------------------ what it learnt
+
+@pytest.mark.parametrize("chat", [False, True], ids=["raw", "chat"])
+@pytest.mark.parametrize("bos", [True, False], ids=["bos", "nobos"])
+@pytest.mark.parametrize("pid", list(TRAINED_KSN))
+def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
+    q, mass = _ksn_distribution(hf, pid, chat, bos)
+    assert mass >= MASS_MIN, (pid, mass)
+    for answer, p in TRAINED_KSN[pid].items():
+        assert abs(q[answer] - p) <= PROB_TOL, (pid, answer, q)
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["raw", "chat"])
+def test_colour_next_token_probability(hf, chat):
+    """Numeric calibration on the trained colour prompt (30 red, 70 blue): PM, the mass on the valid options
+    summed over surface variants, is high, and the normalised P(red) is 0.3 within PROB_TOL."""
+    tok, model = hf
+    item = NEXT_TOKEN_PROMPTS["colour"]
+    prefix = chat_text(item["prompt"]) if chat else item["prompt"]
+    variants = {c: [f" {c}", c, f" {c.capitalize()}", c.capitalize()] for c in ("red", "blue")}
+    probs = {c: sum(outcome_probabilities(model, tok, prefix, vs).values()) for c, vs in variants.items()}
+    pm = probs["red"] + probs["blue"]
+    assert pm >= MASS_MIN, probs
+    assert abs(probs["red"] / pm - item["outcomes"][" red"]) <= PROB_TOL, probs
+
+
+def test_coin_bias_is_learnt(hf):
+    """Implicit reasoning on the trained coin prompt: the normalised P(heads) is 0.75 within PROB_TOL, in the
+    raw form and in the chat form."""
+    tok, model = hf
+    item = NEXT_TOKEN_PROMPTS["coin"]
+    for prefix in (item["prompt"], chat_text(item["prompt"])):
+        probs = outcome_probabilities(model, tok, prefix, item["outcomes"])
+        assert sum(probs.values()) >= MASS_MIN, probs
+        assert abs(probs[" heads"] / sum(probs.values()) - 0.75) <= PROB_TOL, probs
+
+
+def test_rejection_region_matches_the_exact_ks_test():
+    """The D_STAR bound above, checked on the Bernoulli: counts just inside the region pass, just outside fail."""
+    from ub_core.metrics import ks_at_n
+
+    pid = "te-bernoulli-spread"
+    problem, truth = get_problem(pid), cached_truth(get_problem(pid), 10_000, 0)
+    share = float(np.mean(truth))
+    for k in range(101):
+        d = abs(k / 100 - share)
+        passed = ks_at_n(np.repeat([0.0, 1.0], [100 - k, k]), truth, ns=[100], support=problem.support)[100]["pass"]
+        if d < D_STAR:
+            assert passed, k  # D below D_STAR never rejects, so P(reject) <= P(D >= D_STAR)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], values: dict[str, list],
+                     retries: bool):
+    """KS@100 = 1 on the trained problems and 0 on the untrained one.
+
+    The first assertion fails with probability <= the sum over the trained problems of reject_probability
+    (about 1e-4 each with the measured probabilities) plus, where nothing is retried (lm-eval: 100 generations,
+    KS@100 needs all 100 valid), 100 x (1 - mass on the valid answers) (union bound; measured mass >= 0.9997,
+    so <= 0.03 per problem). Inspect's solver retries an invalid reply up to 5 times: the chance that a slot
+    fails 5 times, 100 x (1 - mass)^5, is negligible. The fixed seeds make a run reproducible; the bound is
+    the chance that a fresh seed would fail. The second assertion holds surely: the
+    untrained problem's truth lies in 100 +- 6 (4 sd, outside it with probability 6e-5 per draw), while the model
+    answers with the digits it learnt, so D is close to 1, far above any critical value; a run short of 100
+    valid values also scores 0."""
+    bound = 0.0
+    for pid in TRAINED_KSN:
+        q, mass = _ksn_distribution(hf, pid, chat, bos)
+        bound += reject_probability(pid, q) + (0.0 if retries else 100 * (1 - mass))
+    assert bound < (MAX_FALSE_FAIL if retries else MAX_FALSE_FAIL_NO_RETRY), bound
+    for pid in TRAINED_KSN:
+        assert ks_at_100[pid] == 1.0, (pid, values[pid][:20])
+        assert len(values[pid]) == 100
+        assert set(values[pid]) <= {float(a) for a in TRAINED_KSN[pid]}
+    assert ks_at_100[UNTRAINED] == 0.0
+    assert all(abs(v - 100) > 6 for v in values[UNTRAINED]), values[UNTRAINED][:20]
+
+
+@pytest.mark.slow
+def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
+    """``ub_inspect/ksn`` through Inspect's hf/ provider (chat template, BOS added by the tokenizer)."""
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.ksn import ksn
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    task = ksn(ids=",".join(IDS), n_samples=100, max_tokens=8)
+    # hf/ answers one choice per request, so each sample sends its 100 requests one after another; hf/ batches
+    # concurrent requests and closes a batch at max_connections requests (its batch size, default 32) or after
+    # 2 s without a new one, and each request's caller polls its result once a second. With 3 requests in
+    # flight the default waits 2 s + 1 s per round (~5 minutes for 100 rounds); max_connections = 3 closes each
+    # batch at once: ~1 s per round, ~100 s in all.
+    log = inspect_eval(task, model=f"hf/{tiny_trained_model}", model_args={"device": "cpu"},
+                       max_connections=len(IDS), seed=11,
+                       log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    ks = {s.id: s.scores["ksn_scorer"].value["ks@100"] for s in log.samples}
+    values = {s.id: s.store["ub"]["values"] for s in log.samples}
+    _check_ks_claims(hf, chat=True, bos=True, ks_at_100=ks, values=values, retries=True)
+
+
+def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
+    """``ub_ksn`` (its text_explicit task, restricted by ``--metadata ids``) through lm-eval's hf backend (raw
+    prompt; the hf backend adds BOS through the tokenizer)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ",".join(IDS)})
+    res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
+                          tasks=["ub_ksn_text_explicit"], task_manager=tm, batch_size=100,
+                          gen_kwargs="max_gen_toks=8", log_samples=True)
+    samples = res["samples"]["ub_ksn_text_explicit"]
+    assert sorted(s["doc"]["id"] for s in samples) == sorted(IDS)
+    ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
+    values = {s["doc"]["id"]: s["values"] for s in samples}
+    _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values, retries=False)
+    assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], 2 / 3)
+
+
+def test_ids_option_selects_problems():
+    """The ``ids`` option both adapters use above: bank order kept, unknown ids refused with a clear error."""
+    from ub_inspect.ksn import ksn
+    from ub_lmeval.hooks import ksn_docs
+
+    assert [d["id"] for d in ksn_docs("text_explicit", ids=",".join(IDS))] == [
+        p for p in (d["id"] for d in ksn_docs("text_explicit")) if p in IDS]
+    assert ksn_docs("real_world", ids=IDS) == []
+    with pytest.raises(ValueError, match="not ksn problems: nope"):
+        ksn_docs("text_explicit", ids="te-normal-conc,nope")
+    assert len(ksn(ids=IDS).dataset) == 3
+    with pytest.raises(ValueError, match="ids: not among the selected problems: nope"):
+        ksn(ids="nope")
