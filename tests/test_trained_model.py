@@ -100,29 +100,50 @@ def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
         assert abs(q[answer] - p) <= PROB_TOL, (pid, answer, q)
 
 
-@pytest.mark.parametrize("chat", [False, True], ids=["raw", "chat"])
-def test_colour_next_token_probability(hf, chat):
-    """Numeric calibration on the trained colour prompt (30 red, 70 blue): PM, the mass on the valid options
-    summed over surface variants, is high, and the normalised P(red) is 0.3 within PROB_TOL."""
+def _item_scores(hf, name: str, prefix_form):
+    """The real log-probability pipeline on a trained bank item: every surface variant's exact probability
+    (ub_core.logit.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
+    does), then the family's item scores from ub_core.metrics."""
+    from ub_core.logit import flatten_variants, item_scores, option_mass
+    from ub_lmeval.logit_hooks import continuation_token_ids
+
     tok, model = hf
-    item = NEXT_TOKEN_PROMPTS["colour"]
-    prefix = chat_text(item["prompt"]) if chat else item["prompt"]
-    variants = {c: [f" {c}", c, f" {c.capitalize()}", c.capitalize()] for c in ("red", "blue")}
-    probs = {c: sum(outcome_probabilities(model, tok, prefix, vs).values()) for c, vs in variants.items()}
-    pm = probs["red"] + probs["blue"]
-    assert pm >= MASS_MIN, probs
-    assert abs(probs["red"] / pm - item["outcomes"][" red"]) <= PROB_TOL, probs
+    item = get_problem(NEXT_TOKEN_PROMPTS[name]["id"])
+    prefix = prefix_form(item.prompt)
+    choices, _ = flatten_variants(item)
+    probs = outcome_probabilities(model, tok, prefix, choices)
+    logprobs = [math.log(probs[c]) if probs[c] > 0 else -math.inf for c in choices]
+    token_ids = [continuation_token_ids(tok, prefix, c) for c in choices]
+    mass = option_mass(item, logprobs, token_ids)
+    return item, mass, item_scores(item, mass)
 
 
-def test_coin_bias_is_learnt(hf):
-    """Implicit reasoning on the trained coin prompt: the normalised P(heads) is 0.75 within PROB_TOL, in the
-    raw form and in the chat form."""
-    tok, model = hf
-    item = NEXT_TOKEN_PROMPTS["coin"]
-    for prefix in (item["prompt"], chat_text(item["prompt"])):
-        probs = outcome_probabilities(model, tok, prefix, item["outcomes"])
-        assert sum(probs.values()) >= MASS_MIN, probs
-        assert abs(probs[" heads"] / sum(probs.values()) - 0.75) <= PROB_TOL, probs
+FORMS = {"raw": lambda p: p, "chat": chat_text}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_calibration_scores_on_the_trained_colour_item(hf, form):
+    """Numeric calibration on the trained colour item (22 red, 52 blue): PM is the learnt mass, and the normalised
+    P(red) is 22/74 within PROB_TOL. WD (seed 001: the Euclidean distance between the raw option masses and the
+    ideal) is then at most sqrt(2) * (PROB_TOL + (1 - MASS_MIN)): each mass is off by at most the normalised error
+    plus the missing mass."""
+    item, mass, scores = _item_scores(hf, "colour", FORMS[form])
+    assert scores["pm"] >= MASS_MIN, mass
+    assert abs(mass[0] / mass.sum() - 22 / 74) <= PROB_TOL, mass
+    assert scores["wd"] <= math.sqrt(2) * (PROB_TOL + 1 - MASS_MIN), scores
+    assert scores["behaviour"] == "calibrated", scores
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_implicit_scores_on_the_trained_coin_item(hf, form):
+    """Implicit reasoning on the trained coin item (two coins at 3:1 for heads): the predicted distribution of the
+    heads count is (1, 6, 9)/16 within PROB_TOL in every coordinate (so Chebyshev <= PROB_TOL), the argmax is the
+    true mode (2 heads, 9/16 against 6/16: a gap far wider than the tolerance), and the missing mass is small."""
+    item, mass, scores = _item_scores(hf, "coin", FORMS[form])
+    assert np.allclose(item.probabilities, (1 / 16, 6 / 16, 9 / 16))
+    assert scores["missing_mass"] <= 1 - MASS_MIN, mass
+    assert scores["chebyshev"] <= PROB_TOL, (mass, scores)
+    assert scores["argmax_correct"] == 1.0
 
 
 def test_rejection_region_matches_the_exact_ks_test():
@@ -219,8 +240,42 @@ def test_ids_option_selects_problems():
     assert [d["id"] for d in ksn_docs("text_explicit", ids=",".join(IDS))] == [
         p for p in (d["id"] for d in ksn_docs("text_explicit")) if p in IDS]
     assert ksn_docs("real_world", ids=IDS) == []
-    with pytest.raises(ValueError, match="not ksn problems: nope"):
+    with pytest.raises(ValueError, match="not items of ksn or any other bank: nope"):
         ksn_docs("text_explicit", ids="te-normal-conc,nope")
+    from ub_lmeval.logit_hooks import logit_docs
+
+    coin = NEXT_TOKEN_PROMPTS["coin"]["id"]
+    assert [d["id"] for d in logit_docs("implicit", "coins", ids=[coin])] == [coin]
+    with pytest.raises(ValueError, match="not items of calibration or any other bank: nope"):
+        logit_docs("calibration", "colors", ids="nope")
     assert len(ksn(ids=IDS).dataset) == 3
     with pytest.raises(ValueError, match="ids: not among the selected problems: nope"):
         ksn(ids="nope")
+
+
+def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeypatch):
+    """``ub_logit`` tasks through lm-eval's hf backend (multiple_choice log-likelihoods of every surface variant,
+    deduplicated by the model's token ids) on the two trained items: the lm-eval scores agree with the direct
+    logit read above within float error, and with the targets within the same tolerances."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    ids = ",".join(p["id"] for p in NEXT_TOKEN_PROMPTS.values())
+    # the CLI hands model_args to the tasks' metadata (custom_dataset then loads the tokenizer for the token-id
+    # dedup); with our own TaskManager we do it ourselves
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
+                     metadata={"ids": ids, "pretrained": str(tiny_trained_model)})
+    res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
+                          tasks=["ub_calibration_colors", "ub_implicit_coins"], task_manager=tm, batch_size=8,
+                          log_samples=True)
+    (cal,) = res["samples"]["ub_calibration_colors"]
+    (coin,) = res["samples"]["ub_implicit_coins"]
+    assert cal["doc"]["dedup"] == "token_ids"
+    _, direct_mass, direct = _item_scores(hf, "colour", FORMS["raw"])
+    assert cal["pm"] == pytest.approx(direct["pm"], abs=1e-4) and cal["wd"] == pytest.approx(direct["wd"], abs=1e-4)
+    assert cal["pm"] >= MASS_MIN and cal["behaviour_calibrated"] == 1.0
+    assert abs(cal["predicted"][0] - 22 / 74) <= PROB_TOL
+    assert coin["chebyshev"] <= PROB_TOL and coin["argmax_acc"] == 1.0 and coin["missing_mass"] <= 1 - MASS_MIN

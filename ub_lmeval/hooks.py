@@ -14,12 +14,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ub_core.problems import get_problem, load_bank
+from ub_core.problems import bank_names, get_problem, load_bank
 from ub_core.scoring import DEFAULT_NS, parse_outputs, score_values
 
-__all__ = ["ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "count", "KSN_METRIC_KEYS"]
+__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "count", "KSN_METRIC_KEYS"]
 
 KSN_METRIC_KEYS = tuple(f"ks@{n}" for n in DEFAULT_NS) + ("wdz", "jsd", "n_valid", "n_failed")
+
+
+def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
+    """The ``items`` whose id is in ``ids`` (a list, or a comma-separated string), in bank order; all of them when
+    ``ids`` is None. ``--metadata`` reaches every task of a run, so an id of another category or another bank is
+    simply not among ``items``; an id that no bank knows (a typo) is a one-line ValueError."""
+    if ids is None:
+        return list(items)
+    wanted = {s.strip() for s in (ids.split(",") if isinstance(ids, str) else ids) if str(s).strip()}
+    unknown = wanted - {p.id for p in load_bank(bank, size=size)}
+    for other in bank_names():
+        if unknown and other != bank:
+            unknown -= {p.id for p in load_bank(other)}
+    if unknown:
+        raise ValueError(f"ids: not items of {bank} or any other bank: {', '.join(sorted(unknown))}")
+    return [p for p in items if p.id in wanted]
 
 
 def ksn_docs(category: str | None = None, ids: Any = None) -> list[dict]:
@@ -27,14 +43,7 @@ def ksn_docs(category: str | None = None, ids: Any = None) -> list[dict]:
 
     ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
     that is not in the bank is a ValueError (one in another category is simply not in this one)."""
-    problems = load_bank("ksn", categories=[category] if category else None)
-    if ids is not None:
-        wanted = [s.strip() for s in (ids.split(",") if isinstance(ids, str) else ids) if str(s).strip()]
-        known = {p.id for p in load_bank("ksn")}
-        unknown = [i for i in wanted if i not in known]
-        if unknown:
-            raise ValueError(f"ids: not ksn problems: {', '.join(unknown)}")
-        problems = [p for p in problems if p.id in set(wanted)]
+    problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
     return [{"id": p.id, "category": p.category, "family": p.family, "regime": p.regime, "support": p.support,
              "prompt": p.full_prompt} for p in problems]
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from ub_core.logit import dedup_by_token_ids, flatten_variants, option_mass, sample_payload, score_row
 from ub_core.problems import LogitItem, load_bank
 
-from .hooks import count, nanmean
+from .hooks import count, nanmean, select_ids
 
 __all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count"]
 
@@ -56,10 +56,11 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
 
 
 def logit_docs(bank: str, category: str | None = None, size: str | None = "subset",
-               tokenizer=None) -> list[dict]:
+               tokenizer=None, ids: Any = None) -> list[dict]:
     """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
-    ``dedup`` (``token_ids`` or ``string``) and ``record`` (the item's JSON record, for rescoring)."""
-    items = load_bank(bank, categories=[category] if category else None, size=size)
+    ``dedup`` (``token_ids`` or ``string``) and ``record`` (the item's JSON record, for rescoring). ``ids``
+    keeps only those items (``--metadata '{"ids": "..."}'``)."""
+    items = select_ids(load_bank(bank, categories=[category] if category else None, size=size), ids, bank, size)
     docs = []
     for item in items:
         choices, owners = flatten_variants(item)
@@ -75,7 +76,8 @@ def logit_docs(bank: str, category: str | None = None, size: str | None = "subse
 
 
 def logit_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
-                  pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, **kwargs: Any):
+                  pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
+                  **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
     model_args keys (``pretrained``, ``tokenizer``)."""
     from datasets import Dataset, DatasetDict
@@ -84,7 +86,7 @@ def logit_dataset(bank: str | None = None, category: str | None = None, size: st
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    return DatasetDict({"test": Dataset.from_list(logit_docs(str(bank), category, size or "subset", tok))})
+    return DatasetDict({"test": Dataset.from_list(logit_docs(str(bank), category, size or "subset", tok, ids))})
 
 
 def _logprobs(results: Sequence[Any], n: int) -> list[float]:

@@ -4,8 +4,8 @@ Built from scratch with no download, then trained on CPU so that its answers fol
 
 - two ``ksn`` bank problems (:data:`TRAINED_KSN`), each prompted with its exact ``full_prompt`` (what
   ``ub_inspect/ksn`` and ``ub_ksn`` send), answered ``{k}`` with the problem's true probabilities;
-- the next-token prompts of :data:`NEXT_TOKEN_PROMPTS`: a biased coin (implicit-reasoning style, the prompt ends
-  right before the outcome word) and a colour draw with 30 red and 70 blue (numeric-calibration style).
+- the next-token prompts of :data:`NEXT_TOKEN_PROMPTS`: a real implicit-reasoning item (two biased coins) and a
+  real numeric-calibration colour item (22 red, 52 blue), each ending right before the outcome.
 
 Every prompt is trained in the four forms our routes send: raw text (lm-eval ``--model hf`` / ``vllm``) and the
 chat template (Inspect ``hf/`` and ``vllm/``), each with and without a leading BOS (Inspect ``hf/`` and lm-eval
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["TRAINED_KSN", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "model_dir",
+__all__ = ["TRAINED_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "model_dir",
            "ensure_tiny_trained", "build_tiny_trained", "chat_text", "training_documents",
            "outcome_probabilities"]
 
@@ -43,22 +43,29 @@ TRAINED_KSN: dict[str, dict[str, float]] = {
     "te-discrete_uniform-conc": {"5": 1 / 3, "6": 1 / 3, "7": 1 / 3},  # uniform on {5, 6, 7}
 }
 
-# ALIGN AFTER MERGE: placeholder wording for the implicit-reasoning coin and the numeric-calibration colour
-# prompts (the calibration and implicit banks are being written in parallel). Replace each "prompt" with the
-# bank's exact wording of a matching item (same outcomes and probabilities), and the model learns that.
-# Each prompt ends right before the outcome word; the outcomes carry their leading space.
-NEXT_TOKEN_PROMPTS: dict[str, dict] = {
-    "coin": {
-        "prompt": ("A coin is weighted so that it lands heads three times as often as tails. "
-                   "I toss it once and it lands"),
-        "outcomes": {" heads": 0.75, " tails": 0.25},
-    },
-    "colour": {
-        "prompt": ("A box holds 30 red balls and 70 blue balls. I take one ball out of the box without looking. "
-                   "The ball I took is"),
-        "outcomes": {" red": 0.3, " blue": 0.7},
-    },
+# Next-token items the model learns, taken from the real banks so that ub_logit / ub_inspect/calibration /
+# ub_inspect/implicit send exactly these prompts: a calibration colour item (22 red vs 52 blue: P(red) = 22/74) and
+# an implicit-reasoning coin item (2 coins, each lands heads 3 times as often as tails: heads counts 0, 1, 2 with
+# probabilities 1/16, 6/16, 9/16). The model learns each outcome with its leading space, as " red", " 2".
+NEXT_TOKEN_ITEMS: dict[str, str] = {
+    "colour": "cal-colors-t2-tens-22-52-red-blue",
+    "coin": "imp-coins-single-2c-heads-b3",
 }
+
+
+def _next_token_prompts() -> dict[str, dict]:
+    from ub_core.problems import get_problem
+
+    out = {}
+    for name, item_id in NEXT_TOKEN_ITEMS.items():
+        item = get_problem(item_id)
+        out[name] = {"id": item_id, "prompt": item.prompt,
+                     "outcomes": {" " + o: float(p) for o, p in zip(item.options, item.probabilities)}}
+    return out
+
+
+#: name -> {"id", "prompt", "outcomes": {" outcome": probability}}, read from the banks at import.
+NEXT_TOKEN_PROMPTS: dict[str, dict] = _next_token_prompts()
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
