@@ -5,7 +5,8 @@
 #   1. inspect eval ub_inspect/ksn --model vllm/<model>  (Inspect starts `vllm serve` itself through the launcher)
 #      and checks that each problem's 100 answers went out as ONE request (n = 100);
 #   2. lm_eval --model vllm  and  ub-lm-eval --model ub-vllm  on a ub_ksn subset, and prints their generate
-#      calls, n per call and wall times side by side.
+#      calls, n per call and wall times side by side;
+#   3. ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM log-likelihoods.
 # An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
 # any failure of our code fails the lane.
 set -euo pipefail
@@ -84,20 +85,24 @@ UB_LANE_COUNT="$work/calls_ubvllm.jsonl" run ub-lm-eval --model ub-vllm \
   --model_args "$model_args" "${lm_common[@]}" --output_path "$work/out_ubvllm"
 ubvllm_s=$(( $(date +%s) - t0 ))
 
-# ------------------------------------------------------------------------------- ub_logit (after the merge)
-# >>> UB_LOGIT: add the ub_logit subset run here once the ub_logit task family is merged, e.g.
-# >>>   UB_LANE_COUNT="$work/calls_logit.jsonl" run ub-lm-eval \
-# >>>     --model vllm --model_args "$model_args" --tasks ub_logit --limit 5 --batch_size auto --output_path "$work/out_logit"
-# >>> and check in the python block below that the colour item's normalised P(red) is near 0.3
-# >>> (tests/support/tiny_trained.py NEXT_TOKEN_PROMPTS, once aligned with the bank's wording).
+# ---------------------------------------------------------------------------------------------- 3. ub_logit
+# lm-eval's vLLM backend computes the multiple_choice log-likelihoods with prompt_logprobs; the two next-token items
+# the tiny model learnt (tests/support/tiny_trained.py NEXT_TOKEN_ITEMS) come out near their ideal distributions
+logit_ids="$(cd "$repo" && PYTHONPATH="$repo:$repo/tests" python -c \
+  'from support.tiny_trained import NEXT_TOKEN_ITEMS as I; print(",".join(I.values()))')"
+t0=$(date +%s)
+run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_calibration_colors,ub_implicit_coins \
+  --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit"
+logit_s=$(( $(date +%s) - t0 ))
 
 # ------------------------------------------------------------------------------------------------ checks
-"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" <<'PY'
+"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" "$logit_s" <<'PY'
 import glob, json, sys
 from pathlib import Path
 from inspect_ai.log import read_eval_log
 
-work, ids, inspect_s, vllm_s, ubvllm_s, install_s = sys.argv[1], sys.argv[2].split(","), *map(int, sys.argv[3:])
+work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s = (sys.argv[1], sys.argv[2].split(","),
+                                                               *map(int, sys.argv[3:]))
 trained, untrained = ids[:2], ids[2]
 
 # 1. Inspect: one request per problem with n = 100 (the model call log keeps each request's body)
@@ -139,6 +144,21 @@ for label, calls, prompts, ns, wall, ks100, _ in rows.values():
     print(f"{label:32} {calls:>14} {prompts:>9} {str(ns):>14} {wall:>7} {ks100:>7.3f}")
 assert rows["vllm"][3] == [1] and rows["vllm"][2] == 300, rows["vllm"]  # 3 problems x 100 repeats, n=1 each
 assert rows["ubvllm"][3] == [100] and rows["ubvllm"][2] == 3, rows["ubvllm"]  # one n=100 request per problem
-print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s")
+# 3. ub_logit through vLLM's prompt_logprobs: the trained colour item (P(red) = 22/74) and coin item ((1, 6, 9)/16)
+# within the tolerance of tests/test_trained_model.py (0.03: optimisation error, no sampling involved)
+logit = {}
+for f in glob.glob(f"{work}/out_logit/**/samples_*.jsonl", recursive=True):
+    for line in open(f):
+        s = json.loads(line)
+        logit[s["doc"]["category"]] = s
+cal, coin = logit["colors"], logit["coins"]
+assert cal["doc"]["dedup"] == "token_ids", cal["doc"]["dedup"]
+assert cal["pm"] >= 0.99 and abs(cal["predicted"][0] - 22 / 74) <= 0.03, (cal["pm"], cal["predicted"])
+assert coin["chebyshev"] <= 0.03 and coin["argmax_acc"] == 1.0, (coin["chebyshev"], coin["predicted"])
+print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal['predicted'][0]:.4f} (ideal {22 / 74:.4f}), "
+      f"WD {cal['wd']:.4f}; coin Chebyshev {coin['chebyshev']:.4f}, predicted "
+      f"{[round(p, 4) for p in coin['predicted']]}; wall {logit_s}s")
+print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s, "
+      f"ub_logit {logit_s}s")
 PY
 echo "vLLM lane: ok in $(( $(date +%s) - lane_start ))s"
