@@ -1,9 +1,8 @@
 """The log-probability plumbing (ub_core.logit, ub_core.oracle_logit) and both adapters for the calibration,
 implicit and explicit banks, offline, on small hand-built fixture banks installed in ub_core.problems._BANKS.
 
-The real banks and metrics live in other modules (ub_core.problems.calibration / implicit / explicit,
-ub_core.metrics.calibration / implicit). Where a metric function is not installed, a stand-in with the same
-contract is used; once the real ones are present they are used instead.
+The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
+tests/test_logit_real_banks.py.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import ub_core.metrics as ub_metrics
 from ub_core import problems as ub_problems
 from ub_core.logit import (
     BEHAVIOURS,
@@ -84,64 +82,11 @@ def _explicit(size=None):
     return tuple(items)
 
 
-# ------------------------------------------------------------------------------------------------ stand-in metrics
-# Used only where ub_core.metrics lacks the real function (the family modules land from other branches).
-
-def _norm(mass):
-    m = np.asarray(mass, dtype=float)
-    return m / m.sum() if m.sum() > 0 else None
-
-
-def _standin_calibration(item, mass):
-    q, p = _norm(mass), np.asarray(item.probabilities)
-    pm = float(np.sum(mass))
-    if q is None:
-        return {"pm": pm, "wd": None, "re": None, "behaviour": "null"}
-    wd = float(np.abs(np.cumsum(q) - np.cumsum(p)).sum())
-
-    def h(x):
-        x = x[x > 0]
-        return float(-(x * np.log2(x)).sum())
-
-    refs = {"calibrated": p, "pick_first": np.eye(len(p))[0], "pick_second": np.eye(len(p))[min(1, len(p) - 1)],
-            "pick_higher": np.eye(len(p))[int(np.argmax(p))], "pick_lower": np.eye(len(p))[int(np.argmin(p))]}
-    # reference behaviours are defined for two options only (seed 001 sec. 3.5)
-    behaviour = None if len(p) != 2 else "null" if pm < 0.5 else min(
-        refs, key=lambda b: np.abs(np.cumsum(q) - np.cumsum(refs[b])).sum())
-    return {"pm": pm, "wd": wd, "re": h(q) - h(p), "behaviour": behaviour}
-
-
-def _standin_implicit(item, mass):
-    q, p = _norm(mass), np.asarray(item.probabilities)
-    unique = int(np.sum(p == p.max())) == 1
-    if q is None:
-        return {"chebyshev": None, "manhattan": None, "kl": None, "missing_mass": 1.0, "argmax_correct": None}
-    with np.errstate(divide="ignore"):
-        kl = float(np.sum(np.where(p > 0, p * np.log(p / q), 0.0)))
-    return {"chebyshev": float(np.abs(q - p).max()), "manhattan": float(np.abs(q - p).sum()), "kl": kl,
-            "missing_mass": float(1 - np.sum(mass)),
-            "argmax_correct": float(np.argmax(q) == np.argmax(p)) if unique else None}
-
-
-def _standin_explicit(item, mass):
-    q = _norm(mass)
-    if q is None:
-        return {"mcq_correct": 0.0, "p_correct": 0.0}
-    return {"mcq_correct": float(int(np.argmax(q)) == item.answer_index), "p_correct": float(q[item.answer_index])}
-
-
-_STANDINS = {"calibration_item_scores": _standin_calibration, "implicit_item_scores": _standin_implicit,
-             "explicit_item_scores": _standin_explicit, "BEHAVIOURS": BEHAVIOURS}
-
-
 @pytest.fixture(autouse=True)
 def fixture_banks(monkeypatch):
     for name, loader in (("calibration", _calibration), ("implicit", _implicit), ("explicit", _explicit)):
         monkeypatch.setitem(ub_problems._BANKS, name, loader)
         monkeypatch.setitem(ub_problems._VERSIONS, name, lambda: "fixture")
-    for name, fn in _STANDINS.items():
-        if not hasattr(ub_metrics, name):
-            monkeypatch.setattr(ub_metrics, name, fn, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 

@@ -30,7 +30,7 @@ from .problems.logit_base import LogitItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
-           "score_row", "sample_payload"]
+           "score_row", "sample_payload", "behaviour_entry"]
 
 #: Reference behaviours of seed 001 (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
@@ -196,8 +196,11 @@ def _num(x: Any) -> float:
 def score_row(item: LogitItem, option_mass: Sequence[float]) -> dict[str, float]:
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
-    - calibration: ``pm``, ``wd``, ``re``, and ``behaviour_<b>`` = 1.0 for the item's reference behaviour and
-      0.0 for the others (all NaN when the metric gives no behaviour), so their means are behaviour rates;
+    - calibration: ``pm``, ``wd``, ``re``, and ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible
+      with the item's output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
+      two options. Their means are compatibility rates, the quantity of seed 001's Figure 2; a single label per
+      item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
+      classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
     - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
       unique mode, excluded by the NaN-skipping means);
     - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``.
@@ -206,10 +209,12 @@ def score_row(item: LogitItem, option_mass: Sequence[float]) -> dict[str, float]
     if item.bank == "calibration":
         row = {k: _num(s[k]) for k in ("pm", "wd", "re")}
         behaviour = s.get("behaviour")
-        if behaviour is not None and behaviour not in BEHAVIOURS:
-            raise ValueError(f"{item.id}: unknown behaviour {behaviour!r}")
+        compatible = set(s.get("compatible") or ([behaviour] if behaviour is not None else []))
+        unknown = compatible - set(BEHAVIOURS)
+        if unknown:
+            raise ValueError(f"{item.id}: unknown behaviour {sorted(unknown)!r}")
         for b in BEHAVIOURS:
-            row[f"behaviour_{b}"] = float("nan") if behaviour is None else float(behaviour == b)
+            row[f"behaviour_{b}"] = float("nan") if behaviour is None else float(b in compatible)
         return row
     if item.bank == "implicit":
         row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
@@ -224,3 +229,15 @@ def sample_payload(item: LogitItem, option_mass: Sequence[float]) -> dict[str, A
     m = np.asarray(option_mass, dtype=float)
     p = normalise(m)
     return {"option_mass": [float(x) for x in m], "predicted": None if p is None else [float(x) for x in p]}
+
+
+def behaviour_entry(item: LogitItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
+    """What :func:`ub_core.metrics.grid_behaviour_rates` needs of one calibration item: ``{"grid", "pm",
+    "compatible"}``; ``None`` for items of other banks and for calibration items with more than two options (no
+    reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
+    if item.bank != "calibration":
+        return None
+    s = item_scores(item, option_mass)
+    if s.get("grid") is None:
+        return None
+    return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}

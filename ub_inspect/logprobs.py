@@ -33,6 +33,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ub_core.logit import (
     METRIC_KEYS,
     flatten_variants,
+    behaviour_entry,
     option_mass,
     sample_payload,
     score_row,
@@ -41,7 +42,7 @@ from ub_core.logit import (
 from ub_core.problems import LogitItem, load_bank
 
 from ._options import choice, positive_int, str_list
-from .metrics import nan_mean, nan_stderr
+from .metrics import grid_rate, nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -185,14 +186,17 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 
 
 def _metrics(bank: str, headline: Sequence[str]) -> list:
+    """Per key: the NaN-skipping mean and its standard error clustered by ``cluster`` (option pair or
+    scenario, as the papers' 95% intervals); for ``behaviour_<b>``, the compatibility rate and the share of
+    grids labelled b (``grid_rate``, seed 001 Figure 3)."""
     spec: dict[str, list] = {}
     for key in METRIC_KEYS[bank]:
         if key.startswith("behaviour_"):
-            spec[key] = [nan_mean()]  # a rate
+            spec[key] = [nan_mean(), grid_rate(key[len("behaviour_"):])]
         elif key in headline:
-            spec[key] = [nan_mean(), nan_stderr(), grouped(nan_mean(), "category", all=False)]
+            spec[key] = [nan_mean(), nan_stderr(cluster="cluster"), grouped(nan_mean(), "category", all=False)]
         else:
-            spec[key] = [nan_mean(), nan_stderr()]
+            spec[key] = [nan_mean(), nan_stderr(cluster="cluster")]
     return [spec]
 
 
@@ -214,7 +218,8 @@ def _score(state: TaskState) -> Score:
                  explanation=f"mass on the options {pm:.3g}; normalised "
                              + ("-" if predicted is None else ", ".join(
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
-                 metadata={"ub": {**item.to_record(), **payload, "mode": record["mode"],
+                 metadata={"ub": {**item.to_record(), **payload, "behaviour_entry": behaviour_entry(item, mass),
+                                  "mode": record["mode"],
                                   "choices": list(record["choices"]), "logprobs": list(record["logprobs"]),
                                   "boundary_merged": int(record.get("boundary_merged", 0))}})
 

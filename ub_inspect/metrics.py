@@ -6,10 +6,10 @@ import math
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
-__all__ = ["nan_mean", "nan_stderr"]
+__all__ = ["nan_mean", "nan_stderr", "grid_rate"]
 
 
-def _finite_values(scores: list[SampleScore]) -> list[float]:
+def _finite_pairs(scores: list[SampleScore], cluster: str | None = None) -> list[tuple[float, str]]:
     out = []
     for s in scores:
         try:
@@ -17,8 +17,13 @@ def _finite_values(scores: list[SampleScore]) -> list[float]:
         except (TypeError, ValueError):
             continue
         if not math.isnan(v):
-            out.append(v)
+            label = (s.sample_metadata or {}).get(cluster, s.sample_id) if cluster else s.sample_id
+            out.append((v, str(label)))
     return out
+
+
+def _finite_values(scores: list[SampleScore]) -> list[float]:
+    return [v for v, _ in _finite_pairs(scores)]
 
 
 @metric
@@ -35,15 +40,41 @@ def nan_mean() -> Metric:
 
 
 @metric
-def nan_stderr() -> Metric:
-    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2."""
+def nan_stderr(cluster: str | None = None) -> Metric:
+    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2.
+
+    With ``cluster`` (a sample metadata key), the cluster-robust standard error
+    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (seed 001 clusters by option pair,
+    seed 003 by scenario); NaN with fewer than two clusters."""
 
     def compute(scores: list[SampleScore]) -> float:
-        vals = _finite_values(scores)
-        n = len(vals)
+        pairs = _finite_pairs(scores, cluster)
+        n = len(pairs)
         if n < 2:
             return float("nan")
+        if cluster:
+            from ub_core.metrics import clustered_stderr
+
+            return clustered_stderr([v for v, _ in pairs], [c for _, c in pairs])
+        vals = [v for v, _ in pairs]
         m = sum(vals) / n
         return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
+
+    return compute
+
+
+@metric
+def grid_rate(behaviour: str) -> Metric:
+    """Share of option-pair grids classified as ``behaviour`` (seed 001, Figure 3):
+    :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each calibration score carries in
+    ``metadata["ub"]``; NaN when no item has a reference behaviour."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        from ub_core.metrics import grid_behaviour_rates
+
+        entries = [((s.score.metadata or {}).get("ub") or {}).get("behaviour_entry") for s in scores]
+        rates, _ = grid_behaviour_rates(e for e in entries if e)
+        value = rates.get(behaviour)
+        return float("nan") if value is None else float(value)
 
     return compute

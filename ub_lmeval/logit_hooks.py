@@ -11,21 +11,37 @@
 - :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
   the bank's scores (:func:`ub_core.logit.score_row`), plus ``option_mass`` and ``predicted`` lists for the
   sample logs.
+- Intervals and grids. lm-eval computes stderr only for its own aggregations, and treats documents as
+  independent. The papers' 95% intervals are clustered (seed 001 by option pair, seed 003 by scenario), so
+  each headline metric ``m`` also has ``m_clustered_se``: per document ``[value, cluster]``, aggregated by
+  :func:`clustered_se` (:func:`ub_core.metrics.clustered_stderr`); the 95% interval is mean +- 1.96 x it.
+  Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
+  (seed 001 Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
+  :func:`ub_core.logit.behaviour_entry`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import logging
 from typing import Any, Sequence
 
-from ub_core.logit import dedup_by_token_ids, flatten_variants, option_mass, sample_payload, score_row
+from ub_core.logit import (BEHAVIOURS, behaviour_entry, dedup_by_token_ids, flatten_variants, option_mass,
+                           sample_payload, score_row)
+from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import LogitItem, load_bank
 
 from .hooks import count, nanmean, select_ids
 
-__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count"]
+__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count",
+           "clustered_se", "grid_behaviour_rate", "CLUSTERED_KEYS"]
+
+#: The metrics that get a clustered standard error (``<key>_clustered_se``), by bank.
+CLUSTERED_KEYS = {"calibration": ("pm", "wd", "re"),
+                  "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
+                  "explicit": ("mcq_acc", "p_correct")}
 
 log = logging.getLogger(__name__)
 
@@ -109,5 +125,32 @@ def process_results_logit(doc: dict, results: list) -> dict:
     lps = _logprobs(results, len(choices))
     mass = option_mass(item, dict(zip(choices, lps)))
     row: dict[str, Any] = dict(score_row(item, mass))
+    for key in CLUSTERED_KEYS[item.bank]:
+        row[f"{key}_clustered_se"] = [row[key], str(item.cluster)]
+    if item.bank == "calibration":
+        entry = behaviour_entry(item, mass)
+        for b in BEHAVIOURS:
+            row[f"grid_{b}"] = {"behaviour": b, "entry": entry}
     row.update(sample_payload(item, mass))
     return row
+
+
+def clustered_se(items: Sequence[Any]) -> float:
+    """Aggregation of ``<metric>_clustered_se``: the cluster-robust standard error of the metric's NaN-skipping
+    mean over the ``[value, cluster]`` pairs (:func:`ub_core.metrics.clustered_stderr`); NaN with fewer than two
+    clusters or no defined value."""
+    pairs = [(float(v), str(c)) for v, c in items if v is not None and not math.isnan(float(v))]
+    if not pairs:
+        return float("nan")
+    return clustered_stderr([v for v, _ in pairs], [c for _, c in pairs])
+
+
+def grid_behaviour_rate(items: Sequence[Any]) -> float:
+    """Aggregation of ``grid_<b>``: the share of option-pair grids labelled b
+    (:func:`ub_core.metrics.grid_behaviour_rates`); NaN when no document has a reference behaviour."""
+    if not items:
+        return float("nan")
+    behaviour = items[0]["behaviour"]
+    rates, _ = grid_behaviour_rates(i["entry"] for i in items if i.get("entry"))
+    value = rates.get(behaviour)
+    return float("nan") if value is None else float(value)

@@ -49,6 +49,7 @@ __all__ = [
     "calibration_item_scores",
     "calibration_baselines",
     "summarize_calibration",
+    "grid_behaviour_rates",
 ]
 
 #: Reference behaviours (seed 001, section 3.5), in tie-break order.
@@ -378,15 +379,34 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
         compat[b] = sum(b in _compatible(s) for s, _ in with_b) / len(with_b)
     out["behaviour_rates"], out["behaviour_intervals"], out["behaviour_compatibility"] = rates, intervals, compat
 
-    grids: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for s, _ in with_b:
-        if s.get("grid") is not None:
-            grids[s["grid"]].append(s)
-    grid_labels = {g: _grid_label(members) for g, members in sorted(grids.items())}
-    out["grid_behaviours"] = grid_labels
-    out["grid_behaviour_rates"] = ({b: sum(v == b for v in grid_labels.values()) / len(grid_labels)
-                                    for b in BEHAVIOURS} if grid_labels else {b: None for b in BEHAVIOURS})
+    out["grid_behaviour_rates"], out["grid_behaviours"] = grid_behaviour_rates(s for s, _ in with_b)
     return out
+
+
+def grid_behaviour_rates(item_scores: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Share of grids classified as each reference behaviour (seed 001, section 3.5, Figure 3, Appendix G).
+
+    ``item_scores`` are mappings with ``grid``, ``pm`` and ``compatible`` (as :func:`calibration_item_scores`
+    returns; items whose ``grid`` is None, those with more than two options, are skipped). For each grid g with
+    members I_g:
+
+        label(g) = Null                                 if mean_{i in I_g} PM_i < 0.5
+                 = argmax_b #{i in I_g : b compatible with i}   otherwise (ties: earliest in BEHAVIOURS)
+
+        rate(b) = #{g : label(g) = b} / #grids
+
+    Returns ``(rates, labels)``: ``rates[b]`` for every b in :data:`BEHAVIOURS` (None for all when there is no
+    grid) and ``labels`` mapping each grid to its behaviour. The balanced grids of the bank (each number pair in
+    both orders) are what make the labels meaningful; a single item is compatible with several behaviours.
+    """
+    grids: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for s in item_scores:
+        if s.get("grid") is not None:
+            grids[str(s["grid"])].append(s)
+    labels = {g: _grid_label(members) for g, members in sorted(grids.items())}
+    if not labels:
+        return {b: None for b in BEHAVIOURS}, labels
+    return {b: sum(v == b for v in labels.values()) / len(labels) for b in BEHAVIOURS}, labels
 
 
 def _compatible(score: Mapping[str, Any]) -> Sequence[str]:

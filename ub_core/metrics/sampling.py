@@ -44,6 +44,7 @@ __all__ = [
     "wilson_interval",
     "bootstrap_interval",
     "clustered_interval",
+    "clustered_stderr",
     "summarize_rate",
     "summarize_values",
     "total_agreement_rate",
@@ -975,6 +976,35 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     alpha = (1.0 - conf) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return float(low), float(high)
+
+
+def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
+    """Cluster-robust standard error of the mean of ``values`` (Miller 2024, "Adding error bars to evals",
+    appendix A; seed 001, section 3 clusters by option pair, seed 003 by scenario).
+
+    With n values, mean m, and C clusters where cluster c holds the values x_i, i in c:
+
+        SE = sqrt( C / (C - 1) * sum_c ( sum_{i in c} (x_i - m) )^2 ) / n
+
+    The C / (C - 1) factor is the usual finite-cluster correction (CR1; Inspect's ``stderr(cluster=...)`` uses
+    the same). With every value in its own cluster it reduces to the usual ``std(ddof=1) / sqrt(n)``. Values
+    must be finite, one
+    cluster label per value; fewer than two clusters give NaN (no spread between clusters to measure).
+    """
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    labels = list(clusters)
+    if len(labels) != arr.size:
+        raise ValueError(f"{arr.size} values but {len(labels)} cluster labels")
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError("values contain NaN or infinite entries")
+    if arr.size == 0:
+        return float("nan")
+    _, codes = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    C = int(codes.max()) + 1
+    if C < 2:
+        return float("nan")
+    dev_sums = np.bincount(codes, weights=arr - arr.mean())
+    return float(math.sqrt(C / (C - 1) * float(np.sum(dev_sums ** 2))) / arr.size)
 
 
 def _is_missing(v: Any) -> bool:

@@ -1,3 +1,4 @@
 # Hooks for the ub_calibration_* and ub_implicit_* tasks: thin re-exports of ub_lmeval.logit_hooks (the science
 # lives in ub_core).
-from ub_lmeval.logit_hooks import count, logit_dataset, nanmean, process_results_logit  # noqa: F401
+from ub_lmeval.logit_hooks import (clustered_se, count, grid_behaviour_rate, logit_dataset,  # noqa: F401
+                                   nanmean, process_results_logit)

@@ -1,0 +1,243 @@
+"""The log-probability families on the REAL banks (calibration, implicit, explicit), through both adapters:
+clustered standard errors, compatibility and grid behaviour rates (seed 001 Figures 2 and 3), the oracle ceiling
+on every category, the collapsed model's exact behaviour rates, and a tiny local model through lm-eval's hf.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from ub_core.logit import BEHAVIOURS, behaviour_entry, score_row
+from ub_core.metrics import clustered_stderr, grid_behaviour_rates
+from ub_core.problems import get_problem, load_bank
+
+CAL = ("colors", "wordproblems", "distributions")
+IMP = ("dice", "coins", "preference", "choice", "statistics")
+
+
+# ------------------------------------------------------------------------------------------------ ub_core
+
+def test_clustered_stderr_by_hand():
+    # values 1, 3 | 2, 6 in clusters a | b: mean 3; deviation sums a: -2 + 0 = -2, b: -1 + 3 = 2
+    # SE = sqrt(C/(C-1) * (4 + 4)) / n = sqrt(2 * 8) / 4 = 1
+    assert clustered_stderr([1, 3, 2, 6], ["a", "a", "b", "b"]) == pytest.approx(1.0)
+    # every value its own cluster: the ordinary std(ddof=1)/sqrt(n)
+    x = np.random.default_rng(0).normal(size=50)
+    assert clustered_stderr(x, range(50)) == pytest.approx(x.std(ddof=1) / math.sqrt(50))
+    # perfectly correlated clusters: the SE is that of the 5 cluster means, not of the 50 values
+    means = np.arange(5.0)
+    vals = np.repeat(means, 10)
+    assert clustered_stderr(vals, np.repeat(range(5), 10)) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
+    assert clustered_stderr(vals, np.repeat(range(5), 10)) > vals.std(ddof=1) / math.sqrt(50) * 2.5
+    assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"]))  # one cluster: no between-cluster spread
+    with pytest.raises(ValueError, match="labels"):
+        clustered_stderr([1.0, 2.0], ["a"])
+    with pytest.raises(ValueError, match="NaN"):
+        clustered_stderr([1.0, float("nan")], ["a", "b"])
+
+
+def test_clustered_stderr_matches_inspects_own():
+    from inspect_ai.scorer._metrics.std import _clustered_stderr
+
+    rng = np.random.default_rng(1)
+    vals = rng.normal(size=40)
+    labels = rng.integers(0, 7, size=40)
+    partition = [list(vals[labels == c]) for c in np.unique(labels)]
+    assert clustered_stderr(vals, labels) == pytest.approx(_clustered_stderr(partition), rel=1e-12)
+
+
+def test_grid_behaviour_rates_by_hand():
+    g1 = [{"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_higher"]},
+          {"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_lower"]}]
+    g2 = [{"grid": "g2", "pm": 0.2, "compatible": ["pick_first"]}]        # mean PM < 0.5: Null
+    g3 = [{"grid": "g3", "pm": 0.9, "compatible": ["calibrated"]},
+          {"grid": "g3", "pm": 0.9, "compatible": ["pick_higher", "calibrated"]}]
+    rates, labels = grid_behaviour_rates([*g1, *g2, *g3, {"grid": None, "pm": 1.0, "compatible": []}])
+    assert labels == {"g1": "pick_first", "g2": "null", "g3": "calibrated"}
+    assert rates == {"null": 1 / 3, "calibrated": 1 / 3, "pick_higher": 0.0, "pick_lower": 0.0,
+                     "pick_first": 1 / 3, "pick_second": 0.0}
+    assert grid_behaviour_rates([])[0] == {b: None for b in BEHAVIOURS}
+
+
+def test_score_row_reports_compatibility_not_one_label():
+    """A model that always names the first colour, on an item whose first count is higher, is compatible with
+    both Pick First and Pick Higher: each rate counts it (one label would credit only Pick Higher)."""
+    item = get_problem("cal-colors-t2-tens-22-52-red-blue")  # 22 red (first) vs 52 blue: blue is higher
+    first_higher = next(i for i in load_bank("calibration", categories=["colors"])
+                        if i.metadata.get("higher") == i.metadata.get("first") and i.metadata.get("higher"))
+    row = score_row(first_higher, [1.0, 0.0])
+    assert row["behaviour_pick_first"] == 1.0 and row["behaviour_pick_higher"] == 1.0
+    assert row["behaviour_pick_lower"] == 0.0 and row["behaviour_calibrated"] == 0.0
+    row = score_row(item, [1.0, 0.0])
+    assert row["behaviour_pick_first"] == 1.0 and row["behaviour_pick_lower"] == 1.0
+    assert row["behaviour_pick_higher"] == 0.0
+    assert behaviour_entry(item, [1.0, 0.0]) == {"grid": "colors|red>blue", "pm": 1.0,
+                                                 "compatible": ["pick_lower", "pick_first"]}
+    three = next(i for i in load_bank("calibration", categories=["distributions"]) if len(i.options) > 2)
+    assert behaviour_entry(three, three.probabilities) is None
+    assert all(math.isnan(score_row(three, three.probabilities)[f"behaviour_{b}"]) for b in BEHAVIOURS)
+
+
+# ------------------------------------------------------------------------------------------------ lm-eval
+
+@pytest.fixture(scope="module")
+def task_manager():
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
+
+
+def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
+    from lm_eval import simple_evaluate
+
+    res = simple_evaluate(model="ub-oracle", tasks=["ub_logit", "ub_explicit"], task_manager=task_manager,
+                          limit=12, log_samples=True)
+    r = res["results"]
+    for cat in CAL:
+        row = r[f"ub_calibration_{cat}"]
+        assert row["pm,none"] == pytest.approx(1.0, abs=1e-9), cat
+        assert row["wd,none"] == pytest.approx(0.0, abs=1e-9), cat
+        assert row["re,none"] == pytest.approx(0.0, abs=1e-9), cat
+        for key in ("pm", "wd", "re"):  # every item scores the same: zero spread, clustered or not
+            se = row[f"{key}_clustered_se,none"]
+            assert math.isnan(se) or se == pytest.approx(0.0, abs=1e-9), (cat, key, se)
+    for cat in ("colors", "wordproblems"):
+        row = r[f"ub_calibration_{cat}"]
+        assert row["behaviour_calibrated,none"] == 1.0 and row["grid_calibrated,none"] == 1.0, cat
+        assert row["grid_pick_first,none"] == 0.0 and row["grid_null,none"] == 0.0
+    for cat in IMP:
+        row = r[f"ub_implicit_{cat}"]
+        for key in ("kl", "chebyshev", "manhattan", "missing_mass"):
+            assert row[f"{key},none"] == pytest.approx(0.0, abs=1e-9), (cat, key)
+        assert math.isnan(row["argmax_acc,none"]) or row["argmax_acc,none"] == 1.0
+        ex = r[f"ub_explicit_{cat}"]
+        assert ex["mcq_acc,none"] == 1.0 and ex["p_correct,none"] == pytest.approx(1.0), cat
+    assert r["ub_calibration"]["pm,none"] == pytest.approx(1.0) and r["ub_implicit"]["kl,none"] == pytest.approx(0.0)
+    json.dumps(res["results"])
+
+
+def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
+    """ub-collapse puts all mass on the first-named colour. On 40 items of one ordered pair from the full edition
+    (both orders of counts present), Pick First is compatible with every item, Pick Higher exactly with those
+    whose first count is higher, and the grid is labelled Pick First (Figure 3)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    grid = [i for i in load_bank("calibration", categories=["colors"], size="full")
+            if tuple(i.options) == ("red", "blue") and i.metadata["template"] == "t0"][:40]
+    n_first_higher = sum(i.metadata["higher"] == "red" for i in grid)
+    n_second_higher = sum(i.metadata["higher"] == "blue" for i in grid)
+    assert n_first_higher and n_second_higher  # the grid is balanced enough to tell the behaviours apart
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
+                     metadata={"size": "full", "ids": ",".join(i.id for i in grid)})
+    res = simple_evaluate(model="ub-collapse", tasks=["ub_calibration_colors"], task_manager=tm, log_samples=True)
+    row = res["results"]["ub_calibration_colors"]
+    assert res["n-samples"]["ub_calibration_colors"]["effective"] == 40
+    assert row["behaviour_pick_first,none"] == 1.0
+    assert row["behaviour_pick_higher,none"] == pytest.approx(n_first_higher / 40)
+    assert row["behaviour_pick_lower,none"] == pytest.approx(n_second_higher / 40)
+    assert row["grid_pick_first,none"] == 1.0
+    assert sum(row[f"grid_{b},none"] for b in BEHAVIOURS) == pytest.approx(1.0)
+    # one option pair = one cluster: no clustered standard error
+    assert math.isnan(row["wd_clustered_se,none"])
+
+
+def test_lmeval_clustered_se_follows_the_option_pairs(task_manager):
+    from lm_eval import simple_evaluate
+
+    res = simple_evaluate(model="ub-collapse", tasks=["ub_calibration_colors", "ub_implicit_coins"],
+                          task_manager=task_manager, limit=60, log_samples=True)
+    for task, key in (("ub_calibration_colors", "wd"), ("ub_implicit_coins", "chebyshev")):
+        samples = res["samples"][task]
+        vals = [s[key] for s in samples]
+        clusters = [s["doc"]["cluster"] for s in samples]
+        assert len(set(clusters)) >= 2 and np.std(vals) > 0, (task, set(clusters))
+        assert res["results"][task][f"{key}_clustered_se,none"] == pytest.approx(clustered_stderr(vals, clusters))
+        # the logged pair is what the aggregation saw
+        assert [s[f"{key}_clustered_se"] for s in samples] == [[v, str(c)] for v, c in zip(vals, clusters)]
+
+
+def test_lmeval_tiny_local_model_runs_ub_logit(tmp_path_factory):
+    """An untrained tiny Llama built here runs every ub_logit task end to end through lm-eval's hf backend,
+    with variants deduplicated by its token ids; every score is in its range."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+    from tiny_model import build_tiny_llama
+
+    import ub_lmeval
+
+    path = str(build_tiny_llama(tmp_path_factory.mktemp("tiny_llama_real_logit")))
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"pretrained": path})
+    res = simple_evaluate(model="hf", model_args=f"pretrained={path},dtype=float32", tasks=["ub_logit"],
+                          task_manager=tm, device="cpu", batch_size=32, limit=2, log_samples=True)
+    r = res["results"]
+    for cat in CAL:
+        row = r[f"ub_calibration_{cat}"]
+        assert 0.0 < row["pm,none"] <= 1.0 + 1e-6 and row["wd,none"] >= 0.0, (cat, row)
+    for cat in IMP:
+        row = r[f"ub_implicit_{cat}"]
+        assert 0.0 <= row["chebyshev,none"] <= 1.0 and 0.0 <= row["manhattan,none"] <= 2.0, (cat, row)
+        assert row["kl,none"] >= 0.0 and -1e-6 <= row["missing_mass,none"] <= 1.0, (cat, row)
+        s = res["samples"][f"ub_implicit_{cat}"][0]
+        assert s["doc"]["dedup"] == "token_ids" and sum(s["predicted"]) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------------ Inspect
+
+def _metric(log, key, name):
+    for s in log.results.scores:
+        if s.name == key and name in s.metrics:
+            return s.metrics[name].value
+    raise KeyError((key, name))
+
+
+def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.calibration import calibration
+    from ub_inspect.explicit import explicit
+    from ub_inspect.implicit import implicit
+
+    logs = inspect_eval([calibration(limit_per_category=4), implicit(limit_per_category=3),
+                         explicit(limit_per_category=3)], model="ub/oracle", log_dir=str(tmp_path), display="none")
+    by = {lg.eval.task.split("/")[-1]: lg for lg in logs}
+    for lg in logs:
+        assert lg.status == "success", lg.error
+    cal, imp, exp = by["calibration"], by["implicit"], by["explicit"]
+    assert len(cal.samples) == 12 and len(imp.samples) == 15 and len(exp.samples) == 15
+    assert _metric(cal, "pm", "nan_mean") == pytest.approx(1.0) and _metric(cal, "wd", "nan_mean") == pytest.approx(0.0)
+    assert _metric(cal, "pm", "nan_stderr") == pytest.approx(0.0, abs=1e-9)
+    assert _metric(cal, "behaviour_calibrated", "nan_mean") == 1.0
+    assert _metric(cal, "behaviour_calibrated", "grid_rate") == 1.0
+    assert _metric(cal, "behaviour_pick_first", "grid_rate") == 0.0
+    assert _metric(imp, "kl", "nan_mean") == pytest.approx(0.0, abs=1e-9)
+    assert _metric(exp, "mcq_acc", "nan_mean") == 1.0
+
+
+def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.calibration import calibration
+
+    log = inspect_eval(calibration(categories="colors", limit_per_category=60), model="ub/collapse",
+                       log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    samples = log.samples
+    wd = [s.scores["calibration_scorer"].value["wd"] for s in samples]
+    clusters = [s.metadata["cluster"] for s in samples]
+    assert len(set(clusters)) >= 2
+    assert _metric(log, "wd", "nan_stderr") == pytest.approx(clustered_stderr(wd, clusters))
+    assert _metric(log, "behaviour_pick_first", "nan_mean") == 1.0  # compatible with every item
+    entries = [s.scores["calibration_scorer"].metadata["ub"]["behaviour_entry"] for s in samples]
+    rates, _ = grid_behaviour_rates(entries)
+    for b in BEHAVIOURS:
+        assert _metric(log, f"behaviour_{b}", "grid_rate") == pytest.approx(rates[b])
+    assert sum(rates.values()) == pytest.approx(1.0)
