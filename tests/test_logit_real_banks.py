@@ -241,3 +241,38 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
     for b in BEHAVIOURS:
         assert _metric(log, f"behaviour_{b}", "grid_rate") == pytest.approx(rates[b])
     assert sum(rates.values()) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------------------ prefixes
+
+def test_exclusive_probabilities_by_hand():
+    from ub_core.logit import exclusive_probabilities
+
+    # " 1" = (5, 1); " 12" = (5, 1, 2); " 123" = (5, 1, 2, 3); " 2" = (5, 2); "1" without ids
+    keys = [(5, 1), (5, 1, 2), (5, 1, 2, 3), (5, 2), None]
+    probs = [0.5, 0.2, 0.05, 0.1, 0.3]
+    # " 1" loses only its shortest extension " 12" (which already holds " 123"); " 12" loses " 123"
+    assert exclusive_probabilities(keys, probs) == pytest.approx([0.3, 0.15, 0.05, 0.1, 0.3])
+    assert exclusive_probabilities([(1,), (1, 2)], [0.2, 0.2 + 1e-17]) == [0.0, pytest.approx(0.2)]
+
+
+def test_lmeval_counts_a_digit_prefix_once(tmp_path):
+    """With a digit-by-digit tokenizer, " 12" is " 1" then "2": lm-eval's log-likelihood of " 1" holds the mass of
+    " 12" too. The docs keep the token ids and process_results removes the double count."""
+    from tiny_model import build_tiny_llama
+    from transformers import AutoTokenizer
+
+    from ub_lmeval.logit_hooks import logit_docs, process_results_logit
+
+    tok = AutoTokenizer.from_pretrained(str(build_tiny_llama(tmp_path / "m")))
+    doc = logit_docs("implicit", "dice", tokenizer=tok, ids="imp-dice-single-1d12")[0]
+    ids = dict(zip(doc["choices"], map(tuple, doc["choice_token_ids"])))
+    one, twelve = ids[" 1"], ids[" 12"]
+    assert twelve[:len(one)] == one and len(twelve) > len(one)  # the tokenizer really splits the digits
+    # a model, consistent by the chain rule: P(" 1" then stop) = 0.3, P(" 12") = 0.2, P(" 2") = 0.5
+    p = {" 1": 0.5, " 12": 0.2, " 2": 0.5}
+    results = [(math.log(p[c]) if c in p else -1e9, False) for c in doc["choices"]]
+    row = process_results_logit(doc, results)
+    mass = dict(zip(doc["options"], row["option_mass"]))
+    assert mass["1"] == pytest.approx(0.3) and mass["12"] == pytest.approx(0.2) and mass["2"] == pytest.approx(0.5)
+    assert row["missing_mass"] == pytest.approx(0.0, abs=1e-6)

@@ -426,6 +426,35 @@ def test_hostile_payloads_do_not_crash(tmp_path):
     assert cal["pm"] is None and cal["wd"] is None and cal["items"] == 1
     assert _rows(res, "ksn_leaderboard")[("lm", "lm-eval")]["ks@100"] == 1.0
     # the heatmap needs the ideal probabilities, which are None here: that figure is skipped and counted
-    assert [(s.path, s.reason.split(" (")[0]) for s in res.table.skips] == [("figure calibration_heatmaps",
-                                                                             "not drawn")]
-    assert "figure calibration_heatmaps: not drawn (TypeError" in (tmp_path / "rep" / "summary.md").read_text()
+    assert [(s.path.split(" for ")[0], s.reason.split(" (")[0]) for s in res.table.skips] == [
+        ("calibration heatmap", "not drawn")]
+    assert "calibration heatmap for" in (tmp_path / "rep" / "summary.md").read_text()
+
+
+def test_malformed_files_are_counted_skips_and_one_bad_item_spares_the_rest(tmp_path):
+    """Shapes a results/samples file must not have, and one hostile item among good ones: the command still
+    writes the report, every bad input is one counted skip, and the good items' figures are drawn."""
+    stamp = "2026-01-01T00-00-00.000001"
+    for name, results in (("cfg", {"results": {}, "config": "x"}), ("lst", {"results": [1, 2], "config": {}}),
+                          ("deep", None)):
+        d = tmp_path / "in" / name
+        d.mkdir(parents=True)
+        text = "[" * 100_000 + "]" * 100_000 if results is None else json.dumps(results)
+        (d / f"results_{stamp}.json").write_text(text)
+        (d / f"samples_ub_calibration_colors_{stamp}.jsonl").write_text("\n".join(json.dumps(x) for x in [
+            {"doc_id": 0, "doc": {"id": "good", "category": "colors", "options": ["red", "blue"],
+                                  "probabilities": [0.3, 0.7]}, "pm": 1.0, "wd": 0.0, "re": 0.0,
+             "behaviour_calibrated": 1.0, "predicted": [0.3, 0.7], "option_mass": [0.3, 0.7], "filter": "none"},
+            {"doc_id": 1, "doc": {"id": "bad", "category": "colors", "options": ["red", "green"],
+                                  "probabilities": [0.5, 0.5]}, "pm": 1.0, "wd": 0.0, "re": 0.0,
+             "predicted": [0.5, 0.5], "option_mass": [0.5, 0.5], "filter": "none", "metrics": [{"x": 1}]},
+            {"doc_id": 2, "doc": {"id": "k", "category": "shuffling"}, "ks@100": -1, "ks@1": 1e308,
+             "filter": "none"},
+        ]) + "\n" + "[" * 100_000 + "\n")
+    res = build_report([tmp_path / "in"], tmp_path / "rep")
+    assert (tmp_path / "rep" / "index.html").is_file()
+    reasons = " | ".join(f"{s.path}: {s.reason}" for s in res.table.skips)
+    assert "deep/results_" in reasons and reasons.count("bad JSON line") == 3, reasons
+    assert len(list((tmp_path / "rep").rglob("heatmap_*.png"))) == 3  # one per model, the good item drawn
+    ks = _rows(res, "ksn_leaderboard")
+    assert all(r["ks@100"] is None for r in ks.values())  # -1 is no pass flag: left out, not a crash

@@ -14,9 +14,10 @@ outcome's probability is the joint probability of its token sequence), i.e. ``ex
 log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
 same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
 
-Known limitation, shared with the papers: a variant that is a prefix of another option's variant (``" 1"`` and
-``" 12"`` with digit-by-digit tokenizers) includes that option's mass, so PM can exceed what a model really puts
-on the valid outcomes.
+Prefixes: a variant whose tokens begin another variant's (``" 1"`` and ``" 12"`` with digit-by-digit tokenizers)
+includes that variant's mass. Where token ids are known (lm-eval with a local tokenizer) :func:`option_mass`
+subtracts it (:func:`exclusive_probabilities`), so no reply is counted twice; without token ids (the oracle,
+string deduplication) the sums are as given.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .problems.logit_base import LogitItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
-           "score_row", "sample_payload", "behaviour_entry"]
+           "score_row", "sample_payload", "behaviour_entry", "exclusive_probabilities"]
 
 #: Reference behaviours of seed 001 (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
@@ -137,7 +138,8 @@ def option_mass(item: LogitItem, variant_logprobs: Mapping[str, Any] | Sequence[
     ``variant_logprobs`` maps a variant string to its log-probability, or is a sequence aligned with
     :func:`flatten_variants`'s choices. A variant that is absent, ``None`` or ``-inf`` adds nothing (not
     observed: outside a top-k list, or deduplicated away upstream). With ``variant_token_ids``, variants whose
-    continuation token ids coincide are counted once (the first in choice order). Returns an array aligned
+    continuation token ids coincide are counted once (the first in choice order), and a variant whose tokens
+    begin another's loses that one's mass (:func:`exclusive_probabilities`). Returns an array aligned
     with ``item.options``; ``m.sum()`` is the probability mass PM. A log-probability that is NaN, positive or
     not a number, or a key that is no variant of any option, is a ValueError.
     """
@@ -150,19 +152,53 @@ def option_mass(item: LogitItem, variant_logprobs: Mapping[str, Any] | Sequence[
     else:
         logprobs = variant_logprobs_from_choices(choices, list(variant_logprobs))
     mass = np.zeros(len(item.options), dtype=float)
-    seen: set[tuple[int, ...]] = set()
+    seen: set[tuple] = set()
+    kept: list[tuple[int, tuple | None, float]] = []  # (owner, token key, probability)
     for variant, owner in zip(choices, owners):
         value = logprobs.get(variant)
         if value is None:
             continue
         lp = _checked_logprob(variant, value)
+        key = None
         if variant_token_ids is not None and variant in variant_token_ids:
-            key = tuple(int(t) for t in variant_token_ids[variant])
+            key = tuple(variant_token_ids[variant])
             if key in seen:
                 continue
             seen.add(key)
-        mass[owner] += math.exp(lp)
+        kept.append((owner, key, math.exp(lp)))
+    for owner, p in zip((k[0] for k in kept), exclusive_probabilities([k[1] for k in kept], [k[2] for k in kept])):
+        mass[owner] += p
     return mass
+
+
+def _extends(longer: tuple, shorter: tuple) -> bool:
+    return len(longer) > len(shorter) and longer[:len(shorter)] == shorter
+
+
+def exclusive_probabilities(token_keys: Sequence[tuple | None], probs: Sequence[float]) -> list[float]:
+    """Remove from each continuation the mass of the other continuations that extend it token by token.
+
+    With digit-by-digit tokenizers, ``P(" 1")`` (tokens ``[" ", "1"]`` or ``["▁1"]``) includes every reply that
+    starts with it, ``P(" 12")`` among them, so summing both counts ``" 12"`` twice and inflates outcome 1
+    (seed 003's dice sums up to 36, seed 001's integer intervals). For continuation i with token sequence t_i:
+
+        P_excl(i) = max(0, P(i) - sum_{j in E_i} P(j)),
+        E_i = { j : t_j strictly extends t_i, and no other k with t_k strictly extending t_i is a prefix of t_j }
+
+    (only the shortest extensions, since P(j) already holds the mass of j's own extensions). What is left is the
+    probability of i followed by something that is not a listed continuation. ``None`` keys (token ids unknown)
+    are left as they are; the max(0, .) absorbs float rounding only.
+    """
+    out = [float(p) for p in probs]
+    known = [i for i, k in enumerate(token_keys) if k is not None]
+    for i in known:
+        ti = token_keys[i]
+        ext = [j for j in known if j != i and _extends(token_keys[j], ti)]
+        if not ext:
+            continue
+        minimal = [j for j in ext if not any(k != j and _extends(token_keys[j], token_keys[k]) for k in ext)]
+        out[i] = max(0.0, float(probs[i]) - math.fsum(float(probs[j]) for j in minimal))
+    return out
 
 
 def normalise(mass: Sequence[float]) -> np.ndarray | None:

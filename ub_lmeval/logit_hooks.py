@@ -7,7 +7,9 @@
   (``doc_to_choice``), ``choice_option`` the option each belongs to. When the metadata name a model
   (``pretrained``, or ``tokenizer``, as the CLI passes model_args) whose tokenizer loads offline, variants that
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
-  once; otherwise variants are deduplicated as strings.
+  once, and their ids are kept (``choice_token_ids``) so that a variant whose tokens begin another's (``" 1"``,
+  ``" 12"``) is not counted twice (:func:`ub_core.logit.exclusive_probabilities`); otherwise variants are
+  deduplicated as strings.
 - :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
   the bank's scores (:func:`ub_core.logit.score_row`), plus ``option_mass`` and ``predicted`` lists for the
   sample logs.
@@ -80,14 +82,17 @@ def logit_docs(bank: str, category: str | None = None, size: str | None = "subse
     docs = []
     for item in items:
         choices, owners = flatten_variants(item)
-        dedup = "string"
+        dedup, kept_ids = "string", []
         if tokenizer is not None:
-            ids = [continuation_token_ids(tokenizer, item.prompt, c) for c in choices]
-            choices, owners = dedup_by_token_ids(choices, owners, ids)
+            token_ids = [continuation_token_ids(tokenizer, item.prompt, c) for c in choices]
+            by_choice = dict(zip(choices, token_ids))
+            choices, owners = dedup_by_token_ids(choices, owners, token_ids)
+            kept_ids = [list(by_choice[c]) for c in choices]
             dedup = "token_ids"
         docs.append({"id": item.id, "category": item.category, "cluster": item.cluster, "prompt": item.prompt,
                      "options": list(item.options), "choices": list(choices), "choice_option": list(owners),
-                     "dedup": dedup, "record": json.dumps(item.to_record(), sort_keys=True)})
+                     "choice_token_ids": kept_ids, "dedup": dedup,
+                     "record": json.dumps(item.to_record(), sort_keys=True)})
     return docs
 
 
@@ -123,7 +128,11 @@ def process_results_logit(doc: dict, results: list) -> dict:
     item = LogitItem.from_record(json.loads(doc["record"]))
     choices = list(doc["choices"])
     lps = _logprobs(results, len(choices))
-    mass = option_mass(item, dict(zip(choices, lps)))
+    token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)
+    if token_ids is not None and len(token_ids) != len(choices):
+        raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
+    mass = option_mass(item, dict(zip(choices, lps)),
+                       dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None)
     row: dict[str, Any] = dict(score_row(item, mass))
     for key in CLUSTERED_KEYS[item.bank]:
         row[f"{key}_clustered_se"] = [row[key], str(item.cluster)]

@@ -16,7 +16,7 @@ import math
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -143,9 +143,11 @@ def _hist_panel(ax, values: np.ndarray, truth: np.ndarray | None, discrete: bool
     ax.set_ylabel("density", fontsize=7)
 
 
-def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems: int | None = None) -> list[dict]:
+def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems: int | None = None,
+                   on_error: Callable[[str, BaseException], None] | None = None) -> list[dict]:
     """One PNG per problem (``out_dir/hist/<id>.png``); returns gallery entries (id, family, category, models,
-    file, note)."""
+    file, note). With ``on_error``, a problem whose figure fails is reported to it and left out (the others are
+    drawn); without, the error propagates."""
     plt = _plt()
     by_problem: dict[str, list[SampleRecord]] = defaultdict(list)
     for r in records:
@@ -155,38 +157,44 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
     if max_problems is not None:
         ids = ids[:max_problems]
     for pid in ids:
-        recs = by_problem[pid]
-        # one panel per (model, framework); several epochs of one model are pooled
-        panels: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for r in recs:
-            panels[(r.model, r.framework)].extend(v for v in (finite_or_none(x) for x in r.payload.get("values", []))
-                                                  if v is not None)
-        truth, support, labels = _truth_for(pid)
-        support = support or recs[0].payload.get("support")
-        k = len(panels)
-        cols = min(k, 4)
-        rows = math.ceil(k / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.3 * rows), squeeze=False)
-        for ax in axes.flat[k:]:
-            ax.axis("off")
-        for ax, ((model, fw), vals) in zip(axes.flat, panels.items()):
-            values = np.asarray(vals, dtype=float)
-            _hist_panel(ax, values, truth, _is_discrete(support, values, truth), labels)
-            ks = [r.metric("ks@100") for r in recs if (r.model, r.framework) == (model, fw)]
-            ks_txt = "" if not ks or ks[0] is None else f"  KS@100 {'pass' if ks[0] else 'fail'}"
-            ax.set_title(f"{_label(model, fw)}\n{values.size} values{ks_txt}", fontsize=7)
-            ax.tick_params(labelsize=6)
-        axes.flat[0].legend(fontsize=6)
-        fam = str(recs[0].payload.get("family", ""))
-        fig.suptitle(f"{pid} ({fam}, {recs[0].category})", fontsize=8)
-        # fixed margins: tight_layout costs a full extra draw per figure, and there can be 448 x models panels
-        fig.subplots_adjust(left=0.08 / cols * 2, right=0.98, bottom=0.2 / rows, top=1 - 0.22 / rows,
-                            wspace=0.35, hspace=0.75)
-        rel = Path("hist") / f"{safe_name(pid)}.png"
-        _save(fig, out_dir / rel, tight=False)
-        entries.append({"id": pid, "family": fam, "category": recs[0].category, "file": rel.as_posix(),
-                        "models": sorted({_label(m, f) for m, f in panels}),
-                        "note": "" if truth is not None else "no ground truth for this id"})
+        try:
+            recs = by_problem[pid]
+            # one panel per (model, framework); several epochs of one model are pooled
+            panels: dict[tuple[str, str], list[float]] = defaultdict(list)
+            for r in recs:
+                panels[(r.model, r.framework)].extend(v for v in (finite_or_none(x) for x in r.payload.get("values", []))
+                                                      if v is not None)
+            truth, support, labels = _truth_for(pid)
+            support = support or recs[0].payload.get("support")
+            k = len(panels)
+            cols = min(k, 4)
+            rows = math.ceil(k / cols)
+            fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.3 * rows), squeeze=False)
+            for ax in axes.flat[k:]:
+                ax.axis("off")
+            for ax, ((model, fw), vals) in zip(axes.flat, panels.items()):
+                values = np.asarray(vals, dtype=float)
+                _hist_panel(ax, values, truth, _is_discrete(support, values, truth), labels)
+                ks = [r.metric("ks@100") for r in recs if (r.model, r.framework) == (model, fw)]
+                ks_txt = "" if not ks or ks[0] is None else f"  KS@100 {'pass' if ks[0] else 'fail'}"
+                ax.set_title(f"{_label(model, fw)}\n{values.size} values{ks_txt}", fontsize=7)
+                ax.tick_params(labelsize=6)
+            axes.flat[0].legend(fontsize=6)
+            fam = str(recs[0].payload.get("family", ""))
+            fig.suptitle(f"{pid} ({fam}, {recs[0].category})", fontsize=8)
+            # fixed margins: tight_layout costs a full extra draw per figure, and there can be 448 x models panels
+            fig.subplots_adjust(left=0.08 / cols * 2, right=0.98, bottom=0.2 / rows, top=1 - 0.22 / rows,
+                                wspace=0.35, hspace=0.75)
+            rel = Path("hist") / f"{safe_name(pid)}.png"
+            _save(fig, out_dir / rel, tight=False)
+            entries.append({"id": pid, "family": fam, "category": recs[0].category, "file": rel.as_posix(),
+                            "models": sorted({_label(m, f) for m, f in panels}),
+                            "note": "" if truth is not None else "no ground truth for this id"})
+        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
+            plt.close("all")
+            if on_error is None:
+                raise
+            on_error(f"histogram for {pid}", e)
     return entries
 
 
@@ -207,7 +215,8 @@ def _predicted(payload: dict) -> list[float] | None:
     return None
 
 
-def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_options: int = 14) -> list[dict]:
+def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_options: int = 14,
+                         on_error: Callable[[str, BaseException], None] | None = None) -> list[dict]:
     """Per model: three heatmaps over ordered option pairs (row = first option, column = second): the model's
     mean P(first option), its gap to the ideal mean P(first), and the dominant behaviour with its rate."""
     from .families import BEHAVIOURS
@@ -220,70 +229,76 @@ def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_opt
         if isinstance(opts, (list, tuple)) and len(opts) == 2 and _predicted(r.payload) is not None:
             by_model[(r.model, r.framework)].append(r)
     for (model, fw), recs in by_model.items():
-        count: dict[str, int] = defaultdict(int)
-        for r in recs:
-            for o in r.payload["options"]:
-                count[str(o)] += 1
-        names = sorted(count, key=lambda o: (-count[o], o))[:max_options]
-        names.sort()
-        idx = {o: i for i, o in enumerate(names)}
-        n = len(names)
-        cells: dict[tuple[int, int], list[SampleRecord]] = defaultdict(list)
-        for r in recs:
-            a, b = (str(o) for o in r.payload["options"])
-            if a in idx and b in idx:
-                cells[(idx[a], idx[b])].append(r)
-        model_p = np.full((n, n), np.nan)
-        gap = np.full((n, n), np.nan)
-        dom = np.full((n, n), np.nan)
-        dom_rate = np.full((n, n), np.nan)
-        behaviours = [b for b in BEHAVIOURS if any(f"behaviour_{b}" in r.metrics for r in recs)]
-        for (i, j), cr in cells.items():
-            pm = [_predicted(r.payload)[0] for r in cr]
-            ideal = [float(r.payload.get("probabilities", [math.nan])[0]) for r in cr]
-            model_p[i, j] = float(np.mean(pm))
-            diffs = np.asarray(pm, dtype=float) - np.asarray(ideal, dtype=float)
-            # a cell whose items lack P(first) or its ideal stays blank (NaN), without numpy's empty-slice warning
-            gap[i, j] = float(np.nanmean(diffs)) if np.isfinite(diffs).any() else math.nan
+        try:
+            count: dict[str, int] = defaultdict(int)
+            for r in recs:
+                for o in r.payload["options"]:
+                    count[str(o)] += 1
+            names = sorted(count, key=lambda o: (-count[o], o))[:max_options]
+            names.sort()
+            idx = {o: i for i, o in enumerate(names)}
+            n = len(names)
+            cells: dict[tuple[int, int], list[SampleRecord]] = defaultdict(list)
+            for r in recs:
+                a, b = (str(o) for o in r.payload["options"])
+                if a in idx and b in idx:
+                    cells[(idx[a], idx[b])].append(r)
+            model_p = np.full((n, n), np.nan)
+            gap = np.full((n, n), np.nan)
+            dom = np.full((n, n), np.nan)
+            dom_rate = np.full((n, n), np.nan)
+            behaviours = [b for b in BEHAVIOURS if any(f"behaviour_{b}" in r.metrics for r in recs)]
+            for (i, j), cr in cells.items():
+                pm = [_predicted(r.payload)[0] for r in cr]
+                ideal = [float(r.payload.get("probabilities", [math.nan])[0]) for r in cr]
+                model_p[i, j] = float(np.mean(pm))
+                diffs = np.asarray(pm, dtype=float) - np.asarray(ideal, dtype=float)
+                # a cell whose items lack P(first) or its ideal stays blank (NaN), without numpy's empty-slice warning
+                gap[i, j] = float(np.nanmean(diffs)) if np.isfinite(diffs).any() else math.nan
+                if behaviours:
+                    rates = [np.nanmean([finite_or_none(r.metrics.get(f"behaviour_{b}")) if
+                                         finite_or_none(r.metrics.get(f"behaviour_{b}")) is not None else np.nan
+                                         for r in cr]) for b in behaviours]
+                    if not all(np.isnan(rates)):
+                        k = int(np.nanargmax(rates))
+                        dom[i, j], dom_rate[i, j] = k, rates[k]
+            panels = 3 if behaviours else 2
+            size = max(3.2, 0.32 * n + 1.6)
+            fig, axes = plt.subplots(1, panels, figsize=(size * panels, size))
+            for ax, data, title, cmap, vmin, vmax in (
+                    (axes[0], model_p, "model P(first option)", "viridis", 0, 1),
+                    (axes[1], gap, "model - ideal P(first option)", "RdBu_r", -1, 1)):
+                im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax)
+                fig.colorbar(im, ax=ax, fraction=0.046)
+                ax.set_title(title, fontsize=8)
             if behaviours:
-                rates = [np.nanmean([finite_or_none(r.metrics.get(f"behaviour_{b}")) if
-                                     finite_or_none(r.metrics.get(f"behaviour_{b}")) is not None else np.nan
-                                     for r in cr]) for b in behaviours]
-                if not all(np.isnan(rates)):
-                    k = int(np.nanargmax(rates))
-                    dom[i, j], dom_rate[i, j] = k, rates[k]
-        panels = 3 if behaviours else 2
-        size = max(3.2, 0.32 * n + 1.6)
-        fig, axes = plt.subplots(1, panels, figsize=(size * panels, size))
-        for ax, data, title, cmap, vmin, vmax in (
-                (axes[0], model_p, "model P(first option)", "viridis", 0, 1),
-                (axes[1], gap, "model - ideal P(first option)", "RdBu_r", -1, 1)):
-            im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax)
-            fig.colorbar(im, ax=ax, fraction=0.046)
-            ax.set_title(title, fontsize=8)
-        if behaviours:
-            ax = axes[2]
-            cmap = plt.get_cmap("tab10", len(behaviours))
-            ax.imshow(dom, cmap=cmap, vmin=-0.5, vmax=len(behaviours) - 0.5)
-            for (i, j), v in np.ndenumerate(dom_rate):
-                if not np.isnan(v):
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5, color="white")
-            ax.set_title("dominant behaviour (rate)", fontsize=8)
-            from matplotlib.patches import Patch
+                ax = axes[2]
+                cmap = plt.get_cmap("tab10", len(behaviours))
+                ax.imshow(dom, cmap=cmap, vmin=-0.5, vmax=len(behaviours) - 0.5)
+                for (i, j), v in np.ndenumerate(dom_rate):
+                    if not np.isnan(v):
+                        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5, color="white")
+                ax.set_title("dominant behaviour (rate)", fontsize=8)
+                from matplotlib.patches import Patch
 
-            ax.legend(handles=[Patch(color=cmap(k), label=b) for k, b in enumerate(behaviours)], fontsize=6,
-                      bbox_to_anchor=(1.02, 1), loc="upper left")
-        for ax in axes:
-            ax.set_xticks(range(n))
-            ax.set_yticks(range(n))
-            ax.set_xticklabels(names, rotation=90, fontsize=6)
-            ax.set_yticklabels(names, fontsize=6)
-            ax.set_xlabel("second option", fontsize=7)
-            ax.set_ylabel("first option", fontsize=7)
-        fig.suptitle(f"{_label(model, fw)}: calibration by ordered option pair ({len(recs)} items)", fontsize=9)
-        rel = Path("calibration") / f"heatmap_{safe_name(model)}_{safe_name(fw)}.png"
-        _save(fig, out_dir / rel)
-        out.append({"model": _label(model, fw), "file": rel.as_posix()})
+                ax.legend(handles=[Patch(color=cmap(k), label=b) for k, b in enumerate(behaviours)], fontsize=6,
+                          bbox_to_anchor=(1.02, 1), loc="upper left")
+            for ax in axes:
+                ax.set_xticks(range(n))
+                ax.set_yticks(range(n))
+                ax.set_xticklabels(names, rotation=90, fontsize=6)
+                ax.set_yticklabels(names, fontsize=6)
+                ax.set_xlabel("second option", fontsize=7)
+                ax.set_ylabel("first option", fontsize=7)
+            fig.suptitle(f"{_label(model, fw)}: calibration by ordered option pair ({len(recs)} items)", fontsize=9)
+            rel = Path("calibration") / f"heatmap_{safe_name(model)}_{safe_name(fw)}.png"
+            _save(fig, out_dir / rel)
+            out.append({"model": _label(model, fw), "file": rel.as_posix()})
+        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
+            plt.close("all")
+            if on_error is None:
+                raise
+            on_error(f"calibration heatmap for {_label(model, fw)}", e)
     return out
 
 
@@ -310,7 +325,8 @@ def behaviour_bars(rows: Sequence[dict[str, Any]], path: Path) -> Path | None:
 
 # ------------------------------------------------------------------------------------------------ implicit
 
-def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int = 6) -> list[dict]:
+def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int = 6,
+                  on_error: Callable[[str, BaseException], None] | None = None) -> list[dict]:
     """Bar charts of predicted vs true outcome probabilities: per category, the item where the first model is
     furthest from the truth (largest Chebyshev distance), up to ``max_items``."""
     plt = _plt()
@@ -326,29 +342,35 @@ def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int
             picks.append(worst.problem_id)
     out = []
     for pid in picks[:max_items]:
-        recs = [r for r in usable if r.problem_id == pid]
-        opts = [str(o) for o in recs[0].payload["options"]]
-        truth = [float(p) for p in recs[0].payload.get("probabilities", [])]
-        k = 1 + len(recs)
-        width = 0.8 / k
-        x = np.arange(len(opts))
-        fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * len(opts) * k / 2 + 2.5), 2.8))
-        if len(truth) == len(opts):
-            ax.bar(x, truth, width, color=GREEN, label="truth")
-        for i, r in enumerate(recs, 1):
-            pred = _predicted(r.payload)
-            if len(pred) == len(opts):
-                ax.bar(x + i * width, pred, width, label=_label(r.model, r.framework),
-                       color=plt.get_cmap("Blues")(0.45 + 0.5 * i / k))
-        ax.set_xticks(x + 0.4 - width / 2)
-        ax.set_xticklabels(opts, fontsize=7)
-        ax.set_ylabel("probability", fontsize=8)
-        ax.legend(fontsize=6)
-        prompt = str(recs[0].payload.get("prompt", ""))
-        ax.set_title(f"{pid} ({recs[0].category})\n...{prompt[-90:]}", fontsize=7)
-        rel = Path("implicit") / f"{safe_name(pid)}.png"
-        _save(fig, out_dir / rel)
-        out.append({"id": pid, "category": recs[0].category, "file": rel.as_posix()})
+        try:
+            recs = [r for r in usable if r.problem_id == pid]
+            opts = [str(o) for o in recs[0].payload["options"]]
+            truth = [float(p) for p in recs[0].payload.get("probabilities", [])]
+            k = 1 + len(recs)
+            width = 0.8 / k
+            x = np.arange(len(opts))
+            fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * len(opts) * k / 2 + 2.5), 2.8))
+            if len(truth) == len(opts):
+                ax.bar(x, truth, width, color=GREEN, label="truth")
+            for i, r in enumerate(recs, 1):
+                pred = _predicted(r.payload)
+                if len(pred) == len(opts):
+                    ax.bar(x + i * width, pred, width, label=_label(r.model, r.framework),
+                           color=plt.get_cmap("Blues")(0.45 + 0.5 * i / k))
+            ax.set_xticks(x + 0.4 - width / 2)
+            ax.set_xticklabels(opts, fontsize=7)
+            ax.set_ylabel("probability", fontsize=8)
+            ax.legend(fontsize=6)
+            prompt = str(recs[0].payload.get("prompt", ""))
+            ax.set_title(f"{pid} ({recs[0].category})\n...{prompt[-90:]}", fontsize=7)
+            rel = Path("implicit") / f"{safe_name(pid)}.png"
+            _save(fig, out_dir / rel)
+            out.append({"id": pid, "category": recs[0].category, "file": rel.as_posix()})
+        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
+            plt.close("all")
+            if on_error is None:
+                raise
+            on_error(f"implicit bars for {pid}", e)
     return out
 
 

@@ -44,6 +44,8 @@ def _fmt(v: Any) -> str:
 class _Guarded:
     """Calls into :mod:`.figures`; a figure that fails on hostile data becomes a counted skip, not a crash."""
 
+    _PER_ITEM = ("ksn_histograms", "calibration_heatmaps", "implicit_bars")
+
     def __init__(self, table: SampleTable):
         from . import figures
 
@@ -54,6 +56,9 @@ class _Guarded:
         fn = getattr(self._figures, name)
 
         def call(*args, **kwargs):
+            if name in self._PER_ITEM:  # one bad item is one skip; the rest of the section is drawn
+                kwargs.setdefault("on_error", lambda what, e: self._table.add_skip(
+                    what, f"not drawn ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"))
             try:
                 return fn(*args, **kwargs)
             except ImportError:  # matplotlib missing is an installation error, not a bad figure

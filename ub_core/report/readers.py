@@ -78,7 +78,12 @@ def read_inspect_log(path: Path, table: SampleTable) -> int:
         for scorer_name, score in (sample.scores or {}).items():
             values = dict(score.value) if isinstance(score.value, Mapping) else {scorer_name: score.value}
             meta = dict(score.metadata) if isinstance(score.metadata, Mapping) else {}
-            for family, (category, metrics, payload) in extract_all(values, meta, doc):
+            try:
+                found = extract_all(values, meta, doc)
+            except Exception as e:  # noqa: BLE001 - a hostile sample is one counted skip
+                table.add_skip(f"{path}#{sample.id}", f"unreadable sample ({_one_line(e)})")
+                continue
+            for family, (category, metrics, payload) in found:
                 table.records.append(SampleRecord(model, "inspect", family, task, category, str(sample.id),
                                                   int(sample.epoch or 1), metrics, payload, str(path)))
     _inspect_stability(elog, model, task, str(path), table)
@@ -136,7 +141,8 @@ def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTa
 # ------------------------------------------------------------------------------------------------ lm-eval
 
 def _lm_model(results: Mapping[str, Any], fallback: str) -> str:
-    cfg = results.get("config") or {}
+    cfg = results.get("config")
+    cfg = cfg if isinstance(cfg, Mapping) else {}
     name = str(cfg.get("model") or fallback)
     args = cfg.get("model_args")
     pretrained = None
@@ -167,7 +173,7 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
                 row = json.loads(line)
                 if not isinstance(row, dict):
                     raise ValueError("not a JSON object")
-            except ValueError as e:
+            except (ValueError, RecursionError) as e:
                 bad += 1
                 table.add_skip(f"{path}:{lineno}", f"bad JSON line ({_one_line(e)})")
                 continue
@@ -179,10 +185,16 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             doc = row.get("doc") if isinstance(row.get("doc"), Mapping) else {}
             metric_names = row.get("metrics") if isinstance(row.get("metrics"), list) else \
                 [k for k in row if k not in LMEVAL_LINE_KEYS]
+            metric_names = [k for k in metric_names if isinstance(k, str)]
             values = {k: row[k] for k in metric_names if k in row}
             meta = {k: v for k, v in row.items() if k not in LMEVAL_LINE_KEYS}
             pid = str(doc.get("id", row.get("doc_id", lineno)))
-            found = extract_all(values, meta, doc)
+            try:
+                found = extract_all(values, meta, doc)
+            except Exception as e:  # noqa: BLE001 - a hostile line is one counted skip
+                bad += 1
+                table.add_skip(f"{path}:{lineno}", f"unreadable sample ({_one_line(e)})")
+                continue
             if not found:
                 bad += 1
                 table.add_skip(f"{path}:{lineno}", "no metric keys of a known family")
@@ -198,7 +210,8 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
 def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable) -> bool:
     """Run-level stability values from a results file (``"tar_r,none": 0.9``); True when any was found."""
     found = False
-    for task, row in (results.get("results") or {}).items():
+    rows = results.get("results")
+    for task, row in (rows.items() if isinstance(rows, Mapping) else ()):
         if not isinstance(row, Mapping):
             continue
         agg = {}
@@ -222,7 +235,7 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
             results = json.loads(rpath.read_text(encoding="utf-8", errors="replace"))
             if not isinstance(results, dict) or "results" not in results:
                 raise ValueError("no 'results' key")
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             table.add_skip(rpath, f"not an lm-eval results file ({_one_line(e)})")
             continue
         table.files_read.append(str(rpath))

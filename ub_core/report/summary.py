@@ -64,7 +64,8 @@ def _group(records: Iterable[SampleRecord], key: Callable[[SampleRecord], Any]) 
 
 def _rate(records: Sequence[SampleRecord], key: str) -> dict[str, Any]:
     """Mean of a 0/1 per-sample flag with its Wilson interval (NaN / missing flags left out)."""
-    flags = [v for v in (r.metric(key) for r in records) if v is not None]
+    # a flag outside [0, 1] is no flag (hostile or foreign input): left out like a missing one
+    flags = [v for v in (r.metric(key) for r in records) if v is not None and 0.0 <= v <= 1.0]
     k = int(round(sum(flags)))
     n = len(flags)
     lo, hi = wilson_interval(min(k, n), n) if n else (None, None)
@@ -240,7 +241,7 @@ def _odds_tables(records):
 def _int_or(x: Any) -> Any:
     try:
         return int(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return "?" if x is None else str(x)
 
 
