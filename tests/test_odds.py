@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from scipy.special import owens_t
 
 from ub_core.metrics import (absolute_error, ks_statistic, mae, nearest_shot_answer, odds_item_scores,
                              parse_percentile, parse_probability, summarize_odds)
@@ -106,6 +107,64 @@ def test_geometric_mid_rank_and_probability_by_hand():
     by_hand = (0.95 ** (lo - 1) - 0.95 ** hi) / (1 - 0.95 ** 90)
     assert prob.metadata["answer"] == pytest.approx(by_hand, abs=1e-12)
     assert probability_between("geometric", {"p": 0.05}, 1, 90) == pytest.approx(1.0)
+
+
+def _binom_cdf(k: int, n: int, p) -> float:
+    from fractions import Fraction
+
+    p = Fraction(p)
+    return float(sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(0, k + 1))) if k >= 0 else 0.0
+
+
+def _poisson_cdf(k: int, lam: float) -> float:
+    return math.fsum(math.exp(i * math.log(lam) - lam - math.lgamma(i + 1)) for i in range(0, k + 1))
+
+
+def _mid_rank(cdf, x: int) -> float:
+    return 100 * (cdf(x - 1) + cdf(x)) / 2
+
+
+# closed-form CDFs, written from the textbook formulas (the bank uses scipy's frozen distributions)
+_HAND_CDF = {
+    "log_normal": lambda x: _phi((math.log(x) - 4.0) / 0.5),
+    "skew_normal": lambda x: _phi((x - 100) / 10) - 2 * owens_t((x - 100) / 10, -10),  # Owen's T form
+    "power_law": lambda x: 1 - (x / 100.0) ** (1 - 1.8),
+    "uniform": lambda x: (x - 70.0) / 60.0,
+    "gamma": lambda x: 1 - math.exp(-x / 20) * (1 + x / 20),  # shape 2 (Erlang)
+    "gumbel": lambda x: math.exp(-math.exp(-(x - 1000.0) / 1000.0)),
+}
+_HAND_DISCRETE = {
+    "poisson": lambda k: _poisson_cdf(k, 70.0),
+    "binomial": lambda k: _binom_cdf(k, 1000, "1/2"),
+    "multinomial": lambda k: _binom_cdf(k, 1000, "1/5"),  # component 0 of Multinomial(1000, (0.2, 0.3, 0.5))
+}
+
+
+@pytest.mark.parametrize("family", sorted(_HAND_CDF))
+@pytest.mark.parametrize("q", [10, 90])
+def test_continuous_percentiles_by_closed_form(family, q):
+    item = odds_item(f"odds-pct-{family}-p0-q{q}-s0")
+    x = item.metadata["value"]
+    assert item.metadata["answer"] == pytest.approx(100 * _HAND_CDF[family](x), abs=1e-7)
+    assert item.metadata["answer"] == pytest.approx(q, abs=0.5)  # the value is the q-th percentile, rounded
+
+
+@pytest.mark.parametrize("family", sorted(_HAND_DISCRETE))
+def test_discrete_percentiles_by_closed_form(family):
+    item = odds_item(f"odds-pct-{family}-p0-q10-s0")
+    x = item.metadata["value"]
+    assert x == int(x)
+    assert item.metadata["answer"] == pytest.approx(_mid_rank(_HAND_DISCRETE[family], int(x)), abs=1e-7)
+
+
+def test_power_law_states_xmin_and_alpha_and_income_gumbel_keeps_the_stated_moments():
+    item = odds_item("odds-pct-power_law-p0-q10-s0")
+    assert "alpha" in item.prompt and "100" in item.prompt
+    from ub_core.problems.odds import _gumbel_from_moments
+
+    g = _gumbel_from_moments(66028.713, 53616.018)
+    assert g["loc"] + 0.5772156649015329 * g["scale"] == pytest.approx(66028.713)
+    assert math.pi * g["scale"] / math.sqrt(6) == pytest.approx(53616.018)
 
 
 # ------------------------------------------------------------------------------------------------ bank and shots
@@ -267,3 +326,10 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     assert res["ub_odds_percentile"]["parse_failed,none"] == 0.0
     assert res["ub_odds_sampling"]["ks@1000,take_50"] == 1.0
     assert res["ub_odds_sampling"]["n_valid,take_50"] == 1000
+    # the paper's protocol: one value per reply, 1,000 replies per item
+    single = simple_evaluate(model="ub-oracle", tasks=["ub_odds_sampling_single"], task_manager=tm, limit=2,
+                             log_samples=True)
+    row = single["results"]["ub_odds_sampling_single"]
+    assert row["n_valid,take_1000"] == 1000 and row["ks@1000,take_1000"] == 1.0
+    doc = single["samples"]["ub_odds_sampling_single"][0]
+    assert len(doc["resps"][0]) == 1000 and "{v1" not in doc["arguments"][0][0]  # no list instruction
