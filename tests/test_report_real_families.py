@@ -72,6 +72,9 @@ def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
         # the oracle's masses equal the ideal up to float rounding of exp(log p)
         assert r["pm"] == pytest.approx(1.0, abs=1e-9) and r["wd"] == pytest.approx(0.0, abs=1e-9)
         assert r["behaviour_calibrated"] == 1.0
+        # grid rates come from each sample's behaviour entry, which both adapters log
+        assert r["grid_calibrated"] == 1.0 and r["grid_pick_first"] == 0.0, r
+        assert r["pm_ci_low"] == pytest.approx(1.0, abs=1e-9) and r["re_ci_high"] == pytest.approx(0.0, abs=1e-9)
     imp = [r for r in _rows(real_report, "implicit_by_category") if r["category"] == "all"]
     assert {r["framework"] for r in imp} == {"inspect", "lm-eval"}
     for r in imp:
@@ -92,6 +95,9 @@ def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
 def test_stability_rows_come_from_both_frameworks(real_report):
     rows = [r for ts in real_report.tables.get("stability", []) for r in ts.rows]
     assert {r["framework"] for r in rows} == {"inspect", "lm-eval"}
+    for fw in ("inspect", "lm-eval"):  # every key is present for each framework somewhere, and perfect
+        for key in ("tar_r", "tar_a", "best_acc", "worst_acc"):
+            assert any(r.get(key) is not None for r in rows if r["framework"] == fw), (fw, key)
     for r in rows:
         for key in ("tar_r", "tar_a", "best_acc", "worst_acc"):
             if r.get(key) is not None:

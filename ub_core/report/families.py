@@ -30,6 +30,7 @@ KSN_VALUES = "values"
 CALIBRATION_KEYS = ("pm", "wd", "re")
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 BEHAVIOUR_PREFIX = "behaviour_"
+GRID_PREFIX = "grid_"
 #: LogitItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
 LOGIT_META = "ub"
 LOGIT_EXTRA = ("predicted", "option_mass")
@@ -97,6 +98,12 @@ def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str,
     for k in LOGIT_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
+    # what grid behaviour rates need (ub_core.logit.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
+    # lines carry it inside each grid_<b> value
+    if "behaviour_entry" not in payload:
+        grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])
+        if isinstance(grid, Mapping) and isinstance(grid.get("entry"), Mapping):
+            payload["behaviour_entry"] = dict(grid["entry"])
     return payload
 
 

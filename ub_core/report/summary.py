@@ -13,9 +13,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..metrics import clustered_interval, wilson_interval
+from ..metrics import clustered_interval, grid_behaviour_rates, wilson_interval
 from .families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
@@ -154,19 +154,31 @@ def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, fl
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
     behaviours = [f"behaviour_{b}" for b in BEHAVIOURS if any(f"behaviour_{b}" in r.metrics for r in records)]
     behaviours += sorted({k for r in records for k in r.metrics if k.startswith("behaviour_")} - set(behaviours))
-    cols = ["pm", "wd", "wd_ci_low", "wd_ci_high", "re", *behaviours]
-    lead = Table("calibration_leaderboard", "Numeric calibration (PM, WD with 95% CI clustered by option pair, RE; "
-                 "behaviour rates)", "calibration", ["model", "framework", "items", *cols])
+    grids = [f"grid_{b}" for b in BEHAVIOURS]
+    has_grid = any(isinstance(r.payload.get("behaviour_entry"), Mapping) for r in records)
+    cols = ["pm", "pm_ci_low", "pm_ci_high", "wd", "wd_ci_low", "wd_ci_high", "re", "re_ci_low", "re_ci_high",
+            *behaviours, *(grids if has_grid else [])]
+    lead = Table("calibration_leaderboard", "Numeric calibration (PM, WD, RE with 95% CIs clustered by option "
+                 "pair; behaviour compatibility rates and grid behaviour rates)", "calibration",
+                 ["model", "framework", "items", *cols])
     by_cat = Table("calibration_by_category", "Numeric calibration by dataset", "calibration",
                    ["model", "framework", "category", "items", *cols], keys=("model", "framework", "category"))
 
     def row(recs):
-        lo, hi = _clustered(recs, "wd")
-        out = {"items": len(recs), "pm": nanmean(r.metrics.get("pm") for r in recs),
-               "wd": nanmean(r.metrics.get("wd") for r in recs), "wd_ci_low": lo, "wd_ci_high": hi,
-               "re": nanmean(r.metrics.get("re") for r in recs)}
+        out: dict[str, Any] = {"items": len(recs)}
+        for key in ("pm", "wd", "re"):
+            out[key] = nanmean(r.metrics.get(key) for r in recs)
+            out[f"{key}_ci_low"], out[f"{key}_ci_high"] = _clustered(recs, key)
         for b in behaviours:
             out[b] = nanmean(r.metrics.get(b) for r in recs)
+        if has_grid:
+            entries = [r.payload["behaviour_entry"] for r in recs
+                       if isinstance(r.payload.get("behaviour_entry"), Mapping)]
+            try:
+                rates, _ = grid_behaviour_rates(entries)
+            except (KeyError, TypeError, ValueError):  # a hostile entry: no grid rates for this row
+                rates = {}
+            out.update({f"grid_{b}": rates.get(b) for b in BEHAVIOURS})
         return out
 
     for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
@@ -174,7 +186,9 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
         for cat, crecs in sorted(_group(recs, lambda r: r.category).items()):
             by_cat.rows.append({"model": model, "framework": fw, "category": cat, **row(crecs)})
     lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
-                "the valid options; re: H(model) - H(ideal) in bits."
+                "the valid options; re: H(model) - H(ideal) in bits; behaviour_b: share of two-option items " \
+                "compatible with b (seed 001 Figure 2); grid_b: share of option-pair grids classified as b " \
+                "(Figure 3; Null when the grid's mean PM < 0.5)."
     return [lead, by_cat]
 
 
@@ -202,8 +216,14 @@ def _means_by_category(records, name, title, family, keys, rate_key=None) -> Tab
 
 def _implicit_tables(records):
     t = _means_by_category(records, "implicit_by_category", "Implicit probabilistic reasoning by scenario "
-                           "(distances to the true outcome distribution; argmax accuracy on unique-mode items)",
+                           "(distances to the true outcome distribution, Chebyshev with a 95% CI clustered by "
+                           "scenario; argmax accuracy on unique-mode items)",
                            "implicit", list(IMPLICIT_KEYS))
+    t.columns += ["chebyshev_ci_low", "chebyshev_ci_high"]
+    for row in t.rows:
+        recs = [r for r in records if (r.model, r.framework) == (row["model"], row["framework"]) and
+                (row["category"] == "all" or r.category == row["category"])]
+        row["chebyshev_ci_low"], row["chebyshev_ci_high"] = _clustered(recs, "chebyshev")
     return [t]
 
 
