@@ -375,6 +375,26 @@ def test_inspect_fake_models_give_the_injected_tar(tmp_path):
                            "median_acc": det_acc, "acc_spread": 0.0})
 
 
+def test_inspect_hf_greedy_is_fully_stable(tmp_path_factory):
+    """A real local model through Inspect's hf/ provider, greedy (-M do_sample=false: the provider samples by
+    default, and transformers refuses temperature 0 when sampling). Greedy decoding of the same prompt on one CPU
+    process is deterministic, so TARr = TARa = 1 whatever the model answers, and best = worst accuracy."""
+    from tiny_model import build_tiny_llama
+
+    path = build_tiny_llama(tmp_path_factory.mktemp("tiny_stab"))
+    model = get_model(f"hf/{path}", do_sample=False, memoize=False)
+    log = inspect_eval(stability(epochs=3, limit=1, subtasks="navigate,geometric_shapes", max_tokens=8),
+                       model=model, log_dir=str(tmp_path_factory.mktemp("logs")), display="none")[0]
+    assert log.status == "success", log.error
+    views = {s.reducer: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
+    assert views["ub_inspect/tar_raw"]["accuracy"] == 1.0 and views["ub_inspect/tar"]["accuracy"] == 1.0
+    assert views[None]["best_acc"] == views[None]["worst_acc"]
+    replies = {s.id: set() for s in log.samples}
+    for s in log.samples:
+        replies[s.id].add(s.output.completion)
+    assert all(len(r) == 1 for r in replies.values()) and len(replies) == 2
+
+
 def test_inspect_task_options(tmp_path, exports):
     log, views = _inspect("ub/oracle", tmp_path, subtasks="navigate,college_mathematics", source="hf",
                           bbh=str(exports / "bbh"), mmlu=str(exports / "mmlu"))
