@@ -6,7 +6,8 @@
 #      and checks that each problem's 100 answers went out as ONE request (n = 100);
 #   2. lm_eval --model vllm  and  ub-lm-eval --model ub-vllm  on a ub_ksn subset, and prints their generate
 #      calls, n per call and wall times side by side;
-#   3. ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM log-likelihoods.
+#   3. ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM log-likelihoods, with both
+#      --model vllm and --model ub-vllm (which must give the same option masses).
 # An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
 # any failure of our code fails the lane.
 set -euo pipefail
@@ -94,15 +95,20 @@ t0=$(date +%s)
 run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_calibration_colors,ub_implicit_coins \
   --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit"
 logit_s=$(( $(date +%s) - t0 ))
+# the same log-likelihood requests through ub-vllm (lm-eval's VLLM with grouped generation; loglikelihood inherited)
+t0=$(date +%s)
+run ub-lm-eval --model ub-vllm --model_args "$model_args" --tasks ub_calibration_colors,ub_implicit_coins \
+  --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit_ub"
+logit_ub_s=$(( $(date +%s) - t0 ))
 
 # ------------------------------------------------------------------------------------------------ checks
-"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" "$logit_s" <<'PY'
+"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" "$logit_s" "$logit_ub_s" <<'PY'
 import glob, json, sys
 from pathlib import Path
 from inspect_ai.log import read_eval_log
 
-work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s = (sys.argv[1], sys.argv[2].split(","),
-                                                               *map(int, sys.argv[3:]))
+work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s, logit_ub_s = (sys.argv[1], sys.argv[2].split(","),
+                                                                           *map(int, sys.argv[3:]))
 trained, untrained = ids[:2], ids[2]
 
 # 1. Inspect: one request per problem with n = 100 (the model call log keeps each request's body)
@@ -146,19 +152,27 @@ assert rows["vllm"][3] == [1] and rows["vllm"][2] == 300, rows["vllm"]  # 3 prob
 assert rows["ubvllm"][3] == [100] and rows["ubvllm"][2] == 3, rows["ubvllm"]  # one n=100 request per problem
 # 3. ub_logit through vLLM's prompt_logprobs: the trained colour item (P(red) = 22/74) and coin item ((1, 6, 9)/16)
 # within the tolerance of tests/test_trained_model.py (0.03: optimisation error, no sampling involved)
-logit = {}
-for f in glob.glob(f"{work}/out_logit/**/samples_*.jsonl", recursive=True):
-    for line in open(f):
-        s = json.loads(line)
-        logit[s["doc"]["category"]] = s
+def logit_samples(folder):
+    out = {}
+    for f in glob.glob(f"{work}/{folder}/**/samples_*.jsonl", recursive=True):
+        for line in open(f):
+            s = json.loads(line)
+            out[s["doc"]["category"]] = s
+    return out
+logit, logit_ub = logit_samples("out_logit"), logit_samples("out_logit_ub")
 cal, coin = logit["colors"], logit["coins"]
+# ub-vllm inherits lm-eval's loglikelihood: the same masses from a second engine (float32 CPU; 1e-5 allows for
+# the order of floating-point sums between two engine instances)
+for cat in ("colors", "coins"):
+    a, b = logit[cat]["option_mass"], logit_ub[cat]["option_mass"]
+    assert len(a) == len(b) and max(abs(x - y) for x, y in zip(a, b)) <= 1e-5, (cat, a, b)
 assert cal["doc"]["dedup"] == "token_ids", cal["doc"]["dedup"]
 assert cal["pm"] >= 0.99 and abs(cal["predicted"][0] - 22 / 74) <= 0.03, (cal["pm"], cal["predicted"])
 assert coin["chebyshev"] <= 0.03 and coin["argmax_acc"] == 1.0, (coin["chebyshev"], coin["predicted"])
 print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal['predicted'][0]:.4f} (ideal {22 / 74:.4f}), "
       f"WD {cal['wd']:.4f}; coin Chebyshev {coin['chebyshev']:.4f}, predicted "
-      f"{[round(p, 4) for p in coin['predicted']]}; wall {logit_s}s")
+      f"{[round(p, 4) for p in coin['predicted']]}; wall {logit_s}s (vllm), {logit_ub_s}s (ub-vllm, same masses)")
 print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s, "
-      f"ub_logit {logit_s}s")
+      f"ub_logit {logit_s}s (vllm) / {logit_ub_s}s (ub-vllm)")
 PY
 echo "vLLM lane: ok in $(( $(date +%s) - lane_start ))s"
