@@ -276,3 +276,12 @@ def test_lmeval_counts_a_digit_prefix_once(tmp_path):
     mass = dict(zip(doc["options"], row["option_mass"]))
     assert mass["1"] == pytest.approx(0.3) and mass["12"] == pytest.approx(0.2) and mass["2"] == pytest.approx(0.5)
     assert row["missing_mass"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_top_logprobs_counts_variants_it_cannot_read():
+    from ub_inspect.logprobs import multi_token_variants
+
+    # " 1" is a first token and " 12" is asked: " 12" spans two tokens; " 3" is simply not in the list
+    table = {" 1": -0.5, "1": -3.0, " 2": -1.0, "\n": -4.0}
+    assert multi_token_variants([" 1", " 2", " 12", "12", " 3"], table) == 2
+    assert multi_token_variants([" red", " blue"], {" red": -0.1, " blue": -2.0}) == 0

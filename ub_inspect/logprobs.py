@@ -22,8 +22,9 @@ not observed / probability 0). The scorer turns it into the option mass and the 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
@@ -46,7 +47,9 @@ from .metrics import grid_rate, nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
-           "variant_logprob_from_prompt_logprobs", "logit_task_parts"]
+           "variant_logprob_from_prompt_logprobs", "logit_task_parts", "multi_token_variants"]
+
+log = logging.getLogger(__name__)
 
 MODES = ("prompt_logprobs", "top_logprobs")
 STORE_KEY = "ub_logit"
@@ -137,7 +140,7 @@ async def _by_prompt_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list
     return logprobs, merged
 
 
-async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> list[float | None]:
+async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], int]:
     model = get_model()
     out = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=TOP_K, max_tokens=1,
                                                              temperature=0.0))
@@ -149,7 +152,15 @@ async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> list[float | 
     for t in first.top_logprobs:
         for text in {t.token, _token_text(t.token)}:
             table[text] = max(float(t.logprob), table.get(text, -math.inf))
-    return [table.get(v) for v in choices]
+    return [table.get(v) for v in choices], multi_token_variants(choices, table)
+
+
+def multi_token_variants(choices: Sequence[str], first_tokens: Mapping[str, float]) -> int:
+    """How many variants are absent from the first-token list while a strict prefix of them is in it (``" 1"``
+    listed, ``" 12"`` asked): such a variant spans several tokens, so top_logprobs cannot read it (it counts
+    as 0) and its prefix's entry holds its mass too. Counted per sample and logged, never silent."""
+    return sum(1 for v in choices if v not in first_tokens
+               and any(len(t) < len(v) and t.strip() and v.startswith(t) for t in first_tokens))
 
 
 def _token_text(token: str) -> str:
@@ -167,15 +178,19 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         item = LogitItem.from_record(state.metadata["ub"])
         choices, _ = flatten_variants(item)
-        merged = 0
+        merged = multi = 0
         if mode == "prompt_logprobs":
             values, merged = await _by_prompt_logprobs(item.prompt, choices)
         else:
-            values = await _by_top_logprobs(item.prompt, choices)
+            values, multi = await _by_top_logprobs(item.prompt, choices)
+            if multi:
+                log.warning("%s: %d option variant(s) span several tokens; -T mode=top_logprobs reads them as "
+                            "probability 0 (use -T mode=prompt_logprobs for exact multi-token options)", item.id,
+                            multi)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
         state.store.set(STORE_KEY, {"mode": mode, "choices": list(choices), "logprobs": logprobs,
-                                    "boundary_merged": merged})
+                                    "boundary_merged": merged, "multi_token_variants": multi})
         return state
 
     return solve
@@ -221,7 +236,8 @@ def _score(state: TaskState) -> Score:
                  metadata={"ub": {**item.to_record(), **payload, "behaviour_entry": behaviour_entry(item, mass),
                                   "mode": record["mode"],
                                   "choices": list(record["choices"]), "logprobs": list(record["logprobs"]),
-                                  "boundary_merged": int(record.get("boundary_merged", 0))}})
+                                  "boundary_merged": int(record.get("boundary_merged", 0)),
+                                  "multi_token_variants": int(record.get("multi_token_variants", 0))}})
 
 
 @scorer(metrics=_metrics("calibration", ("pm", "wd", "re")))
