@@ -188,6 +188,26 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
     assert res.skipped == 0
 
 
+def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
+    """The same lm-eval output copied to a second folder (a rerun, a backup): each problem is counted once, from
+    the newer copy, and the older copy is one skip naming the newer."""
+    import os
+    import shutil
+
+    src = next((ksn_run / "lm_eval" / "ub-collapse").rglob("results_*.json")).parent
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(src, old)
+    shutil.copytree(src, new)
+    for f in old.iterdir():
+        os.utime(f, (1_000_000, 1_000_000))
+    once = load_inputs([src])
+    twice = load_inputs([old, new])
+    assert len(twice.records) == len(once.records) == 2
+    assert {r.source for r in twice.records} <= {str(p) for p in new.iterdir()}
+    assert [s.reason.split(",")[0] for s in twice.skips] == ["the same model's samples are also in " +
+                                                             str(next(new.glob("samples_*.jsonl")))]
+
+
 # ------------------------------------------------------------------------------------------------ other families
 
 @pytest.fixture(scope="module")

@@ -153,7 +153,8 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
     for r in records:
         by_problem[r.problem_id].append(r)
     entries = []
-    ids = sorted(by_problem, key=lambda i: (by_problem[i][0].category, i))
+    # grouped by category, then family (seed 000 figures 8 to 11 group by family)
+    ids = sorted(by_problem, key=lambda i: (by_problem[i][0].category, str(by_problem[i][0].payload.get("family", "")), i))
     if max_problems is not None:
         ids = ids[:max_problems]
     for pid in ids:

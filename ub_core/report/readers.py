@@ -318,6 +318,7 @@ def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None) 
             elif not any(s.path == str(p) for s in table.skips):
                 table.add_skip(p, "Inspect log with no scores of a known family")
     read_lmeval_dir_files(results, samples, table)
+    table.drop_repeated_runs()
     log.info("report inputs: %d records from %d files, %d skipped", len(table.records), len(table.files_read),
              len(table.skips))
     return table

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 __all__ = ["SampleRecord", "SampleTable", "Skip", "finite_or_none"]
@@ -85,6 +86,36 @@ class SampleTable:
 
     def extend(self, records: Iterable[SampleRecord]) -> None:
         self.records.extend(records)
+
+    def drop_repeated_runs(self) -> int:
+        """Keep one run per (model, framework, family, task, problem, epoch): when two input files score the same
+        sample of the same model (a run repeated, or one log given twice under two names), the file modified last
+        wins. Each superseded file is one skip naming the file that replaced it; pooling both would count every
+        problem twice and narrow every interval. Returns the number of records dropped."""
+        def mtime(path: str) -> float:
+            try:
+                return Path(path).stat().st_mtime
+            except OSError:
+                return 0.0
+
+        newest: dict[tuple, str] = {}
+        for r in self.records:
+            key = (r.model, r.framework, r.family, r.task, r.problem_id, r.epoch)
+            cur = newest.get(key)
+            if cur is None or (mtime(r.source), r.source) > (mtime(cur), cur):
+                newest[key] = r.source
+        kept, superseded = [], {}
+        for r in self.records:
+            winner = newest[(r.model, r.framework, r.family, r.task, r.problem_id, r.epoch)]
+            if r.source == winner:
+                kept.append(r)
+            else:
+                superseded.setdefault(r.source, winner)
+        for old, new in superseded.items():
+            self.add_skip(old, f"the same model's samples are also in {new}, a newer run; that one is used")
+        dropped = len(self.records) - len(kept)
+        self.records = kept
+        return dropped
 
     def family(self, name: str) -> list[SampleRecord]:
         return [r for r in self.records if r.family == name]
