@@ -285,3 +285,20 @@ def test_top_logprobs_counts_variants_it_cannot_read():
     table = {" 1": -0.5, "1": -3.0, " 2": -1.0, "\n": -4.0}
     assert multi_token_variants([" 1", " 2", " 12", "12", " 3"], table) == 2
     assert multi_token_variants([" red", " blue"], {" red": -0.1, " blue": -2.0}) == 0
+
+
+def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tmp_path):
+    """Inspect's hf/ provider samples by default, and transformers refuses temperature 0 when sampling: the logit
+    solvers ask at temperature 1 (the model's own distribution), so a plain `--model hf/<path>` runs."""
+    from inspect_ai import eval as inspect_eval
+    from tiny_model import build_tiny_llama
+
+    from ub_inspect.calibration import calibration
+
+    path = build_tiny_llama(tmp_path / "m")
+    log = inspect_eval(calibration(mode="top_logprobs", categories="colors", limit_per_category=3),
+                       model=f"hf/{path}", log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert log.status == "success", log.error
+    for s in log.samples:
+        ub = s.scores["calibration_scorer"].metadata["ub"]
+        assert ub["mode"] == "top_logprobs" and 0.0 <= sum(ub["option_mass"]) <= 1.0 + 1e-6

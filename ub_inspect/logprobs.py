@@ -54,6 +54,10 @@ log = logging.getLogger(__name__)
 MODES = ("prompt_logprobs", "top_logprobs")
 STORE_KEY = "ub_logit"
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
+# The papers read the model's own next-token distribution, i.e. at temperature 1. Servers report raw log-probabilities
+# whatever the temperature, but transformers scales its scores by it (and refuses 0 when sampling), so 1 is the
+# value that is right everywhere; the one generated token is discarded.
+LOGPROB_TEMPERATURE = 1.0
 
 
 class LogprobsUnavailableError(RuntimeError):
@@ -127,7 +131,7 @@ def _no_logprobs(what: str, mode: str) -> LogprobsUnavailableError:
 
 async def _by_prompt_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float], int]:
     model = get_model()
-    config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=0.0)
+    config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
     outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
     logprobs, merged = [], 0
     for variant, out in zip(choices, outputs):
@@ -143,7 +147,7 @@ async def _by_prompt_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list
 async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], int]:
     model = get_model()
     out = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=TOP_K, max_tokens=1,
-                                                             temperature=0.0))
+                                                             temperature=LOGPROB_TEMPERATURE))
     lp = out.choices[0].logprobs if out.choices else None
     first = lp.content[0] if lp is not None and lp.content else None
     if first is None or not first.top_logprobs:
