@@ -65,6 +65,22 @@ def test_every_family_section_is_built_from_real_logs(real_report):
         assert title in html
 
 
+def test_every_figure_is_drawn_from_real_payloads(real_report):
+    """The figures read the adapters' real payloads (option masses, ideal probabilities, odds shots): one heatmap
+    per (model, framework), the behaviour bars, implicit bars for both scenarios, the odds plot, all referenced by
+    the page."""
+    out = real_report.out_dir
+    html = (out / "index.html").read_text()
+    heatmaps = sorted(p.name for p in (out / "calibration").glob("heatmap_*.png"))
+    assert len(heatmaps) == 2, heatmaps  # ub/oracle in Inspect, ub-oracle in lm-eval
+    assert (out / "calibration" / "behaviours.png").is_file() and (out / "odds_shots.png").is_file()
+    bars = sorted(p.name for p in (out / "implicit").glob("*.png"))
+    assert len(bars) >= 2, bars  # the worst item of each scenario (dice, coins)
+    for png in [*(out / "calibration").glob("*.png"), *(out / "implicit").glob("*.png"), out / "odds_shots.png"]:
+        assert png.stat().st_size > 5_000, png  # a drawn figure, not an empty canvas
+        assert png.relative_to(out).as_posix() in html, png
+
+
 def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
     cal = _rows(real_report, "calibration_leaderboard")
     assert {r["framework"] for r in cal} == {"inspect", "lm-eval"}
