@@ -326,6 +326,14 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     assert res["ub_odds_percentile"]["parse_failed,none"] == 0.0
     assert res["ub_odds_sampling"]["ks@1000,take_50"] == 1.0
     assert res["ub_odds_sampling"]["n_valid,take_50"] == 1000
+    # ub-collapse answers 50 / 0.5: on the normal family the MAE is known by hand (see the test above)
+    tm_n = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
+                       metadata={"families": "normal", "context": "none"})
+    col = simple_evaluate(model="ub-collapse", tasks=["ub_odds_percentile", "ub_odds_probability"],
+                          task_manager=tm_n)
+    assert col["n-samples"]["ub_odds_percentile"]["effective"] == 11
+    assert col["results"]["ub_odds_percentile"]["abs_error,none"] == pytest.approx(298 / 11, abs=0.01)
+    assert col["results"]["ub_odds_probability"]["abs_error,none"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
     # the paper's protocol: one value per reply, 1,000 replies per item
     single = simple_evaluate(model="ub-oracle", tasks=["ub_odds_sampling_single"], task_manager=tm, limit=2,
                              log_samples=True)
