@@ -2,7 +2,7 @@
 whose answer distributions are known, run through Inspect's ``hf/`` provider and lm-eval's ``hf`` backend.
 
 The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {5, 6, 7}),
-a biased coin and a 30/70 colour draw. Its exact answer probabilities are read from its logits first; the
+a biased coin and a 22 red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the
 end-to-end KS assertions are then events whose probability follows from those (derivations in the comments).
 """
 
@@ -114,7 +114,7 @@ def _item_scores(hf, name: str, prefix_form):
     probs = outcome_probabilities(model, tok, prefix, choices)
     logprobs = [math.log(probs[c]) if probs[c] > 0 else -math.inf for c in choices]
     token_ids = [continuation_token_ids(tok, prefix, c) for c in choices]
-    mass = option_mass(item, logprobs, token_ids)
+    mass = option_mass(item, logprobs, dict(zip(choices, token_ids)))
     return item, mass, item_scores(item, mass)
 
 
@@ -249,7 +249,7 @@ def test_ids_option_selects_problems():
     with pytest.raises(ValueError, match="not items of calibration or any other bank: nope"):
         logit_docs("calibration", "colors", ids="nope")
     assert len(ksn(ids=IDS).dataset) == 3
-    with pytest.raises(ValueError, match="ids: not among the selected problems: nope"):
+    with pytest.raises(ValueError, match="ids: not among the selected items: nope"):
         ksn(ids="nope")
 
 
@@ -279,3 +279,22 @@ def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeyp
     assert cal["pm"] >= MASS_MIN and cal["behaviour_calibrated"] == 1.0
     assert abs(cal["predicted"][0] - 22 / 74) <= PROB_TOL
     assert coin["chebyshev"] <= PROB_TOL and coin["argmax_acc"] == 1.0 and coin["missing_mass"] <= 1 - MASS_MIN
+
+
+def test_inspect_hf_calibration_on_the_trained_colour_item(tiny_trained_model, tmp_path):
+    """``ub_inspect/calibration`` through Inspect's hf/ provider (chat template; the reply's first-token top-k,
+    -T mode=top_logprobs) on the trained colour item: the learnt P(red) = 22/74 and PM come back through the
+    provider's log-probabilities within the same tolerances as the direct logit read."""
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.calibration import calibration
+
+    item_id = NEXT_TOKEN_PROMPTS["colour"]["id"]
+    log = inspect_eval(calibration(mode="top_logprobs", categories="colors", ids=item_id),
+                       model=f"hf/{tiny_trained_model}", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    (sample,) = log.samples
+    ub = sample.scores["calibration_scorer"].metadata["ub"]
+    assert sum(ub["option_mass"]) >= MASS_MIN and ub["multi_token_variants"] == 0
+    assert abs(ub["predicted"][0] - 22 / 74) <= PROB_TOL
+    assert sample.scores["calibration_scorer"].value["behaviour_calibrated"] == 1.0

@@ -55,3 +55,16 @@ def choice(value: Any, name: str, allowed: Sequence[str]) -> str:
     if v not in allowed:
         raise ValueError(f"option {name}: must be one of {', '.join(allowed)}, got {value!r}")
     return v
+
+
+def select_ids(items: Sequence[Any], ids: Any) -> list[Any]:
+    """``-T ids``: keep only the items whose ``id`` is listed (a list or a comma-separated string), in bank order;
+    all of them when ``ids`` is empty. An id that is not among ``items`` is a one-line ValueError."""
+    wanted = str_list(ids, "ids")
+    if not wanted:
+        return list(items)
+    unknown = sorted(set(wanted) - {i.id for i in items})
+    if unknown:
+        raise ValueError(f"ids: not among the selected items: {', '.join(unknown)}")
+    keep = set(wanted)
+    return [i for i in items if i.id in keep]

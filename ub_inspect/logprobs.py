@@ -42,7 +42,7 @@ from ub_core.logit import (
 )
 from ub_core.problems import LogitItem, load_bank
 
-from ._options import choice, positive_int, str_list
+from ._options import choice, positive_int, select_ids, str_list
 from .metrics import grid_rate, nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
@@ -73,8 +73,8 @@ def record_to_sample(item: LogitItem) -> Sample:
 
 
 def load_items(bank: str, categories: Any = None, size: str = "subset",
-               limit_per_category: Any = None) -> list[LogitItem]:
-    """The bank's items (``-T categories``, ``size``, ``limit_per_category`` already coerced here)."""
+               limit_per_category: Any = None, ids: Any = None) -> list[LogitItem]:
+    """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here)."""
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
     items = list(load_bank(bank, categories=cats, size=size))
@@ -87,7 +87,7 @@ def load_items(bank: str, categories: Any = None, size: str = "subset",
             if per[item.category] <= cap:
                 kept.append(item)
         items = kept
-    return items
+    return select_ids(items, ids)
 
 
 # ------------------------------------------------------------------------------------------------ solver
@@ -275,12 +275,12 @@ def explicit_scorer() -> Scorer:
 
 
 def logit_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
-                     mode: str = "prompt_logprobs") -> dict[str, Any]:
+                     mode: str = "prompt_logprobs", ids: Any = None) -> dict[str, Any]:
     """Dataset, solver and metadata shared by the three task functions (each adds its scorer)."""
     from inspect_ai.dataset import MemoryDataset
 
     mode = choice(mode, "mode", MODES)
-    items = load_items(bank, categories, size, limit_per_category)
+    items = load_items(bank, categories, size, limit_per_category, ids)
     return {"dataset": MemoryDataset([record_to_sample(i) for i in items], name=f"unpredictabench-{bank}"),
             "solver": option_logprobs(mode),
             "metadata": {"bank": bank, "size": size, "mode": mode}}

@@ -18,7 +18,7 @@ from ub_inspect.logprobs import calibration_scorer, logit_task_parts
 
 @task(name=registry_name("calibration"))
 def calibration(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-                mode: str = "prompt_logprobs") -> Task:
+                mode: str = "prompt_logprobs", ids: Any = None) -> Task:
     """Numeric calibration of next-token probabilities.
 
     Args:
@@ -27,6 +27,7 @@ def calibration(categories: Any = None, size: str = "subset", limit_per_category
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token options) or ``top_logprobs``
             (first-token top-20; single-token options).
+        ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("calibration", categories, size, limit_per_category, mode),
+    return Task(**logit_task_parts("calibration", categories, size, limit_per_category, mode, ids),
                 scorer=calibration_scorer())

@@ -18,7 +18,7 @@ from ub_inspect.logprobs import explicit_scorer, logit_task_parts
 
 @task(name=registry_name("explicit"))
 def explicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-             mode: str = "prompt_logprobs") -> Task:
+             mode: str = "prompt_logprobs", ids: Any = None) -> Task:
     """Explicit probabilistic reasoning: MCQ answered by the next-token probability of each letter.
 
     Args:
@@ -26,6 +26,7 @@ def explicit(categories: Any = None, size: str = "subset", limit_per_category: i
         size: ``subset`` (stratified default) or ``full``.
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers) or ``top_logprobs`` (first-token top-20).
+        ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("explicit", categories, size, limit_per_category, mode),
+    return Task(**logit_task_parts("explicit", categories, size, limit_per_category, mode, ids),
                 scorer=explicit_scorer())

@@ -19,7 +19,7 @@ from ub_inspect.logprobs import implicit_scorer, logit_task_parts
 
 @task(name=registry_name("implicit"))
 def implicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-             mode: str = "prompt_logprobs") -> Task:
+             mode: str = "prompt_logprobs", ids: Any = None) -> Task:
     """Implicit probabilistic reasoning from next-token probabilities.
 
     Args:
@@ -28,6 +28,7 @@ def implicit(categories: Any = None, size: str = "subset", limit_per_category: i
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token outcomes) or ``top_logprobs``
             (first-token top-20; single-token outcomes).
+        ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("implicit", categories, size, limit_per_category, mode),
+    return Task(**logit_task_parts("implicit", categories, size, limit_per_category, mode, ids),
                 scorer=implicit_scorer())

@@ -17,7 +17,7 @@ from ub_core.problems import Problem, load_bank
 from ub_core.scoring import DEFAULT_NS
 
 from ub_inspect._naming import registry_name
-from ub_inspect._options import choice, int_list, positive_int, str_list
+from ub_inspect._options import choice, int_list, positive_int, select_ids, str_list
 from ub_inspect.scorers import ksn_scorer
 from ub_inspect.solvers import collect_values
 
@@ -93,12 +93,7 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
             if per[p.category] <= cap:
                 kept.append(p)
         problems = kept
-    wanted = str_list(ids, "ids")
-    if wanted:
-        unknown = sorted(set(wanted) - {p.id for p in problems})
-        if unknown:
-            raise ValueError(f"ids: not among the selected problems: {', '.join(unknown)}")
-        problems = [p for p in problems if p.id in set(wanted)]
+    problems = select_ids(problems, ids)
     by_id = {p.id: p for p in problems}
     tokens = max_tokens if max_tokens is not None else MAX_TOKENS.get(list_size, 72 * list_size)
     return Task(
