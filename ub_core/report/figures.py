@@ -154,7 +154,8 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
         by_problem[r.problem_id].append(r)
     entries = []
     # grouped by category, then family (seed 000 figures 8 to 11 group by family)
-    ids = sorted(by_problem, key=lambda i: (by_problem[i][0].category, str(by_problem[i][0].payload.get("family", "")), i))
+    ids = sorted(by_problem, key=lambda i: (by_problem[i][0].category,
+                                            str(by_problem[i][0].payload.get("family", "")), i))
     if max_problems is not None:
         ids = ids[:max_problems]
     for pid in ids:
@@ -180,7 +181,8 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
                 ks_txt = "" if not ks or ks[0] is None else f"  KS@100 {'pass' if ks[0] else 'fail'}"
                 ax.set_title(f"{_label(model, fw)}\n{values.size} values{ks_txt}", fontsize=7)
                 ax.tick_params(labelsize=6)
-            axes.flat[0].legend(fontsize=6)
+            if axes.flat[0].get_legend_handles_labels()[0]:  # a panel with nothing drawn has no legend
+                axes.flat[0].legend(fontsize=6)
             fam = str(recs[0].payload.get("family", ""))
             fig.suptitle(f"{pid} ({fam}, {recs[0].category})", fontsize=8)
             # fixed margins: tight_layout costs a full extra draw per figure, and there can be 448 x models panels
