@@ -31,7 +31,7 @@ from .problems.logit_base import LogitItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
-           "score_row", "sample_payload", "behaviour_entry", "exclusive_probabilities"]
+           "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities"]
 
 #: Reference behaviours of seed 001 (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
@@ -241,7 +241,10 @@ def score_row(item: LogitItem, option_mass: Sequence[float]) -> dict[str, float]
       unique mode, excluded by the NaN-skipping means);
     - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``.
     """
-    s = item_scores(item, option_mass)
+    return _row_from_scores(item, item_scores(item, option_mass))
+
+
+def _row_from_scores(item: LogitItem, s: Mapping[str, Any]) -> dict[str, float]:
     if item.bank == "calibration":
         row = {k: _num(s[k]) for k in ("pm", "wd", "re")}
         behaviour = s.get("behaviour")
@@ -273,7 +276,19 @@ def behaviour_entry(item: LogitItem, option_mass: Sequence[float]) -> dict[str, 
     reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
     if item.bank != "calibration":
         return None
-    s = item_scores(item, option_mass)
+    return _entry_from_scores(item_scores(item, option_mass))
+
+
+def _entry_from_scores(s: Mapping[str, Any]) -> dict[str, Any] | None:
     if s.get("grid") is None:
         return None
     return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}
+
+
+def scored_sample(item: LogitItem, option_mass: Sequence[float]) -> tuple[dict[str, float], dict[str, Any]]:
+    """``(score_row(...), payload)`` from one scoring of the item, for the adapters: the payload is
+    :func:`sample_payload` plus ``behaviour_entry`` (:func:`behaviour_entry`; None outside calibration)."""
+    s = item_scores(item, option_mass)
+    payload = sample_payload(item, option_mass)
+    payload["behaviour_entry"] = _entry_from_scores(s) if item.bank == "calibration" else None
+    return _row_from_scores(item, s), payload

@@ -34,10 +34,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from ub_core.logit import (
     METRIC_KEYS,
     flatten_variants,
-    behaviour_entry,
     option_mass,
-    sample_payload,
-    score_row,
+    scored_sample,
     variant_logprobs_from_choices,
 )
 from ub_core.problems import LogitItem, load_bank
@@ -228,8 +226,7 @@ def _score(state: TaskState) -> Score:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
     mass = option_mass(item, variant_logprobs_from_choices(record["choices"], record["logprobs"]))
-    value = score_row(item, mass)
-    payload = sample_payload(item, mass)
+    value, payload = scored_sample(item, mass)
     predicted = payload["predicted"]
     answer = item.options[max(range(len(mass)), key=lambda i: mass[i])] if predicted is not None else ""
     pm = float(sum(payload["option_mass"]))
@@ -237,8 +234,7 @@ def _score(state: TaskState) -> Score:
                  explanation=f"mass on the options {pm:.3g}; normalised "
                              + ("-" if predicted is None else ", ".join(
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
-                 metadata={"ub": {**item.to_record(), **payload, "behaviour_entry": behaviour_entry(item, mass),
-                                  "mode": record["mode"],
+                 metadata={"ub": {**item.to_record(), **payload, "mode": record["mode"],
                                   "choices": list(record["choices"]), "logprobs": list(record["logprobs"]),
                                   "boundary_merged": int(record.get("boundary_merged", 0)),
                                   "multi_token_variants": int(record.get("multi_token_variants", 0))}})

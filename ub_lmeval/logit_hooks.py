@@ -11,7 +11,7 @@
   ``" 12"``) is not counted twice (:func:`ub_core.logit.exclusive_probabilities`); otherwise variants are
   deduplicated as strings.
 - :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.logit.score_row`), plus ``option_mass`` and ``predicted`` lists for the
+  the bank's scores (:func:`ub_core.logit.scored_sample`), plus ``option_mass`` and ``predicted`` lists for the
   sample logs.
 - Intervals and grids. lm-eval computes stderr only for its own aggregations, and treats documents as
   independent. The papers' 95% intervals are clustered (seed 001 by option pair, seed 003 by scenario), so
@@ -30,8 +30,7 @@ import math
 import logging
 from typing import Any, Sequence
 
-from ub_core.logit import (BEHAVIOURS, behaviour_entry, dedup_by_token_ids, flatten_variants, option_mass,
-                           sample_payload, score_row)
+from ub_core.logit import BEHAVIOURS, dedup_by_token_ids, flatten_variants, option_mass, scored_sample
 from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import LogitItem, load_bank
 
@@ -133,14 +132,16 @@ def process_results_logit(doc: dict, results: list) -> dict:
         raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
     mass = option_mass(item, dict(zip(choices, lps)),
                        dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None)
-    row: dict[str, Any] = dict(score_row(item, mass))
+    scores, payload = scored_sample(item, mass)
+    row: dict[str, Any] = dict(scores)
     for key in CLUSTERED_KEYS[item.bank]:
         row[f"{key}_clustered_se"] = [row[key], str(item.cluster)]
+    # the entry travels inside the grid_<b> values (an unlisted key would be averaged by lm-eval)
+    entry = payload.pop("behaviour_entry")
     if item.bank == "calibration":
-        entry = behaviour_entry(item, mass)
         for b in BEHAVIOURS:
             row[f"grid_{b}"] = {"behaviour": b, "entry": entry}
-    row.update(sample_payload(item, mass))
+    row.update(payload)
     return row
 
 

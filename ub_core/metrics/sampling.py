@@ -988,8 +988,8 @@ def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
 
     The C / (C - 1) factor is the usual finite-cluster correction (CR1; Inspect's ``stderr(cluster=...)`` uses
     the same). With every value in its own cluster it reduces to the usual ``std(ddof=1) / sqrt(n)``. Values
-    must be finite, one
-    cluster label per value; fewer than two clusters give NaN (no spread between clusters to measure).
+    must be finite, one cluster label per value; fewer than two clusters give NaN (no spread between clusters
+    to measure).
     """
     arr = np.asarray(values, dtype=float).reshape(-1)
     labels = list(clusters)

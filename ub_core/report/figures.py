@@ -15,6 +15,7 @@ import logging
 import math
 import re
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -54,6 +55,19 @@ def _save(fig, path: Path, tight: bool = True) -> Path:
     fig.savefig(path, dpi=DPI)  # no bbox_inches="tight": it draws the figure twice
     _plt().close(fig)
     return path
+
+
+@contextmanager
+def _one_item(on_error: Callable[[str, BaseException], None] | None, what: str):
+    """Draw one item's figure: with ``on_error``, a failure is reported to it (and the half-drawn figure closed)
+    so the caller's loop goes on with the next item; without, the error propagates."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
+        _plt().close("all")
+        if on_error is None:
+            raise
+        on_error(what, e)
 
 
 # ------------------------------------------------------------------------------------------------ ksn
@@ -159,13 +173,13 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
     if max_problems is not None:
         ids = ids[:max_problems]
     for pid in ids:
-        try:
+        with _one_item(on_error, f"histogram for {pid}"):
             recs = by_problem[pid]
             # one panel per (model, framework); several epochs of one model are pooled
             panels: dict[tuple[str, str], list[float]] = defaultdict(list)
             for r in recs:
-                panels[(r.model, r.framework)].extend(v for v in (finite_or_none(x) for x in r.payload.get("values", []))
-                                                      if v is not None)
+                finite = (finite_or_none(x) for x in r.payload.get("values", []))
+                panels[(r.model, r.framework)].extend(v for v in finite if v is not None)
             truth, support, labels = _truth_for(pid)
             support = support or recs[0].payload.get("support")
             k = len(panels)
@@ -193,11 +207,6 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
             entries.append({"id": pid, "family": fam, "category": recs[0].category, "file": rel.as_posix(),
                             "models": sorted({_label(m, f) for m, f in panels}),
                             "note": "" if truth is not None else "no ground truth for this id"})
-        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
-            plt.close("all")
-            if on_error is None:
-                raise
-            on_error(f"histogram for {pid}", e)
     return entries
 
 
@@ -232,7 +241,7 @@ def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_opt
         if isinstance(opts, (list, tuple)) and len(opts) == 2 and _predicted(r.payload) is not None:
             by_model[(r.model, r.framework)].append(r)
     for (model, fw), recs in by_model.items():
-        try:
+        with _one_item(on_error, f"calibration heatmap for {_label(model, fw)}"):
             count: dict[str, int] = defaultdict(int)
             for r in recs:
                 for o in r.payload["options"]:
@@ -297,11 +306,6 @@ def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_opt
             rel = Path("calibration") / f"heatmap_{safe_name(model)}_{safe_name(fw)}.png"
             _save(fig, out_dir / rel)
             out.append({"model": _label(model, fw), "file": rel.as_posix()})
-        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
-            plt.close("all")
-            if on_error is None:
-                raise
-            on_error(f"calibration heatmap for {_label(model, fw)}", e)
     return out
 
 
@@ -345,7 +349,7 @@ def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int
             picks.append(worst.problem_id)
     out = []
     for pid in picks[:max_items]:
-        try:
+        with _one_item(on_error, f"implicit bars for {pid}"):
             recs = [r for r in usable if r.problem_id == pid]
             opts = [str(o) for o in recs[0].payload["options"]]
             truth = [float(p) for p in recs[0].payload.get("probabilities", [])]
@@ -369,11 +373,6 @@ def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int
             rel = Path("implicit") / f"{safe_name(pid)}.png"
             _save(fig, out_dir / rel)
             out.append({"id": pid, "category": recs[0].category, "file": rel.as_posix()})
-        except Exception as e:  # noqa: BLE001 - one hostile item must not take the whole section with it
-            plt.close("all")
-            if on_error is None:
-                raise
-            on_error(f"implicit bars for {pid}", e)
     return out
 
 

@@ -55,18 +55,20 @@ class _Guarded:
     def __getattr__(self, name):
         fn = getattr(self._figures, name)
 
+        def skip(what: str, e: BaseException) -> None:
+            first = str(e).splitlines()[0] if str(e) else ""
+            self._table.add_skip(what, f"not drawn ({type(e).__name__}: {first})")
+
         def call(*args, **kwargs):
             if name in self._PER_ITEM:  # one bad item is one skip; the rest of the section is drawn
-                kwargs.setdefault("on_error", lambda what, e: self._table.add_skip(
-                    what, f"not drawn ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"))
+                kwargs.setdefault("on_error", skip)
             try:
                 return fn(*args, **kwargs)
             except ImportError:  # matplotlib missing is an installation error, not a bad figure
                 raise
             except Exception as e:  # noqa: BLE001 (model output is hostile input; the page must still be written)
-                first = str(e).splitlines()[0] if str(e) else ""
-                self._table.add_skip(f"figure {name}", f"not drawn ({type(e).__name__}: {first})")
-                return [] if name in ("ksn_histograms", "calibration_heatmaps", "implicit_bars") else None
+                skip(f"figure {name}", e)
+                return [] if name in self._PER_ITEM else None
         return call
 
 

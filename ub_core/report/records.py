@@ -98,11 +98,12 @@ class SampleTable:
             except OSError:
                 return 0.0
 
+        age = {src: (mtime(src), src) for src in {r.source for r in self.records}}  # one stat per file
         newest: dict[tuple, str] = {}
         for r in self.records:
             key = (r.model, r.framework, r.family, r.task, r.problem_id, r.epoch)
             cur = newest.get(key)
-            if cur is None or (mtime(r.source), r.source) > (mtime(cur), cur):
+            if cur is None or age[r.source] > age[cur]:
                 newest[key] = r.source
         kept, superseded = [], {}
         for r in self.records:

@@ -194,10 +194,14 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
 
 # ------------------------------------------------------------------------------------------------ implicit, explicit
 
-def _means_by_category(records, name, title, family, keys, rate_key=None) -> Table:
+def _means_by_category(records, name, title, family, keys, rate_key=None, cluster_key=None) -> Table:
+    """Per (model, framework) and category (plus ``all``): the means of ``keys``; with ``rate_key``, that 0/1
+    flag's Wilson interval; with ``cluster_key``, that metric's cluster-bootstrap interval (:func:`_clustered`)."""
     cols = ["model", "framework", "category", "items", *keys]
     if rate_key:
         cols += [f"{rate_key}_ci_low", f"{rate_key}_ci_high"]
+    if cluster_key:
+        cols += [f"{cluster_key}_ci_low", f"{cluster_key}_ci_high"]
     t = Table(name, title, family, cols, keys=("model", "framework", "category"))
     for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
         groups = [("all", recs)] + sorted(_group(recs, lambda r: r.category).items())
@@ -210,6 +214,8 @@ def _means_by_category(records, name, title, family, keys, rate_key=None) -> Tab
                 if all(f in (0.0, 1.0) for f in flags if f is not None):
                     rr = _rate(crecs, rate_key)
                     row[f"{rate_key}_ci_low"], row[f"{rate_key}_ci_high"] = rr["low"], rr["high"]
+            if cluster_key:
+                row[f"{cluster_key}_ci_low"], row[f"{cluster_key}_ci_high"] = _clustered(crecs, cluster_key)
             t.rows.append(row)
     return t
 
@@ -218,12 +224,7 @@ def _implicit_tables(records):
     t = _means_by_category(records, "implicit_by_category", "Implicit probabilistic reasoning by scenario "
                            "(distances to the true outcome distribution, Chebyshev with a 95% CI clustered by "
                            "scenario; argmax accuracy on unique-mode items)",
-                           "implicit", list(IMPLICIT_KEYS))
-    t.columns += ["chebyshev_ci_low", "chebyshev_ci_high"]
-    for row in t.rows:
-        recs = [r for r in records if (r.model, r.framework) == (row["model"], row["framework"]) and
-                (row["category"] == "all" or r.category == row["category"])]
-        row["chebyshev_ci_low"], row["chebyshev_ci_high"] = _clustered(recs, "chebyshev")
+                           "implicit", list(IMPLICIT_KEYS), cluster_key="chebyshev")
     return [t]
 
 
