@@ -135,3 +135,149 @@ def test_ub_score_against_release(release, tmp_path):
     rows = {r["id"]: r for r in rep["problems"]}
     assert rows["u-norm"]["n_valid"] == 100 and rows["u-norm"]["ks@100"] == 1.0
     assert rows["u-rw"]["n_failed"] == 1  # "{D}" is not an option
+
+
+# ---------------------------------------------------------------------------------------- issue 20: codes, bad input
+
+def _write_release(tmp_path, rows, gt, gt_text=None):
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    (tmp_path / "gt.json").write_text(gt_text if gt_text is not None else json.dumps(gt))
+    return tmp_path / "q.jsonl", tmp_path / "gt.json"
+
+
+def _row(uid, category="RealWorld"):
+    return {"id": 9, "uid": uid, "category": category, "prompt_text": "Pick one and reply in {{value}}."}
+
+
+def test_case_variant_labels_score_an_exact_truth_sample_as_a_pass(tmp_path, caplog):
+    """`red` and `Red` in the truth are one option: replies copying the truth read back to the truth's codes."""
+    from ub_core.scoring import score_outputs
+
+    labels = np.random.default_rng(5).choice(["blue", "red", "Red", "RED ", "green", "Green"], 400).tolist()
+    q, gt = _write_release(tmp_path, [_row("u-case")], {"u-case": labels})
+    with caplog.at_level("WARNING", logger="ub_core.data"):
+        (p,) = load_official(q, gt)
+    first_seen = {}
+    for v in labels:
+        first_seen.setdefault(v.strip().casefold(), v.strip())
+    assert p.options == tuple(first_seen[k] for k in ("blue", "green", "red"))
+    assert "u-case" in caplog.text and "case or spacing" in caplog.text
+    truth = p.truth()
+    codes = {v.strip().casefold(): set() for v in labels}
+    for v, c in zip(labels, truth):
+        codes[v.strip().casefold()].add(c)
+    assert all(len(c) == 1 for c in codes.values())
+    replies = ["{" + v + "}" for v in labels[:100]]
+    assert [p.parse(r).value for r in replies] == truth[:100].tolist()
+    res = score_outputs(p, replies, ns=(100,), wdz_resamples=99)
+    assert res["n_failed"] == 0 and res["ks@100"] == 1.0
+
+
+_HASHSEED_SCRIPT = """
+import json, sys
+from ub_core.data import official_problem
+row = {"uid": "u", "category": "RealWorld", "prompt_text": "x"}
+labels = ["b", "B", "a", "A", "c", "C", "d", "D", "e", "E", "f", "F", "g", "G"] * 3
+cat = official_problem(row, labels)
+perms = [["Pear", "apple", "Fig", "kiwi"], ["fig", "Apple", "pear", "KIWI"], ["kiwi", "pear", "apple", "fig"],
+         ["APPLE", "Kiwi", "FIG", "Pear"]]
+sh = official_problem(dict(row, uid="s", category="Shuffling"), perms)
+print(json.dumps([list(cat.options), cat.truth().tolist(), list(sh.options), sh.truth().tolist()]))
+"""
+
+
+def test_label_codes_do_not_depend_on_the_hash_seed(tmp_path):
+    import os
+
+    outs = set()
+    for seed in ("0", "1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", _HASHSEED_SCRIPT], capture_output=True, text=True, env=env,
+                             check=True)
+        outs.add(out.stdout.strip())
+    assert len(outs) == 1
+    cat_options, cat_codes, sh_items, z1 = json.loads(outs.pop())
+    assert [o.casefold() for o in cat_options] == list("abcdefg") and len(set(cat_codes)) == 7
+    assert [i.casefold() for i in sh_items] == ["apple", "fig", "kiwi", "pear"]
+    # Z1 in the sorted item order: Pear first -> 3 smaller after it of 3; fig -> 1 of 3; kiwi -> 2 of 3; APPLE -> 0
+    assert z1 == [1.0, 1 / 3, 2 / 3, 0.0]
+
+
+@pytest.mark.parametrize("labels,needle", [
+    (["A", "Option A", "B"] * 5, "cannot be told apart"),
+    (["yes", "yes.", "no"] * 5, "cannot be told apart"),
+])
+def test_labels_a_reply_cannot_tell_apart_are_refused(tmp_path, labels, needle):
+    q, gt = _write_release(tmp_path, [_row("u-amb")], {"u-amb": labels})
+    with pytest.raises(OfficialDataError) as exc:
+        load_official(q, gt)
+    msg = str(exc.value)
+    assert needle in msg and "'u-amb'" in msg and str(gt) in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("gt_text,needle", [
+    ('{"u-x": [1.0, NaN, 2.0]}', "ground-truth value 1 is not a finite number (nan)"),
+    ('{"u-x": [1.0, Infinity]}', "ground-truth value 1 is not a finite number (inf)"),
+    ('{"u-x": [1.0, null, 2.0]}', "ground-truth value 1 is null"),
+    ('{"u-x": [true, false]}', "ground-truth value 0 is a boolean"),
+    ('{"u-x": ["a", " "]}', "ground-truth value 1 is an empty string"),
+    ('{"u-x": [[1, 2], [2, null]]}', "item 1 of ground-truth value 1 is null"),
+    ('{"u-x": [[1, 2], [2, NaN]]}', "item 1 of ground-truth value 1 is not a finite number"),
+    ('{"u-x": [[1, 2], []]}', "ground-truth value 1 is an empty list"),
+    ('{"u-x": [[1, 2, 3], [3, 2, 1], [1, 2]]}', "shuffle 2 has 2 items, shuffle 0 has 3"),
+    ('{"u-x": [[1, 2, 3], [3, 2, 4]]}', "shuffle 1 has item '4', which shuffle 0 lacks"),
+    ('{"u-x": [[1, 2, 3], [3, 3, 1]]}', "shuffle 1 repeats item '3'"),
+    ('{"u-x": [["a", "b"], ["B", "b"]]}', "shuffle 1 repeats item 'b' (as 'B')"),
+    ('{"u-x": [1.5, {"a": 1}]}', "ground-truth value 1 is an object"),
+    ('{"u-x": [1, "a"]}', "mix types (int, str)"),
+    ('{"u-x": [[1, 2], [2, [1]]]}', "item 1 of ground-truth value 1 is a list"),
+    ('{"u-x": [1, 2], "u-x": [3, 4]}', "duplicate uid 'u-x'"),
+    ('[{"uid": "u-x", "ground_truth_values": [1]}, {"uid": "u-x", "ground_truth_values": [2]}]',
+     "duplicate uid 'u-x' (rows 0 and 1)"),
+    ('{"u-x": {"values": [1], "values": [2]}}', "key 'values' given twice"),
+])
+def test_bad_truth_names_uid_and_file_in_one_line(tmp_path, gt_text, needle):
+    q, gt = _write_release(tmp_path, [_row("u-x")], None, gt_text=gt_text)
+    with pytest.raises(OfficialDataError) as exc:
+        load_official(q, gt)
+    msg = str(exc.value)
+    assert needle in msg, msg
+    assert "u-x" in msg and str(gt) in msg and "\n" not in msg
+
+
+def test_duplicate_question_uid_is_refused(tmp_path):
+    q, gt = _write_release(tmp_path, [_row("u-a"), _row("u-b"), _row("u-a")], {"u-a": [1, 2], "u-b": [3]})
+    with pytest.raises(OfficialDataError, match=r"duplicate uid 'u-a' \(rows 0 and 2\)") as exc:
+        load_official(q, gt)
+    assert str(q) in str(exc.value)
+
+
+def test_non_utf8_files_are_named(tmp_path):
+    q, gt = _write_release(tmp_path, [_row("u-a")], {"u-a": [1, 2]})
+    good_gt = gt.read_bytes()
+    gt.write_bytes(b'{"u-a": ["caf\xe9"]}')
+    with pytest.raises(OfficialDataError) as exc:
+        load_official(q, gt)
+    assert str(gt) in str(exc.value) and "not UTF-8" in str(exc.value) and "0xe9" in str(exc.value)
+    gt.write_bytes(good_gt)
+    q.write_bytes(b'{"uid": "u-a", "category": "x", "prompt_text": "caf\xe9"}\n')
+    with pytest.raises(OfficialDataError) as exc:
+        load_official(q, gt)
+    assert str(q) in str(exc.value) and "not UTF-8" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_release_layout_of_ground_truth_rows(release, tmp_path):
+    """The published ground_truth_values.json is a list of {"uid", "ground_truth_values"} rows."""
+    rows = [{"uid": uid, "ground_truth_values": vals} for uid, vals in _truth().items()]
+    (tmp_path / "gt_rows.json").write_text(json.dumps(rows))
+    _check(load_official(release / "questions.jsonl", tmp_path / "gt_rows.json"))
+
+
+def test_shuffle_items_compare_as_the_parser_does(tmp_path):
+    """Items that the permutation parser treats as equal (case, 2.50 vs 2.5) are one item, not two."""
+    perms = [["Apple", "2.5", "pear"], ["pear", "apple", "2.50"], ["2.5", "PEAR", "apple"]]
+    q, gt = _write_release(tmp_path, [_row("u-sh", "Shuffling")], {"u-sh": perms})
+    (p,) = load_official(q, gt)
+    assert p.options == ("2.5", "Apple", "pear")
+    assert p.truth().tolist() == [0.5, 1.0, 0.0]
+    assert [p.parse("{" + ", ".join(x) + "}").value for x in perms] == p.truth().tolist()

@@ -5,19 +5,35 @@ Users who have the released questions can run the published prompts exactly. A r
 - questions: rows with ``id, uid, category, subcategory, prompt_title, prompt_text``, as a Hugging Face dataset id
   (through :func:`datasets.load_dataset`), a local dataset folder, or local JSON / JSONL / parquet files
   exported from it;
-- ground truth: ``ground_truth_values.json``, a mapping ``uid -> list of reference values`` (numbers, labels, or
-  lists for shuffles; ``{"values": [...]}`` objects are accepted too).
+- ground truth: ``ground_truth_values.json``, either the release's layout, a list of rows
+  ``{"uid": ..., "ground_truth_values": [...]}``, or a mapping ``uid -> list of reference values`` (``{"values":
+  [...]}`` objects are accepted too). Values are numbers, labels, or lists for shuffles.
 
 Each row becomes a :class:`~ub_core.problems.Problem` of bank ``official`` whose ``truth()`` returns the released
 reference values, so scoring uses the published ground truth, not ours. How the support is inferred from the
 released values: all numbers -> ``discrete`` when all are integers, else ``continuous``; all strings ->
-``categorical`` with options in sorted order (a stable code mapping); all lists -> ``permutation`` over the sorted
-set of items, scored by Lehmer Z1.
+``categorical``; all lists -> ``permutation``, scored by Lehmer Z1.
+
+Codes are assigned one to one and deterministically (never from the iteration order of a set, which changes with
+``PYTHONHASHSEED``), with the equivalence the reply parser uses, so a reply reads back to the code of the label it
+copies:
+
+- labels: case and runs of spaces do not matter (``red``, ``Red`` and ``RED`` are one option, shown in the
+  spelling that appears first; the release's own scoring lower-cases labels too, and so does our option parser);
+  options are sorted case-insensitively. Each option must read back as itself through
+  :func:`ub_core.parsing.parse_option`, else the uid is refused (two labels a reply could not tell apart);
+- shuffle items: compared as the permutation parser compares them (case-insensitively, numbers by value), ordered
+  numbers first, then text; every shuffle of a uid must hold the same items, each once.
+
+Bad input is refused with a one-line :class:`OfficialDataError` that names the file and the uid: null, NaN or
+infinite values, values of mixed types, shuffles of different lengths or items, repeated shuffle items, duplicate
+uids (in the questions or in the ground truth), files that are not UTF-8 or not JSON.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from pathlib import Path
@@ -29,6 +45,8 @@ from .problems.base import Problem
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category"]
+
+log = logging.getLogger("ub_core.data")
 
 REQUIRED_COLUMNS = ("uid", "category", "prompt_text")
 _CATEGORY_ALIASES = {
@@ -78,9 +96,15 @@ def _rows_from_file(path: Path) -> list[dict]:
             return pq.read_table(path).to_pylist()
     except OSError as e:
         raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise OfficialDataError(_not_utf8(path, e)) from None
     except json.JSONDecodeError as e:
         raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
     raise OfficialDataError(f"{path}: unsupported file type {suffix!r} (use .json, .jsonl or .parquet)")
+
+
+def _not_utf8(path: Path, e: UnicodeDecodeError) -> str:
+    return f"{path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start})"
 
 
 def load_official_rows(source: str | Path, split: str = "train") -> list[dict]:
@@ -101,45 +125,184 @@ def load_official_rows(source: str | Path, split: str = "train") -> list[dict]:
     return [dict(r) for r in ds]
 
 
+class _Pairs(dict):
+    """A JSON object that remembers keys it saw twice (json keeps only the last one silently)."""
+
+    def __init__(self, pairs):
+        super().__init__()
+        self.repeated = []
+        for k, v in pairs:
+            if k in self:
+                self.repeated.append(k)
+            self[k] = v
+
+
 def load_ground_truth(path: str | Path) -> dict[str, list]:
-    """The released ``ground_truth_values.json``: ``uid -> values``."""
+    """The released ``ground_truth_values.json``: ``uid -> values``.
+
+    Accepts the release's list of ``{"uid", "ground_truth_values"}`` rows and a plain ``uid -> values`` mapping.
+    A uid given twice is refused (which copy is the truth cannot be told), as are null, NaN or infinite values.
+    """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
     except OSError as e:
         raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise OfficialDataError(_not_utf8(path, e)) from None
     except json.JSONDecodeError as e:
         raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
-    if not isinstance(data, Mapping):
-        raise OfficialDataError(f"{path}: expected an object keyed by uid")
+    if isinstance(data, list):  # the release's layout: rows {"uid": ..., "ground_truth_values": [...]}
+        entries, where = [], {}
+        for i, row in enumerate(data):
+            if not isinstance(row, Mapping) or row.get("uid") in (None, ""):
+                raise OfficialDataError(f"{path}: row {i} is not an object with a uid")
+            uid = str(row["uid"])
+            if uid in where:
+                raise OfficialDataError(f"{path}: duplicate uid {uid!r} (rows {where[uid]} and {i})")
+            where[uid] = i
+            entries.append((uid, row))
+    elif isinstance(data, Mapping):
+        if data.repeated:
+            raise OfficialDataError(f"{path}: duplicate uid {str(data.repeated[0])!r} "
+                                    f"({len(data.repeated)} repeated key(s))")
+        entries = [(str(uid), vals) for uid, vals in data.items()]
+    else:
+        raise OfficialDataError(f"{path}: expected a list of uid rows or an object keyed by uid")
     out = {}
-    for uid, vals in data.items():
+    for uid, vals in entries:
         if isinstance(vals, Mapping):
-            vals = vals.get("values", vals.get("ground_truth"))
+            if getattr(vals, "repeated", None):
+                raise OfficialDataError(f"{path}: uid {uid!r}: key {vals.repeated[0]!r} given twice")
+            vals = next((vals[k] for k in ("ground_truth_values", "values", "ground_truth") if k in vals), None)
         if not isinstance(vals, list) or not vals:
             raise OfficialDataError(f"{path}: ground truth for uid {uid!r} must be a non-empty list")
-        out[str(uid)] = vals
+        bad = _first_bad_value(vals)
+        if bad:
+            raise OfficialDataError(f"{path}: uid {uid!r}: {bad}")
+        out[uid] = vals
     return out
 
 
 # ------------------------------------------------------------------------------------------------ mapping
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _item_key(item: Any):
-    """Sort key for shuffle items: numbers numerically, before strings."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        return False
     try:
-        return (0, float(item), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(item).strip().lower())
+        return math.isfinite(v)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _describe_bad(v: Any) -> str | None:
+    """Why a scalar ground-truth value (or shuffle item) is unusable, or None."""
+    if v is None:
+        return "is null"
+    if isinstance(v, (bool, np.bool_)):
+        return f"is a boolean ({v})"
+    if isinstance(v, (int, float, np.integer, np.floating)) and not _is_number(v):
+        return f"is not a finite number ({v!r})" if not isinstance(v, int) else "is an integer too large for a float"
+    if isinstance(v, str) and not v.strip():
+        return "is an empty string"
+    if isinstance(v, Mapping):
+        return "is an object"
+    if not isinstance(v, (str, int, float, np.integer, np.floating)):
+        return f"is a {type(v).__name__}"
+    return None
+
+
+def _first_bad_value(values: list) -> str | None:
+    """The first null / NaN / infinite / empty value of a ground-truth list (items of shuffles included)."""
+    for i, v in enumerate(values):
+        if isinstance(v, list):
+            for j, x in enumerate(v):
+                why = _describe_bad(x)
+                if why:
+                    return f"item {j} of ground-truth value {i} {why}"
+            if not v:
+                return f"ground-truth value {i} is an empty list"
+            continue
+        why = _describe_bad(v)
+        if why:
+            return f"ground-truth value {i} {why}"
+    return None
+
+
+def _snip(text: Any, n: int = 40) -> str:
+    t = " ".join(str(text).split())
+    return repr(t if len(t) <= n else t[: n - 3] + "...")
+
+
+def _label_key(label: str):
+    """When two released labels are the same option: case and spacing ignored, as the option parser does
+    (multi-line printed outputs compare token by token, commas and semicolons being separators too)."""
+    if "\n" in label.strip():
+        return tuple(t for t in re.split(r"[\s,;]+", label.casefold()) if t)
+    return " ".join(label.split()).casefold()
+
+
+def _categorical_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
+    """Options (sorted case-insensitively, first-seen spelling) and the code of each value."""
+    from .parsing import parse_option
+
+    spelling: dict[Any, str] = {}
+    variants: dict[Any, set] = {}
+    for v in values:
+        k = _label_key(v)
+        spelling.setdefault(k, v.strip())
+        variants.setdefault(k, set()).add(v.strip())
+    keys = sorted(spelling, key=lambda k: (str(k), spelling[k]))
+    options = tuple(spelling[k] for k in keys)
+    code = {k: i for i, k in enumerate(keys)}
+    merged = {k: vs for k, vs in variants.items() if len(vs) > 1}
+    if merged:
+        example = sorted(next(iter(sorted(merged.values(), key=sorted))))
+        log.warning("uid %r: %d label(s) come in spellings that differ only in case or spacing; each is scored "
+                    "as one option (e.g. %s)", uid, len(merged), " / ".join(map(_snip, example[:3])))
+    for i, o in enumerate(options):  # a reply that copies a label must read back as that label's code
+        got = parse_option(o, options)
+        if not got.ok or int(got.value) != i:
+            other = options[int(got.value)] if got.ok else None
+            why = f"reads as option {_snip(other)}" if other is not None else f"does not read back ({got.error})"
+            raise OfficialDataError(f"uid {uid!r}: label {_snip(o)} {why}; the options cannot be told apart")
+    return options, np.asarray([code[_label_key(v)] for v in values], dtype=float)
+
+
+def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
+    """Items (the parser's order: numbers by value, then text case-insensitively) and Z1 of each shuffle."""
+    from .metrics import lehmer_z1_many
+    from .parsing import _item_key
+
+    first: dict[Any, str] = {}
+    rows = []
+    for i, perm in enumerate(values):
+        keys = [_item_key(x) for x in perm]
+        seen: dict[Any, Any] = {}
+        for k, x in zip(keys, perm):
+            if k in seen:
+                raise OfficialDataError(f"uid {uid!r}: shuffle {i} repeats item {_snip(x)}"
+                                        + (f" (as {_snip(seen[k])})" if str(seen[k]) != str(x) else ""))
+            seen[k] = x
+            first.setdefault(k, str(x).strip())
+        if i == 0:
+            reference = set(keys)
+        elif len(perm) != len(values[0]):
+            raise OfficialDataError(f"uid {uid!r}: shuffle {i} has {len(perm)} items, shuffle 0 has "
+                                    f"{len(values[0])}")
+        elif set(keys) != reference:
+            odd = next(x for k, x in zip(keys, perm) if k not in reference)
+            raise OfficialDataError(f"uid {uid!r}: shuffle {i} has item {_snip(odd)}, which shuffle 0 lacks")
+        rows.append(keys)
+    order = sorted(reference)
+    index = {k: j for j, k in enumerate(order)}
+    codes = np.asarray([[index[k] for k in keys] for keys in rows], dtype=np.int64)
+    return tuple(first[k] for k in order), lehmer_z1_many(codes)
 
 
 def official_problem(row: Mapping, values: list) -> Problem:
-    """Map one released row and its ground-truth values onto a :class:`Problem`."""
-    from .metrics import lehmer_z1
-
+    """Map one released row and its ground-truth values onto a :class:`Problem` (see the module docstring for how
+    labels and shuffle items get their codes)."""
     uid = str(row["uid"])
     category = normalise_category(row.get("category"))
     common = dict(id=uid, bank="official", category=category, task_type=category,
@@ -147,6 +310,9 @@ def official_problem(row: Mapping, values: list) -> Problem:
                   regime="none", modality="multimodal" if category == "multimodal" else "unimodal",
                   prompt=str(row["prompt_text"]), append_instruction=False,
                   metadata={"source_id": row.get("id"), "prompt_title": row.get("prompt_title")})
+    bad = _first_bad_value(values)
+    if bad:
+        raise OfficialDataError(f"uid {uid!r}: {bad}")
     if all(_is_number(v) for v in values):
         arr = np.asarray(values, dtype=float)
         integer = bool(np.all(arr == np.round(arr)))
@@ -154,24 +320,17 @@ def official_problem(row: Mapping, values: list) -> Problem:
         fmt_, options, scored = ("integer" if integer else "number"), (), arr
         family, params = "empirical", {"n_values": int(arr.size)}
     elif all(isinstance(v, str) for v in values):
-        options = tuple(sorted({v.strip() for v in values}, key=str.lower))
-        index = {o.lower(): i for i, o in enumerate(options)}
-        scored = np.asarray([index[v.strip().lower()] for v in values], dtype=float)
+        options, scored = _categorical_codes(uid, values)
         support, fmt_, family = "categorical", "option", "categorical"
         params = {"labels": list(options)}
     elif all(isinstance(v, list) and v for v in values):
-        items = sorted({str(x).strip() for v in values for x in v}, key=_item_key)
-        options = tuple(items)
-        index = {o: i for i, o in enumerate(options)}
-        try:
-            scored = np.asarray([lehmer_z1([index[str(x).strip()] for x in v]) for v in values], dtype=float)
-        except KeyError:  # pragma: no cover - items come from the same values
-            raise OfficialDataError(f"uid {uid!r}: inconsistent shuffle items") from None
+        options, scored = _permutation_codes(uid, values)
         support, fmt_, family = "permutation", "permutation", "uniform_permutation"
         params = {"n": len(options), "items": list(options)}
     else:
-        raise OfficialDataError(f"uid {uid!r}: ground-truth values mix types; expected all numbers, all strings "
-                                "or all lists")
+        kinds = sorted({type(v).__name__ for v in values})
+        raise OfficialDataError(f"uid {uid!r}: ground-truth values mix types ({', '.join(kinds)}); expected all "
+                                "numbers, all strings or all lists")
     reference = scored.copy()
     reference.setflags(write=False)
 
@@ -193,17 +352,23 @@ def load_official(source: str | Path, ground_truth: str | Path, split: str = "tr
     rows = load_official_rows(source, split=split)
     truth = load_ground_truth(ground_truth)
     wanted = {normalise_category(c) for c in categories} if categories else None
-    problems = []
+    problems, where = [], {}
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise OfficialDataError(f"row {i}: expected an object")
+            raise OfficialDataError(f"{source}: row {i}: expected an object")
         missing = [c for c in REQUIRED_COLUMNS if row.get(c) in (None, "")]
         if missing:
-            raise OfficialDataError(f"row {i}: missing column(s) {', '.join(missing)}")
+            raise OfficialDataError(f"{source}: row {i}: missing column(s) {', '.join(missing)}")
         uid = str(row["uid"])
+        if uid in where:
+            raise OfficialDataError(f"{source}: duplicate uid {uid!r} (rows {where[uid]} and {i})")
+        where[uid] = i
         if uid not in truth:
-            raise OfficialDataError(f"row {i}: no ground truth for uid {uid!r}")
-        p = official_problem(row, truth[uid])
+            raise OfficialDataError(f"{source}: row {i}: no ground truth for uid {uid!r} in {ground_truth}")
+        try:
+            p = official_problem(row, truth[uid])
+        except OfficialDataError as e:
+            raise OfficialDataError(f"{ground_truth}: {e}") from None
         if wanted is None or p.category in wanted:
             problems.append(p)
     return problems
