@@ -56,11 +56,13 @@ def problem_fingerprint(problem) -> str:
 
 
 def truth_path(problem, size: int, seed: int) -> Path:
-    from .problems import bank_version
+    return _truth_path(_cache_key(problem, size, seed))
 
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in problem.id)
-    name = f"{safe}__{problem_fingerprint(problem)}__seed{seed}__n{size}.npz"
-    return cache_dir() / "truth" / f"{problem.bank}-v{bank_version(problem.bank)}" / name
+
+def _truth_path(key: dict) -> Path:
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in key["id"])
+    name = f"{safe}__{key['fingerprint']}__seed{key['seed']}__n{key['size']}.npz"
+    return cache_dir() / "truth" / f"{key['bank']}-v{key['bank_version']}" / name
 
 
 def _cache_key(problem, size: int, seed: int) -> dict:
@@ -148,8 +150,8 @@ def cached_truth(problem, size: int = 10_000, seed: int = 0) -> np.ndarray:
     size, seed = int(size), int(seed)
     if problem.bank not in _cacheable_banks():
         return problem.draw(size, seed)
-    path = truth_path(problem, size, seed)
     key = _cache_key(problem, size, seed)
+    path = _truth_path(key)
     arr, reason = _read(path, key)
     if arr is not None:
         return arr
