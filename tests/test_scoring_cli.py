@@ -164,7 +164,7 @@ def test_cache_build_is_reused(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("UB_CACHE_DIR", str(tmp_path))
     code, out, _ = _run(capsys, "cache", "--quiet", "--size", "1000")
     assert code == 0 and "448 problems" in out
-    files = list((tmp_path / "truth").rglob("*.npy"))
+    files = list((tmp_path / "truth").rglob("*.npz"))
     assert len(files) == 448
     p = get_problem("ce-gamma-spread")
     assert np.array_equal(p.truth(size=1000), p.draw(1000))
