@@ -257,7 +257,7 @@ def _categorical_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndar
     code = {k: i for i, k in enumerate(keys)}
     merged = {k: vs for k, vs in variants.items() if len(vs) > 1}
     if merged:
-        example = sorted(next(iter(sorted(merged.values(), key=sorted))))
+        example = min(sorted(vs) for vs in merged.values())
         log.warning("uid %r: %d label(s) come in spellings that differ only in case or spacing; each is scored "
                     "as one option (e.g. %s)", uid, len(merged), " / ".join(map(_snip, example[:3])))
     for i, o in enumerate(options):  # a reply that copies a label must read back as that label's code
@@ -275,7 +275,7 @@ def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndar
     from .parsing import _item_key
 
     first: dict[Any, str] = {}
-    rows = []
+    rows, reference = [], set()
     for i, perm in enumerate(values):
         keys = [_item_key(x) for x in perm]
         seen: dict[Any, Any] = {}
