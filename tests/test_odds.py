@@ -174,7 +174,7 @@ def test_subset_covers_every_family_task_and_shots_setting(subset):
              for p in subset if p.metadata["context"] == "none"}
     settings_ = [(0, "none")] + [(k, t) for k in SHOT_COUNTS if k for t in SHOT_TYPES]
     assert cells == {(f, t, k, s) for f in FAMILIES for t in TASKS for k, s in settings_}
-    assert len({p.id for p in subset}) == len(subset) == 444
+    assert len({p.id for p in subset}) == len(subset) == 540  # 396 idealised + 12 real-world x 4 framings x 3
     assert {p.metadata["target"] for p in subset if p.metadata["task"] == "percentile"} == set(TEST_PERCENTILES)
     contexts = {p.metadata["context"] for p in subset}
     assert {"health", "finance", "climate", "health_normal", "climate_idealized"} <= contexts
@@ -296,7 +296,8 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
 
     scores, log = run("ub/oracle", task="percentile", families="normal,geometric,gumbel", shots="0,3",
                       context="none,finance_normal")
-    assert len(log.samples) == 12  # 3 families x (0, 3 within distribution, 3 within family) + 3 real-world
+    # 3 families x (0, 3 within distribution, 3 within family) + 2 finance Gumbels (income, rent) x 3 targets
+    assert len(log.samples) == 15
     assert scores["abs_error"]["nan_mean"] == pytest.approx(0.0, abs=1e-9)
     assert set(scores["abs_error"]) >= {"grouped_normal", "grouped_geometric", "nan_stderr"}
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]
