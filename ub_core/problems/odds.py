@@ -28,16 +28,30 @@ What the paper fixes, and how we read it
   0.05, ..., 0.95 (:data:`SHOT_PERCENTILES` maps a shot count to the ones used), so they never equal a test answer;
   for a discrete family whose shot value would coincide with a test value we move the shot to the next value up
   that no test uses. Sampling shots are example draws.
-- **Real-world contexts** (sec. 4 and 5.2, appendix C): the paper's health, finance and climate distributions
-  come from data we cannot ship (Fitbit users, ACS PUMS, NOAA GHCNd). What the paper states of them becomes the
-  ground truth: average daily exercise minutes as a log-normal with log-mean 3.543 and log-sd 0.677, daily step
-  count as a normal with mean 8366.971 and sd 3291.940, 2018 US household income as a Gumbel with mean 66028.713
-  and sd 53616.018, and average 2018 US temperature as a normal with mean 10.643 and sd 12.628 degrees Celsius.
-  Each is asked as a percentile question in three framings, the three conditions of the paper's Table 2:
-  ``<domain>_idealized`` (the distribution alone), ``<domain>`` (real-world context plus the distribution) and
-  ``<domain>_normal`` (real-world context plus a Normal with the truth's mean and sd, a deliberately misspecified
-  description for the non-normal ones), plus the paper's "context & 3 shots" condition (``<domain>`` with three
-  within-distribution shots).
+- **Real-world distributions** (sec. 4, 5.2, appendix C; numbers from the public release's
+  ``templates/real_world_distributions/`` and ``generation/real_world_generation/``): twelve, four per domain.
+  Health (Fitbit users): step count (normal 8366.971/3291.940), resting heart rate (normal 67.882/7.723), sleep
+  minutes (skew-normal loc 427.930, scale 58.050, shape -1.177), exercise minutes (log-normal 3.543/0.677). Finance
+  (ACS PUMS 2018): household income (Gumbel loc 43788.542, scale 35382.156, the *fitted* one, not moment-matched),
+  monthly gross rent (Gumbel 1053.066/488.890), electricity cost (skew-normal 509.827/1624.607/7.105), water cost
+  (exponential, rate 0.00172). Climate (NOAA GHCNd 2018): temperature (normal 10.643/12.628), precipitation
+  (skew-normal 60.505/858.484/13.395), wind speed (log-normal 1.558/0.340), relative humidity (skew-normal
+  89.849/27.019/-4.939). The question values are the data's values at the test percentiles (the release's tables)
+  and the answer is the percentile itself, in every framing, as in the paper ("values that correspond to ground
+  truth percentiles generated from the real-world data"). Framings (Table 2): ``<domain>_idealized`` (the fitted
+  distribution alone), ``<domain>`` (real-world context plus the family's name and the data's mean and sd, e.g.
+  "Gumbel, mean 66028.713, sd 53616.018"), ``<domain>_normal`` (context plus a Normal with the data's mean and sd),
+  and the "context & 3 shots" condition (``<domain>`` with examples at the 35th, 55th and 75th percentiles, whose
+  values interpolate the released percentile values linearly; the release gives no values there). ``fitted_answer``
+  in the metadata is the exact percentile under the fitted distribution. The released wind-speed log-normal does not
+  describe its own data (median 4.75 against 3.0); we keep it as released.
+- **Conventions**: ``paper`` (default) follows the paper; ``release`` reproduces the public code where they differ
+  (ids end in ``-rel``; the prompts ask for ``<answer>`` tags, as the release's do, which keeps them distinct):
+  percentile answers are the target percentiles (the release's values are read at them), with no mid-rank rule
+  for discrete families; probability answers restrict to the 1st-99th percentile range twice (continuous central
+  p-interval: p / 0.98); the power law's truth has scale ``xmin - 0.5`` while the prompt states ``xmin``; within-
+  family shots answer with test percentiles (1, 10, ..., 99, including 1, 50 and 99) and the 7- and 9-shot
+  within-distribution sets are the release's. Real-world items are the same in both.
 
 Items are :class:`~ub_core.problems.base.Problem` records. Percentile and probability items are deterministic
 questions: their ``sampler`` returns the exact answer (a point mass), so the Random Machine oracle answers exactly;
@@ -46,9 +60,9 @@ collapsed model gives) sit in ``metadata``.
 
 Ids are stable: ``odds-pct-<family>-<p>-q<target>-<shots>``, ``odds-prb-<family>-<p>-p<target>-<shots>``,
 ``odds-smp-<family>-<p>-<shots>``, ``odds-pct-rw-<name>-<framing>-q<target>-<shots>`` where ``<shots>`` is ``s0``,
-``s<k>d`` (within distribution) or ``s<k>f`` (within family).
+``s<k>d`` (within distribution) or ``s<k>f`` (within family); release-convention ids add ``-rel``.
 
-Editions: ``full`` is every combination (8,888 items). ``subset`` (the default, 444 items) keeps every family x task
+Editions: ``full`` is every combination (9,240 items). ``subset`` (the default, 540 items) keeps every family x task
 x shots setting once, on the paper's parameterisation, rotating the target so every target appears, plus three
 targets of each real-world distribution and framing.
 """
