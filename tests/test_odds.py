@@ -157,14 +157,21 @@ def test_discrete_percentiles_by_closed_form(family):
     assert item.metadata["answer"] == pytest.approx(_mid_rank(_HAND_DISCRETE[family], int(x)), abs=1e-7)
 
 
-def test_power_law_states_xmin_and_alpha_and_income_gumbel_keeps_the_stated_moments():
+def test_power_law_states_xmin_and_alpha_and_income_gumbel_is_the_fitted_one():
     item = odds_item("odds-pct-power_law-p0-q10-s0")
     assert "alpha" in item.prompt and "100" in item.prompt
     from ub_core.problems.odds import _gumbel_from_moments
 
-    g = _gumbel_from_moments(66028.713, 53616.018)
+    g = _gumbel_from_moments(66028.713, 53616.018)  # moment matching, kept as a helper
     assert g["loc"] + 0.5772156649015329 * g["scale"] == pytest.approx(66028.713)
     assert math.pi * g["scale"] / math.sqrt(6) == pytest.approx(53616.018)
+    # the bank's income Gumbel is the release's fitted one (location 43,788.542, scale 35,382.156), which differs
+    # from the moment-matched one; the context framing states the data's mean and sd
+    income = odds_item("odds-pct-rw-household_income-idealized-q50-s0")
+    assert income.params == {"loc": 43788.542, "scale": 35382.156}
+    assert abs(g["loc"] - 43788.542) > 1000
+    assert "43788.542" in income.prompt and "35382.156" in income.prompt
+    assert "66028.713" in odds_item("odds-pct-rw-household_income-context-q50-s0").prompt
 
 
 # ------------------------------------------------------------------------------------------------ bank and shots
@@ -174,7 +181,7 @@ def test_subset_covers_every_family_task_and_shots_setting(subset):
              for p in subset if p.metadata["context"] == "none"}
     settings_ = [(0, "none")] + [(k, t) for k in SHOT_COUNTS if k for t in SHOT_TYPES]
     assert cells == {(f, t, k, s) for f in FAMILIES for t in TASKS for k, s in settings_}
-    assert len({p.id for p in subset}) == len(subset) == 444
+    assert len({p.id for p in subset}) == len(subset) == 540  # 396 idealised + 12 real-world x 4 framings x 3
     assert {p.metadata["target"] for p in subset if p.metadata["task"] == "percentile"} == set(TEST_PERCENTILES)
     contexts = {p.metadata["context"] for p in subset}
     assert {"health", "finance", "climate", "health_normal", "climate_idealized"} <= contexts
@@ -296,7 +303,8 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
 
     scores, log = run("ub/oracle", task="percentile", families="normal,geometric,gumbel", shots="0,3",
                       context="none,finance_normal")
-    assert len(log.samples) == 12  # 3 families x (0, 3 within distribution, 3 within family) + 3 real-world
+    # 3 families x (0, 3 within distribution, 3 within family) + 2 finance Gumbels (income, rent) x 3 targets
+    assert len(log.samples) == 15
     assert scores["abs_error"]["nan_mean"] == pytest.approx(0.0, abs=1e-9)
     assert set(scores["abs_error"]) >= {"grouped_normal", "grouped_geometric", "nan_stderr"}
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]

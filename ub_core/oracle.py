@@ -50,19 +50,19 @@ def _find_odds(text: str) -> list[Problem]:
     bank is indexed only when a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long
     openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
     plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
-    from .problems import load_bank
-    from .problems.odds import PROMPT_OPENINGS
+    from .problems.odds import PROMPT_OPENINGS, odds_problems, prompt_convention
 
     if not text.startswith(PROMPT_OPENINGS):
         return []
+    rule = prompt_convention(text)  # the paper's or the public release's answers (odds README, conventions)
     for edition in ("subset", "full"):
-        if edition not in _ODDS_INDEX:
-            _ODDS_INDEX[edition] = {p.prompt: p for p in load_bank("odds", size=edition)}
-        index = _ODDS_INDEX[edition]
+        if edition + rule not in _ODDS_INDEX:
+            _ODDS_INDEX[edition + rule] = {p.prompt: p for p in odds_problems(edition, rule)}
+        index = _ODDS_INDEX[edition + rule]
         for cand in (text, text.rsplit("\n\n", 1)[0]):
             if cand in index:
                 return [index[cand]]
-    return [p for prompt, p in _ODDS_INDEX["full"].items() if text.startswith(prompt)]
+    return [p for prompt, p in _ODDS_INDEX["full" + rule].items() if text.startswith(prompt)]
 
 
 # Offsets the oracle's seed stream from the ground truth's (seed_sequence(id, seed) with small seeds).

@@ -3,8 +3,11 @@ The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; the Inspe
 :func:`~ub_core.metrics.odds_item_scores`, so both frameworks report the same keys and values.
 
 - :func:`odds_dataset` is the ``custom_dataset``: called with the task's ``metadata`` (``task``, ``shots``,
-  ``shot_type``, ``context``, ``families``, ``edition``, ``list_size``; ``--metadata`` on the command line
-  overrides them) plus the model_args keys, it returns the matching items as a ``DatasetDict``.
+  ``shot_type``, ``context``, ``families``, ``edition``, ``list_size``, ``convention``; ``--metadata`` on the command
+  line overrides them), the YAML's ``dataset_kwargs`` (``yaml_task``: the task the YAML asks; ``replies``: its
+  ``repeats``, which ``--metadata`` cannot change) and the model_args keys, it returns the matching items as a
+  ``DatasetDict``. Metadata that contradicts the YAML (another ``task``, a ``list_size`` whose values per problem are
+  not :data:`N_VALUES`) or is out of range is refused with a one-line ValueError naming the option.
 - :func:`process_results_odds` parses a document's generation(s) and returns ``abs_error``,
   ``baseline_abs_error``, ``parse_failed`` (percentile, probability) or ``ks_stat``, ``ks@N``, ``n_valid``,
   ``n_failed`` (sampling: all the generations that the ``take_first_k`` filter keeps).
@@ -19,11 +22,13 @@ from typing import Any
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
 from ub_core.problems.base import requested_list_size
-from ub_core.problems.odds import SHOT_COUNTS, odds_item, odds_items
+from ub_core.problems.odds import CONVENTIONS, SHOT_COUNTS, TASKS, odds_item, odds_items
 
-__all__ = ["odds_docs", "odds_dataset", "process_results_odds", "nanmean", "QUESTION_KEYS", "SAMPLING_KEYS"]
+__all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds", "nanmean", "QUESTION_KEYS", "SAMPLING_KEYS"]
 
 QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
+#: Values per sampling problem (seed 004, task 2: 1,000 draws).
+N_VALUES = 1000
 SAMPLING_KEYS = ("ks_stat",) + tuple(f"ks@{n}" for n in ODDS_KS_NS) + ("n_valid", "n_failed")
 
 
@@ -48,15 +53,64 @@ def _shots(value: Any) -> list[int] | None:
     return out
 
 
+def _positive_int(value: Any, name: str) -> int:
+    try:
+        k = int(str(value).strip())
+    except ValueError:
+        k = None
+    if k is None or k < 1 or str(value).strip() not in (str(k), f"{k}.0"):
+        raise ValueError(f"ub_odds: metadata {name} must be a positive integer, got {value!r}")
+    return k
+
+
+def check_options(task: Any, list_size: Any = 1, yaml_task: Any = None, replies: Any = None,
+                  convention: Any = "paper") -> tuple[str, int, str]:
+    """Validate the options that lm-eval's ``--metadata`` can set against the YAML's fixed ``dataset_kwargs``;
+    return ``(task, list_size, convention)`` or raise a one-line ValueError naming the option and what is allowed.
+
+    - ``task`` must be one of ``percentile``, ``probability``, ``sampling`` and, when the YAML names its task
+      (``yaml_task``), that one: ``ub_odds_percentile`` with ``{"task": "sampling"}`` would send sampling items
+      one reply each.
+    - ``list_size`` must be a positive integer, 1 for percentile and probability items, and for sampling exactly
+      ``N_VALUES / replies`` (the YAML's ``repeats`` fixes the replies per problem: 50 in ``ub_odds_sampling``, so 20
+      values each; 1,000 in ``ub_odds_sampling_single``, so 1). Any other value would silently collect fewer (or
+      more) than 1,000 values and make KS@N meaningless.
+    - ``convention`` must be ``paper`` or ``release``.
+    """
+    task = str(task)
+    if task not in TASKS:
+        raise ValueError(f"ub_odds: metadata task must be one of {', '.join(TASKS)}, got {task!r}")
+    if yaml_task is not None and task != str(yaml_task):
+        raise ValueError(f"ub_odds: metadata task={task!r} contradicts this task, which asks {yaml_task} items; "
+                         f"run ub_odds_{task} instead")
+    k = _positive_int(list_size, "list_size")
+    if task != "sampling" and k != 1:
+        raise ValueError(f"ub_odds: metadata list_size applies to sampling only; {task} items take list_size=1, "
+                         f"got {k}")
+    if task == "sampling" and replies is not None:
+        r = _positive_int(replies, "replies")
+        if k * r != N_VALUES:
+            need = N_VALUES // r if N_VALUES % r == 0 else None
+            hint = (f"list_size must be {need} here" if need else "no list_size fits")
+            raise ValueError(f"ub_odds: metadata list_size={k} gives {r} replies x {k} = {k * r} values per problem, "
+                             f"not {N_VALUES}; {hint} (ub_odds_sampling: 20; ub_odds_sampling_single: 1)")
+    convention = str(convention)
+    if convention not in CONVENTIONS:
+        raise ValueError(f"ub_odds: metadata convention must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    return task, k, convention
+
+
 def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None, context: Any = "none",
-              families: Any = None, edition: str = "subset", list_size: int = 1) -> list[dict]:
-    """One document per item: id, prompt (list prompting for sampling when ``list_size`` > 1) and grouping keys."""
+              families: Any = None, edition: str = "subset", list_size: int = 1, convention: str = "paper",
+              yaml_task: Any = None, replies: Any = None) -> list[dict]:
+    """One document per item: id, prompt (list prompting for sampling when ``list_size`` > 1) and grouping keys.
+    The options are checked first (:func:`check_options`)."""
+    task, k, convention = check_options(task, list_size, yaml_task, replies, convention)
     stype = None if shot_type in (None, "", "all", "both") else str(shot_type)
-    items = odds_items(str(edition), task=str(task), shots=_shots(shots), shot_type=stype,
-                       contexts=_names(context), families=_names(families))
+    items = odds_items(str(edition), task=task, shots=_shots(shots), shot_type=stype,
+                       contexts=_names(context), families=_names(families), convention=convention)
     if not items:
         raise ValueError(f"ub_odds: no items for task={task} shots={shots} shot_type={shot_type} context={context}")
-    k = int(list_size)
     docs = []
     for p in items:
         m = p.metadata
@@ -68,12 +122,13 @@ def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None
 
 
 def odds_dataset(task: str = "percentile", shots: Any = None, shot_type: Any = None, context: Any = "none",
-                 families: Any = None, edition: str = "subset", list_size: int = 1, **kwargs: Any):
-    """``custom_dataset`` hook (metadata and model_args arrive as keyword arguments)."""
+                 families: Any = None, edition: str = "subset", list_size: int = 1, convention: str = "paper",
+                 yaml_task: Any = None, replies: Any = None, **kwargs: Any):
+    """``custom_dataset`` hook (metadata, the YAML's dataset_kwargs and model_args arrive as keyword arguments)."""
     from datasets import Dataset, DatasetDict
 
     return DatasetDict({"test": Dataset.from_list(odds_docs(task, shots, shot_type, context, families, edition,
-                                                            list_size))})
+                                                            list_size, convention, yaml_task, replies))})
 
 
 def process_results_odds(doc: dict, results: list) -> dict:

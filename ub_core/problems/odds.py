@@ -28,16 +28,30 @@ What the paper fixes, and how we read it
   0.05, ..., 0.95 (:data:`SHOT_PERCENTILES` maps a shot count to the ones used), so they never equal a test answer;
   for a discrete family whose shot value would coincide with a test value we move the shot to the next value up
   that no test uses. Sampling shots are example draws.
-- **Real-world contexts** (sec. 4 and 5.2, appendix C): the paper's health, finance and climate distributions
-  come from data we cannot ship (Fitbit users, ACS PUMS, NOAA GHCNd). What the paper states of them becomes the
-  ground truth: average daily exercise minutes as a log-normal with log-mean 3.543 and log-sd 0.677, daily step
-  count as a normal with mean 8366.971 and sd 3291.940, 2018 US household income as a Gumbel with mean 66028.713
-  and sd 53616.018, and average 2018 US temperature as a normal with mean 10.643 and sd 12.628 degrees Celsius.
-  Each is asked as a percentile question in three framings, the three conditions of the paper's Table 2:
-  ``<domain>_idealized`` (the distribution alone), ``<domain>`` (real-world context plus the distribution) and
-  ``<domain>_normal`` (real-world context plus a Normal with the truth's mean and sd, a deliberately misspecified
-  description for the non-normal ones), plus the paper's "context & 3 shots" condition (``<domain>`` with three
-  within-distribution shots).
+- **Real-world distributions** (sec. 4, 5.2, appendix C; numbers from the public release's
+  ``templates/real_world_distributions/`` and ``generation/real_world_generation/``): twelve, four per domain.
+  Health (Fitbit users): step count (normal 8366.971/3291.940), resting heart rate (normal 67.882/7.723), sleep
+  minutes (skew-normal loc 427.930, scale 58.050, shape -1.177), exercise minutes (log-normal 3.543/0.677). Finance
+  (ACS PUMS 2018): household income (Gumbel loc 43788.542, scale 35382.156, the *fitted* one, not moment-matched),
+  monthly gross rent (Gumbel 1053.066/488.890), electricity cost (skew-normal 509.827/1624.607/7.105), water cost
+  (exponential, rate 0.00172). Climate (NOAA GHCNd 2018): temperature (normal 10.643/12.628), precipitation
+  (skew-normal 60.505/858.484/13.395), wind speed (log-normal 1.558/0.340), relative humidity (skew-normal
+  89.849/27.019/-4.939). The question values are the data's values at the test percentiles (the release's tables)
+  and the answer is the percentile itself, in every framing, as in the paper ("values that correspond to ground
+  truth percentiles generated from the real-world data"). Framings (Table 2): ``<domain>_idealized`` (the fitted
+  distribution alone), ``<domain>`` (real-world context plus the family's name and the data's mean and sd, e.g.
+  "Gumbel, mean 66028.713, sd 53616.018"), ``<domain>_normal`` (context plus a Normal with the data's mean and sd),
+  and the "context & 3 shots" condition (``<domain>`` with examples at the 35th, 55th and 75th percentiles, whose
+  values interpolate the released percentile values linearly; the release gives no values there). ``fitted_answer``
+  in the metadata is the exact percentile under the fitted distribution. The released wind-speed log-normal does not
+  describe its own data (median 4.75 against 3.0); we keep it as released.
+- **Conventions**: ``paper`` (default) follows the paper; ``release`` reproduces the public code where they differ
+  (ids end in ``-rel``; the prompts ask for ``<answer>`` tags, as the release's do, which keeps them distinct):
+  percentile answers are the target percentiles (the release's values are read at them), with no mid-rank rule
+  for discrete families; probability answers restrict to the 1st-99th percentile range twice (continuous central
+  p-interval: p / 0.98); the power law's truth has scale ``xmin - 0.5`` while the prompt states ``xmin``; within-
+  family shots answer with test percentiles (1, 10, ..., 99, including 1, 50 and 99) and the 7- and 9-shot
+  within-distribution sets are the release's. Real-world items are the same in both.
 
 Items are :class:`~ub_core.problems.base.Problem` records. Percentile and probability items are deterministic
 questions: their ``sampler`` returns the exact answer (a point mass), so the Random Machine oracle answers exactly;
@@ -46,9 +60,9 @@ collapsed model gives) sit in ``metadata``.
 
 Ids are stable: ``odds-pct-<family>-<p>-q<target>-<shots>``, ``odds-prb-<family>-<p>-p<target>-<shots>``,
 ``odds-smp-<family>-<p>-<shots>``, ``odds-pct-rw-<name>-<framing>-q<target>-<shots>`` where ``<shots>`` is ``s0``,
-``s<k>d`` (within distribution) or ``s<k>f`` (within family).
+``s<k>d`` (within distribution) or ``s<k>f`` (within family); release-convention ids add ``-rel``.
 
-Editions: ``full`` is every combination (8,888 items). ``subset`` (the default, 444 items) keeps every family x task
+Editions: ``full`` is every combination (9,240 items). ``subset`` (the default, 540 items) keeps every family x task
 x shots setting once, on the paper's parameterisation, rotating the target so every target appears, plus three
 targets of each real-world distribution and framing.
 """
@@ -69,12 +83,12 @@ from .base import Problem
 
 __all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
-           "PARAMETERISATIONS", "REAL_WORLD", "percentile_of", "probability_between", "odds_problems",
+           "PARAMETERISATIONS", "REAL_WORLD", "CONVENTIONS", "truth_params", "prompt_convention", "percentile_of", "probability_between", "odds_problems",
            "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS"]
 
 BANK = "odds"
 # Bump when any prompt, parameter or answer changes: it keys the ground-truth cache.
-BANK_VERSION = "1"
+BANK_VERSION = "2"
 
 TASKS = ("percentile", "probability", "sampling")
 TASK_SHORT = {"percentile": "pct", "probability": "prb", "sampling": "smp"}
@@ -92,6 +106,29 @@ SHOT_PROBABILITY_POOL = (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0
 # Probability shots use the same table divided by 100.
 SHOT_PERCENTILES = {1: (55,), 3: (35, 55, 75), 5: (15, 35, 55, 75, 95), 7: (15, 25, 35, 55, 75, 85, 95),
                     9: (5, 15, 25, 35, 55, 65, 75, 85, 95)}
+
+#: ``paper`` (default): what seed 004 states. ``release``: what its public code computes (see the module docstring).
+CONVENTIONS = ("paper", "release")
+# The release's within-distribution shot percentiles (``generate_intermediate_percentiles_stats_examples``): its
+# 7 and 9 shot sets differ from ours (the paper states only the 3-shot set, 35/55/75).
+RELEASE_SHOT_PERCENTILES = {1: (55,), 3: (35, 55, 75), 5: (15, 35, 55, 75, 95), 7: (5, 15, 35, 45, 55, 75, 95),
+                            9: (5, 15, 25, 35, 45, 55, 75, 85, 95)}
+# The release's within-family shots take their answer from the variant's *test* percentiles (1, 10, ..., 99;
+# ``generate_few_shot_percentile_examples`` draws one at random): we take them deterministically from the release's
+# own test-percentile map (``generate_distribution_percentiles_stats_examples``), which includes 1, 50 and 99.
+RELEASE_FAMILY_SHOT_PERCENTILES = {1: (50,), 3: (30, 50, 70), 5: (10, 30, 50, 70, 90),
+                                   7: (1, 10, 30, 50, 70, 90, 99), 9: (1, 10, 20, 30, 50, 70, 80, 90, 99)}
+# The release's probability shot sets (``generate_intermediate_probabilities_stats_examples``, 0.33 as released,
+# and the within-family map of test probabilities).
+RELEASE_SHOT_PROBABILITIES = {1: (0.55,), 3: (0.33, 0.55, 0.75), 5: (0.15, 0.35, 0.55, 0.75, 0.95),
+                              7: (0.15, 0.25, 0.35, 0.55, 0.75, 0.85, 0.95),
+                              9: (0.05, 0.15, 0.25, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95)}
+RELEASE_FAMILY_SHOT_PROBABILITIES = {1: (0.5,), 3: (0.3, 0.5, 0.7), 5: (0.1, 0.3, 0.5, 0.7, 0.9),
+                                     7: (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9),
+                                     9: (0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0)}
+# The release samples the power law with scale xmin - 0.5 (a discrete power law's continuous approximation) while
+# the prompt states xmin.
+RELEASE_POWER_LAW_SHIFT = 0.5
 
 # The restricted range of the probability questions (seed 004, appendix A.2: 1st to 99th percentile).
 RANGE_LOW, RANGE_HIGH = 0.01, 0.99
@@ -143,46 +180,95 @@ CONTEXTS = ("none", "health", "finance", "climate", "health_normal", "finance_no
 
 @dataclass(frozen=True)
 class RealWorld:
-    """One real-world distribution of seed 004 (sec. 4), with the parameters the paper states."""
+    """One real-world distribution of seed 004 (sec. 4, appendix C) with the numbers its public release states:
+    ``family``/``params`` are the fitted idealised distribution of the "idealized" framing; ``stated_mean`` and
+    ``stated_sd`` are the data's mean and sd that the "context" framing states with the family's name (the
+    release's ``real_world.py``) and ``normal_mean``/``normal_sd`` those of the Normal approximation
+    (``real_world_normal_approx.py``); ``data_values`` are the data's values at the percentiles
+    :data:`TEST_PERCENTILES` (the release's ground-truth tables in ``real_world_prompt_generator.py``)."""
 
     name: str
     domain: str
     family: str
     params: dict
-    stated_as: str          # how the description states it: "natural" parameters or "moments" (mean, sd)
+    stated_mean: float
+    stated_sd: float
+    normal_mean: float
+    normal_sd: float
+    data_values: tuple
     context: str            # who and what the data are (our wording)
-    question: str           # the question, with {x} for the value and {u} for the unit
+    question: str           # the question, with {x} for the value
     unit: str
-    integer_values: bool = False
 
 
 _GAMMA_E = 0.5772156649015329
 
 
 def _gumbel_from_moments(mean: float, sd: float) -> dict:
+    """The Gumbel with this mean and sd (moment matching). Not the paper's: its income and rent Gumbels are fitted
+    (see :data:`REAL_WORLD`); kept for comparisons."""
     scale = sd * math.sqrt(6.0) / math.pi
     return {"loc": mean - _GAMMA_E * scale, "scale": scale}
 
 
+_FITBIT = ("The data are per-user daily averages of adults aged 18 to 65 in the United States who wear a Fitbit "
+           "device and are active every day (calendar year 2023); the sample is balanced by age and by gender.")
+_ACS = ("The data are from the Census Bureau's American Community Survey Public Use Microdata Sample (ACS PUMS) "
+        "for the year 2018, covering households in the United States.")
+_NOAA = ("The data are measurements recorded in 2018 at weather stations across the continental United States, "
+         "from NOAA's Global Historical Climatology Network daily (GHCNd), with readings flagged by its quality "
+         "checks removed.")
+
 REAL_WORLD: tuple[RealWorld, ...] = (
-    RealWorld("exercise_minutes", "health", "log_normal", {"mean": 3.543, "sigma": 0.677}, "natural",
-              "The data are the average daily exercise minutes of adults aged 18 to 65 in the United States who "
-              "wear a Fitbit device and are active every day; the sample is balanced by age and by gender.",
+    # health (Fitbit): (A) step count, (B) resting heart rate, (C) sleep duration, (D) exercise minutes
+    RealWorld("step_count", "health", "normal", {"loc": 8366.971, "scale": 3291.940}, 8366.971, 3291.940,
+              8366.971, 3291.940,
+              (2174.61, 4433.794, 5558.104, 6445.293, 7244.214, 8028.321, 8845.736, 9791.713, 11000.567, 12792.197,
+               17510.718), _FITBIT, "What is the percentile of an average of {x} steps per day among these users?",
+              "steps"),
+    RealWorld("resting_heart_rate", "health", "normal", {"loc": 67.882, "scale": 7.723}, 67.86, 7.72, 67.86, 7.72,
+              (52.286, 57.838, 60.905, 63.324, 65.49, 67.552, 69.692, 71.971, 74.651, 78.33, 85.438), _FITBIT,
+              "What is the percentile of an average resting heart rate of {x} beats per minute among these users?",
+              "beats per minute"),
+    RealWorld("sleep_minutes", "health", "skew_normal", {"a": -1.177, "loc": 427.930, "scale": 58.050}, 392.62,
+              45.97, 392.62, 45.97,
+              (280.833, 331.325, 354.023, 369.714, 382.807, 394.37, 405.83, 417.892, 431.841, 450.636, 493.97),
+              _FITBIT, "What is the percentile of an average of {x} minutes of sleep per day among these users?",
+              "minutes"),
+    RealWorld("exercise_minutes", "health", "log_normal", {"mean": 3.543, "sigma": 0.677}, 43.20, 30.50, 43.20,
+              30.50, (7.286, 13.788, 19.158, 24.212, 29.466, 35.226, 42.0, 50.431, 62.089, 82.821, 153.72), _FITBIT,
               "What is the percentile of an average of {x} exercise minutes per day among these users?", "minutes"),
-    RealWorld("step_count", "health", "normal", {"loc": 8366.971, "scale": 3291.940}, "natural",
-              "The data are the average daily step counts of adults aged 18 to 65 in the United States who wear a "
-              "Fitbit device and are active every day; the sample is balanced by age and by gender.",
-              "What is the percentile of an average of {x} steps per day among these users?", "steps",
-              integer_values=True),
-    RealWorld("household_income", "finance", "gumbel", _gumbel_from_moments(66028.713, 53616.018), "moments",
-              "The data are the annual incomes of households in the United States in 2018, from the Census "
-              "Bureau's American Community Survey Public Use Microdata Sample (ACS PUMS).",
-              "What is the percentile of an annual household income of ${x}?", "dollars"),
-    RealWorld("temperature", "climate", "normal", {"loc": 10.643, "scale": 12.628}, "natural",
-              "The data are the daily average temperatures recorded in 2018 at weather stations across the "
-              "continental United States, from NOAA's Global Historical Climatology Network daily (GHCNd), with "
-              "readings flagged by its quality checks removed.",
+    # finance (ACS PUMS 2018): (E) household income, (F) gross rent, (G) electricity cost, (H) water cost
+    RealWorld("household_income", "finance", "gumbel", {"loc": 43788.542, "scale": 35382.156}, 66028.713,
+              53616.018, 66028.713, 53616.018,
+              (0.0, 14400.0, 24500.0, 33600.0, 42900.0, 52800.0, 64800.0, 79000.0, 99000.0, 132400.0, 267000.0),
+              _ACS, "What is the percentile of an annual household income of ${x}?", "dollars"),
+    RealWorld("monthly_rent", "finance", "gumbel", {"loc": 1053.066, "scale": 488.890}, 1347.261, 674.234,
+              1347.261, 674.234, (331.0, 666.0, 813.0, 937.0, 1055.0, 1187.0, 1355.0, 1548.0, 1800.0, 2235.0, 3635.0),
+              _ACS, "What is the percentile of a monthly gross rent of ${x}?", "dollars"),
+    RealWorld("electricity_cost", "finance", "skew_normal", {"a": 7.105, "loc": 509.827, "scale": 1624.607},
+              1792.453, 997.107, 1792.453, 997.107,
+              (360.0, 720.0, 960.0, 1200.0, 1320.0, 1560.0, 1800.0, 2160.0, 2520.0, 3240.0, 4800.0), _ACS,
+              "What is the percentile of an annual household electricity cost of ${x}?", "dollars"),
+    RealWorld("water_cost", "finance", "exponential", {"scale": 1.0 / 0.00172}, 584.638, 520.797, 584.638, 520.797,
+              (20.0, 50.0, 90.0, 180.0, 360.0, 480.0, 600.0, 780.0, 1000.0, 1200.0, 2400.0), _ACS,
+              "What is the percentile of an annual household water cost of ${x}?", "dollars"),
+    # climate (NOAA GHCNd 2018): (I) temperature, (J) precipitation, (K) wind speed, (L) humidity
+    RealWorld("temperature", "climate", "normal", {"loc": 10.643, "scale": 12.628}, 10.643, 12.628, 10.643, 12.628,
+              (-21.7, -6.4, -0.4, 3.8, 8.0, 11.8, 15.3, 18.9, 22.8, 26.8, 30.9), _NOAA,
               "What is the percentile of a daily average temperature of {x} degrees Celsius?", "degrees Celsius"),
+    RealWorld("precipitation", "climate", "skew_normal", {"a": 13.395, "loc": 60.505, "scale": 858.484}, 754.201,
+              505.754, 754.201, 505.754,
+              (17.8, 178.47, 293.6, 402.2, 517.8, 647.5, 802.2, 975.6, 1216.46, 1526.86, 2025.849), _NOAA,
+              "What is the percentile of an annual precipitation of {x} millimetres at a station?", "millimetres"),
+    # the release's fitted log-normal of wind speed (median exp(1.558) = 4.75) does not match its own data (median
+    # 3.0, mean 3.303); we state it as released (see the README's conventions table)
+    RealWorld("wind_speed", "climate", "log_normal", {"mean": 1.558, "sigma": 0.340}, 3.303, 1.723, 3.303, 1.723,
+              (0.5, 1.3, 1.8, 2.2, 2.6, 3.0, 3.5, 4.0, 4.7, 5.7, 8.2), _NOAA,
+              "What is the percentile of a daily average wind speed of {x} metres per second?", "metres per second"),
+    RealWorld("relative_humidity", "climate", "skew_normal", {"a": -4.939, "loc": 89.849, "scale": 27.019}, 68.599,
+              16.688, 68.599, 16.688, (23.0, 45.0, 55.0, 62.0, 67.0, 71.0, 75.0, 79.0, 83.0, 88.0, 96.0), _NOAA,
+              "What is the percentile of a daily average relative humidity of {x}%?", "percent"),
 )
 RW_FRAMINGS = ("idealized", "context", "normal")
 
@@ -210,7 +296,8 @@ def _is_discrete(family: str) -> bool:
 
 def percentile_of(family: str, params: Mapping, x: float) -> float:
     """Exact percentile (0-100) of ``x``: ``100 F(x)`` for a continuous family, the mid-rank
-    ``100 (P(X < x) + P(X <= x)) / 2`` for a discrete one (see the module docstring)."""
+    ``100 (P(X < x) + P(X <= x)) / 2`` for a discrete one (the paper convention; see the module docstring). The
+    release convention's answer is the target percentile itself (see :func:`_percentile_answer`)."""
     dist = _dist(family, params)
     if not _is_discrete(family):
         return float(100.0 * dist.cdf(x))
@@ -219,30 +306,62 @@ def percentile_of(family: str, params: Mapping, x: float) -> float:
     return 100.0 * (below + at_or_below) / 2.0
 
 
-def _restricted_range(family: str, params: Mapping) -> tuple[float, float]:
-    return _restricted_range_by_key(_key(family, params))
+def _restricted_range(family: str, params: Mapping, convention: str = "paper") -> tuple[float, float]:
+    return _restricted_range_by_key(_key(family, params), convention)
+
+
+def _mass(dist, discrete: bool, a: float, b: float) -> float:
+    """``P(a <= X <= b)``."""
+    if b < a:
+        return 0.0
+    if discrete:
+        return float(dist.cdf(math.floor(b)) - dist.cdf(math.ceil(a) - 1))
+    return float(dist.cdf(b) - dist.cdf(a))
 
 
 @lru_cache(maxsize=None)
-def _restricted_range_by_key(key: tuple) -> tuple[float, float]:
+def _restricted_range_by_key(key: tuple, convention: str = "paper") -> tuple[float, float]:
+    """The range a probability question conditions on. ``paper``: ``[Q(0.01), Q(0.99)]``. ``release``: the 1st and
+    99th percentiles *of the distribution already restricted to that range* (the release restricts twice: in
+    ``calculate_target_ranges`` and again in ``calculate_probability_within_range``), i.e.
+    ``Qr(u) = Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99)))`` at u = 0.01 and 0.99 (for a continuous family
+    ``Q(0.0198)`` and ``Q(0.9802)``)."""
     dist = _frozen_by_key(key)
-    return float(dist.ppf(RANGE_LOW)), float(dist.ppf(RANGE_HIGH))
+    r_lo, r_hi = float(dist.ppf(RANGE_LOW)), float(dist.ppf(RANGE_HIGH))
+    if convention == "paper":
+        return r_lo, r_hi
+    disc = _is_discrete(key[0])
+    below = float(dist.cdf(r_lo - 1)) if disc else float(dist.cdf(r_lo))
+    mass = _mass(dist, disc, r_lo, r_hi)
+    return float(dist.ppf(below + RANGE_LOW * mass)), float(dist.ppf(below + RANGE_HIGH * mass))
 
 
-def probability_between(family: str, params: Mapping, lo: float, hi: float) -> float:
-    """Exact ``P(lo <= X <= hi | Q(0.01) <= X <= Q(0.99))``, both ends inclusive (seed 004, task 3)."""
+def probability_between(family: str, params: Mapping, lo: float, hi: float, convention: str = "paper") -> float:
+    """Exact ``P(lo <= X <= hi | r_lo <= X <= r_hi)``, both ends inclusive (seed 004, task 3). ``paper``:
+    ``[r_lo, r_hi] = [Q(0.01), Q(0.99)]``, so a continuous central p-interval has probability p. ``release``: the
+    range restricted twice (:func:`_restricted_range_by_key`), so a continuous central p-interval (p < 1) has
+    probability ``0.98 p / 0.9604 = p / 0.98`` (0.102, 0.204, ..., 0.918, 1), the release's answers."""
+    _check_convention(convention)
     dist = _dist(family, params)
-    r_lo, r_hi = _restricted_range(family, params)
-    a, b = max(lo, r_lo), min(hi, r_hi)
-    if _is_discrete(family):
-        mass = float(dist.cdf(r_hi) - dist.cdf(r_lo - 1))
-        if b < a:
-            return 0.0
-        return float((dist.cdf(math.floor(b)) - dist.cdf(math.ceil(a) - 1)) / mass)
-    mass = RANGE_HIGH - RANGE_LOW
-    if b <= a:
-        return 0.0
-    return float(min(1.0, (dist.cdf(b) - dist.cdf(a)) / mass))
+    disc = _is_discrete(family)
+    r_lo, r_hi = _restricted_range(family, params, convention)
+    total = _mass(dist, disc, r_lo, r_hi)
+    return float(min(1.0, _mass(dist, disc, max(lo, r_lo), min(hi, r_hi)) / total))
+
+
+def _check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"odds: unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
+    return convention
+
+
+def truth_params(family: str, params: Mapping, convention: str = "paper") -> dict:
+    """The parameters the ground truth uses. They are the stated ones, except for the power law under the
+    ``release`` convention, which the release samples with scale ``xmin - 0.5`` while stating ``xmin``."""
+    p = dict(params)
+    if convention == "release" and family == "power_law":
+        p["xmin"] = float(p["xmin"]) - RELEASE_POWER_LAW_SHIFT
+    return p
 
 
 def _num(x: Any) -> str:
@@ -338,7 +457,8 @@ def _moments_text(family_title: str, mean: float, sd: float) -> str:
             f"{_text(sd, False)}.")
 
 
-_TITLES = {"normal": "Normal", "log_normal": "Log-normal", "gumbel": "Gumbel"}
+_TITLES = {"normal": "Normal", "log_normal": "Log-normal", "gumbel": "Gumbel", "skew_normal": "Skew-normal",
+           "exponential": "Exponential"}
 
 
 # ------------------------------------------------------------------------------------------------ prompts
@@ -357,6 +477,17 @@ PROMPT_OPENINGS = (_PCT_TASK, _PRB_TASK, _SMP_TASK)
 _NO_TOOLS = "Do not write code or use any tools; answer from your own reasoning."
 _PCT_ANSWER = "Answer with a single number from 0 to 100 inside curly braces, in the form {number}, and nothing else."
 _PRB_ANSWER = "Answer with a single number from 0 to 1 inside curly braces, in the form {number}, and nothing else."
+# The release convention asks for the answer inside <answer> tags, as the release's prompts do; this also keeps its
+# prompts distinct from the paper convention's (the offline models find an item by its prompt).
+_PCT_ANSWER_TAGS = "Reply with only a number from 0 to 100, written between <answer> and </answer>."
+_PRB_ANSWER_TAGS = "Reply with only a number from 0 to 1, written between <answer> and </answer>."
+_SMP_RELEASE = "Give only the number you drew."
+
+
+def prompt_convention(text: str) -> str:
+    """``"release"`` for a release-convention prompt (it asks for <answer> tags, or, for sampling, ends its
+    description with :data:`_SMP_RELEASE`), else ``"paper"``."""
+    return "release" if ("between <answer> and </answer>" in text or _SMP_RELEASE in text) else "paper"
 
 
 def _pct_question(x_text: str) -> str:
@@ -368,21 +499,22 @@ def _prb_question(lo_text: str, hi_text: str) -> str:
             f"{lo_text} and {hi_text}?")
 
 
-def _examples_block(shots: list[dict]) -> str:
+def _examples_block(shots: list[dict], tags: bool = False) -> str:
     if not shots:
         return ""
     parts = ["Worked examples:"]
     for i, s in enumerate(shots, 1):
+        shown = f"<answer>{s['answer_text']}</answer>" if tags else f"{{{s['answer_text']}}}"
         parts.append(f"Example {i}\nDistribution: {s['description']}\n"
                      + (f"Question: {s['question']}\n" if s.get("question") else "")
-                     + f"Answer: {{{s['answer_text']}}}")
+                     + f"Answer: {shown}")
     return "\n\n".join(parts) + "\n\n"
 
 
 def _assemble(task_text: str, shots: list[dict], description: str, question: str | None, answer: str | None,
-              context: str | None = None) -> str:
+              context: str | None = None, tags: bool = False) -> str:
     head = task_text + (f"\n\nBackground: {context}" if context else "")
-    body = _examples_block(shots) + f"Distribution: {description}"
+    body = _examples_block(shots, tags) + f"Distribution: {description}"
     if question:
         body += f"\nQuestion: {question}"
     tail = f"\n\n{_NO_TOOLS}" + (f" {answer}" if answer else "")
@@ -499,9 +631,33 @@ def _family_shot(task: str, family: str, index: int, q: int, tests: tuple[float,
     return _probability_shot(family, params, conv, q / 100.0, frozenset(), tests)
 
 
-def _sampling_shot(family: str, params: Mapping, conv: str, rng: np.random.Generator) -> dict:
+def _release_percentile_shot(family: str, params: Mapping, conv: str, q: int) -> dict:
+    """A release-convention percentile example: the value at percentile ``q`` of the truth (power law: scale
+    xmin - 0.5), answered ``q`` itself, as the release does (no move away from test answers)."""
     disc = _is_discrete(family)
-    x = _show(float(D.get_family(family).draw(rng, D.validate(family, params), 1)[0]), disc)
+    x = _quantile_value(family, truth_params(family, params, "release"), q / 100.0)
+    return {"family": family, "params": dict(params), "description": describe(family, params, conv), "value": x,
+            "question": _pct_question(_text(x, disc)), "answer": float(q), "answer_text": f"{float(q):.1f}",
+            "target": q}
+
+
+def _release_probability_shot(family: str, params: Mapping, conv: str, p: float) -> dict:
+    """A release-convention probability example: the central interval at ``p``, answered with the release's
+    probability of it (restricted twice, :func:`probability_between`)."""
+    disc = _is_discrete(family)
+    tp = truth_params(family, params, "release")
+    lo, hi = _interval(family, tp, p)
+    answer = probability_between(family, tp, lo, hi, "release")
+    return {"family": family, "params": dict(params), "description": describe(family, params, conv), "lo": lo,
+            "hi": hi, "question": _prb_question(_text(lo, disc), _text(hi, disc)), "answer": answer,
+            "answer_text": "1" if answer >= 1 else f"{answer:.3f}", "target": p}
+
+
+def _sampling_shot(family: str, params: Mapping, conv: str, rng: np.random.Generator,
+                   truth: Mapping | None = None) -> dict:
+    disc = _is_discrete(family)
+    src = params if truth is None else truth
+    x = _show(float(D.get_family(family).draw(rng, D.validate(family, src), 1)[0]), disc)
     return {"family": family, "params": dict(params), "description": describe(family, params, conv),
             "value": x, "answer": x, "answer_text": _text(x, disc)}
 
@@ -537,40 +693,55 @@ def _family_sampler(family: str, params: Mapping):
 class _Spec:
     family: str
     params: dict
-    convention: str
+    convention: str   # how an exponential is stated: "rate" or "scale" ("none" for other families)
     ptag: str
+    rule: str = "paper"  # the answer convention, "paper" or "release"
+
+    @property
+    def truth(self) -> dict:
+        return truth_params(self.family, self.params, self.rule)
 
 
-@lru_cache(maxsize=1)
-def _idealized_specs() -> tuple[_Spec, ...]:
+def _suffix(rule: str) -> str:
+    return "" if rule == "paper" else "-rel"
+
+
+@lru_cache(maxsize=2)
+def _idealized_specs(rule: str = "paper") -> tuple[_Spec, ...]:
     out = []
     for fam in FAMILIES:
         for i, raw in enumerate(PARAMETERISATIONS[fam]):
             conv = EXPONENTIAL_CONVENTION[i] if fam == "exponential" else "none"
-            out.append(_Spec(fam, D.validate(fam, raw), conv, f"p{i}"))
+            out.append(_Spec(fam, D.validate(fam, raw), conv, f"p{i}", rule))
     return tuple(out)
 
 
 def _base_meta(task: str, spec: _Spec, k: int, shot_type: str | None, context: str = "none") -> dict:
     return {"task": task, "family": spec.family, "parameterisation": spec.ptag, "convention": spec.convention,
-            "shots": k, "shot_type": shot_type or "none", "context": context}
-
-
+            "odds_convention": spec.rule, "shots": k, "shot_type": shot_type or "none", "context": context}
 
 
 def _percentile_items(spec: _Spec) -> list[Problem]:
-    fam, params, disc = spec.family, spec.params, _is_discrete(spec.family)
-    values = {q: _quantile_value(fam, params, q / 100.0) for q in TEST_PERCENTILES}
+    fam, params, disc, rule = spec.family, spec.params, _is_discrete(spec.family), spec.rule
+    tp = spec.truth
+    release = rule == "release"
+    values = {q: _quantile_value(fam, tp, q / 100.0) for q in TEST_PERCENTILES}
     taken = set(values.values())
-    variants = family_variants(fam)
     items = []
-    answers = {q: percentile_of(fam, params, x) for q, x in values.items()}
+    # paper: the exact (mid-rank for discrete) percentile of the shown value; release: the target itself
+    answers = {q: (float(q) if release else percentile_of(fam, tp, x)) for q, x in values.items()}
     tests = tuple(answers.values())
-    own = {q: _percentile_shot(fam, params, spec.convention, q, frozenset(taken), tests)
-           for q in SHOT_PERCENTILE_POOL}
+    if not release:
+        own = {q: _percentile_shot(fam, params, spec.convention, q, frozenset(taken), tests)
+               for q in SHOT_PERCENTILE_POOL}
     for k, shot_type in _shot_settings():
         if k == 0:
             shots: list[dict] = []
+        elif release and shot_type == "distribution":
+            shots = [_release_percentile_shot(fam, params, spec.convention, q) for q in RELEASE_SHOT_PERCENTILES[k]]
+        elif release:
+            shots = [_release_percentile_shot(fam, *family_variants(fam)[i], q)
+                     for i, q in enumerate(RELEASE_FAMILY_SHOT_PERCENTILES[k])]
         elif shot_type == "distribution":
             shots = [own[q] for q in SHOT_PERCENTILES[k]]
         else:
@@ -578,10 +749,10 @@ def _percentile_items(spec: _Spec) -> list[Problem]:
         for q in TEST_PERCENTILES:
             x = values[q]
             answer = answers[q]
-            task_text = _PCT_TASK + (_PCT_DISCRETE if disc else "")
+            task_text = _PCT_TASK + (_PCT_DISCRETE if disc and not release else "")
             prompt = _assemble(task_text, shots, describe(fam, params, spec.convention), _pct_question(_text(x, disc)),
-                               _PCT_ANSWER)
-            pid = f"odds-pct-{fam}-{spec.ptag}-q{q}-{_shot_spec(k, shot_type)}"
+                               _PCT_ANSWER_TAGS if release else _PCT_ANSWER, tags=release)
+            pid = f"odds-pct-{fam}-{spec.ptag}-q{q}-{_shot_spec(k, shot_type)}{_suffix(rule)}"
             meta = _base_meta("percentile", spec, k, shot_type)
             meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, shot_answers=[s["answer"] for s in shots],
                         shot_values=[s["value"] for s in shots],
@@ -594,18 +765,25 @@ def _percentile_items(spec: _Spec) -> list[Problem]:
 
 
 def _probability_items(spec: _Spec) -> list[Problem]:
-    fam, params, disc = spec.family, spec.params, _is_discrete(spec.family)
-    intervals = {p: _interval(fam, params, p) for p in TEST_PROBABILITIES}
+    fam, params, disc, rule = spec.family, spec.params, _is_discrete(spec.family), spec.rule
+    tp = spec.truth
+    release = rule == "release"
+    intervals = {p: _interval(fam, tp, p) for p in TEST_PROBABILITIES}
     taken = set(intervals.values())
-    variants = family_variants(fam)
     items = []
-    answers = {p: probability_between(fam, params, *intervals[p]) for p in TEST_PROBABILITIES}
+    answers = {p: probability_between(fam, tp, *intervals[p], rule) for p in TEST_PROBABILITIES}
     tests = tuple(answers.values())
-    own = {q: _probability_shot(fam, params, spec.convention, q / 100.0, frozenset(taken), tests)
-           for q in SHOT_PERCENTILE_POOL}
+    if not release:
+        own = {q: _probability_shot(fam, params, spec.convention, q / 100.0, frozenset(taken), tests)
+               for q in SHOT_PERCENTILE_POOL}
     for k, shot_type in _shot_settings():
         if k == 0:
             shots: list[dict] = []
+        elif release and shot_type == "distribution":
+            shots = [_release_probability_shot(fam, params, spec.convention, p) for p in RELEASE_SHOT_PROBABILITIES[k]]
+        elif release:
+            shots = [_release_probability_shot(fam, *family_variants(fam)[i], p)
+                     for i, p in enumerate(RELEASE_FAMILY_SHOT_PROBABILITIES[k])]
         elif shot_type == "distribution":
             shots = [own[q] for q in SHOT_PERCENTILES[k]]
         else:
@@ -614,8 +792,9 @@ def _probability_items(spec: _Spec) -> list[Problem]:
             lo, hi = intervals[p]
             answer = answers[p]
             prompt = _assemble(_PRB_TASK, shots, describe(fam, params, spec.convention),
-                               _prb_question(_text(lo, disc), _text(hi, disc)), _PRB_ANSWER)
-            pid = f"odds-prb-{fam}-{spec.ptag}-p{p:g}-{_shot_spec(k, shot_type)}"
+                               _prb_question(_text(lo, disc), _text(hi, disc)),
+                               _PRB_ANSWER_TAGS if release else _PRB_ANSWER, tags=release)
+            pid = f"odds-prb-{fam}-{spec.ptag}-p{p:g}-{_shot_spec(k, shot_type)}{_suffix(rule)}"
             meta = _base_meta("probability", spec, k, shot_type)
             meta.update(target=p, lo=lo, hi=hi, answer=answer, collapse_answer=0.5,
                         shot_answers=[s["answer"] for s in shots],
@@ -631,74 +810,86 @@ def _probability_items(spec: _Spec) -> list[Problem]:
 def _sampling_items(spec: _Spec) -> list[Problem]:
     from .base import seed_sequence
 
-    fam, params = spec.family, spec.params
-    support = D.support_kind(fam, params)
-    low, high = D.support_bounds(fam, params)
+    fam, params, rule = spec.family, spec.params, spec.rule
+    tp = spec.truth
+    release = rule == "release"
+    support = D.support_kind(fam, tp)
+    low, high = D.support_bounds(fam, tp)
     variants = family_variants(fam)
     items = []
     for k, shot_type in _shot_settings():
-        pid = f"odds-smp-{fam}-{spec.ptag}-{_shot_spec(k, shot_type)}"
+        pid = f"odds-smp-{fam}-{spec.ptag}-{_shot_spec(k, shot_type)}{_suffix(rule)}"
         rng = np.random.default_rng(seed_sequence(pid + "/shots", 0))
         if k == 0:
             shots: list[dict] = []
         elif shot_type == "distribution":
-            shots = [_sampling_shot(fam, params, spec.convention, rng) for _ in range(k)]
+            shots = [_sampling_shot(fam, params, spec.convention, rng, tp) for _ in range(k)]
         else:
-            shots = [_sampling_shot(fam, vp, vconv, rng) for vp, vconv in variants[:k]]
-        prompt = _assemble(_SMP_TASK, shots, describe(fam, params, spec.convention), None, None)
+            shots = [_sampling_shot(fam, vp, vconv, rng, truth_params(fam, vp, rule)) for vp, vconv in variants[:k]]
+        prompt = _assemble(_SMP_TASK, shots, describe(fam, params, spec.convention), None,
+                           _SMP_RELEASE if release else None)
         meta = _base_meta("sampling", spec, k, shot_type)
         meta.update(shot_values=[s["value"] for s in shots])
         items.append(Problem(id=pid, bank=BANK, category="sampling", task_type="sampling", family=fam,
-                             params=params, regime=spec.ptag, modality="text", support=support,
+                             params=tp, regime=spec.ptag, modality="text", support=support,
                              answer_format="integer" if support == "discrete" else "number", prompt=prompt,
-                             sampler=_family_sampler(fam, params), subcategory="none", low=low, high=high,
+                             sampler=_family_sampler(fam, tp), subcategory="none", low=low, high=high,
                              metadata=meta))
     return items
 
 
-def _real_world_items() -> list[Problem]:
+def _data_quantile(rw: RealWorld, q: float) -> float:
+    """The data's value at percentile ``q`` by linear interpolation between the released percentile values
+    (monotone; exact at the released percentiles). Used only for the 3-shot examples, whose percentiles
+    (35, 55, 75) the release does not give."""
+    return float(np.interp(q, TEST_PERCENTILES, rw.data_values))
+
+
+def _real_world_items(rule: str = "paper") -> list[Problem]:
+    """Seed 004's real-world percentile questions (sec. 5.2, Table 2): the value is the data's value at each test
+    percentile (the release's tables), and the answer is that percentile, in every framing (the paper scores all
+    framings against the data). ``fitted_answer`` is the percentile of the value under the fitted distribution of
+    the idealized framing (exact, scipy)."""
+    release = rule == "release"
     items = []
     for rw in REAL_WORLD:
         params = D.validate(rw.family, rw.params)
-        spec = _Spec(rw.family, params, "none", rw.name)
-        mean, var = D.moments(rw.family, params)
-        sd = math.sqrt(var)
-        if rw.stated_as == "moments":
-            true_desc = _moments_text(_TITLES[rw.family], mean, sd)
-        else:
-            true_desc = describe(rw.family, params)
-        # the Normal approximation of the paper's Table 2, worded as one (for a normal truth it is exact, and the
-        # wording keeps its prompt distinct from the context framing's)
-        normal_desc = "Approximately a " + _moments_text("Normal", mean, sd)
-        integer = rw.integer_values
-        values = {q: _show(float(_dist(rw.family, params).ppf(q / 100.0)), integer) for q in TEST_PERCENTILES}
-        taken = set(values.values())
+        conv = "rate" if rw.family == "exponential" else "none"
+        spec = _Spec(rw.family, params, conv, rw.name, rule)
+        fitted_desc = describe(rw.family, params, "rate")
+        context_desc = _moments_text(_TITLES[rw.family], rw.stated_mean, rw.stated_sd)
+        # the Normal approximation of the paper's Table 2, worded as one (for a normal truth the numbers are the same,
+        # and the wording keeps its prompt distinct from the context framing's)
+        normal_desc = "Approximately a " + _moments_text("Normal", rw.normal_mean, rw.normal_sd)
+        values = dict(zip(TEST_PERCENTILES, (float(v) for v in rw.data_values)))
         settings = [("idealized", 0), ("context", 0), ("normal", 0), ("context", 3)]
         for framing, k in settings:
             context = {"idealized": f"{rw.domain}_idealized", "context": rw.domain,
                        "normal": f"{rw.domain}_normal"}[framing]
-            description = normal_desc if framing == "normal" else true_desc
+            description = {"idealized": fitted_desc, "context": context_desc, "normal": normal_desc}[framing]
             background = None if framing == "idealized" else rw.context
+
+            def question(x: float) -> str:
+                return _pct_question(_text(x, False)) if framing == "idealized" else rw.question.format(x=_text(x, False))
+
             shots = []
             for q in (SHOT_PERCENTILES[k] if k else ()):
-                x = _show(float(_dist(rw.family, params).ppf(q / 100.0)), integer)
-                ans = percentile_of(rw.family, params, x)
-                question = (_pct_question(_text(x, integer)) if framing == "idealized"
-                            else rw.question.format(x=_text(x, integer)))
-                shots.append({"description": description, "question": question, "value": x, "answer": ans,
-                              "answer_text": f"{ans:.1f}"})
+                x = round(_data_quantile(rw, q), DECIMALS)
+                shots.append({"description": description, "question": question(x), "value": x, "answer": float(q),
+                              "answer_text": f"{float(q):.1f}"})
             for q in TEST_PERCENTILES:
                 x = values[q]
-                question = (_pct_question(_text(x, integer)) if framing == "idealized"
-                            else rw.question.format(x=_text(x, integer)))
-                answer = percentile_of(rw.family, params, x)
-                prompt = _assemble(_PCT_TASK, shots, description, question, _PCT_ANSWER, context=background)
-                pid = f"odds-pct-rw-{rw.name}-{framing}-q{q}-{_shot_spec(k, 'distribution' if k else None)}"
+                answer = float(q)
+                prompt = _assemble(_PCT_TASK, shots, description, question(x),
+                                   _PCT_ANSWER_TAGS if release else _PCT_ANSWER, context=background, tags=release)
+                pid = (f"odds-pct-rw-{rw.name}-{framing}-q{q}-{_shot_spec(k, 'distribution' if k else None)}"
+                       f"{_suffix(rule)}")
                 meta = _base_meta("percentile", spec, k, "distribution" if k else None, context)
                 meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, real_world=rw.name,
-                            framing=framing, shot_answers=[s["answer"] for s in shots],
-                            shot_values=[s["value"] for s in shots],
-                            baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots], [s["answer"] for s in shots]))
+                            framing=framing, fitted_answer=percentile_of(rw.family, params, x),
+                            shot_answers=[s["answer"] for s in shots], shot_values=[s["value"] for s in shots],
+                            baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots],
+                                                                [s["answer"] for s in shots]))
                 items.append(Problem(id=pid, bank=BANK, category="percentile", task_type="percentile",
                                      family=rw.family, params=params, regime=rw.name, modality="text",
                                      support="continuous", answer_format="number", prompt=prompt,
@@ -708,36 +899,36 @@ def _real_world_items() -> list[Problem]:
 
 
 @lru_cache(maxsize=None)
-def _spec_items(index: int) -> tuple[Problem, ...]:
-    spec = _idealized_specs()[index]
+def _spec_items(index: int, rule: str = "paper") -> tuple[Problem, ...]:
+    spec = _idealized_specs(rule)[index]
     return tuple(_percentile_items(spec) + _probability_items(spec) + _sampling_items(spec))
 
 
-@lru_cache(maxsize=1)
-def _real_world() -> tuple[Problem, ...]:
-    return tuple(_real_world_items())
+@lru_cache(maxsize=2)
+def _real_world(rule: str = "paper") -> tuple[Problem, ...]:
+    return tuple(_real_world_items(rule))
 
 
-@lru_cache(maxsize=1)
-def _full() -> tuple[Problem, ...]:
+@lru_cache(maxsize=2)
+def _full(rule: str = "paper") -> tuple[Problem, ...]:
     items: list[Problem] = []
-    for i in range(len(_idealized_specs())):
-        items.extend(_spec_items(i))
-    items.extend(_real_world())
+    for i in range(len(_idealized_specs(rule))):
+        items.extend(_spec_items(i, rule))
+    items.extend(_real_world(rule))
     ids = [p.id for p in items]
     if len(set(ids)) != len(ids):  # pragma: no cover - a construction bug, caught by the tests
         raise RuntimeError("odds bank: duplicate ids")
     return tuple(items)
 
 
-@lru_cache(maxsize=1)
-def _subset() -> tuple[Problem, ...]:
+@lru_cache(maxsize=2)
+def _subset(rule: str = "paper") -> tuple[Problem, ...]:
     """Every family x task x shots setting once on the paper's parameterisation (p0), the target rotating with the
     setting so all targets appear; three targets of each real-world distribution and framing."""
     keep = []
     settings = _shot_settings()
-    pool = [p for i, spec in enumerate(_idealized_specs()) if spec.ptag == "p0" for p in _spec_items(i)]
-    for p in pool + list(_real_world()):
+    pool = [p for i, spec in enumerate(_idealized_specs(rule)) if spec.ptag == "p0" for p in _spec_items(i, rule)]
+    for p in pool + list(_real_world(rule)):
         m = p.metadata
         if m["context"] != "none":
             idx = TEST_PERCENTILES.index(m["target"])
@@ -757,19 +948,22 @@ def _subset() -> tuple[Problem, ...]:
     return tuple(keep)
 
 
-def odds_problems(size: str | None = None) -> tuple[Problem, ...]:
-    """The bank: ``size`` ``"subset"`` (default) or ``"full"``."""
+def odds_problems(size: str | None = None, convention: str = "paper") -> tuple[Problem, ...]:
+    """The bank: ``size`` ``"subset"`` (default) or ``"full"``; ``convention`` ``"paper"`` (default) or
+    ``"release"`` (the answers, shots and power-law truth of seed 004's public code; ids end in ``-rel``)."""
+    rule = _check_convention(str(convention))
     if size in (None, "subset"):
-        return _subset()
+        return _subset(rule)
     if size == "full":
-        return _full()
+        return _full(rule)
     raise ValueError(f"odds: unknown edition {size!r}; expected subset or full")
 
 
 def odds_items(size: str | None = None, *, task: str | None = None, shots: Any = None, shot_type: str | None = None,
-               contexts: Any = None, families: Any = None) -> list[Problem]:
+               contexts: Any = None, families: Any = None, convention: str = "paper") -> list[Problem]:
     """Items of an edition filtered by task, shot counts, shot type (``distribution``/``family``; 0-shot items are
-    kept whatever the type), contexts and families. Unknown names raise a one-line ValueError."""
+    kept whatever the type), contexts and families, in a convention. Unknown names raise a one-line ValueError."""
+    _check_convention(str(convention))
     if task is not None and task not in TASKS:
         raise ValueError(f"odds: unknown task {task!r}; expected one of {', '.join(TASKS)}")
     if shot_type is not None and shot_type not in SHOT_TYPES:
@@ -784,7 +978,7 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
     if fams and not fams <= set(FAMILIES):
         raise ValueError(f"odds: unknown family {sorted(fams - set(FAMILIES))[0]!r}; expected {', '.join(FAMILIES)}")
     out = []
-    for p in odds_problems(size):
+    for p in odds_problems(size, convention):
         m = p.metadata
         if task and m["task"] != task:
             continue
@@ -800,16 +994,18 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
     return out
 
 
-@lru_cache(maxsize=2)
-def _by_id(edition: str) -> dict[str, Problem]:
-    return {p.id: p for p in odds_problems(edition)}
+@lru_cache(maxsize=4)
+def _by_id(edition: str, rule: str = "paper") -> dict[str, Problem]:
+    return {p.id: p for p in odds_problems(edition, rule)}
 
 
 def odds_item(item_id: str) -> Problem:
-    """The item with this id (the subset is searched first; its items are the full edition's objects)."""
+    """The item with this id (the subset is searched first; its items are the full edition's objects). An id
+    ending in ``-rel`` is a release-convention item."""
+    rule = "release" if str(item_id).endswith("-rel") else "paper"
     for edition in ("subset", "full"):
-        if item_id in _by_id(edition):
-            return _by_id(edition)[item_id]
+        if item_id in _by_id(edition, rule):
+            return _by_id(edition, rule)[item_id]
     raise KeyError(f"unknown odds item id {item_id!r}")
 
 

@@ -20,7 +20,7 @@ from inspect_ai.solver import Solver, TaskState, generate
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
 from ub_core.problems import Problem
-from ub_core.problems.odds import CONTEXTS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
+from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
 
 from ub_inspect._naming import registry_name
 from ub_inspect._options import choice, int_list, positive_int, str_list
@@ -41,7 +41,8 @@ def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
     else:
         prompt = item.full_prompt
     meta = {key: m[key] for key in GROUP_KEYS}
-    meta.update(parameterisation=m["parameterisation"], list_size=list_size if m["task"] == "sampling" else 1)
+    meta.update(parameterisation=m["parameterisation"], list_size=list_size if m["task"] == "sampling" else 1,
+                odds_convention=m.get("odds_convention", "paper"))
     target = "" if m["task"] == "sampling" else repr(float(m["answer"]))
     return Sample(id=item.id, input=prompt, target=target, metadata=meta)
 
@@ -144,13 +145,14 @@ def _names(value: Any, name: str, allowed: tuple[str, ...]) -> tuple[str, ...] |
 
 def load_items(task_name: str = "percentile", shots: Any = None, shot_type: str | None = None,
                context: Any = "none", families: Any = None, limit: int | None = None,
-               edition: str = "subset") -> list[Problem]:
+               edition: str = "subset", convention: str = "paper") -> list[Problem]:
     """The items a task run asks (one line errors for unknown names, or when nothing matches)."""
     task_name = choice(task_name, "task", TASKS)
     stype = None if shot_type in (None, "", "all", "both") else choice(shot_type, "shot_type", SHOT_TYPES)
     items = odds_items(choice(edition, "edition", ("subset", "full")), task=task_name, shots=_shot_counts(shots),
                        shot_type=stype, contexts=_names(context, "context", CONTEXTS),
-                       families=_names(families, "families", FAMILIES))
+                       families=_names(families, "families", FAMILIES),
+                       convention=choice(str(convention), "convention", CONVENTIONS))
     if limit is not None:
         items = items[: positive_int(limit, "limit")]
     if not items:
@@ -163,7 +165,8 @@ def load_items(task_name: str = "percentile", shots: Any = None, shot_type: str 
 def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = None, context: Any = "none",
          families: Any = None, limit: int | None = None, edition: str = "subset", n_samples: int = 1000,
          list_size: int = 1, ks_ns: Any = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
-         max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None) -> Task:
+         max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None,
+         convention: str = "paper") -> Task:
     """What are the odds (seed 004).
 
     Args:
@@ -182,14 +185,24 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
         max_attempts: sampling: attempts per answer slot before it is skipped.
         temperature: the paper's 0.7.
         max_tokens: per reply (default 64; sampling lists 24 per value).
+        convention: ``paper`` (default: what seed 004 states) or ``release`` (what its public code computes; see
+            the README's conventions table).
     """
     task_name = choice(task, "task", TASKS)
-    items = load_items(task_name, shots, shot_type, context, families, limit, str(edition))
+    k = positive_int(list_size, "list_size")
+    if task_name != "sampling" and k != 1:
+        raise ValueError(f"option list_size: applies to task=sampling only; {task_name} items take list_size=1, "
+                         f"got {k}")
+    items = load_items(task_name, shots, shot_type, context, families, limit, str(edition), str(convention))
     by_id = {p.id: p for p in items}
-    k = positive_int(list_size, "list_size") if task_name == "sampling" else 1
     tokens = int(max_tokens) if max_tokens is not None else (64 if k == 1 else 24 * k)
     if task_name == "sampling":
         n = positive_int(n_samples, "n_samples")
+        if k > n:
+            raise ValueError(f"option list_size: must be at most n_samples ({n}), got {k}")
+        too_big = [x for x in int_list(ks_ns, "ks_ns") if x > n]
+        if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
+            raise ValueError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
         solver: Solver = collect_values(by_id, n_samples=n, list_size=k, max_attempts=positive_int(max_attempts,
                                         "max_attempts"), temperature=float(temperature), max_tokens=tokens)
         score = odds_scorer(task_name, by_id, ks_ns=int_list(ks_ns, "ks_ns"), gt_size=positive_int(gt_size, "gt_size"),
@@ -202,5 +215,6 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
         solver=solver,
         scorer=score,
         config=GenerateConfig(temperature=float(temperature), max_tokens=tokens),
-        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "n_items": len(items)},
+        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "convention": str(convention),
+                  "n_items": len(items)},
     )
