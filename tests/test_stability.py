@@ -416,7 +416,8 @@ from lm_eval.api.registry import register_model  # noqa: E402
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 import ub_lmeval  # noqa: E402
-from ub_lmeval.stability import median_run_accuracy, process_results_tar, run_accuracy_spread  # noqa: E402
+from ub_lmeval.stability import (median_run_accuracy, process_results_tar, run_accuracy_spread,  # noqa: E402
+                                 unreadable_rate)
 
 
 class _FakeTarLM(LM):
@@ -479,7 +480,7 @@ def test_lmeval_oracle_and_collapse(task_manager):
     rows = _lm(task_manager, "ub-oracle", limit=2)
     for task in (f"ub_tar_{s}" for s in SUBTASKS):
         assert rows[task] == {"tar_r": 1.0, "tar_a": 1.0, "best_acc": 1.0, "worst_acc": 1.0, "acc": 1.0,
-                              "median_acc": 1.0, "acc_spread": 0.0}
+                              "median_acc": 1.0, "acc_spread": 0.0, "parse_failure_rate": 0.0}
     rows = _lm(task_manager, "ub-collapse", limit=2)
     share_a = 4 / 16  # see test_inspect_oracle_and_collapse
     _check_lm(rows, {"tar_r": 1.0, "tar_a": 1.0, "best_acc": share_a, "worst_acc": share_a})
@@ -506,6 +507,9 @@ def test_lmeval_fake_models_give_the_injected_tar(task_manager):
 def test_process_results_and_aggregations():
     doc = {"options": ["Yes", "No"], "answer": "B"}
     out = process_results_tar(doc, [["ANSWER: B", "ANSWER: B", "hmm", "B"]])
+    pfr = out.pop("parse_failure_rate")  # new term: the unreadable count, the runs and examples
+    assert pfr["unreadable"] == 1 and pfr["runs"] == 4 and [e[1] for e in pfr["examples"]] == ["hmm"]
+    assert unreadable_rate([pfr, {"unreadable": 0, "runs": 4, "examples": []}]) == 1 / 8
     assert out == {"tar_r": 0, "tar_a": 0, "best_acc": 1, "worst_acc": 0, "acc": 0.75,
                    "median_acc": [1, 1, 0, 1], "acc_spread": [1, 1, 0, 1]}
     per_doc = [[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 1, 1]]  # run accuracies 0.75, 0.75, 0.5
