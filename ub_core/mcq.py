@@ -222,22 +222,21 @@ def _read_head(seg: str, opts: _Options, strict: bool, allow_colon: bool = True)
                     # "A bird", "I think": the article / pronoun; "B because", "A or B", "A is correct": a letter
                     if not (ch in "AI" and nxt[:1].islower() and nxt not in _LETTER_FOLLOWERS):
                         letter, delim = ch, "space"
-    if letter is not None:
-        if delim == ":" and not allow_colon:
-            letter = None  # "A: ..." at a line start is a turn prefix
-        elif strict and delim not in ("alone", "bracket") and _strip_tail(rest).strip(" \t*_`") != "":
-            letter = None
+    if letter is not None and delim == ":" and not allow_colon:
+        letter = None  # "A: ..." at a line start is a turn prefix
     if letter is not None:
         idx = LETTERS.index(letter)
         if idx >= opts.n:
             raise _Unreadable(f"letter {letter} is not one of {LETTERS[0]}-{LETTERS[opts.n - 1]}")
         after_letter = rest.lstrip(" \t.:)-*_`\"'")
-        if after_letter and opts.folded:
-            j = _text_prefix(after_letter, opts)
-            if j is not None and j != idx:
-                raise _Ambiguous(f"letter {letter} but the text of option {LETTERS[j]}")
-        _check_alternative(rest, idx, opts)
-        return idx, rest
+        j = _text_prefix(after_letter, opts) if after_letter and opts.folded else None
+        if j is not None and j != idx:
+            raise _Ambiguous(f"letter {letter} but the text of option {LETTERS[j]}")
+        # strictly (a whole line), "(B) the blue book" is an answer but "(A) says one thing" is a mention
+        if not strict or delim == "alone" or not _strip_tail(rest).strip(" \t*_`") or (
+                delim == "bracket" and j == idx):
+            _check_alternative(rest, idx, opts)
+            return idx, rest
     # option texts ----------------------------------------------------------------------------------------
     if opts.folded:
         if strict:
