@@ -253,7 +253,9 @@ def injected_kind(item_id: str, run: int) -> str:
 
 def noisy_reply(item: StabilityItem, run: int) -> str:
     kind = injected_kind(item.id, run)
-    if kind == "reworded":
+    if kind == "reworded":  # half the items name the option by its text, which the MCQ reader must map back
+        if _h(item.id, -2) % 2:
+            return f"Checking the options once more.\nSo the answer is {item.options[item.answer_index]}."
         return f"Checking the options once more.\nANSWER: {item.answer}"
     if kind == "wrong":
         return f"ANSWER: {item.letters[(item.answer_index + 1) % len(item.options)]}"
@@ -277,7 +279,8 @@ def expected_noisy(items: list[StabilityItem], n_runs: int) -> dict:
             "tar_a": sum(len({cls[x] for x in k}) == 1 for k in kinds) / q,
             "best_acc": sum(any(cls[x] == "right" for x in k) for k in kinds) / q,
             "worst_acc": sum(all(cls[x] == "right" for x in k) for k in kinds) / q,
-            "median_acc": statistics.median(run_acc), "acc_spread": max(run_acc) - min(run_acc)}
+            "median_acc": statistics.median(run_acc), "acc_spread": max(run_acc) - min(run_acc),
+            "parse_failure_rate": sum(cls[x] is None for k in kinds for x in k) / (q * n_runs)}
 
 
 def _e2e_items(subtasks=SUBTASKS, limit=LIMIT) -> list[StabilityItem]:

@@ -123,7 +123,8 @@ def score_lines(lines: Iterable[str], name: str = "<input>") -> tuple[dict[str, 
         first = next(iter(q.cells.values()), None)
         if first is not None and (first.options != options or first.gold != gold):
             what = "options" if first.options != options else "gold"
-            errors.append(f"{name}:{n}: task {task!r} question {qid!r}: {what} differ from line {first.line}; "
+            verb = "differ" if what == "options" else "differs"
+            errors.append(f"{name}:{n}: task {task!r} question {qid!r}: {what} {verb} from line {first.line}; "
                           f"question excluded")
             q.bad = True
         q.cells[run] = _Cell(n, reply, options, gold)
