@@ -107,6 +107,8 @@ CASES = [
     ("So the answer is Yes.\n\nQ: If you follow these instructions, do you return to the start? Take 1 step.\n"
      "A: Let's think step by step. So the answer is No.", YN, "A"),  # the model wrote the next few-shot turn
     ("There is no way to tell.", YN, None),
+    ("Let me restate the options:\n(A) Yes\n(B) No", YN, None),  # the options list, no answer
+    ("Let me restate the question first.\n(B) No", YN, "B"),
 ]
 
 
@@ -192,8 +194,8 @@ _FORMS = ["({})", "{}", "{})", "Answer: {}", "ANSWER: {}", "**{}**", '{{"Answer"
 
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(min_value=2, max_value=10), data=st.data(),
-       options=st.lists(st.sampled_from(["red", "blue", "green", "Yes", "No", "kite", "35", "7.5", "circle", "the red book"]),
-                        min_size=10, max_size=10, unique=True))
+       options=st.lists(st.sampled_from(["red", "blue", "green", "Yes", "No", "kite", "35", "7.5", "circle",
+                                         "the red book"]), min_size=10, max_size=10, unique=True))
 def test_fuzz_letter_forms_round_trip(n, data, options):
     """A letter written in a usual form reads back as that letter, with or without option texts."""
     k = data.draw(st.integers(min_value=0, max_value=n - 1))

@@ -16,7 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from ub_core.metrics import (accuracy_spread, best_accuracy, correctness, median_accuracy,  # noqa: E402
-                             question_agreement, question_stability, run_accuracies, stability_summary,
+                             parse_failure_rate, question_agreement, question_stability, run_accuracies,
+                             stability_summary,
                              worst_accuracy)
 from ub_core.oracle import stability_reply  # noqa: E402
 from ub_core.problems import load_bank  # noqa: E402
@@ -154,6 +155,40 @@ def test_prompt_asks_for_a_letter_that_parse_option_reads():
     assert parse_answer("No idea, sorry.", 10) is None
     assert parse_answer(None, 4) is None
     assert parse_answer("ANSWER: E", 4) is None  # not an option of a 4-option question
+
+
+def test_parse_answer_reads_real_replies_with_option_texts():
+    """Issue 15: the letter-only reading returned None for answers given by option text or value, and read the
+    ``A:`` turn prefix of a chain of thought as option A."""
+    yn, vals = ["Yes", "No"], ["12", "35", "40", "7"]
+    for reply in ("No", "- No", '{"Answer": "No"}', "A: Let's think step by step. We turn around twice, walk 3 "
+                  "steps back and 3 forward. So the answer is No."):
+        assert parse_answer(reply, 2, yn) == "B", reply
+    for reply in ("\\boxed{35}", "Final Answer: The final answer is 35.", "35.0"):
+        assert parse_answer(reply, 4, vals) == "B", reply
+    assert parse_answer("0.95", 3, ["0.05", "0.5", "0.95"]) == "C"
+    assert parse_answer("A: Let's think step by step.", 4) is None  # a turn prefix, not a choice
+
+
+def test_unreadable_is_an_answer_of_its_own_kind_in_tar_a():
+    """The convention: an unreadable reply is the answer "unreadable". All-unreadable agrees; a mix of readable and
+    unreadable does not; unreadable is never correct; parse_failure_rate tells how much of TARa is unreadable."""
+    yn = ["Yes", "No"]
+    replies = [  # [run][question]; q0 all unreadable, q1 unreadable then No, q2 No by letter and by text
+        ["I can't tell.", "Hmm.", "(B)"],
+        ["I can't tell.", "So the answer is No.", "No"],
+    ]
+    parsed = [[parse_answer(r, 2, yn) for r in run] for run in replies]
+    assert parsed == [[None, None, "B"], [None, "B", "B"]]
+    s = stability_summary(replies, parsed, ["A", "B", "B"])
+    # TARa: q0 agrees (unreadable twice), q1 does not, q2 does -> 2/3; TARr: only q0's replies are identical
+    assert s["tar_a"] == 2 / 3 and s["tar_r"] == 1 / 3
+    # unreadable never correct: run 0 has q2 only, run 1 q1 and q2; q0 (gold A) is never right
+    assert s["run_accuracies"] == [1 / 3, 2 / 3] and s["best_acc"] == 2 / 3 and s["worst_acc"] == 1 / 3
+    assert s["parse_failure_rate"] == 3 / 6 and parse_failure_rate(parsed) == 0.5
+    # a model whose replies are all unreadable: TARa 100%, accuracy 0, and parse_failure_rate says why
+    dead = stability_summary([["?", "?"], ["?", "?"]], [[None, None], [None, None]], ["A", "B"])
+    assert dead["tar_a"] == 1.0 and dead["best_acc"] == 0.0 and dead["parse_failure_rate"] == 1.0
 
 
 # ------------------------------------------------------------------------------------------------ loaders

@@ -14,7 +14,8 @@ What counts as naming an option, checked in this order of salience (the first st
    following text names an option wins, so ``Final Answer: The final answer is 35.`` reads ``35`` and a
    self-correction (``the answer is (A). No wait, the answer is (B).``) reads B.
 3. **The last non-empty line**, read strictly: the whole line must be an option (``(B)``, ``B``, ``**B**``,
-   ``- No``, ``35.0``) or a letter with its bracket (``(B) Yes``, ``B) Yes``).
+   ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No`` when B is ``No``); when the line
+   before it names another option the same way, the reply ends in a list of options and is unreadable.
 4. **Marked letters anywhere**: ``(B)`` or ``**B**``; accepted only when every marked letter is the same.
 
 After a cue, an answer is a *letter* (``(B)``, ``B``, ``B)``, ``B.``, ``**B**``, ``[B]``; a lowercase letter only
@@ -438,6 +439,16 @@ def _read(text: str, opts: _Options) -> MCQRead:
             return MCQRead(None, f"ambiguous: {e}")
         except _Unreadable as e:
             hit, failure = None, failure or str(e)
+        if hit is not None and len(lines) > 1:  # "(A) Yes\n(B) No": a reply ending in the options list
+            try:
+                prev_line = lines[-2][-WINDOW:]
+                turn = _TURN_RE.match(prev_line)
+                prev = _read_head(prev_line[turn.end():] if turn else prev_line, opts, strict=True,
+                                  allow_colon=False)
+            except (_Ambiguous, _Unreadable):
+                prev = None
+            if prev is not None and prev[0] != hit[0]:
+                return MCQRead(None, f"ambiguous: the last lines name {LETTERS[prev[0]]} and {LETTERS[hit[0]]}")
         if hit is not None:
             return MCQRead(LETTERS[hit[0]], "last line")
     # 4. marked letters anywhere: (B), **B**

@@ -23,8 +23,9 @@ from typing import Any, Iterable, Sequence
 
 from .sampling import total_agreement_rate
 
-__all__ = ["parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies", "best_accuracy", "worst_accuracy",
-           "median_accuracy", "accuracy_spread", "question_stability", "stability_summary"]
+__all__ = ["parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
+           "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
+           "stability_summary"]
 
 
 logger = logging.getLogger(__name__)
