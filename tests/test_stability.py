@@ -562,3 +562,13 @@ def test_offline_reply_helper():
     assert stability_reply(it.prompt, "collapse") == "ANSWER: A"
     assert stability_reply("What is the capital of France?", "oracle") is None
     assert LETTERS.startswith("ABCD")
+
+
+def test_lmeval_parse_failures_are_logged_with_examples(caplog):
+    doc = {"id": "nav_1", "options": ["Yes", "No"], "answer": "B"}
+    terms = [process_results_tar(doc, [["So the answer is No.", "I refuse.", "The answer is Yes or No.", "- No"]])
+             ["parse_failure_rate"], process_results_tar(doc, [["No"] * 4])["parse_failure_rate"]]
+    with caplog.at_level("WARNING"):
+        assert unreadable_rate(terms) == 2 / 8
+    msg = " ".join(r.getMessage() for r in caplog.records)
+    assert "2 of 8 replies unreadable" in msg and "I refuse." in msg and "ambiguous" in msg and "nav_1 run 1" in msg
