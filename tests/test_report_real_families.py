@@ -118,6 +118,9 @@ def test_stability_rows_come_from_both_frameworks(real_report):
         for key in ("tar_r", "tar_a", "best_acc", "worst_acc"):
             if r.get(key) is not None:
                 assert r[key] == 1.0, (key, r)
+    for fw in ("inspect", "lm-eval"):  # the share of unreadable replies sits next to TARa; the oracle has none
+        assert any(r.get("parse_failure_rate") is not None for r in rows if r["framework"] == fw), fw
+    assert all(r.get("parse_failure_rate") in (None, 0.0) for r in rows)
 
 
 def test_no_family_leaks_into_the_ksn_leaderboard(real_report):

@@ -16,7 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 from ub_core.metrics import (accuracy_spread, best_accuracy, correctness, median_accuracy,  # noqa: E402
-                             question_agreement, question_stability, run_accuracies, stability_summary,
+                             parse_failure_rate, question_agreement, question_stability, run_accuracies,
+                             stability_summary,
                              worst_accuracy)
 from ub_core.oracle import stability_reply  # noqa: E402
 from ub_core.problems import load_bank  # noqa: E402
@@ -156,6 +157,40 @@ def test_prompt_asks_for_a_letter_that_parse_option_reads():
     assert parse_answer("ANSWER: E", 4) is None  # not an option of a 4-option question
 
 
+def test_parse_answer_reads_real_replies_with_option_texts():
+    """Issue 15: the letter-only reading returned None for answers given by option text or value, and read the
+    ``A:`` turn prefix of a chain of thought as option A."""
+    yn, vals = ["Yes", "No"], ["12", "35", "40", "7"]
+    for reply in ("No", "- No", '{"Answer": "No"}', "A: Let's think step by step. We turn around twice, walk 3 "
+                  "steps back and 3 forward. So the answer is No."):
+        assert parse_answer(reply, 2, yn) == "B", reply
+    for reply in ("\\boxed{35}", "Final Answer: The final answer is 35.", "35.0"):
+        assert parse_answer(reply, 4, vals) == "B", reply
+    assert parse_answer("0.95", 3, ["0.05", "0.5", "0.95"]) == "C"
+    assert parse_answer("A: Let's think step by step.", 4) is None  # a turn prefix, not a choice
+
+
+def test_unreadable_is_an_answer_of_its_own_kind_in_tar_a():
+    """The convention: an unreadable reply is the answer "unreadable". All-unreadable agrees; a mix of readable and
+    unreadable does not; unreadable is never correct; parse_failure_rate tells how much of TARa is unreadable."""
+    yn = ["Yes", "No"]
+    replies = [  # [run][question]; q0 all unreadable, q1 unreadable then No, q2 No by letter and by text
+        ["I can't tell.", "Hmm.", "(B)"],
+        ["I can't tell.", "So the answer is No.", "No"],
+    ]
+    parsed = [[parse_answer(r, 2, yn) for r in run] for run in replies]
+    assert parsed == [[None, None, "B"], [None, "B", "B"]]
+    s = stability_summary(replies, parsed, ["A", "B", "B"])
+    # TARa: q0 agrees (unreadable twice), q1 does not, q2 does -> 2/3; TARr: only q0's replies are identical
+    assert s["tar_a"] == 2 / 3 and s["tar_r"] == 1 / 3
+    # unreadable never correct: run 0 has q2 only, run 1 q1 and q2; q0 (gold A) is never right
+    assert s["run_accuracies"] == [1 / 3, 2 / 3] and s["best_acc"] == 2 / 3 and s["worst_acc"] == 1 / 3
+    assert s["parse_failure_rate"] == 3 / 6 and parse_failure_rate(parsed) == 0.5
+    # a model whose replies are all unreadable: TARa 100%, accuracy 0, and parse_failure_rate says why
+    dead = stability_summary([["?", "?"], ["?", "?"]], [[None, None], [None, None]], ["A", "B"])
+    assert dead["tar_a"] == 1.0 and dead["best_acc"] == 0.0 and dead["parse_failure_rate"] == 1.0
+
+
 # ------------------------------------------------------------------------------------------------ loaders
 
 BBH_NAVIGATE = [
@@ -253,7 +288,9 @@ def injected_kind(item_id: str, run: int) -> str:
 
 def noisy_reply(item: StabilityItem, run: int) -> str:
     kind = injected_kind(item.id, run)
-    if kind == "reworded":
+    if kind == "reworded":  # half the items name the option by its text, which the MCQ reader must map back
+        if _h(item.id, -2) % 2:
+            return f"Checking the options once more.\nSo the answer is {item.options[item.answer_index]}."
         return f"Checking the options once more.\nANSWER: {item.answer}"
     if kind == "wrong":
         return f"ANSWER: {item.letters[(item.answer_index + 1) % len(item.options)]}"
@@ -277,7 +314,8 @@ def expected_noisy(items: list[StabilityItem], n_runs: int) -> dict:
             "tar_a": sum(len({cls[x] for x in k}) == 1 for k in kinds) / q,
             "best_acc": sum(any(cls[x] == "right" for x in k) for k in kinds) / q,
             "worst_acc": sum(all(cls[x] == "right" for x in k) for k in kinds) / q,
-            "median_acc": statistics.median(run_acc), "acc_spread": max(run_acc) - min(run_acc)}
+            "median_acc": statistics.median(run_acc), "acc_spread": max(run_acc) - min(run_acc),
+            "parse_failure_rate": sum(cls[x] is None for k in kinds for x in k) / (q * n_runs)}
 
 
 def _e2e_items(subtasks=SUBTASKS, limit=LIMIT) -> list[StabilityItem]:
@@ -416,7 +454,8 @@ from lm_eval.api.registry import register_model  # noqa: E402
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 import ub_lmeval  # noqa: E402
-from ub_lmeval.stability import median_run_accuracy, process_results_tar, run_accuracy_spread  # noqa: E402
+from ub_lmeval.stability import (median_run_accuracy, process_results_tar, run_accuracy_spread,  # noqa: E402
+                                 unreadable_rate)
 
 
 class _FakeTarLM(LM):
@@ -479,7 +518,7 @@ def test_lmeval_oracle_and_collapse(task_manager):
     rows = _lm(task_manager, "ub-oracle", limit=2)
     for task in (f"ub_tar_{s}" for s in SUBTASKS):
         assert rows[task] == {"tar_r": 1.0, "tar_a": 1.0, "best_acc": 1.0, "worst_acc": 1.0, "acc": 1.0,
-                              "median_acc": 1.0, "acc_spread": 0.0}
+                              "median_acc": 1.0, "acc_spread": 0.0, "parse_failure_rate": 0.0}
     rows = _lm(task_manager, "ub-collapse", limit=2)
     share_a = 4 / 16  # see test_inspect_oracle_and_collapse
     _check_lm(rows, {"tar_r": 1.0, "tar_a": 1.0, "best_acc": share_a, "worst_acc": share_a})
@@ -506,6 +545,9 @@ def test_lmeval_fake_models_give_the_injected_tar(task_manager):
 def test_process_results_and_aggregations():
     doc = {"options": ["Yes", "No"], "answer": "B"}
     out = process_results_tar(doc, [["ANSWER: B", "ANSWER: B", "hmm", "B"]])
+    pfr = out.pop("parse_failure_rate")  # new term: the unreadable count, the runs and examples
+    assert pfr["unreadable"] == 1 and pfr["runs"] == 4 and [e[1] for e in pfr["examples"]] == ["hmm"]
+    assert unreadable_rate([pfr, {"unreadable": 0, "runs": 4, "examples": []}]) == 1 / 8
     assert out == {"tar_r": 0, "tar_a": 0, "best_acc": 1, "worst_acc": 0, "acc": 0.75,
                    "median_acc": [1, 1, 0, 1], "acc_spread": [1, 1, 0, 1]}
     per_doc = [[1, 1, 0], [1, 0, 0], [1, 1, 1], [0, 1, 1]]  # run accuracies 0.75, 0.75, 0.5
@@ -520,3 +562,13 @@ def test_offline_reply_helper():
     assert stability_reply(it.prompt, "collapse") == "ANSWER: A"
     assert stability_reply("What is the capital of France?", "oracle") is None
     assert LETTERS.startswith("ABCD")
+
+
+def test_lmeval_parse_failures_are_logged_with_examples(caplog):
+    doc = {"id": "nav_1", "options": ["Yes", "No"], "answer": "B"}
+    terms = [process_results_tar(doc, [["So the answer is No.", "I refuse.", "The answer is Yes or No.", "- No"]])
+             ["parse_failure_rate"], process_results_tar(doc, [["No"] * 4])["parse_failure_rate"]]
+    with caplog.at_level("WARNING"):
+        assert unreadable_rate(terms) == 2 / 8
+    msg = " ".join(r.getMessage() for r in caplog.records)
+    assert "2 of 8 replies unreadable" in msg and "I refuse." in msg and "ambiguous" in msg and "nav_1 run 1" in msg

@@ -347,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)
+    __import__("ub_core.stability_score").stability_score.add_parser(sub)  # ub stability score
     return ap
 
 

@@ -4,24 +4,30 @@
   a ``DatasetDict``; documents hold ``id``, ``category``, ``question``, ``options``, ``answer``, ``source`` and
   ``prompt``.
 - :func:`process_results_tar` receives one document and, through the ``take_first_k`` filter, its N generations
-  (``repeats: N``, in run order). It parses them (:func:`ub_core.problems.stability.parse_answer`; a failure is
-  ``None``, which agrees only with ``None`` and is never correct) and returns the per-question terms of
+  (``repeats: N``, in run order). It reads them with the document's option texts
+  (:func:`ub_core.mcq.read_mcq`: letters, option texts, values; an unreadable reply is ``None``, one answer of its
+  own kind "unreadable" that agrees only with another unreadable reply and is never correct) and returns the
+  per-question terms of
   :func:`ub_core.metrics.question_stability`: ``tar_r``, ``tar_a``, ``best_acc``, ``worst_acc`` (0/1, mean over
   documents = the seed 002 rate), ``acc`` (share of correct runs) and, for ``median_acc`` and ``acc_spread``, the
-  document's ``run_correct`` list (0/1 per run).
+  document's ``run_correct`` list (0/1 per run); for ``parse_failure_rate``, the document's unreadable count, its
+  number of runs and a few unreadable replies with their reasons.
 - :func:`median_run_accuracy` and :func:`run_accuracy_spread` aggregate those lists: stacked they are
   ``correct[question][run]``; the run accuracies are the column means (:func:`ub_core.metrics.run_accuracies`).
+- :func:`unreadable_rate` aggregates ``parse_failure_rate``: unreadable replies / all replies, reported next to
+  TARa (an all-unreadable question agrees), and logs a few unreadable replies (``logging``, warning).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ub_core.metrics import accuracy_spread, median_accuracy, question_stability
-from ub_core.problems.stability import load_stability_items, parse_answer
+from ub_core.mcq import read_mcq
+from ub_core.metrics import accuracy_spread, log_unreadable, median_accuracy, question_stability
+from ub_core.problems.stability import load_stability_items
 
 __all__ = ["stability_docs", "stability_dataset", "process_results_tar", "median_run_accuracy",
-           "run_accuracy_spread"]
+           "run_accuracy_spread", "unreadable_rate"]
 
 _DOC_FIELDS = ("id", "category", "question", "options", "answer", "source", "prompt")
 
@@ -47,12 +53,15 @@ def process_results_tar(doc: dict, results: list) -> dict:
     """The N generations of one question -> its stability terms (see the module docstring)."""
     generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
     raws = [g if isinstance(g, str) else str(g) for g in generations]
-    parsed = [parse_answer(g, len(doc["options"])) for g in raws]
+    reads = [read_mcq(g, list(doc["options"])) for g in raws]
+    parsed = [r.letter for r in reads]
     terms = question_stability(raws, parsed, doc["answer"])
     run_correct = terms["run_correct"]
+    bad = [(f"doc {doc.get('id', '?')} run {k}", raws[k], r.reason) for k, r in enumerate(reads) if not r.ok]
     return {"tar_r": terms["tar_r"], "tar_a": terms["tar_a"], "best_acc": terms["best_acc"],
             "worst_acc": terms["worst_acc"], "acc": sum(run_correct) / len(run_correct),
-            "median_acc": run_correct, "acc_spread": run_correct}
+            "median_acc": run_correct, "acc_spread": run_correct,
+            "parse_failure_rate": {"unreadable": len(bad), "runs": len(raws), "examples": bad[:3]}}
 
 
 def _by_run(items: Sequence[Sequence[Any]]) -> list[list[Any]]:
@@ -74,3 +83,18 @@ def median_run_accuracy(items: Sequence[Sequence[Any]]) -> float:
 def run_accuracy_spread(items: Sequence[Sequence[Any]]) -> float:
     """Aggregation: max - min run accuracy (seed 002, sec. 5.2)."""
     return accuracy_spread(_by_run(items))
+
+
+def unreadable_rate(items: Sequence[Any]) -> float:
+    """Aggregation of ``parse_failure_rate``: ``sum(unreadable) / sum(runs)`` over documents (the share of
+    unreadable replies; :func:`ub_core.metrics.parse_failure_rate`); logs a few unreadable replies."""
+    rows = list(items)
+    if not rows:
+        raise ValueError("no documents to aggregate")
+    if all(isinstance(r, (int, float)) for r in rows):  # already per-document shares
+        return float(sum(rows) / len(rows))
+    unreadable = sum(int(r["unreadable"]) for r in rows)
+    total = sum(int(r["runs"]) for r in rows)
+    examples = [tuple(e) for r in rows for e in r.get("examples", ())]
+    log_unreadable(examples, unreadable, total, "ub_tar")
+    return unreadable / total if total else float("nan")

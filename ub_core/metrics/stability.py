@@ -5,22 +5,55 @@ reply ``raw_runs[r][q]`` and its parsed answer ``parsed_runs[r][q]``. The total 
 :func:`ub_core.metrics.total_agreement_rate`; the accuracy extremes are the paper's BestAcc, WorstAcc, median
 accuracy and max-min accuracy difference.
 
-**Parse failures.** An answer that cannot be parsed is ``None``. For TARa it is an answer like any other: it agrees
-only with another ``None`` (a question parsed as None in every run counts as agreeing; None in some runs and a
-letter in others does not). It is never correct, so it counts against run accuracy, BestAcc and WorstAcc.
+**Unreadable replies.** A reply the reader (:func:`ub_core.mcq.read_mcq`) cannot read has the parsed answer
+``None``, which stands for one answer of its own kind, "unreadable". For TARa it is an answer like any other: it
+agrees only with another unreadable reply, so a question whose replies are unreadable in every run agrees, and a
+mix of readable and unreadable runs does not. It is never correct, so it counts against run accuracy, BestAcc and
+WorstAcc. Because an all-unreadable question agrees, TARa alone can be high for a model whose replies cannot be
+read at all: :func:`parse_failure_rate` (the share of unreadable replies) is reported next to it everywhere.
 
 Index convention everywhere: ``[run][question]``, like ``total_agreement_rate``.
 """
 
 from __future__ import annotations
 
+import logging
 import statistics
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from .sampling import total_agreement_rate
 
-__all__ = ["question_agreement", "correctness", "run_accuracies", "best_accuracy", "worst_accuracy",
-           "median_accuracy", "accuracy_spread", "question_stability", "stability_summary"]
+__all__ = ["parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
+           "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
+           "stability_summary"]
+
+
+logger = logging.getLogger(__name__)
+
+
+def parse_failure_rate(parsed_runs: Sequence[Sequence[Any]]) -> float:
+    """Share of unreadable replies: ``(1/(N*Q)) sum_r sum_q [parsed_runs[r][q] is None]``.
+
+    Not a seed 002 metric: it says how much of TARa@N is agreement between unreadable replies (see the module
+    docstring)."""
+    runs = _matrix(parsed_runs, "parsed_runs")
+    return sum(p is None for run in runs for p in run) / (len(runs) * len(runs[0]))
+
+
+def log_unreadable(examples: Iterable[tuple[str, Any, str]], n_unreadable: int, n_total: int, where: str,
+                   limit: int = 3) -> None:
+    """Log (warning) how many replies were unreadable and a few examples ``(where, reply, reason)``."""
+    if n_unreadable <= 0:
+        return
+    shown = []
+    for i, (label, reply, reason) in enumerate(examples):
+        if i >= limit:
+            break
+        text = reply if isinstance(reply, str) else repr(reply)
+        snip = text if len(text) <= 120 else text[:60] + " ... " + text[-55:]
+        shown.append(f"{label}: {reason}: {snip!r}")
+    logger.warning("%s: %d of %d replies unreadable (%.1f%%)%s", where, n_unreadable, n_total,
+                   100.0 * n_unreadable / max(n_total, 1), "; e.g. " + " | ".join(shown) if shown else "")
 
 
 def _matrix(runs: Sequence[Sequence[Any]], name: str) -> list[list[Any]]:
@@ -123,8 +156,8 @@ def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[S
       identical strings;
     - ``tar_a`` = TARa@N = ``total_agreement_rate(parsed_runs)``: the same for parsed answers (None = failure);
     - ``best_acc`` = BestAcc@N, ``worst_acc`` = WorstAcc@N, ``median_acc`` (median of the run accuracies),
-      ``acc_spread`` (max - min run accuracy), ``run_accuracies`` (list, run order), ``n_runs`` = N, and
-      ``n_questions`` = Q.
+      ``acc_spread`` (max - min run accuracy), ``run_accuracies`` (list, run order), ``n_runs`` = N,
+      ``n_questions`` = Q, and ``parse_failure_rate`` (share of None answers, :func:`parse_failure_rate`).
 
     ``raw_runs[r][q]`` and ``parsed_runs[r][q]`` are run r's reply and parsed answer for question q; ``answers[q]``
     is q's correct answer. All runs must cover the same questions: ragged input raises a one-line ValueError.
@@ -139,4 +172,5 @@ def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[S
     return {"tar_r": total_agreement_rate(raw), "tar_a": total_agreement_rate(parsed),
             "best_acc": best_accuracy(correct), "worst_acc": worst_accuracy(correct),
             "median_acc": float(statistics.median(accs)), "acc_spread": max(accs) - min(accs),
-            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0])}
+            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0]),
+            "parse_failure_rate": parse_failure_rate(parsed)}

@@ -43,7 +43,9 @@ EXPLICIT_KEYS = ("mcq_acc", "p_correct")
 ODDS_KEYS = ("abs_error", "baseline_abs_error", "ks_stat")
 ODDS_META = ("family", "task", "shots", "shot_type", "context")
 #: stability (seed 002); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
-STABILITY_KEYS = ("tar_r", "tar_a", "best_acc", "worst_acc", "median_acc", "acc_spread", "run_accuracies")
+#: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
+STABILITY_KEYS = ("tar_r", "tar_a", "parse_failure_rate", "best_acc", "worst_acc", "median_acc", "acc_spread",
+                  "run_accuracies")
 
 
 Extracted = tuple[str, dict[str, Any], dict[str, Any]]  # (category, metrics, payload)
@@ -139,6 +141,10 @@ def _odds(values, meta, doc) -> Extracted:
 
 def _stability(values, meta, doc) -> Extracted:
     metrics = _pick(values, STABILITY_KEYS)
+    pfr = metrics.get("parse_failure_rate")
+    if isinstance(pfr, Mapping):  # an lm-eval document's term: {"unreadable": k, "runs": n, "examples": [...]}
+        runs = pfr.get("runs")
+        metrics["parse_failure_rate"] = pfr.get("unreadable", 0) / runs if isinstance(runs, int) and runs else None
     for k in STABILITY_KEYS:  # the tar reducers keep tar_a / tar_r in the reduced Score's metadata
         if k not in metrics and k in meta:
             metrics[k] = meta[k]

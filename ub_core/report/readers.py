@@ -106,6 +106,20 @@ def _epoch_correctness(elog, scorer: str) -> dict[str, list[float]]:
     return {sid: [d[e] for e in sorted(d)] for sid, d in by_id.items() if len(d) == epochs and epochs > 1}
 
 
+def _epoch_unreadable(elog, scorer: str) -> dict[str, float]:
+    """Per sample: the share of its epochs whose reply was unreadable (``parsed_answer`` None in the stability
+    scorer's metadata); samples whose scores carry no ``parsed_answer`` are left out."""
+    counts: dict[str, list[int]] = {}
+    for sample in elog.samples or []:
+        score = (sample.scores or {}).get(scorer)
+        meta = score.metadata if score is not None and isinstance(score.metadata, Mapping) else {}
+        if "parsed_answer" in meta:
+            c = counts.setdefault(str(sample.id), [0, 0])
+            c[0] += meta["parsed_answer"] is None
+            c[1] += 1
+    return {sid: k / n for sid, (k, n) in counts.items()}
+
+
 def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTable) -> None:
     """Stability from the epoch reducers (``ub_inspect/tar``, ``tar_raw``: per-sample ``tar_a``/``tar_r`` in the reduced
     Score's metadata) and any run-level metric named like a stability key."""
@@ -115,11 +129,15 @@ def _inspect_stability(elog, model: str, task: str, source: str, table: SampleTa
         if not str(red.reducer or "").endswith(("tar", "tar_raw")):
             continue
         runs = _epoch_correctness(elog, red.scorer)
+        unreadable = _epoch_unreadable(elog, red.scorer)
         for s in red.samples:
             if str(s.sample_id) in runs and str(s.sample_id) not in per_sample:
                 r = runs[str(s.sample_id)]
                 per_sample[str(s.sample_id)] = {"run_accuracies": r, "best_acc": float(max(r)),
                                                 "worst_acc": float(min(r))}
+                unread = unreadable.get(str(s.sample_id))
+                if unread is not None:
+                    per_sample[str(s.sample_id)]["parse_failure_rate"] = unread
             meta = s.metadata if isinstance(s.metadata, Mapping) else {}
             row = per_sample.setdefault(str(s.sample_id), {})
             for k in ("tar_a", "tar_r"):

@@ -1,8 +1,11 @@
 """Scorer and metrics of the stability task (seed 002).
 
-The scorer runs once per epoch: it parses the reply (:func:`ub_core.problems.stability.parse_answer`), marks it
-correct or not, and keeps in ``Score.metadata`` what the run-to-run measures need: ``completion`` (the raw reply),
-``parsed_answer`` (the letter, ``None`` when unreadable), ``target`` and ``epoch``.
+The scorer runs once per epoch: it reads the reply with the sample's option texts (:func:`ub_core.mcq.read_mcq`:
+letters, option texts, values), marks it correct or not, and keeps in ``Score.metadata`` what the run-to-run
+measures need: ``completion`` (the raw reply), ``parsed_answer`` (the letter, ``None`` when unreadable: one answer
+of its own kind, which agrees only with another unreadable reply and is never correct), ``unreadable_reason``
+(``None`` when read), ``target`` and ``epoch``. ``parse_failure_rate`` (unreadable replies / all replies, over
+every epoch of every sample) is reported next to TARa and logs a few unreadable replies.
 
 How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/results.py``):
 
@@ -30,13 +33,13 @@ from inspect_ai.scorer import (CORRECT, INCORRECT, Metric, SampleScore, Score, S
                                scorer, stderr)
 from inspect_ai.solver import TaskState
 
-from ub_core.metrics import stability_summary
-from ub_core.problems.stability import parse_answer
+from ub_core.mcq import read_mcq
+from ub_core.metrics import log_unreadable, stability_summary
 
 from .._naming import registry_name
 
 __all__ = ["stability_scorer", "stability_runs", "tar_a", "tar_r", "best_acc", "worst_acc", "median_acc",
-           "acc_spread"]
+           "acc_spread", "parse_failure_rate"]
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +114,27 @@ def acc_spread() -> Metric:
     return _summary_metric("acc_spread")
 
 
-STABILITY_METRICS = [accuracy(), stderr(), tar_a(), tar_r(), best_acc(), worst_acc(), median_acc(), acc_spread()]
+@metric(name=registry_name("parse_failure_rate"), scores="unreduced")
+def parse_failure_rate() -> Metric:
+    """Share of unreadable replies over all epochs of all samples (reported next to TARa, whose unreadable
+    replies agree with each other); logs a few of them."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        cells = [(s, s.score.metadata or {}) for s in scores]
+        cells = [(s, m) for s, m in cells if "epoch" in m and "target" in m]
+        if not cells:
+            return math.nan
+        bad = [(s, m) for s, m in cells if m.get("parsed_answer") is None]
+        log_unreadable(((f"sample {s.sample_id} epoch {m['epoch']}", m.get("completion"),
+                         m.get("unreadable_reason") or "unreadable") for s, m in bad),
+                       len(bad), len(cells), "ub_inspect/stability")
+        return len(bad) / len(cells)
+
+    return compute
+
+
+STABILITY_METRICS = [accuracy(), stderr(), tar_a(), tar_r(), best_acc(), worst_acc(), median_acc(), acc_spread(),
+                     parse_failure_rate()]
 
 
 @scorer(metrics=STABILITY_METRICS)
@@ -120,11 +143,13 @@ def stability_scorer() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion if state.output else ""
-        n_options = int(state.metadata.get("n_options") or len(state.metadata.get("options") or ()) or 26)
-        letter = parse_answer(completion, n_options)
+        options = state.metadata.get("options")
+        read = read_mcq(completion, list(options) if options else
+                        int(state.metadata.get("n_options") or 26))
+        letter = read.letter
         correct = letter is not None and letter == target.text
         return Score(value=CORRECT if correct else INCORRECT, answer=letter, explanation=completion,
                      metadata={"completion": completion, "parsed_answer": letter, "target": target.text,
-                               "epoch": state.epoch})
+                               "epoch": state.epoch, "unreadable_reason": None if read.ok else read.reason})
 
     return score

@@ -1,0 +1,217 @@
+"""ub_core.mcq.read_mcq: the one multiple-choice reader of the stability task (both adapters and the CLI)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ub_core.mcq import LETTERS, MCQRead, read_mcq
+from ub_core.problems.stability import parse_answer
+
+YN = ["Yes", "No"]  # BBH navigate
+ABCD = ["the red book", "the green book", "the blue book", "the black book"]
+VALS = ["12", "35", "40", "7"]
+PROBS = ["0.05", "0.5", "0.95", "1.5"]
+MONEY = ["$1,200", "$1,500", "$2,000", "$950"]
+SHAPES = ["circle", "heptagon", "hexagon", "kite", "line", "octagon", "pentagon", "rectangle", "sector", "triangle"]
+TERMS = ["press release", "press conference", "media kit", "embargo"]
+
+# (reply, options, expected letter or None). Replies are shaped like real model output.
+CASES = [
+    # --- letters in their usual forms
+    ("(B)", ABCD, "B"),
+    ("B", ABCD, "B"),
+    ("B)", ABCD, "B"),
+    ("B.", ABCD, "B"),
+    ("Answer: B", ABCD, "B"),
+    ("ANSWER: C", ABCD, "C"),
+    ("**B**", ABCD, "B"),
+    ("The answer is **(D)**.", ABCD, "D"),
+    ("answer: b", ABCD, "B"),
+    ("The answer is (c).", ABCD, "C"),
+    ("[C]", ABCD, "C"),
+    ("Option C", ABCD, "C"),
+    ("The correct option is D.", ABCD, "D"),
+    ("I would choose A because the red book is leftmost.", ABCD, "A"),
+    ("B is correct: the green book is in the middle.", ABCD, "B"),
+    ("Ｂ", ABCD, "B"),  # full-width letter (NFKC)
+    # --- JSON
+    ('{"Answer": "(B)"}', ABCD, "B"),
+    ('{"answer": "No"}', YN, "B"),
+    ('{"Answer": "No"}', YN, "B"),
+    ('```json\n{"final_answer": "C", "reasoning": "..."}\n```', ABCD, "C"),
+    ('{"answer": 35}', VALS, "B"),
+    ('{"reasoning": "both fit", "answer": "maybe"}', YN, None),
+    # --- Yes/No by text
+    ("No", YN, "B"),
+    ("- No", YN, "B"),
+    ("yes", YN, "A"),
+    ("No.", YN, "B"),
+    ("**Yes**", YN, "A"),
+    ("So the answer is No.", YN, "B"),
+    ("The answer is: Yes", YN, "A"),
+    # --- option texts
+    ("The answer is the blue book.", ABCD, "C"),
+    ("Answer: press conference", TERMS, "B"),
+    ("answer: Press Release", TERMS, "A"),
+    ("The answer is hexagon.", SHAPES, "C"),
+    ("(C) the blue book", ABCD, "C"),
+    # --- values
+    ("\\boxed{35}", VALS, "B"),
+    ("Final Answer: The final answer is 35.", VALS, "B"),
+    ("Final Answer: The final answer is $\\boxed{7}$. I hope it is correct.", VALS, "D"),
+    ("35.0", VALS, "B"),
+    ("0.95", PROBS, "C"),
+    ("The answer is $1,500.", MONEY, "B"),
+    ("Answer: 2000", MONEY, "C"),
+    ("\\boxed{\\text{No}}", YN, "B"),
+    ("The answer is 36.", VALS, None),  # a value no option has
+    # --- chain of thought: the final cue wins over earlier mentions
+    ("A: Let's think step by step. We start at the origin and take 3 steps forward, then 3 back. So the answer "
+     "is No.", YN, "B"),
+    ("Let's check each option. (A) is too small. (B) fits. (C) is too large.\nTherefore, the answer is (B).",
+     ABCD, "B"),
+    ("Option A looks plausible at first, but the clue rules it out.\nThe answer is C.", ABCD, "C"),
+    ("The answer is (A). Wait, I misread the clue. The answer is (C).", ABCD, "C"),
+    ("<think>Maybe (A)? No, the clue says otherwise.</think>\nThe answer is (D).", ABCD, "D"),
+    ("Step 1: 12 + 23 = 35.\nStep 2: nothing else to add.\nANSWER: B", VALS, "B"),
+    ("Reasoning: the walk returns to the start.\n\nFinal answer:\n\n**Yes**", YN, "A"),
+    # --- markdown and chat preambles
+    ("Sure! Here is my answer:\n\n**C**", ABCD, "C"),
+    ("### Answer\n(B)", ABCD, "B"),
+    ("Great question! After checking the options, I'll go with (D).", ABCD, "D"),
+    ("Certainly.\n\n- **Answer:** B", ABCD, "B"),
+    ("> ANSWER: A", ABCD, "A"),
+    # --- refusals and empty output
+    ("I'm sorry, but I can't help with that.", ABCD, None),
+    ("I cannot determine the answer from the information given.", ABCD, None),
+    ("", ABCD, None),
+    ("   \n  ", YN, None),
+    ("No idea, sorry.", YN, None),  # starts with an option's text, but it is prose
+    # --- traps: turn prefixes, articles, ties
+    ("A: Let's think step by step.", ABCD, None),
+    ("A bird in the hand is worth two in the bush.", ABCD, None),
+    ("A", ABCD, "A"),
+    ("The answer is a bit unclear.", ABCD, None),
+    ("I think it depends.", ABCD, None),
+    ("The answer is A or B.", ABCD, None),
+    ("The answer is Yes or No, depending on the reading.", YN, None),
+    ("(A) No", YN, None),  # the letter of Yes with the text of No
+    ("Option (A) says one thing, option (B) another.", ABCD, None),
+    ("ANSWER: E", ABCD, None),  # not one of four options
+    ("The answer is not clear to me.", ABCD, None),
+    ("Q: Is 7 prime?\nA: Yes", YN, "A"),
+    ("So the answer is Yes.\n\nQ: If you follow these instructions, do you return to the start? Take 1 step.\n"
+     "A: Let's think step by step. So the answer is No.", YN, "A"),  # the model wrote the next few-shot turn
+    ("There is no way to tell.", YN, None),
+    ("Let me restate the options:\n(A) Yes\n(B) No", YN, None),  # the options list, no answer
+    ("Let me restate the question first.\n(B) No", YN, "B"),
+]
+
+
+def test_table_is_large_and_varied():
+    assert len(CASES) >= 60
+    assert sum(exp is None for _, _, exp in CASES) >= 15 and sum(exp is not None for _, _, exp in CASES) >= 40
+
+
+@pytest.mark.parametrize("reply,options,expected", CASES, ids=[f"{i:02d}" for i in range(len(CASES))])
+def test_reader_table(reply, options, expected):
+    got = read_mcq(reply, options)
+    assert isinstance(got, MCQRead)
+    assert got.letter == expected, (reply, got)
+    if expected is None:
+        assert got.reason  # an unreadable reply says why
+
+
+def test_ties_say_ambiguous():
+    for reply, options in (("The answer is A or B.", ABCD), ("(A) No", YN),
+                           ("Option (A) says one thing, option (B) another.", ABCD)):
+        assert "ambiguous" in read_mcq(reply, options).reason
+
+
+def test_letters_only_without_option_texts():
+    assert read_mcq("The answer is (C).", 4).letter == "C"
+    assert read_mcq("No", 2).letter is None  # no option texts: "No" names nothing
+    assert parse_answer("No", 2) is None and parse_answer("No", 2, ["Yes", "No"]) == "B"
+
+
+@pytest.mark.parametrize("bad", [None, 3, b"B", ["B"], {"answer": "B"}, float("nan")])
+def test_non_text_replies_are_unreadable_not_errors(bad):
+    got = read_mcq(bad, ABCD)
+    assert got.letter is None and "not text" in got.reason
+
+
+@pytest.mark.parametrize("options", [None, "ABCD", [], 0, 27, True, list("x" * 30)])
+def test_bad_options_are_unreadable_not_errors(options):
+    assert read_mcq("B", options).letter is None
+
+
+def test_long_adversarial_replies_are_linear():
+    """200k-character replies built to hurt backtracking regexes finish fast (a quadratic reader would take
+    minutes on these)."""
+    hostile = [
+        "answer is " * 20_000,
+        "(" * 200_000,
+        "A: " * 66_000,
+        "\\boxed{" * 28_000,
+        "1," * 100_000,
+        " " * 199_990 + "B",
+        "the answer is a " + "a " * 99_990,
+        ("Option (A) " * 18_000) + "\nThe answer is (B).",
+        "*" * 199_999 + "B",
+        "{" * 100_000 + "}" * 100_000,
+    ]
+    for reply in hostile:
+        t0 = time.perf_counter()
+        got = read_mcq(reply, ABCD)
+        assert time.perf_counter() - t0 < 2.0, reply[:30]
+        assert got.letter is None or got.letter in "ABCD"
+    assert read_mcq(("Option (A) " * 18_000) + "\nThe answer is (B).", ABCD).letter == "B"
+    assert read_mcq(" " * 199_990 + "B", ABCD).letter == "B"
+
+
+# ------------------------------------------------------------------------------------------------ fuzz
+
+_options = st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=6)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reply=st.one_of(st.text(max_size=300), st.binary(max_size=50), st.none(), st.integers()),
+       options=st.one_of(_options, st.integers(min_value=-2, max_value=30)))
+def test_fuzz_never_raises_and_returns_a_valid_letter_or_none(reply, options):
+    got = read_mcq(reply, options)
+    n = options if isinstance(options, int) else len(options)
+    assert got.letter is None or (got.letter in LETTERS[: max(n, 0)])
+    assert isinstance(got.reason, str)
+
+
+_FORMS = ["({})", "{}", "{})", "Answer: {}", "ANSWER: {}", "**{}**", '{{"Answer": "({})"}}', "The answer is {}.",
+          "Let's think.\nThe answer is ({}).", "[{}]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(min_value=2, max_value=10), data=st.data(),
+       options=st.lists(st.sampled_from(["red", "blue", "green", "Yes", "No", "kite", "35", "7.5", "circle",
+                                         "the red book"]), min_size=10, max_size=10, unique=True))
+def test_fuzz_letter_forms_round_trip(n, data, options):
+    """A letter written in a usual form reads back as that letter, with or without option texts."""
+    k = data.draw(st.integers(min_value=0, max_value=n - 1))
+    form = data.draw(st.sampled_from(_FORMS))
+    letter = LETTERS[k]
+    reply = form.format(letter)
+    assert read_mcq(reply, n).letter == letter, reply
+    assert read_mcq(reply, options[:n]).letter == letter, reply
+
+
+@settings(max_examples=200, deadline=None)
+@given(options=st.lists(st.sampled_from(["red", "blue", "green", "kite", "sector", "35", "7.5", "press kit"]),
+                        min_size=2, max_size=8, unique=True), data=st.data())
+def test_fuzz_option_texts_round_trip(options, data):
+    k = data.draw(st.integers(min_value=0, max_value=len(options) - 1))
+    form = data.draw(st.sampled_from(["{}", "The answer is {}.", "Answer: {}", "**{}**", "- {}", '{{"answer": "{}"}}',
+                                      "\\boxed{{{}}}"]))
+    reply = form.format(options[k].upper() if form == "{}" else options[k])
+    assert read_mcq(reply, options).letter == LETTERS[k], reply

@@ -1,0 +1,228 @@
+"""``ub stability score FILE.jsonl [--json]``: seed 002's stability metrics for runs collected anywhere.
+
+Input: one JSON object per line, one line per reply::
+
+    {"task": "navigate", "id": "q17", "run": 3, "reply": "...", "options": ["Yes", "No"], "gold": "B"}
+
+``gold`` is optional: a letter (``"B"``) or an option's text (``"No"``). ``run`` is an integer; the runs of a task
+are the distinct ``run`` values seen in that task (N). Every reply is read by :func:`ub_core.mcq.read_mcq` with the
+line's options; an unreadable reply is one answer of its own kind (it agrees only with another unreadable reply
+in TARa and is never correct; see :mod:`ub_core.metrics.stability`).
+
+Output per task: ``runs`` (N), ``questions`` (Q scored), ``tar_r`` (TARr@N), ``tar_a`` (TARa@N), ``best_acc``,
+``worst_acc``, ``median_acc`` (seed 002, sec. 5.2) and ``parse_failure_rate`` (unreadable replies / replies
+scored), all fractions in [0, 1]; plus ``excluded_questions`` and ``gold_questions``. Accuracies are computed over
+the scored questions that have a gold answer, and are ``null`` when none has.
+
+Bad input never stops the scoring and is never silently repaired; each problem is one error line on stderr
+(``FILE:LINE: ...``) and makes the exit status 1:
+
+- a line that is not a JSON object with the right fields and types: skipped;
+- two lines for the same (task, id, run) cell: both lines named, and the question is excluded;
+- lines of one question that disagree on ``options`` or ``gold``: excluded;
+- a question missing some run of its task (a missing cell): reported with the missing runs, and the question is
+  **excluded** from every metric of its task (never filled in), counted in ``excluded_questions``.
+
+Exit status: 0 when everything was scored, 1 when some input was bad (the rest is still scored and printed),
+2 when the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, TextIO
+
+from .mcq import LETTERS, read_mcq
+from .metrics import (best_accuracy, correctness, log_unreadable, parse_failure_rate, run_accuracies,
+                      total_agreement_rate, worst_accuracy)
+
+__all__ = ["score_lines", "score_file", "format_table", "add_parser", "KEYS"]
+
+KEYS = ("runs", "questions", "tar_r", "tar_a", "best_acc", "worst_acc", "median_acc", "parse_failure_rate")
+
+_FIELDS = {"task": str, "id": str, "run": int, "reply": str, "options": list}
+
+
+@dataclass
+class _Cell:
+    line: int
+    reply: str
+    options: tuple[str, ...]
+    gold: str | None
+
+
+@dataclass
+class _Question:
+    cells: dict[int, _Cell] = field(default_factory=dict)
+    bad: bool = False
+
+
+def _gold_letter(gold: Any, options: tuple[str, ...]) -> str:
+    """A gold letter or option text -> the letter; ValueError when it is neither."""
+    if not isinstance(gold, str):
+        raise ValueError(f"gold must be a letter or an option text, got {type(gold).__name__}")
+    g = gold.strip()
+    if len(g) == 1 and g.upper() in LETTERS[: len(options)] and g.isupper():
+        return g
+    folded = [" ".join(o.casefold().split()) for o in options]
+    key = " ".join(g.casefold().split())
+    hits = [i for i, f in enumerate(folded) if f == key]
+    if len(hits) == 1:
+        return LETTERS[hits[0]]
+    if len(hits) > 1:
+        raise ValueError(f"gold {g[:40]!r} matches several options")
+    raise ValueError(f"gold {g[:40]!r} is neither a letter of the options nor an option text")
+
+
+def _parse_line(raw: str) -> tuple[str, str, int, str, tuple[str, ...], str | None]:
+    try:
+        rec = json.loads(raw)
+    except ValueError as e:
+        raise ValueError(f"not JSON ({e.msg})") from None
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a JSON object, got {type(rec).__name__}")
+    for key, typ in _FIELDS.items():
+        if key not in rec:
+            raise ValueError(f"missing field {key!r}")
+        v = rec[key]
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise ValueError(f"field {key!r} must be {typ.__name__}, got {type(v).__name__}")
+    opts = rec["options"]
+    if not 2 <= len(opts) <= len(LETTERS) or not all(isinstance(o, str) for o in opts):
+        raise ValueError(f"options must be 2 to {len(LETTERS)} strings")
+    options = tuple(opts)
+    gold = rec.get("gold")
+    letter = None if gold is None else _gold_letter(gold, options)
+    return rec["task"], rec["id"], rec["run"], rec["reply"], options, letter
+
+
+def score_lines(lines: Iterable[str], name: str = "<input>") -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Score JSONL lines; returns ``({task: metrics}, errors)`` (see the module docstring)."""
+    errors: list[str] = []
+    tasks: dict[str, dict[str, _Question]] = defaultdict(dict)
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            task, qid, run, reply, options, gold = _parse_line(raw)
+        except ValueError as e:
+            errors.append(f"{name}:{n}: {e}; line skipped")
+            continue
+        q = tasks[task].setdefault(qid, _Question())
+        if run in q.cells:
+            errors.append(f"{name}:{n}: task {task!r} question {qid!r} run {run} also on line {q.cells[run].line}; "
+                          f"question excluded")
+            q.bad = True
+            continue
+        first = next(iter(q.cells.values()), None)
+        if first is not None and (first.options != options or first.gold != gold):
+            what = "options" if first.options != options else "gold"
+            verb = "differ" if what == "options" else "differs"
+            errors.append(f"{name}:{n}: task {task!r} question {qid!r}: {what} {verb} from line {first.line}; "
+                          f"question excluded")
+            q.bad = True
+        q.cells[run] = _Cell(n, reply, options, gold)
+    out = {}
+    for task, questions in tasks.items():
+        out[task] = _score_task(task, questions, errors, name)
+    return out, errors
+
+
+def _score_task(task: str, questions: dict[str, _Question], errors: list[str], name: str) -> dict[str, Any]:
+    runs = sorted({r for q in questions.values() for r in q.cells})
+    kept = []
+    for qid, q in questions.items():
+        missing = [r for r in runs if r not in q.cells]
+        if missing:
+            lines = ", ".join(str(c.line) for c in q.cells.values())
+            errors.append(f"{name}: task {task!r} question {qid!r} (line(s) {lines}): no reply for run(s) "
+                          f"{', '.join(map(str, missing))}; question excluded")
+        elif not q.bad:
+            kept.append(qid)
+    res: dict[str, Any] = {"runs": len(runs), "questions": len(kept), "tar_r": None, "tar_a": None,
+                           "best_acc": None, "worst_acc": None, "median_acc": None, "parse_failure_rate": None,
+                           "excluded_questions": len(questions) - len(kept), "gold_questions": 0}
+    if not kept:
+        return res
+    raw = [[questions[q].cells[r].reply for q in kept] for r in runs]
+    reads = [[read_mcq(questions[q].cells[r].reply, list(questions[q].cells[r].options)) for q in kept]
+             for r in runs]
+    parsed = [[x.letter for x in row] for row in reads]
+    res["tar_r"] = total_agreement_rate(raw)
+    res["tar_a"] = total_agreement_rate(parsed)
+    res["parse_failure_rate"] = parse_failure_rate(parsed)
+    bad = [(f"{name}:{questions[q].cells[r].line}", questions[q].cells[r].reply, x.reason)
+           for r, row in zip(runs, reads) for q, x in zip(kept, row) if not x.ok]
+    log_unreadable(bad, len(bad), len(runs) * len(kept), f"task {task!r}")
+    with_gold = [k for k, q in enumerate(kept) if questions[q].cells[runs[0]].gold is not None]
+    res["gold_questions"] = len(with_gold)
+    if with_gold:
+        sub = [[row[k] for k in with_gold] for row in parsed]
+        correct = correctness(sub, [questions[kept[k]].cells[runs[0]].gold for k in with_gold])
+        res["best_acc"] = best_accuracy(correct)
+        res["worst_acc"] = worst_accuracy(correct)
+        res["median_acc"] = float(statistics.median(run_accuracies(correct)))
+    return res
+
+
+def score_file(path: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Score a JSONL file (``-`` for stdin). OSError / UnicodeDecodeError when it cannot be read."""
+    if path == "-":
+        return score_lines(sys.stdin, "<stdin>")
+    with open(path, encoding="utf-8") as fh:
+        return score_lines(fh, path)
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
+
+
+def format_table(results: dict[str, dict[str, Any]]) -> str:
+    """A text table; rates in percent."""
+    head = ["task", "N", "Q", "TARr@N", "TARa@N", "unread%", "best", "worst", "median", "excluded"]
+    rows = [[t, str(r["runs"]), str(r["questions"]), _pct(r["tar_r"]), _pct(r["tar_a"]),
+             _pct(r["parse_failure_rate"]), _pct(r["best_acc"]), _pct(r["worst_acc"]), _pct(r["median_acc"]),
+             str(r["excluded_questions"])] for t, r in sorted(results.items())]
+    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
+    fmt = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+    lines = [fmt(head)] + [fmt(r) for r in rows]
+    lines.append("rates in %; unread% = parse_failure_rate (unreadable replies agree with each other in TARa)")
+    return "\n".join(lines)
+
+
+def _cmd(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        results, errors = score_file(args.file)
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"ub: error: cannot read {args.file}: {e}", file=err)
+        return 2
+    for e in errors:
+        print(f"ub: error: {e}", file=err)
+    if args.json:
+        json.dump({"tasks": results, "errors": errors}, out, indent=None, allow_nan=False)
+        out.write("\n")
+    elif results:
+        print(format_table(results), file=out)
+    else:
+        print("no replies scored", file=out)
+    return 1 if errors or not results else 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``ub stability score`` on the ``ub`` subparsers."""
+    st = sub.add_parser("stability", help="run-to-run stability (seed 002) of collected replies")
+    ssub = st.add_subparsers(dest="stability_command", required=True)
+    sc = ssub.add_parser("score", help="TARr@N, TARa@N, accuracies and parse failures of a JSONL of replies "
+                                       "({task, id, run, reply, options, gold?} per line)")
+    sc.add_argument("file", help="JSONL file, or - for stdin")
+    sc.add_argument("--json", action="store_true", help="JSON: {tasks: {task: {...}}, errors: [...]}")
+    sc.set_defaults(func=_cmd)
+
