@@ -186,3 +186,98 @@ def test_aggregate_mean_is_finite_with_a_collapsed_problem():
     all_row = table.splitlines()[-1].split()
     assert all_row[head.index("WDZ?")] == "1" and all_row[head.index("const")] == "2"
     assert "inf" not in table
+
+
+# ------------------------------------------------------------------------------------------ adapters
+
+def _poison_first(real, first_id):
+    """score_values, except that problem ``first_id`` gets the row of a collapsed problem with no WDZ."""
+
+    def score(problem, values, **kw):
+        row = real(problem, values, **kw)
+        if problem.id == first_id:
+            row.update(wdz=math.nan, wdz_undefined=True)
+        return row
+
+    return score
+
+
+def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypatch):
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+
+    import ub_inspect.scorers as scorers
+    from ub_inspect.ksn import ksn
+
+    task = ksn(categories="text_explicit,code_explicit", limit_per_category=3, n_samples=10, ks_ns="10")
+    first = task.dataset[0].id
+    monkeypatch.setattr(scorers, "score_values", _poison_first(scoring.score_values, first))
+    log = inspect_eval(task, model="ub/collapse", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    per = {s.id: s.scores["ksn_scorer"].value for s in log.samples}
+    cat_of = {s.id: s.metadata["category"] for s in log.samples}
+    assert math.isnan(per[first]["wdz"]) and per[first]["wdz_undefined"] == 1.0
+    scores = {s.name: s.metrics for s in log.results.scores}
+    finite = [v["wdz"] for k, v in per.items() if k != first]
+    assert scores["wdz"]["nan_mean"].value == pytest.approx(np.mean(finite), rel=1e-12)
+    assert math.isfinite(scores["wdz"]["nan_stderr"].value)
+    assert scores["wdz_undefined"]["total"].value == 1.0
+    cat = cat_of[first]
+    assert scores["wdz_undefined"][f"grouped_{cat}"].value == 1.0
+    assert scores["wdz"][f"grouped_{cat}"].value == pytest.approx(
+        np.mean([v["wdz"] for k, v in per.items() if k != first and cat_of[k] == cat]), rel=1e-12)
+    # the collapse provider answers one value every time: every problem is a constant sample
+    assert scores["constant"]["total"].value == 6.0
+    assert {scores["constant"][f"grouped_{c}"].value for c in ("text_explicit", "code_explicit")} == {3.0}
+    assert all(math.isfinite(m.value) for name in ("wdz", "jsd") for m in scores[name].values())
+
+
+def test_lmeval_aggregation_leaves_undefined_wdz_out_and_counts_it(monkeypatch):
+    pytest.importorskip("lm_eval")
+    import ub_lmeval.hooks as hooks
+    from ub_core.oracle import oracle_replies
+    from ub_core.problems import load_bank
+
+    problems = [p for p in load_bank("ksn", categories=["text_explicit"])][:4]
+    monkeypatch.setattr(hooks, "score_values", _poison_first(scoring.score_values, problems[0].id))
+    rows = [hooks.process_results_ksn({"id": p.id}, [oracle_replies(p, 100, seed=1)]) for p in problems]
+    rows.append(hooks.process_results_ksn({"id": problems[1].id}, [["{0.5}"] * 100]))  # a collapsed sample
+    assert math.isnan(rows[0]["wdz"]) and [r["wdz_undefined"] for r in rows] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [r["constant"] for r in rows] == [0.0] * 4 + [1.0]
+    assert math.isfinite(rows[4]["jsd"])
+    mean = hooks.nanmean([r["wdz"] for r in rows])
+    assert math.isfinite(mean) and mean == pytest.approx(np.mean([r["wdz"] for r in rows[1:]]), rel=1e-12)
+    assert hooks.total([r["wdz_undefined"] for r in rows]) == 1.0
+    assert hooks.total([r["constant"] for r in rows]) == 1.0
+
+
+def test_lmeval_yaml_lists_the_counts():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "ub_lmeval" / "task_yamls" / "ksn" / "_ub_ksn_template_yaml"
+            ).read_text()
+    for key in ("wdz_undefined", "constant"):
+        assert f"{{metric: {key}, aggregation: !function utils.total" in text
+
+
+def test_report_summary_counts_and_never_averages_inf():
+    from ub_core.report.records import SampleRecord
+    from ub_core.report.summary import _ksn_tables
+
+    def rec(pid, cat, wdz, **extra):
+        m = {"ks@100": 0.0, "wdz": wdz, "jsd": 0.3, "n_valid": 100, "n_failed": 0, **extra}
+        return SampleRecord("m", "inspect", "ksn", "ksn", cat, pid, metrics=m, payload={"values": [1.0, 2.0]})
+
+    recs = [rec("a", "x", 1.0, wdz_undefined=0.0, constant=0.0), rec("b", "x", 3.0, wdz_undefined=0.0, constant=1.0),
+            rec("c", "x", math.nan, wdz_undefined=1.0, constant=0.0),
+            rec("d", "y", math.inf),  # an older log: no flags, an infinite WDZ
+            SampleRecord("m", "inspect", "ksn", "ksn", "y", "e", metrics={"ks@100": 0.0, "wdz": -2.0, "jsd": 0.1,
+                                                                           "n_valid": 3}, payload={"values": [4.0] * 3})]
+    lead, _, by_cat = _ksn_tables(recs)
+    row = lead.rows[0]
+    assert row["wdz"] == pytest.approx((1.0 + 3.0 - 2.0) / 3) and row["wdz_undefined"] == 2
+    assert row["n_constant"] == 2 and {"wdz_undefined", "n_constant"} <= set(lead.columns)
+    cats = {r["category"]: r for r in by_cat.rows}
+    assert (cats["x"]["wdz_undefined"], cats["x"]["n_constant"]) == (1, 1)
+    assert (cats["y"]["wdz_undefined"], cats["y"]["n_constant"]) == (1, 1) and cats["y"]["wdz"] == -2.0
+    assert all(math.isfinite(r["wdz"]) for r in [row, *by_cat.rows])
