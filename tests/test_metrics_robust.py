@@ -162,7 +162,7 @@ def test_score_values_flags_undefined_wdz_and_constant_samples():
     rows = _rows_with_one_collapsed()
     assert [r["wdz_undefined"] for r in rows] == [False] * 4 + [True, False]
     assert [r["constant"] for r in rows] == [False] * 4 + [True, True]
-    assert math.isnan(rows[4]["wdz"])
+    assert rows[4]["wdz"] is None and all(math.isfinite(r["wdz"]) for i, r in enumerate(rows) if i != 4)
     assert math.isfinite(rows[5]["jsd"]) and 0.0 < rows[5]["jsd"] <= LN2  # constant sample keeps a finite JSD
 
 
@@ -177,9 +177,10 @@ def test_aggregate_mean_is_finite_with_a_collapsed_problem():
     assert overall["wdz"]["mean"] == pytest.approx(np.mean(finite), rel=1e-12)
     assert te["wdz"]["n"] == 4 and te["wdz"]["dropped"] == 1
     # an infinite WDZ from an older log is undefined too, never an infinite mean
-    legacy = [dict(r) for r in rows[:4]] + [dict(rows[4], wdz=math.inf, wdz_undefined=None)]
+    legacy = [dict(r) for r in rows[:4]] + [dict(rows[4], wdz=math.inf, wdz_undefined=None),
+                                            dict(rows[4], wdz=math.nan, wdz_undefined=None)]
     agg2 = scoring.aggregate(legacy, ns=(1, 20))
-    assert math.isfinite(agg2["overall"]["wdz"]["mean"]) and agg2["overall"]["wdz_undefined"] == 1
+    assert math.isfinite(agg2["overall"]["wdz"]["mean"]) and agg2["overall"]["wdz_undefined"] == 2
     table = scoring.format_table(agg, ns=(1, 20))
     head = table.splitlines()[0].split()
     assert "WDZ?" in head and "const" in head
@@ -196,7 +197,7 @@ def _poison_first(real, first_id):
     def score(problem, values, **kw):
         row = real(problem, values, **kw)
         if problem.id == first_id:
-            row.update(wdz=math.nan, wdz_undefined=True)
+            row.update(wdz=None, wdz_undefined=True)
         return row
 
     return score
@@ -281,3 +282,25 @@ def test_report_summary_counts_and_never_averages_inf():
     assert (cats["x"]["wdz_undefined"], cats["x"]["n_constant"]) == (1, 1)
     assert (cats["y"]["wdz_undefined"], cats["y"]["n_constant"]) == (1, 1) and cats["y"]["wdz"] == -2.0
     assert all(math.isfinite(r["wdz"]) for r in [row, *by_cat.rows])
+
+
+def test_ub_score_with_a_constant_truth_counts_the_undefined_wdz_and_stays_strict_json():
+    """End to end through score_jsonl: a one-value sample against a constant truth (a deterministic target) has
+    no z-score. It used to be +inf in the row and in the WDZ mean."""
+    import dataclasses
+    import json
+
+    base = get_problem("te-normal-conc")
+    const = dataclasses.replace(base, id="test-constant-truth", bank="test-only",
+                                sampler=lambda rng, size: np.ones(size))
+    problems = {base.id: base, const.id: const}
+    lines = [json.dumps({"id": const.id, "values": [5.0]}),
+             json.dumps({"id": base.id, "values": list(base.draw(50, seed=3))})]
+    run = scoring.score_jsonl(lines, ns=(1, 50), problems=problems)
+    assert not run.errors
+    rows = {r["id"]: r for r in run.rows}
+    assert rows[const.id]["wdz"] is None and rows[const.id]["wdz_undefined"] is True
+    assert rows[const.id]["constant"] is True and math.isfinite(rows[const.id]["jsd"])
+    overall = run.aggregate["overall"]
+    assert overall["wdz_undefined"] == 1 and overall["wdz"]["mean"] == pytest.approx(rows[base.id]["wdz"])
+    json.dumps({"aggregate": run.aggregate, "problems": run.rows}, allow_nan=False)  # no NaN / inf anywhere

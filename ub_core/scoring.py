@@ -8,8 +8,9 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;
 - ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (seed 000, C.2);
-  ``wdz`` is NaN when the permutation null has no spread (see :func:`ub_core.metrics.wdz`), never +/-inf;
-- ``wdz_undefined``: True exactly then (there are valid values but no z-score);
+  ``wdz`` is None when the permutation null has no spread (:func:`ub_core.metrics.wdz` gives NaN there, never
+  +/-inf; None keeps ``ub score --json`` strict JSON), as it is with no valid value;
+- ``wdz_undefined``: True in the first case (there are valid values but no z-score);
 - ``jsd``: Jensen-Shannon divergence (C.3), finite also for a constant sample (a point mass on the grid);
 - ``constant``: the valid values used for WDZ/JSD are all equal (a collapsed sample; one value counts). The
   released notebooks get NaN for the JSD of such a sample and drop it from their means; we keep the finite value
@@ -74,10 +75,11 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     used = vals[: max(ns)] if ns else vals
     if used.size >= 1:
         w = metrics.wdz(used, truth, resamples=wdz_resamples, seed=seed)
-        out["wdz"] = float(w["z"])
+        z = float(w["z"])
+        out["wdz"] = None if math.isnan(z) else z
         out["w1_debiased"] = float(w["w1_debiased"])
         out["jsd"] = float(metrics.jsd(used, truth))
-        out["wdz_undefined"] = bool(math.isnan(out["wdz"]))
+        out["wdz_undefined"] = bool(math.isnan(z))
         out["constant"] = bool(np.all(used == used[0]))
     else:
         out["wdz"] = out["w1_debiased"] = out["jsd"] = None
