@@ -304,3 +304,56 @@ def test_ub_score_with_a_constant_truth_counts_the_undefined_wdz_and_stays_stric
     overall = run.aggregate["overall"]
     assert overall["wdz_undefined"] == 1 and overall["wdz"]["mean"] == pytest.approx(rows[base.id]["wdz"])
     json.dumps({"aggregate": run.aggregate, "problems": run.rows}, allow_nan=False)  # no NaN / inf anywhere
+
+
+def test_inspect_run_with_huge_replies_succeeds_and_retries_them(tmp_path):
+    """A provider whose first request per problem answers {1e308} / {1e200} in every second slot and true draws
+    otherwise: the run used to end with status error (OverflowError in JSD); now the huge replies are failures,
+    and their five slots are retried (the second request answers with true draws)."""
+    pytest.importorskip("inspect_ai")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import (ChatCompletionChoice, ChatMessageAssistant, GenerateConfig, ModelAPI,
+                                  ModelOutput, ModelUsage, modelapi)
+
+    from ub_core.oracle import oracle_replies
+    from ub_inspect.ksn import ksn
+    from ub_inspect.providers import find_problem
+
+    class _HugeAPI(ModelAPI):
+        def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **kw):
+            super().__init__(model_name, base_url, api_key, [], config)
+            self.calls: dict[str, int] = {}
+
+        async def generate(self, input, tools, tool_choice, config):
+            text = input[-1].text
+            calls = self.calls[text] = self.calls.get(text, 0) + 1
+            n = max(1, config.num_choices or 1)
+            good = oracle_replies(find_problem(text), n, seed=calls)
+            huge = ("{1e308}", "{1e200}")
+            replies = [huge[i % 4 // 2] if calls == 1 and i % 2 == 0 else good[i] for i in range(n)]
+            return ModelOutput(model=self.model_name, choices=[
+                ChatCompletionChoice(message=ChatMessageAssistant(content=r, source="generate"), stop_reason="stop")
+                for r in replies], usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2))
+
+    modelapi(name="ubhuge")(lambda: _HugeAPI)
+    # targets with no upper bound, so 1e200 and 1e308 are inside the distribution's own support
+    log = inspect_eval(ksn(ids="te-normal-conc,ce-erlang-conc", n_samples=10, ks_ns="10"),
+                       model="ubhuge/x", log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    assert len(log.samples) == 2
+    for sample in log.samples:
+        value, meta = sample.scores["ksn_scorer"].value, sample.scores["ksn_scorer"].metadata
+        assert value["n_valid"] == 10 and value["n_failed"] == 5 and value["retried_slots"] == 5
+        assert all("usable magnitude" in f for f in meta["failures"])
+        assert math.isfinite(value["wdz"]) and math.isfinite(value["jsd"])
+
+
+def test_lmeval_process_results_with_huge_replies():
+    pytest.importorskip("lm_eval")
+    from ub_core.oracle import oracle_replies
+    from ub_lmeval.hooks import process_results_ksn
+
+    p = get_problem("te-normal-conc")
+    row = process_results_ksn({"id": p.id}, [["{1e308}", "{1e200}"] + oracle_replies(p, 98, seed=2)])
+    assert row["n_failed"] == 2 and row["n_valid"] == 98
+    assert math.isfinite(row["wdz"]) and math.isfinite(row["jsd"])
