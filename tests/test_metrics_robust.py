@@ -252,13 +252,26 @@ def test_lmeval_aggregation_leaves_undefined_wdz_out_and_counts_it(monkeypatch):
     assert hooks.total([r["constant"] for r in rows]) == 1.0
 
 
-def test_lmeval_yaml_lists_the_counts():
-    from pathlib import Path
+def test_lmeval_tasks_report_the_counts_per_category():
+    """Through lm-eval's own evaluate: the collapse model answers one value per problem, so every problem of the
+    task is a constant sample; no WDZ is undefined; the means are finite."""
+    pytest.importorskip("lm_eval")
+    import json
 
-    text = (Path(__file__).resolve().parents[1] / "ub_lmeval" / "task_yamls" / "ksn" / "_ub_ksn_template_yaml"
-            ).read_text()
-    for key in ("wdz_undefined", "constant"):
-        assert f"{{metric: {key}, aggregation: !function utils.total" in text
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
+    res = simple_evaluate(model="ub-collapse", tasks=["ub_ksn_code_explicit", "ub_ksn_multimodal"], task_manager=tm,
+                          limit=3)
+    for task in ("ub_ksn_code_explicit", "ub_ksn_multimodal"):
+        row = res["results"][task]
+        assert row["constant,take_100"] == 3.0 and row["wdz_undefined,take_100"] == 0.0
+        assert math.isfinite(row["wdz,take_100"]) and math.isfinite(row["jsd,take_100"])
+        assert res["higher_is_better"][task]["wdz_undefined"] is False
+    json.dumps(res["results"], allow_nan=False)
 
 
 def test_report_summary_counts_and_never_averages_inf():
