@@ -8,7 +8,13 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;
 - ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (seed 000, C.2);
-- ``jsd``: Jensen-Shannon divergence (C.3);
+  ``wdz`` is None when the permutation null has no spread (:func:`ub_core.metrics.wdz` gives NaN there, never
+  +/-inf; None keeps ``ub score --json`` strict JSON), as it is with no valid value;
+- ``wdz_undefined``: True in the first case (there are valid values but no z-score);
+- ``jsd``: Jensen-Shannon divergence (C.3), finite also for a constant sample (a point mass on the grid);
+- ``constant``: the valid values used for WDZ/JSD are all equal (a collapsed sample; one value counts). The
+  released notebooks get NaN for the JSD of such a sample and drop it from their means; we keep the finite value
+  (dropping collapsed problems flatters collapsing models) and count them, so either convention can be computed;
 - ``n_valid``, ``n_failed``: parsed values kept, replies that failed to parse or were out of support.
 """
 
@@ -69,11 +75,15 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     used = vals[: max(ns)] if ns else vals
     if used.size >= 1:
         w = metrics.wdz(used, truth, resamples=wdz_resamples, seed=seed)
-        out["wdz"] = float(w["z"])
+        z = float(w["z"])
+        out["wdz"] = None if math.isnan(z) else z
         out["w1_debiased"] = float(w["w1_debiased"])
         out["jsd"] = float(metrics.jsd(used, truth))
+        out["wdz_undefined"] = bool(math.isnan(z))
+        out["constant"] = bool(np.all(used == used[0]))
     else:
         out["wdz"] = out["w1_debiased"] = out["jsd"] = None
+        out["wdz_undefined"] = out["constant"] = False
     out["n_valid"] = int(vals.size)
     out["n_failed"] = int(n_failed)
     return out
@@ -89,14 +99,35 @@ def score_outputs(problem: Problem, outputs: Iterable[Any], **kw) -> dict:
 
 # ------------------------------------------------------------------------------------------------ aggregation
 
+def _finite_or_none(v: Any) -> float | None:
+    """A finite float, or None (missing, NaN, +/-inf, not a number): what a mean may take."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _wdz_undefined(row: Mapping) -> bool:
+    """The row's ``wdz_undefined`` flag; for rows without it (older logs), a WDZ that is NaN or +/-inf."""
+    flag = row.get("wdz_undefined")
+    if flag is not None:
+        return bool(flag)
+    v = row.get("wdz")
+    return v is not None and _finite_or_none(v) is None
+
+
 def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
     summary: dict[str, Any] = {"n_problems": len(rows)}
     for n in ns:
         flags = [r[f"ks@{n}"] for r in rows if f"ks@{n}" in r]
         summary[f"ks@{n}"] = metrics.summarize_rate(flags)
         summary[f"short@{n}"] = int(sum(bool(r.get(f"short@{n}")) for r in rows))
+    # a mean never takes a NaN or +/-inf: those rows are dropped (``dropped``) and, for WDZ, counted
     for key in ("wdz", "jsd"):
-        summary[key] = metrics.summarize_values([r.get(key) for r in rows])
+        summary[key] = metrics.summarize_values([_finite_or_none(r.get(key)) for r in rows])
+    summary["wdz_undefined"] = int(sum(_wdz_undefined(r) for r in rows))
+    summary["n_constant"] = int(sum(bool(r.get("constant")) for r in rows))
     valid = sum(int(r.get("n_valid", 0)) for r in rows)
     failed = sum(int(r.get("n_failed", 0)) for r in rows)
     summary["n_valid"] = valid
@@ -107,7 +138,12 @@ def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
 
 def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
     """Overall and per-category summaries: KS@N rates with Wilson intervals, WDZ/JSD means with bootstrap
-    intervals, parse-failure counts. Each row needs ``category`` plus the keys of :func:`score_values`."""
+    intervals, parse-failure counts. Each row needs ``category`` plus the keys of :func:`score_values`.
+
+    WDZ/JSD means are over the problems where the value is finite; ``wdz_undefined`` counts the problems with
+    valid values but no z-score (zero null spread; an infinite WDZ of an older log counts too), and
+    ``n_constant`` the problems whose sample is constant (a collapsed model; their finite JSD is in the mean; the
+    released notebooks' convention drops them)."""
     rows = list(rows)
     by_cat: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
@@ -117,8 +153,9 @@ def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
 
 
 def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
-    """A plain-text table: one row per category and one for all problems."""
-    head = ["category", "n"] + [f"KS@{n}" for n in ns] + ["WDZ", "JSD", "fail"]
+    """A plain-text table: one row per category and one for all problems. ``WDZ?`` is the number of problems
+    whose WDZ is undefined (left out of the WDZ mean), ``const`` the number with a constant sample."""
+    head = ["category", "n"] + [f"KS@{n}" for n in ns] + ["WDZ", "WDZ?", "JSD", "const", "fail"]
     lines = []
 
     def row(name, s):
@@ -126,9 +163,10 @@ def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
         for n in ns:
             m = s[f"ks@{n}"]["mean"]
             cells.append("-" if m is None else f"{100 * m:.1f}")
-        for key in ("wdz", "jsd"):
+        for key, count in (("wdz", "wdz_undefined"), ("jsd", "n_constant")):
             m = s[key]["mean"]
-            cells.append("-" if m is None or (isinstance(m, float) and math.isnan(m)) else f"{m:.3f}")
+            cells.append("-" if m is None or not math.isfinite(m) else f"{m:.3f}")
+            cells.append(str(s.get(count, 0)))
         cells.append(str(s["n_failed"]))
         return cells
 

@@ -6,7 +6,7 @@ import math
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
-__all__ = ["nan_mean", "nan_stderr", "grid_rate"]
+__all__ = ["nan_mean", "nan_stderr", "grid_rate", "total"]
 
 
 def _finite_pairs(scores: list[SampleScore], cluster: str | None = None) -> list[tuple[float, str]]:
@@ -35,6 +35,18 @@ def nan_mean() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         vals = _finite_values(scores)
         return sum(vals) / len(vals) if vals else float("nan")
+
+    return compute
+
+
+@metric
+def total() -> Metric:
+    """Sum over the samples where the value is defined (0.0 when none is): a count when the values are 0/1 flags,
+    e.g. the ksn scorer's ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems with a
+    collapsed, constant sample)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(sum(_finite_values(scores)))
 
     return compute
 

@@ -1,12 +1,17 @@
 """The KS@N scorer and its metrics. The science is ``ub_core.scoring.score_values``; this only adapts it.
 
 Score value (a dict, one entry per key): ``ks@N`` (1.0 pass / 0.0 fail, also when short), ``p@N`` (NaN when
-short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value), ``n_valid``, ``n_failed``, ``attempts``,
-``slots``, ``retried_slots``. Score metadata keeps the parsed ``values``, the failure reasons and a digest of
+short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value; ``wdz`` also NaN when its permutation null
+has no spread, never +/-inf), ``wdz_undefined`` (1.0 in that case), ``constant`` (1.0 when the sample is
+constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``, ``retried_slots``. Score metadata keeps the parsed ``values``, the failure reasons and a digest of
 the raw replies (which are in the sample's store, ``ub``), so a log can be rescored
 (``ub score --samples LOG.eval``) and plotted.
 
-Metrics: mean and stderr of every ``ks@N``, of ``wdz`` and ``jsd``, each also per category; the retry rate
+Metrics: mean and stderr of every ``ks@N``, each also per category; ``nan_mean`` and ``nan_stderr`` of ``wdz``
+and ``jsd`` (over the problems where they are defined, so one undefined WDZ cannot make the mean NaN), each also
+per category; the ``total`` of ``wdz_undefined`` and ``constant`` overall and per category (how many problems
+the WDZ mean leaves out; how many collapsed problems the JSD mean includes, which the released notebooks drop
+as NaN); the retry rate
 (share of slots that needed at least one resample) and the average attempts per valid sample (seed 000,
 appendix K).
 """
@@ -35,6 +40,7 @@ from inspect_ai.solver import TaskState
 from ub_core.problems import Problem
 from ub_core.scoring import DEFAULT_NS, score_values
 
+from .metrics import nan_mean, nan_stderr, total
 from .solvers import STORE_KEY
 
 __all__ = ["ksn_scorer", "retry_rate", "attempts_per_valid"]
@@ -71,13 +77,14 @@ def attempts_per_valid() -> Metric:
     return compute
 
 
-def _per_key(*metrics) -> list:
-    return [*metrics, grouped(mean(), "category", all=False)]
+def _per_key(*metrics, by=mean) -> list:
+    return [*metrics, grouped(by(), "category", all=False)]
 
 
 KSN_METRICS = [
     {"ks@*": _per_key(mean(), stderr())},
-    {"wdz": _per_key(mean(), stderr()), "jsd": _per_key(mean(), stderr()), "n_valid": [mean()]},
+    {"wdz": _per_key(nan_mean(), nan_stderr(), by=nan_mean), "jsd": _per_key(nan_mean(), nan_stderr(), by=nan_mean),
+     "wdz_undefined": _per_key(total(), by=total), "constant": _per_key(total(), by=total), "n_valid": [mean()]},
     retry_rate(),
     attempts_per_valid(),
 ]
@@ -111,6 +118,8 @@ def ksn_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_N
             value[f"p@{n}"] = _nan_if_none(row[f"p@{n}"])
         for key in ("wdz", "w1_debiased", "jsd"):
             value[key] = _nan_if_none(row[key])
+        value["wdz_undefined"] = 1.0 if row["wdz_undefined"] else 0.0
+        value["constant"] = 1.0 if row["constant"] else 0.0
         value["n_valid"] = row["n_valid"]
         value["n_failed"] = row["n_failed"]
         for key in ("attempts", "slots", "retried_slots"):

@@ -5,8 +5,10 @@
 - :func:`process_results_ksn` receives a document and, through the ``take_first_k`` filter, all its
   generations; it parses them and returns KS@N for every N, WDZ, JSD, and the counts of valid and failed
   replies. ``values`` (the parsed values) is returned too, so ``--log_samples`` lines hold them.
-- Aggregations: :func:`nanmean` (WDZ and JSD are undefined for a problem with no valid reply) and
-  :func:`count` (for the per-problem value lists).
+- Aggregations: :func:`nanmean` (WDZ and JSD are undefined for a problem with no valid reply, and WDZ also when
+  its permutation null has no spread: NaN, never +/-inf), :func:`total` (the per-category counts
+  ``wdz_undefined``, problems left out of the WDZ mean, and ``constant``, problems with a collapsed, constant
+  sample whose finite JSD is in the mean) and :func:`count` (for the per-problem value lists).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from typing import Any
 from ub_core.problems import bank_names, get_problem, load_bank
 from ub_core.scoring import DEFAULT_NS, parse_outputs, score_values
 
-__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "count", "KSN_METRIC_KEYS"]
+__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "total", "count",
+           "KSN_METRIC_KEYS"]
 
-KSN_METRIC_KEYS = tuple(f"ks@{n}" for n in DEFAULT_NS) + ("wdz", "jsd", "n_valid", "n_failed")
+KSN_METRIC_KEYS = tuple(f"ks@{n}" for n in DEFAULT_NS) + ("wdz", "jsd", "wdz_undefined", "constant", "n_valid",
+                                                         "n_failed")
 
 
 def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
@@ -67,6 +71,8 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     out: dict[str, Any] = {f"ks@{n}": row[f"ks@{n}"] for n in DEFAULT_NS}
     out["wdz"] = float("nan") if row["wdz"] is None else row["wdz"]
     out["jsd"] = float("nan") if row["jsd"] is None else row["jsd"]
+    out["wdz_undefined"] = 1.0 if row["wdz_undefined"] else 0.0
+    out["constant"] = 1.0 if row["constant"] else 0.0
     out["n_valid"] = row["n_valid"]
     out["n_failed"] = row["n_failed"]
     out["values"] = values
@@ -77,6 +83,11 @@ def nanmean(items: list) -> float:
     """Mean over the problems where the metric is defined (NaN where none is)."""
     vals = [float(x) for x in items if x is not None and not math.isnan(float(x))]
     return sum(vals) / len(vals) if vals else float("nan")
+
+
+def total(items: list) -> float:
+    """Sum over the problems where the value is defined: a count for 0/1 flags (``wdz_undefined``, ``constant``)."""
+    return float(sum(float(x) for x in items if x is not None and not math.isnan(float(x))))
 
 
 def count(items: list) -> float:

@@ -542,13 +542,23 @@ def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]
     constant between consecutive marked positions, so each split costs O(n_s) with prefix sums of g and i*g:
     no re-sorting and no N-long label vectors.
 
-    Degenerate case: a constant null (``null_sd`` zero, or below 1e-12 of the W1 scale, i.e. rounding noise; e.g.
-    every pooled value equal, or one value per side) gives ``z = 0.0`` and ``w1_debiased = 0.0`` when ``w1``
-    equals ``null_mean`` to 1e-9 relative, else ``z = +/-inf``; never NaN. Deterministic for a given ``seed``.
+    Degenerate case: a null without spread (``null_sd`` zero, or below 1e-12 of the W1 scale, i.e. rounding
+    noise). When ``w1`` equals ``null_mean`` to 1e-9 relative (every pooled value equal, one value per side: the
+    observed split is as typical as any), ``z = 0.0`` and ``w1_debiased = 0.0``. Otherwise the z-score is
+    undefined (a finite distance divided by zero spread) and ``z`` is NaN, never +/-inf: e.g. a single value
+    against a constant truth, where every drawn split leaves the odd value on the large side. Callers count
+    these (``wdz_undefined`` in :func:`ub_core.scoring.aggregate`) and leave them out of means.
+
+    Any finite input is handled: W1 is scale-equivariant and z scale-free, so the data are first multiplied by
+    a power of two (exact) that brings max |x| into [0.5, 1), and w1, ``null_mean``, ``null_sd`` are scaled
+    back. Nothing overflows inside (gaps <= 2); the returned distances are +/-inf only when W1 itself exceeds
+    the float range (a pooled range beyond ~1.8e308). Deterministic for a given ``seed``.
     """
     a = _sample(a, "a", finite=True).astype(float)
     b = _sample(b, "b", finite=True).astype(float)
     R = _positive_int(resamples, "resamples")
+    e = _pow2_exponent(a, b)
+    a, b = np.ldexp(a, -e), np.ldexp(b, -e)
     n_a, n_b = a.size, b.size
     pooled = np.concatenate([np.sort(a), np.sort(b)])
     order = np.argsort(pooled, kind="stable")  # merging two sorted runs
@@ -570,9 +580,22 @@ def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]
         z = deb / sd
     elif abs(deb) <= 1e-9 * scale:  # a constant null (up to rounding) that the observed value sits on
         deb, z = 0.0, 0.0
-    else:
-        z = math.copysign(math.inf, deb)
-    return {"w1": w1, "w1_debiased": float(deb), "z": float(z), "null_mean": mu, "null_sd": sd}
+    else:  # a finite distance over zero spread: undefined
+        z = math.nan
+    with np.errstate(over="ignore"):
+        w1, mu, sd, deb = (float(np.ldexp(v, e)) for v in (w1, mu, sd, deb))
+    return {"w1": w1, "w1_debiased": deb, "z": float(z), "null_mean": mu, "null_sd": sd}
+
+
+def _pow2_exponent(*samples: np.ndarray) -> int:
+    """The exponent e with ``max |x| * 2**-e`` in [0.5, 1) over all samples (0 when every value is zero).
+
+    Multiplying by ``2**-e`` (``np.ldexp``) is exact for every value that does not fall below the subnormal range
+    after scaling, and such a value is < 2**-1074 of the largest one, i.e. zero at the precision of any sum or
+    difference with it. Scale-free and scale-equivariant metrics use it so that nothing overflows.
+    """
+    top = max(float(np.max(np.abs(x))) for x in samples)
+    return math.frexp(top)[1] if top > 0.0 else 0
 
 
 @functools.lru_cache(maxsize=8)
@@ -669,9 +692,16 @@ def jsd(a: Any, b: Any, grid_size: int = 512, pad: float = 0.1) -> float:
       samples at different values give ln 2, and a constant sample against a spread one gives the divergence of
       a point mass from the KDE;
     * a KDE whose grid values are all zero (bandwidth far below the grid spacing) gets the same histogram.
+
+    Any finite input is handled: the JSD is unchanged when both samples are multiplied by one constant, so they
+    are first multiplied by a power of two (exact) that brings max |x| into [0.5, 1); the range, the standard
+    deviations and the grid are then far from overflow (``{1e308}`` or ``{1e200}`` beside ordinary values used
+    to raise OverflowError here).
     """
     a = _sample(a, "a", finite=True).astype(float)
     b = _sample(b, "b", finite=True).astype(float)
+    e = _pow2_exponent(a, b)  # JSD is scale-free: work with max |x| in [0.5, 1) so no range or sd overflows
+    a, b = np.ldexp(a, -e), np.ldexp(b, -e)
     G = _positive_int(grid_size, "grid_size")
     if G < 2:
         raise ValueError(f"grid_size must be at least 2, got {G}")
@@ -710,7 +740,7 @@ def _grid_density(x: np.ndarray, start: float, step: float, G: int) -> np.ndarra
         if math.isfinite(ratio):
             # cost per datum (measured): ~27 ns per Taylor term, ~16 ns per grid point summed directly
             n_terms = _taylor_order(ratio / 2.0) + 1 if ratio <= 4.0 else 10**9
-            if 27 * n_terms < 16 * (2 * _direct_reach(ratio) + 1):
+            if 27 * n_terms < 16 * (2 * _direct_reach(ratio, G) + 1):
                 dens = _kde_taylor(pos, nearest, ratio, G)
             else:
                 dens = _kde_direct(pos, nearest, ratio, G)
@@ -769,9 +799,12 @@ def _kde_taylor(pos: np.ndarray, nearest: np.ndarray, ratio: float, G: int) -> n
     return np.fft.irfft(spec, nfft)[G - 1: 2 * G - 1]
 
 
-def _direct_reach(ratio: float) -> int:
-    """Grid points on each side of a datum's nearest one that lie within 12 bandwidths of it (or just beyond)."""
-    return int(math.ceil(12.0 / ratio)) + 1
+def _direct_reach(ratio: float, G: int) -> int:
+    """Grid points on each side of a datum's nearest one that lie within 12 bandwidths of it (or just beyond),
+    at most G (the whole grid): a bandwidth of many grid spans must not ask for an unbounded reach."""
+    if not ratio > 0.0 or ratio * G <= 12.0:
+        return G
+    return min(G, int(math.ceil(12.0 / ratio)) + 1)
 
 
 def _kde_direct(pos: np.ndarray, nearest: np.ndarray, ratio: float, G: int) -> np.ndarray:
@@ -779,13 +812,14 @@ def _kde_direct(pos: np.ndarray, nearest: np.ndarray, ratio: float, G: int) -> n
 
     Terms beyond 12 bandwidths are below exp(-72) ~ 5e-32 of a kernel's peak and are left out.
     """
-    reach = _direct_reach(ratio)
+    reach = _direct_reach(ratio, G)
     dens = np.zeros(G)
-    for off in range(-reach, reach + 1):
-        k = nearest + off
-        ok = (k >= 0) & (k < G)
-        d = (k[ok] - pos[ok]) * ratio
-        dens += np.bincount(k[ok], weights=np.exp(-0.5 * d * d), minlength=G)
+    with np.errstate(over="ignore", under="ignore"):  # d*d beyond the float range is a zero kernel term
+        for off in range(-reach, reach + 1):
+            k = nearest + off
+            ok = (k >= 0) & (k < G)
+            d = (k[ok] - pos[ok]) * ratio
+            dens += np.bincount(k[ok], weights=np.exp(-0.5 * d * d), minlength=G)
     return dens
 
 

@@ -18,8 +18,18 @@ import numpy as np
 if TYPE_CHECKING:  # parsing is imported when a reply is parsed, not when a bank is listed
     from ..parsing import Parsed
 
-__all__ = ["Problem", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for", "list_instruction",
-           "requested_list_size", "seed_sequence"]
+__all__ = ["Problem", "ANSWER_FORMATS", "SUPPORT_KINDS", "MAX_USABLE_MAGNITUDE", "instruction_for",
+           "list_instruction", "requested_list_size", "seed_sequence"]
+
+#: The largest |value| a reply may carry and still be scored (the usable-value rule of :meth:`Problem.check_value`).
+#: Beyond it a value is an out-of-support failure with its reason, like one outside the distribution's bounds.
+#: Why 1e150: the metrics square differences and sum about 10^4 of them (sample variances, the spread of WDZ's
+#: permutation null): (2e150)^2 * 10^4 = 4e304, inside the float range (~1.8e308) with room to spare, while
+#: 1e200 or 1e308 would overflow there. (The metrics themselves now rescale and survive any finite input, but a
+#: distance such as W1 between values near 1e308 is itself beyond the float range, and no target of any bank
+#: comes near 1e150: the heaviest tails draw ~1e40 at most in 10^4 draws.) Such a reply is a failure that the
+#: retry path resamples, never a value that ends the run.
+MAX_USABLE_MAGNITUDE = 1e150
 
 ANSWER_FORMATS = ("number", "integer", "option", "permutation")
 SUPPORT_KINDS = ("continuous", "discrete", "categorical", "permutation", "mixed")
@@ -194,7 +204,11 @@ class Problem:
         return values, failures
 
     def check_value(self, value: Any) -> Parsed:
-        """Validate an already-parsed value (a number, an option label, or a list of items for permutations)."""
+        """Validate an already-parsed value (a number, an option label, or a list of items for permutations).
+
+        Usable value: a finite number with ``|value| <= MAX_USABLE_MAGNITUDE`` (1e150; see that constant), then
+        the problem's own support (integer-ness, bounds). Anything else is a failure with a one-line reason.
+        """
         from .. import parsing
         from ..parsing import Parsed
 
@@ -204,9 +218,15 @@ class Problem:
             return self.parse("{" + ", ".join(str(v) for v in value) + "}")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             return Parsed.failure(f"expected a number, got {type(value).__name__}")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int too large for a float
+            return Parsed.failure(f"value beyond the usable magnitude {MAX_USABLE_MAGNITUDE:g}")
         if not math.isfinite(value):
             return Parsed.failure(f"non-finite value {value}")
+        if abs(value) > MAX_USABLE_MAGNITUDE:
+            return Parsed.failure(f"value {value:g} out of support: |value| exceeds the usable magnitude "
+                                  f"{MAX_USABLE_MAGNITUDE:g}")
         integer = self.answer_format in ("integer", "option") or self.support in ("discrete", "categorical")
         return parsing.check_support(value, integer=integer, low=self.low, high=self.high)
 

@@ -22,7 +22,10 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (seed 000): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.hooks``)
-KSN_KEYS = ("wdz", "w1_debiased", "jsd", "n_valid", "n_failed", "attempts", "slots", "retried_slots")
+#: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
+#: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
+KSN_KEYS = ("wdz", "w1_debiased", "jsd", "wdz_undefined", "constant", "n_valid", "n_failed", "attempts", "slots",
+            "retried_slots")
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 

@@ -93,6 +93,31 @@ def top_n(records: Sequence[SampleRecord]) -> int | None:
     return max(common) if common else None
 
 
+def _wdz_undefined(r: SampleRecord) -> bool:
+    """The record's ``wdz_undefined`` flag; without one (an older log), valid values but a WDZ that is NaN or
+    +/-inf (such logs held +/-inf where the null had no spread)."""
+    flag = r.metric("wdz_undefined")
+    if flag is not None:
+        return flag > 0
+    raw = r.metrics.get("wdz")
+    return (r.metric("n_valid") or 0) > 0 and isinstance(raw, (int, float)) and not math.isfinite(float(raw))
+
+
+def _constant(r: SampleRecord) -> bool:
+    """The record's ``constant`` flag; without one (an older log), whether its parsed values are all equal."""
+    flag = r.metric("constant")
+    if flag is not None:
+        return flag > 0
+    vals = r.payload.get("values") or []
+    return bool(vals) and all(v == vals[0] for v in vals)
+
+
+def _ksn_counts(recs: Sequence[SampleRecord]) -> dict[str, int]:
+    """Problems whose WDZ is undefined (left out of the ``wdz`` mean) and problems with a constant sample (their
+    finite JSD is in the ``jsd`` mean; the released notebooks drop them as NaN)."""
+    return {"wdz_undefined": sum(_wdz_undefined(r) for r in recs), "n_constant": sum(_constant(r) for r in recs)}
+
+
 def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     by_model = _group(records, lambda r: (r.model, r.framework))
     n_top = top_n(records) or 100
@@ -100,9 +125,11 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     categories = sorted({r.category for r in records})
     lead = Table("ksn_leaderboard", f"UnpredictaBench leaderboard (KS@{n_top}, 95% Wilson interval)", "ksn",
                  ["model", "framework", "problems", key_top, "ci_low", "ci_high",
-                  *[f"{key_top} {c}" for c in categories], "wdz", "jsd", "retry_rate", "invalid_rate"])
+                  *[f"{key_top} {c}" for c in categories], "wdz", "jsd", "wdz_undefined", "n_constant",
+                  "retry_rate", "invalid_rate"])
     by_cat = Table("ksn_by_category", f"KS@{n_top} by category", "ksn",
-                   ["model", "framework", "category", "problems", key_top, "ci_low", "ci_high", "wdz", "jsd"],
+                   ["model", "framework", "category", "problems", key_top, "ci_low", "ci_high", "wdz", "jsd",
+                    "wdz_undefined", "n_constant"],
                    keys=("model", "framework", "category"))
     ns = ks_ns_of(records)
     curve = Table("ksn_curve", "KS@N at every N (seed 000, table 3)", "ksn",
@@ -111,14 +138,14 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
         rate = _rate(recs, key_top)
         row = {"model": model, "framework": fw, "problems": rate["n"], key_top: rate["mean"],
                "ci_low": rate["low"], "ci_high": rate["high"], "wdz": nanmean(r.metrics.get("wdz") for r in recs),
-               "jsd": nanmean(r.metrics.get("jsd") for r in recs)}
+               "jsd": nanmean(r.metrics.get("jsd") for r in recs), **_ksn_counts(recs)}
         for cat, crecs in _group(recs, lambda r: r.category).items():
             crate = _rate(crecs, key_top)
             row[f"{key_top} {cat}"] = crate["mean"]
             by_cat.rows.append({"model": model, "framework": fw, "category": cat, "problems": crate["n"],
                                 key_top: crate["mean"], "ci_low": crate["low"], "ci_high": crate["high"],
                                 "wdz": nanmean(r.metrics.get("wdz") for r in crecs),
-                                "jsd": nanmean(r.metrics.get("jsd") for r in crecs)})
+                                "jsd": nanmean(r.metrics.get("jsd") for r in crecs), **_ksn_counts(crecs)})
         slots = sum(r.metric("slots") or 0 for r in recs)
         row["retry_rate"] = (sum(r.metric("retried_slots") or 0 for r in recs) / slots) if slots else None
         valid = sum(r.metric("n_valid") or 0 for r in recs)
@@ -136,7 +163,9 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     lead.rows.sort(key=lambda r: -(r[key_top] or 0.0))
     curve.rows.sort(key=lambda r: -(r.get(key_top) or 0.0))
     lead.note = ("retry_rate: share of answer slots that needed a resample (Inspect only; lm-eval does not retry); "
-                 "invalid_rate: unparseable replies / all replies.")
+                 "invalid_rate: unparseable replies / all replies; wdz, jsd: means over the problems where they "
+                 "are finite; wdz_undefined: problems left out of the wdz mean (no spread in the permutation "
+                 "null); n_constant: problems with a constant (collapsed) sample, kept in the jsd mean.")
     by_cat.rows.sort(key=lambda r: (r["category"], r["model"], r["framework"]))
     return [lead, curve, by_cat]
 
