@@ -62,7 +62,7 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         categories: subset of categories (text_explicit, text_implicit, code_explicit, code_implicit,
             multimodal, real_world, shuffling), a list or a comma-separated string.
         n_samples: answers collected per problem (paper: 100).
-        ks_ns: the N of KS@N (default 1,2,5,10,20,50,100), each at most ``n_samples``.
+        ks_ns: the N of KS@N, each at most ``n_samples`` (default: those of 1,2,5,10,20,50,100 that are).
         threshold: KS p-value threshold, in (0, 1) (paper: 1e-4).
         method: ``paper`` (scipy exact for continuous targets, exact permutation otherwise) or ``exact``.
         list_size: values asked per reply: 1, or list prompting with 10 or 35 (seed 000, sec. 5.3).
@@ -81,6 +81,8 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
     with task_options("ksn"):
         cats = str_list(categories, "categories")
         n_samples = positive_int(n_samples, "n_samples")
+        if ks_ns is DEFAULT_NS:  # not given: the default Ns that n_samples reaches
+            ks_ns = [n for n in DEFAULT_NS if n <= n_samples] or [n_samples]
         ns = int_list(ks_ns, "ks_ns")
         if max(ns) > n_samples:
             raise OptionError(f"option ks_ns: every N must be <= n_samples ({n_samples}), got {max(ns)}")
