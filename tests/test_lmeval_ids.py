@@ -1,6 +1,6 @@
 """``--metadata '{"ids": [...]}'`` on the ``ub_ksn`` group (issue 20, finding 10): the ids reach all seven
 category tasks, so the categories without any of them have no document. lm-eval 0.4 refuses an empty task
-(IndexError in its constructor); ``KsnCategoryTask`` runs such a category with no request and the group averages
+(IndexError in its constructor); ``SelectedItemsTask`` runs such a category with no request and the group averages
 over the others. A bad ``ids`` type is one clear ValueError."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_ub_lm_eval_cli_with_ids_of_one_category(tmp_path):
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.getcwd()})
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "ub_ksn_text_explicit: none of the requested ids is in this category; the task is skipped" in run.stderr
+    assert "ub_ksn_text_explicit: none of the requested ids is in this task; it is skipped" in run.stderr
     out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
     assert out["ub_ksn_code_implicit"]["ks@100,take_100"] == 1.0
     assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 2
