@@ -27,12 +27,12 @@ def test_option_error_is_what_inspect_prints_without_a_traceback(capsys):
     """The one private Inspect import: if Inspect moves or renames PrerequisiteError, this fails loudly."""
     from inspect_ai._util.error import PrerequisiteError, exception_hook
 
-    err = OptionError("option ks_ns: expected an integer >= 1, got '[1, x]'")
+    err = OptionError("option ks_ns: expected an integer >= 1, got '[red]x'")
     assert isinstance(err, PrerequisiteError) and isinstance(err, ValueError)
-    assert str(err) == "option ks_ns: expected an integer >= 1, got '[1, x]'"
+    assert str(err) == "option ks_ns: expected an integer >= 1, got '[red]x'"
     exception_hook()(OptionError, err, None)
     out = capsys.readouterr()
-    assert out.out.strip() == "ERROR: option ks_ns: expected an integer >= 1, got '[1, x]'"  # brackets kept
+    assert out.out.strip() == "ERROR: option ks_ns: expected an integer >= 1, got '[red]x'"  # no rich markup
     assert "Traceback" not in out.out + out.err
 
 
