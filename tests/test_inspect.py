@@ -159,7 +159,7 @@ def test_list_prompting_merges_replies(tmp_path):
 
 
 def test_task_options_coerce_and_validate():
-    t = ksn(categories="shuffling", ks_ns="1,10,100", n_samples="50")
+    t = ksn(categories="shuffling", ks_ns="1,10,50", n_samples="50")
     assert len(t.dataset) == 20
     with pytest.raises(ValueError, match="option method"):
         ksn(method="magic")

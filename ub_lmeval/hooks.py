@@ -32,7 +32,9 @@ def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
     simply not among ``items``; an id that no bank knows (a typo) is a one-line ValueError."""
     if ids is None:
         return list(items)
-    wanted = {s.strip() for s in (ids.split(",") if isinstance(ids, str) else ids) if str(s).strip()}
+    if not isinstance(ids, (str, list, tuple)):
+        raise ValueError(f"ids: expected a list of item ids or a comma-separated string, got {ids!r}")
+    wanted = {str(s).strip() for s in (ids.split(",") if isinstance(ids, str) else ids) if str(s).strip()}
     unknown = wanted - {p.id for p in load_bank(bank, size=size)}
     for other in bank_names():
         if unknown and other != bank:

@@ -13,6 +13,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from ub_inspect._naming import registry_name
+from ub_inspect._options import task_options
 from ub_inspect.logprobs import calibration_scorer, logit_task_parts
 
 
@@ -29,5 +30,6 @@ def calibration(categories: Any = None, size: str = "subset", limit_per_category
             (first-token top-20; single-token options).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("calibration", categories, size, limit_per_category, mode, ids),
-                scorer=calibration_scorer())
+    with task_options("calibration"):
+        parts = logit_task_parts("calibration", categories, size, limit_per_category, mode, ids)
+    return Task(**parts, scorer=calibration_scorer())

@@ -13,6 +13,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from ub_inspect._naming import registry_name
+from ub_inspect._options import task_options
 from ub_inspect.logprobs import explicit_scorer, logit_task_parts
 
 
@@ -28,5 +29,6 @@ def explicit(categories: Any = None, size: str = "subset", limit_per_category: i
         mode: ``prompt_logprobs`` (completions providers) or ``top_logprobs`` (first-token top-20).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("explicit", categories, size, limit_per_category, mode, ids),
-                scorer=explicit_scorer())
+    with task_options("explicit"):
+        parts = logit_task_parts("explicit", categories, size, limit_per_category, mode, ids)
+    return Task(**parts, scorer=explicit_scorer())

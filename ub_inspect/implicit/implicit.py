@@ -14,6 +14,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from ub_inspect._naming import registry_name
+from ub_inspect._options import task_options
 from ub_inspect.logprobs import implicit_scorer, logit_task_parts
 
 
@@ -30,5 +31,6 @@ def implicit(categories: Any = None, size: str = "subset", limit_per_category: i
             (first-token top-20; single-token outcomes).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
-    return Task(**logit_task_parts("implicit", categories, size, limit_per_category, mode, ids),
-                scorer=implicit_scorer())
+    with task_options("implicit"):
+        parts = logit_task_parts("implicit", categories, size, limit_per_category, mode, ids)
+    return Task(**parts, scorer=implicit_scorer())

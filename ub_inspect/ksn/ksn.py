@@ -17,7 +17,8 @@ from ub_core.problems import Problem, load_bank
 from ub_core.scoring import DEFAULT_NS
 
 from ub_inspect._naming import registry_name
-from ub_inspect._options import choice, int_list, positive_int, select_ids, str_list
+from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, select_ids, str_list,
+                                 task_options)
 from ub_inspect.scorers import ksn_scorer
 from ub_inspect.solvers import collect_values
 
@@ -61,8 +62,8 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         categories: subset of categories (text_explicit, text_implicit, code_explicit, code_implicit,
             multimodal, real_world, shuffling), a list or a comma-separated string.
         n_samples: answers collected per problem (paper: 100).
-        ks_ns: the N of KS@N (default 1,2,5,10,20,50,100).
-        threshold: KS p-value threshold (paper: 1e-4).
+        ks_ns: the N of KS@N, each at most ``n_samples`` (default: those of 1,2,5,10,20,50,100 that are).
+        threshold: KS p-value threshold, in (0, 1) (paper: 1e-4).
         method: ``paper`` (scipy exact for continuous targets, exact permutation otherwise) or ``exact``.
         list_size: values asked per reply: 1, or list prompting with 10 or 35 (seed 000, sec. 5.3).
         value_source: ``final`` answer or ``reasoning`` tokens (reasoning models, sec. 4.4).
@@ -70,38 +71,47 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         ground_truth: the release's ground_truth_values.json.
         split: dataset split of the official release.
         gt_size: ground-truth draws per problem (paper: 10,000).
-        seed: ground-truth seed.
+        seed: ground-truth seed (an integer >= 0).
         max_attempts: attempts per answer slot before it is skipped (paper: 5).
-        temperature: sampling temperature (paper: 1.0).
-        max_tokens: per reply; default 64, 640 for lists of 10, 2512 for lists of 35.
+        temperature: sampling temperature, >= 0 (paper: 1.0).
+        max_tokens: per reply (>= 1); default 64, 640 for lists of 10, 2512 for lists of 35.
         limit_per_category: keep only the first N problems of each category (quick checks).
         ids: keep only these problem ids (a list or a comma-separated string), in bank order.
     """
-    cats = str_list(categories, "categories")
-    ns = int_list(ks_ns, "ks_ns")
-    n_samples = positive_int(n_samples, "n_samples")
-    list_size = positive_int(list_size, "list_size")
-    method = choice(method, "method", KS_METHODS)
-    value_source = choice(value_source, "value_source", ("final", "reasoning"))
-    problems = load_problems(str(dataset), ground_truth, split, cats)
-    if limit_per_category is not None:
-        cap = positive_int(limit_per_category, "limit_per_category")
-        per: dict[str, int] = {}
-        kept = []
-        for p in problems:
-            per[p.category] = per.get(p.category, 0) + 1
-            if per[p.category] <= cap:
-                kept.append(p)
-        problems = kept
-    problems = select_ids(problems, ids)
+    with task_options("ksn"):
+        cats = str_list(categories, "categories")
+        n_samples = positive_int(n_samples, "n_samples")
+        if ks_ns is DEFAULT_NS:  # not given: the default Ns that n_samples reaches
+            ks_ns = [n for n in DEFAULT_NS if n <= n_samples] or [n_samples]
+        ns = int_list(ks_ns, "ks_ns")
+        if max(ns) > n_samples:
+            raise OptionError(f"option ks_ns: every N must be <= n_samples ({n_samples}), got {max(ns)}")
+        threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
+        list_size = positive_int(list_size, "list_size")
+        method = choice(method, "method", KS_METHODS)
+        value_source = choice(value_source, "value_source", ("final", "reasoning"))
+        gt_size = positive_int(gt_size, "gt_size")
+        seed = integer(seed, "seed", low=0)
+        max_attempts = positive_int(max_attempts, "max_attempts")
+        temperature = real(temperature, "temperature", low=0)
+        tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
+                  else MAX_TOKENS.get(list_size, 72 * list_size))
+        cap = positive_int(limit_per_category, "limit_per_category") if limit_per_category is not None else None
+        problems = load_problems(str(dataset), ground_truth, str(split), cats)
+        if cap is not None:
+            per: dict[str, int] = {}
+            kept = []
+            for p in problems:
+                per[p.category] = per.get(p.category, 0) + 1
+                if per[p.category] <= cap:
+                    kept.append(p)
+            problems = kept
+        problems = select_ids(problems, ids)
     by_id = {p.id: p for p in problems}
-    tokens = max_tokens if max_tokens is not None else MAX_TOKENS.get(list_size, 72 * list_size)
     return Task(
         dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems], name="unpredictabench-ksn"),
-        solver=collect_values(by_id, n_samples=n_samples, list_size=list_size,
-                              max_attempts=positive_int(max_attempts, "max_attempts"), value_source=value_source,
-                              temperature=float(temperature), max_tokens=int(tokens)),
-        scorer=ksn_scorer(by_id, ks_ns=ns, threshold=float(threshold), method=method,
-                          gt_size=positive_int(gt_size, "gt_size"), gt_seed=int(seed)),
+        solver=collect_values(by_id, n_samples=n_samples, list_size=list_size, max_attempts=max_attempts,
+                              value_source=value_source, temperature=temperature, max_tokens=tokens),
+        scorer=ksn_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed),
         metadata={"bank": "ksn", "dataset": str(dataset), "n_samples": n_samples, "list_size": list_size},
     )

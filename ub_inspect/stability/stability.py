@@ -18,7 +18,7 @@ from inspect_ai.solver import generate
 from ub_core.problems.stability import StabilityItem, load_stability_items
 
 from .._naming import registry_name
-from .._options import positive_int, str_list
+from .._options import integer, positive_int, str_list
 from ..reducers import tar, tar_raw
 from .scorer import stability_scorer
 
@@ -62,6 +62,7 @@ def stability(epochs: int = 5, subtasks: Any = None, source: str = "builtin", li
         solver=generate(),
         scorer=stability_scorer(),
         epochs=Epochs(n, [mean_score(), tar(), tar_raw()]),
-        config=GenerateConfig(temperature=0.0, top_p=1.0, seed=int(seed), max_tokens=max_tokens),
+        config=GenerateConfig(temperature=0.0, top_p=1.0, seed=integer(seed, "seed", low=0),
+                              max_tokens=None if max_tokens is None else positive_int(max_tokens, "max_tokens")),
         metadata={"bank": "stability", "source": str(source), "epochs": n},
     )

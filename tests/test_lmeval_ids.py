@@ -1,0 +1,103 @@
+"""``--metadata '{"ids": [...]}'`` on the ``ub_ksn`` group (issue 20, finding 10): the ids reach all seven
+category tasks, so the categories without any of them have no document. lm-eval 0.4 refuses an empty task
+(IndexError in its constructor); ``SelectedItemsTask`` runs such a category with no request and the group averages
+over the others. A bad ``ids`` type is one clear ValueError."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("lm_eval")
+
+from lm_eval import simple_evaluate  # noqa: E402
+from lm_eval.tasks import TaskManager  # noqa: E402
+
+import ub_lmeval  # noqa: E402  (registers the models)
+from ub_core.problems import load_bank  # noqa: E402
+from ub_lmeval.hooks import ksn_docs  # noqa: E402
+
+CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+              "shuffling")
+
+
+def _ids(category: str, k: int) -> list[str]:
+    return [p.id for p in load_bank("ksn", categories=[category])][:k]
+
+
+def _run_group(ids) -> dict:
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ids})
+    return simple_evaluate(model="ub-oracle", tasks=["ub_ksn"], task_manager=tm, log_samples=True)
+
+
+def _check(res: dict, chosen: dict[str, list[str]]) -> None:
+    results = res["results"]
+    for cat in CATEGORIES:
+        name = f"ub_ksn_{cat}"
+        if cat in chosen:
+            assert results[name]["ks@100,take_100"] == 1.0
+            assert [s["doc"]["id"] for s in res["samples"][name]] == chosen[cat]
+        else:  # skipped: no metric, no sample, no request
+            assert "ks@100,take_100" not in results.get(name, {})
+            assert not res["samples"].get(name)
+    assert results["ub_ksn"]["ks@100,take_100"] == 1.0
+    assert results["ub_ksn"]["sample_len"] == sum(len(v) for v in chosen.values())
+
+
+def test_group_ids_from_two_categories():
+    chosen = {"text_explicit": _ids("text_explicit", 1), "code_explicit": _ids("code_explicit", 2)}
+    _check(_run_group(chosen["code_explicit"] + chosen["text_explicit"]), chosen)
+
+
+def test_group_ids_from_one_category_as_a_string():
+    chosen = {"shuffling": _ids("shuffling", 2)}
+    _check(_run_group(",".join(chosen["shuffling"])), chosen)
+
+
+@pytest.mark.parametrize("bad", [5, 2.5, {"a": 1}, True])
+def test_ids_of_a_wrong_type_is_one_clear_error(bad):
+    with pytest.raises(ValueError, match=r"^ids: expected a list of item ids or a comma-separated string, got "):
+        ksn_docs("text_explicit", bad)
+
+
+def test_ids_list_of_non_strings_is_compared_as_text():
+    with pytest.raises(ValueError, match="ids: not items of ksn or any other bank: 5"):
+        ksn_docs(None, [5])
+
+
+def test_plain_lm_eval_cli_with_ids_on_the_group(tmp_path):
+    """The plain ``lm_eval`` command (our folder as --include_path; its ``dummy`` model, since ub-oracle is
+    registered by ub-lm-eval), ids from two categories: two categories report, the five others are skipped."""
+    ids = _ids("real_world", 1) + _ids("multimodal", 1)
+    run = subprocess.run([sys.executable, "-m", "lm_eval", "--include_path", str(ub_lmeval.tasks_dir()),
+                          "--model", "dummy", "--tasks", "ub_ksn", "--metadata", json.dumps({"ids": ids}),
+                          "--output_path", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.getcwd()})
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
+    for cat in CATEGORIES:
+        row = out.get(f"ub_ksn_{cat}", {})
+        if cat in ("real_world", "multimodal"):
+            assert row["n_valid,take_100"] == 0.0 and row["n_failed,take_100"] == 100.0  # dummy says "lol"
+        else:
+            assert "n_valid,take_100" not in row
+    assert out["ub_ksn"]["sample_len"] == 2
+
+
+def test_ub_lm_eval_cli_with_ids_of_one_category(tmp_path):
+    """``ub-lm-eval`` with ub-oracle, ids of one category only."""
+    ids = _ids("code_implicit", 2)
+    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn",
+                          "--metadata", json.dumps({"ids": ids}), "--output_path", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.getcwd()})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "ub_ksn_text_explicit: none of the requested ids is in this task; it is skipped" in run.stderr
+    out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
+    assert out["ub_ksn_code_implicit"]["ks@100,take_100"] == 1.0
+    assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 2
