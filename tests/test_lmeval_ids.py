@@ -101,3 +101,16 @@ def test_ub_lm_eval_cli_with_ids_of_one_category(tmp_path):
     out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
     assert out["ub_ksn_code_implicit"]["ks@100,take_100"] == 1.0
     assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 2
+
+
+def test_logit_group_ids_from_one_task():
+    """The same on the log-probability groups: ids of the colour task only, through the ``ub_calibration`` group;
+    the other two calibration tasks are skipped, the colour task scores the oracle's perfect mass."""
+    ids = [it.id for it in load_bank("calibration", categories=["colors"])][:2]
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ids})
+    res = simple_evaluate(model="ub-oracle", tasks=["ub_calibration"], task_manager=tm, log_samples=True)
+    assert [s["doc"]["id"] for s in res["samples"]["ub_calibration_colors"]] == ids
+    assert res["results"]["ub_calibration_colors"]["pm,none"] == pytest.approx(1.0)
+    for other in ("ub_calibration_wordproblems", "ub_calibration_distributions"):
+        assert not res["samples"].get(other)
+        assert "pm,none" not in res["results"].get(other, {})
