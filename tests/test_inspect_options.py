@@ -18,6 +18,7 @@ from ub_inspect.calibration import calibration  # noqa: E402
 from ub_inspect.explicit import explicit  # noqa: E402
 from ub_inspect.implicit import implicit  # noqa: E402
 from ub_inspect.ksn import ksn  # noqa: E402
+from ub_inspect.odds import odds  # noqa: E402
 from ub_inspect.stability import stability  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,6 +92,11 @@ def test_ksn_default_ns_follow_n_samples():
     (stability, {"seed": "abc"}, "option seed: expected an integer >= 0, got 'abc'"),
     (stability, {"max_tokens": -5}, "option max_tokens: expected an integer >= 1, got -5"),
     (stability, {"epochs": 2.5}, "option epochs: expected an integer >= 1, got 2.5"),
+    (odds, {"temperature": "abc"}, "option temperature: expected a number >= 0, got 'abc'"),
+    (odds, {"task": "sampling", "seed": "abc"}, "option seed: expected an integer >= 0, got 'abc'"),
+    (odds, {"max_tokens": -5}, "option max_tokens: expected an integer >= 1, got -5"),
+    (odds, {"task": "sampling", "n_samples": 10, "ks_ns": "10,100"}, "option ks_ns: each N must be at most"),
+    (odds, {"convention": "code"}, "option convention: must be one of"),
 ])
 def test_other_tasks_refuse_a_bad_option(task, kw, message):
     with pytest.raises(OptionError) as info:

@@ -23,7 +23,8 @@ from ub_core.problems import Problem
 from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
 
 from ub_inspect._naming import registry_name
-from ub_inspect._options import choice, int_list, positive_int, str_list
+from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
+                                 task_options)
 from ub_inspect.metrics import nan_mean, nan_stderr
 from ub_inspect.solvers import STORE_KEY, collect_values
 
@@ -188,33 +189,39 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
         convention: ``paper`` (default: what seed 004 states) or ``release`` (what its public code computes; see
             the README's conventions table).
     """
-    task_name = choice(task, "task", TASKS)
-    k = positive_int(list_size, "list_size")
-    if task_name != "sampling" and k != 1:
-        raise ValueError(f"option list_size: applies to task=sampling only; {task_name} items take list_size=1, "
-                         f"got {k}")
-    items = load_items(task_name, shots, shot_type, context, families, limit, str(edition), str(convention))
-    by_id = {p.id: p for p in items}
-    tokens = int(max_tokens) if max_tokens is not None else (64 if k == 1 else 24 * k)
-    if task_name == "sampling":
-        n = positive_int(n_samples, "n_samples")
-        if k > n:
-            raise ValueError(f"option list_size: must be at most n_samples ({n}), got {k}")
-        too_big = [x for x in int_list(ks_ns, "ks_ns") if x > n]
-        if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
-            raise ValueError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
-        solver: Solver = collect_values(by_id, n_samples=n, list_size=k, max_attempts=positive_int(max_attempts,
-                                        "max_attempts"), temperature=float(temperature), max_tokens=tokens)
-        score = odds_scorer(task_name, by_id, ks_ns=int_list(ks_ns, "ks_ns"), gt_size=positive_int(gt_size, "gt_size"),
-                            gt_seed=int(seed))
-    else:
-        solver = generate()
-        score = odds_scorer(task_name, by_id)
+    with task_options("odds"):
+        task_name = choice(task, "task", TASKS)
+        k = positive_int(list_size, "list_size")
+        if task_name != "sampling" and k != 1:
+            raise OptionError(f"option list_size: applies to task=sampling only; {task_name} items take "
+                              f"list_size=1, got {k}")
+        convention = choice(convention, "convention", CONVENTIONS)
+        temperature = real(temperature, "temperature", low=0)
+        tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
+                  else (64 if k == 1 else 24 * k))
+        items = load_items(task_name, shots, shot_type, context, families, limit, str(edition), convention)
+        by_id = {p.id: p for p in items}
+        if task_name == "sampling":
+            n = positive_int(n_samples, "n_samples")
+            if k > n:
+                raise OptionError(f"option list_size: must be at most n_samples ({n}), got {k}")
+            ns = int_list(ks_ns, "ks_ns")
+            too_big = [x for x in ns if x > n]
+            if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
+                raise OptionError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
+            solver: Solver = collect_values(by_id, n_samples=n, list_size=k,
+                                            max_attempts=positive_int(max_attempts, "max_attempts"),
+                                            temperature=temperature, max_tokens=tokens)
+            score = odds_scorer(task_name, by_id, ks_ns=ns, gt_size=positive_int(gt_size, "gt_size"),
+                                gt_seed=integer(seed, "seed", low=0))
+        else:
+            solver = generate()
+            score = odds_scorer(task_name, by_id)
     return Task(
         dataset=MemoryDataset([record_to_sample(p, k) for p in items], name=f"odds-{task_name}"),
         solver=solver,
         scorer=score,
-        config=GenerateConfig(temperature=float(temperature), max_tokens=tokens),
-        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "convention": str(convention),
+        config=GenerateConfig(temperature=temperature, max_tokens=tokens),
+        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "convention": convention,
                   "n_items": len(items)},
     )
