@@ -209,12 +209,12 @@ _NUM_RE = re.compile(
       | \.[0-9]+
     )
     (?:
-        [eE](?P<e1>[+-]?[0-9]+)
-      | [ \t]*TIMES[ \t]*10[ \t]*(?:\^|\*\*)[ \t]*\{?[ \t]*(?P<e2>[+-]?[0-9]+)[ \t]*\}?
-      | [ \t]*TIMES[ \t]*10(?P<e3>[⁺⁻]?[SUP]+)
-      | [ \t]*(?:\^|\*\*)[ \t]*\{?[ \t]*(?P<p1>[+-]?[0-9]+)[ \t]*\}?
-      | (?P<p2>[⁺⁻]?[SUP]+)
-      | [ \t]*/[ \t]*(?P<den>[0-9]+(?:\.[0-9]+)?)(?![0-9.]*/)
+        [eE](?P<e1>[+-]?[0-9]++)
+      | [ \t]*+TIMES[ \t]*+10[ \t]*+(?:\^|\*\*)[ \t]*+\{?+[ \t]*+(?P<e2>[+-]?[0-9]++)[ \t]*+\}?
+      | [ \t]*+TIMES[ \t]*+10(?P<e3>[⁺⁻]?[SUP]++)
+      | [ \t]*+(?:\^|\*\*)[ \t]*+\{?+[ \t]*+(?P<p1>[+-]?[0-9]++)[ \t]*+\}?
+      | (?P<p2>[⁺⁻]?[SUP]++)
+      | [ \t]*+/[ \t]*+(?P<den>[0-9]++(?:\.[0-9]++)?)(?![0-9.]*+/)
     )?
     (?P<pct>[ \t]?%)?
     """.replace("[TS]", "[" + _TS + "]")
@@ -383,7 +383,7 @@ _OPEN_TAG_RE = re.compile(r"<\s*answer\s*>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"<\s*/\s*answer\s*>", re.IGNORECASE)
 _ANSWER_KEY_RE = re.compile(r"""["']answer["']\s*:\s*""", re.IGNORECASE)
 _LABEL_RE = re.compile(
-    r"^(?:the\s+|my\s+)?(?:final\s+)?answer\s*(?:is\b)?\s*[:=]?\s*(?=\S)",
+    r"^(?:the\s++|my\s++)?+(?:final\s++)?+answer\s*+(?:is\b)?\s*+[:=]?\s*+(?=\S)",
     re.IGNORECASE,
 )
 _PAIRS = (("**", "**"), ("__", "__"), ("`", "`"), ('"', '"'), ("'", "'"), ("\u201c", "\u201d"),
@@ -688,11 +688,11 @@ def parse_number(text: str) -> Parsed:
 
 
 _ITEM_MARKER_RE = re.compile(
-    r"""^\s*(?:
+    r"""^\s*+(?:
         [-*•+>]\s+                                              # bullets
-      | \(?[0-9]{1,4}[.)]\s+(?=\S)                             # 1. x   1) x   (1) x
-      | \#?[0-9]{1,4}\s*:\s+(?=\S)                              # 1: x   #1: x
-      | (?:sample|value|item|draw|number|no\.?|n|\#)\s*\#?\s*[0-9]{1,4}\s*[:.)=\-]\s*(?=\S)   # Sample 1: x
+      | \(?[0-9]{1,4}+[.)]\s++(?=\S)                           # 1. x   1) x   (1) x
+      | \#?[0-9]{1,4}+\s*+:\s++(?=\S)                           # 1: x   #1: x
+      | (?:sample|value|item|draw|number|no\.?|n|\#)\s*+\#?+\s*+[0-9]{1,4}+\s*+[:.)=\-]\s*+(?=\S)   # Sample 1: x
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -745,7 +745,7 @@ def _trailing_block(t: str) -> tuple[int, str] | None:
     return offsets[start], text
 
 
-_GAP_RE = re.compile(r"[\s,;]*(?:(?:\(?[0-9]{1,4}[.):]|[-*•])\s*)?[\s,;]*")
+_GAP_RE = re.compile(r"[\s,;]*+(?:(?:\(?[0-9]{1,4}+[.):]|[-*•])\s*+)?+[\s,;]*+")
 
 
 def _group_region(t: str, need_number: bool) -> tuple[int, int, str] | None:
@@ -949,8 +949,8 @@ def parse_number_list(text: str, expected: int | None = None) -> Parsed:
 # --------------------------------------------------------------------------------------------------------------
 
 _OPTION_PREFIX_RE = re.compile(
-    r"^(?:(?:the\s+|my\s+)?(?:final\s+)?(?:answer|option|choice|selection|pick)\s*(?:is\b)?\s*[:=#]?"
-    r"|i\s+(?:choose|chose|pick|select|go\s+with|will\s+go\s+with|'ll\s+go\s+with)\s*:?)\s*(?=\S)",
+    r"^(?:(?:the\s++|my\s++)?+(?:final\s++)?+(?:answer|option|choice|selection|pick)\s*+(?:is\b)?\s*+[:=#]?"
+    r"|i\s++(?:choose|chose|pick|select|go\s++with|will\s++go\s++with|'ll\s++go\s++with)\s*+:?)\s*+(?=\S)",
     re.IGNORECASE,
 )
 _OPTION_MARKER_RE = re.compile(
