@@ -44,6 +44,8 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "2 ** <sp>x": lambda n: _fill("2 ** ", "x", n),
     "1 \\times 10^{<tab>x": lambda n: _fill("1 \\times 10^{", "x", n, "\t"),
     "Sample<sp>#<sp>1<sp>x": lambda n: "Sample" + " " * (n // 3) + "#" + " " * (n // 3) + "1" + " " * (n // 3) + "x",
+    "{<digits>": lambda n: _fill("{", "", n, "1"),
+    "{<digits> }x": lambda n: _fill("{", " }x", n, "1"),
     "1/<sp>x": lambda n: _fill("1/", "x", n),
     "answer<sp>is<sp>": lambda n: "The answer" + " " * (n // 2) + "is" + " " * (n // 2),
     "<answer<sp>x": lambda n: _fill("<", "answer x", n),

@@ -964,6 +964,7 @@ QUADRATIC_SHAPES = {
     "Sample<sp>#<sp>1<sp>x": lambda n: "Sample" + " " * (n // 3) + "#" + " " * (n // 3) + "1" + " " * (n // 3) + "x",
     "2 ** <sp>x": lambda n: _fill("2 ** ", "x", n),
     "1 \\times 10^{<tab>x": lambda n: _fill("1 \\times 10^{", "x", n, "\t"),
+    "{<digits>": lambda n: _fill("{", "", n, "1"),  # found by the search below: 7.6 s in parse_number
 }
 
 #: bound for one parse of a 10,000-character reply: 10x the 50 ms goal (a loaded 2-core machine), still well
@@ -1011,9 +1012,17 @@ def _hostile(parts: list[tuple[str, int]]) -> str:
     return text if len(text) <= 10_000 else text[:5_000] + text[-5_000:]  # keep both ends of long texts
 
 
+#: what long runs are made of (whitespace weighted up: backtracking needs a trigger piece, then a long run)
+RUN_PIECES = [" "] * 6 + ["\t"] * 2 + [
+    "\n", " \n", "1", "0", "{", "}", "[", "]", ",", ".", "-", "#", "x", "a", " 1", "1,", "1\n", "{1}", "{1} ",
+    "\u2009", "*", "'", '"', "^", "1 x 10^",
+]
+
+#: pieces of the form trigger + long run + ending, one or two of them in a row
 hostile_text = st.lists(
-    st.tuples(st.sampled_from(HOSTILE_PIECES), st.sampled_from([1, 1, 2, 3, 40, 700, 3000, 10_000])),
-    min_size=1, max_size=7,
+    st.tuples(st.sampled_from(HOSTILE_PIECES), st.sampled_from(RUN_PIECES), st.sampled_from([3000, 10_000, 10_000]),
+              st.sampled_from(HOSTILE_PIECES + [""])).map(lambda p: (p[0] + p[1] * p[2] + p[3], 1)),
+    min_size=1, max_size=2,
 ).map(_hostile)
 
 
@@ -1053,6 +1062,7 @@ REWRITTEN = {
     "_NONFINITE_RE": "nan inf infinity ∞ +-NAIİı1_x",
     "_MARKER_RE": ":=≈→> is be was IS İs wasx",
     "_NEXT_WORD_RE": " \t\nabcA1",
+    "_PLAIN_BRACED_NUMBER": "{} \t1.5e+-E٣",
 }
 
 
