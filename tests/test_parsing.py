@@ -5,16 +5,20 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
+import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from ub_core import parsing
 from ub_core.parsing import (
     MAX_CHARS,
     Parsed,
     check_support,
     extract_answer,
+    find_numbers,
     parse_number,
     parse_number_list,
     parse_option,
@@ -926,3 +930,224 @@ def test_multiline_printouts_match_exactly(reply, expected):
         assert not res.ok and "matches none" in res.error
     else:
         assert res.ok and res.value == expected
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hostile text: linear time (issue 20 finding 14) and numbers too large for a float (finding 7)
+# ---------------------------------------------------------------------------------------------------------------
+
+SPEED_OPTIONS = ["heads", "tails up", "A"]
+SPEED_ITEMS = ["1", "2", "apple"]
+#: every public function that reads reply text
+TEXT_PARSERS = {
+    "find_numbers": find_numbers,
+    "extract_answer": extract_answer,
+    "parse_number": parse_number,
+    "parse_number_list": parse_number_list,
+    "parse_option": lambda s: parse_option(s, SPEED_OPTIONS),
+    "parse_permutation": lambda s: parse_permutation(s, SPEED_ITEMS),
+}
+
+
+def _fill(head: str, tail: str, n: int, pad: str = " ") -> str:
+    return head + pad * max(0, (n - len(head) - len(tail)) // len(pad)) + tail
+
+
+#: shapes on which the old regular expressions backtracked quadratically (seconds at 10,000 characters:
+#: "1 x 10^"+spaces+"x" 3.7 s in parse_number, "no."+spaces+"x" 1 s in parse_permutation, ...)
+QUADRATIC_SHAPES = {
+    "1 x 10^<sp>x": lambda n: _fill("1 x 10^", "x", n),
+    "10^<sp>": lambda n: _fill("10^", "", n),
+    "no.<sp>x": lambda n: _fill("no.", "x", n),
+    "#<sp>": lambda n: _fill("#", "", n),
+    "{1}<sp>x{2}": lambda n: _fill("{1}", "x{2}", n),
+    "Sample<sp>#<sp>1<sp>x": lambda n: "Sample" + " " * (n // 3) + "#" + " " * (n // 3) + "1" + " " * (n // 3) + "x",
+    "2 ** <sp>x": lambda n: _fill("2 ** ", "x", n),
+    "1 \\times 10^{<tab>x": lambda n: _fill("1 \\times 10^{", "x", n, "\t"),
+    "{<digits>": lambda n: _fill("{", "", n, "1"),  # found by the search below: 7.6 s in parse_number
+}
+
+#: bound for one parse of a 10,000-character reply: 10x the 50 ms goal (a loaded 2-core machine), still well
+#: below the 0.3-7 s that the quadratic regexes took on these sizes
+SLOW_10K = 0.5
+#: a linear parser takes ~20x longer on 200,000 than on 10,000 characters, a quadratic one 400x.  Measured
+#: ratios of the linear parsers reach ~100x on a busy machine (a 10,000-character text stays in the CPU caches,
+#: its parse takes well under a millisecond), so the ratio only counts once the 200,000-character parse is
+#: also slower than the 1 s goal; the quadratic parsers took minutes there.
+MAX_RATIO = 60.0
+GOAL_200K = 1.0
+
+
+def _best_time(fn, text: str, repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.parametrize("shape", list(QUADRATIC_SHAPES))
+def test_parsers_are_linear_on_backtracking_shapes(shape):
+    small_text, big_text = QUADRATIC_SHAPES[shape](10_000), QUADRATIC_SHAPES[shape](MAX_CHARS)
+    for name, fn in TEXT_PARSERS.items():
+        small = _best_time(fn, small_text, 3)
+        assert small < SLOW_10K, f"{name} took {small:.2f} s on {shape} at 10,000 characters"
+        big = _best_time(fn, big_text, 2)
+        ratio = big / small
+        assert big < GOAL_200K or ratio < MAX_RATIO, (
+            f"{name} on {shape}: {big:.3f} s at 200k vs {small:.4f} s at 10k ({ratio:.0f}x)")
+
+
+HOSTILE_PIECES = [
+    "1", "7", "10", "123", "0.5", " ", "\t", "\n", "\u2009", "^", "x", "×", "*", "**", "{", "}", "[", "]", "(",
+    ")", "#", "no.", "Sample", ",", ";", "-", "+", "e", "E", ".", ":", "=", "/", "%", "$", '"', "'", "`", "```",
+    "<answer>", "</answer>", '{"answer": ', "answer", "The answer is", "\\frac{", "\\times", "\\boxed{",
+    "1 x 10^", "10^", "nan", "inf", "heads", "apple", "1. ", "- ",
+]
+
+
+def _hostile(parts: list[tuple[str, int]]) -> str:
+    text = "".join(piece * count for piece, count in parts)
+    return text if len(text) <= 10_000 else text[:5_000] + text[-5_000:]  # keep both ends of long texts
+
+
+#: what long runs are made of (whitespace weighted up: backtracking needs a trigger piece, then a long run)
+RUN_PIECES = [" "] * 6 + ["\t"] * 2 + [
+    "\n", " \n", "1", "0", "{", "}", "[", "]", ",", ".", "-", "#", "x", "a", " 1", "1,", "1\n", "{1}", "{1} ",
+    "\u2009", "*", "'", '"', "^", "1 x 10^",
+]
+
+#: pieces of the form trigger + long run + ending, one or two of them in a row
+hostile_text = st.lists(
+    st.tuples(st.sampled_from(HOSTILE_PIECES), st.sampled_from(RUN_PIECES), st.sampled_from([3000, 10_000, 10_000]),
+              st.sampled_from(HOSTILE_PIECES + [""])).map(lambda p: (p[0] + p[1] * p[2] + p[3], 1)),
+    min_size=1, max_size=2,
+).map(_hostile)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_text)
+@example(_fill("1 x 10^", "x", 10_000))
+@example(_fill("10^", "", 10_000))
+@example(_fill("no.", "x", 10_000))
+@example(_fill("#", "", 10_000))
+@example(_fill("{1}", "x{2}", 10_000))
+def test_adversarial_text_parses_quickly(text):
+    """Texts built from runs of the characters that drive regex backtracking never take long to parse."""
+    for name, fn in TEXT_PARSERS.items():
+        t0 = time.perf_counter()
+        out = fn(text)
+        took = time.perf_counter() - t0
+        assert took < SLOW_10K, f"{name} took {took:.2f} s on {text[:30]!r}... ({len(text)} characters)"
+        if isinstance(out, Parsed):
+            _check_parsed(out)
+
+
+def _backtracking(pattern: re.Pattern) -> re.Pattern:
+    """The same expression as first written: possessive quantifiers (``*+``, ``++``, ``?+``, ``{m,n}+``) made
+    greedy again and the leading first-character test ``(?=[...])`` dropped."""
+    text = re.sub(r"(?<!\\)([*+?}])\+", r"\1", pattern.pattern)
+    text = re.sub(r"^(\s*)\(\?=\[[^\]]*\]\)", r"\1", text)
+    return re.compile(text, pattern.flags)
+
+
+REWRITTEN = {
+    "_NUM_RE": "1234567890 ,.+-xX*^{}/%e\u2009⁵⁻\\times",
+    "_ITEM_MARKER_RE": "1234 .):#-*no.sampleitem\n\t",
+    "_GAP_RE": " ,;(1.):-*•\nx",
+    "_LABEL_RE": "the my final answer is:= \tx",
+    "_OPTION_PREFIX_RE": "the final answer option is:=# i choose go with'll x",
+    "_NONFINITE_RE": "nan inf infinity ∞ +-NAIİı1_x",
+    "_MARKER_RE": ":=≈→> is be was IS İs wasx",
+    "_NEXT_WORD_RE": " \t\nabcA1",
+    "_PLAIN_BRACED_NUMBER": "{} \t1.5e+-E٣",
+}
+
+
+@pytest.mark.parametrize("name", list(REWRITTEN))
+def test_possessive_regexes_match_like_their_backtracking_originals(name):
+    """Possessive quantifiers removed the quadratic backtracking without changing a single match."""
+    new = getattr(parsing, name)
+    old = _backtracking(new)
+    assert old.pattern != new.pattern
+    alphabet = REWRITTEN[name]
+    rnd = random.Random(20)
+    for _ in range(4000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 14)))
+        for method in ("match", "fullmatch"):
+            a, b = getattr(old, method)(text), getattr(new, method)(text)
+            assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (method, text)
+        found_old = [(m.span(), m.groups()) for m in old.finditer(text)]
+        assert found_old == [(m.span(), m.groups()) for m in new.finditer(text)], text
+
+
+HUGE_NUMBERS = {
+    "401 digits": "9" * 401,
+    "5001 digits": "1" * 5001,  # beyond Python's int-to-text limit of 4300 digits
+    "negative 401 digits": "-" + "9" * 401,
+    "401 digits with decimals": "9" * 401 + ".25",
+    "1e999": "1e999",
+    "10^400": "10^400",
+    "5001-digit numerator": "1" * 5001 + "/3",
+}
+HUGE_WRAPPERS = ["%s", "{%s}", "The answer is %s.", "<answer>%s</answer>", '{"answer": %s}', "```\n%s\n```"]
+
+
+@pytest.mark.parametrize("wrapper", HUGE_WRAPPERS)
+@pytest.mark.parametrize("number", list(HUGE_NUMBERS))
+def test_numbers_beyond_float_range_fail_cleanly(number, wrapper):
+    text = wrapper % HUGE_NUMBERS[number]
+    assert_fails(parse_number(text), "number too large")
+    assert_fails(parse_number_list(text), "element 1", "number too large")
+    assert_fails(parse_number_list(wrapper % ("[2, " + HUGE_NUMBERS[number] + "]")), "element 2", "number too large")
+    assert find_numbers(text) == []
+    _check_parsed(parse_permutation(text, ["1", "2"]))
+    _check_parsed(parse_option(text, ["1", "2"]))
+
+
+def test_huge_python_ints_as_items_values_and_bounds_fail_cleanly():
+    big, giant = 10**400, 10**5000  # giant: str() raises ValueError (int-to-text limit)
+    assert_fails(check_support(big), "number too large")
+    assert_fails(check_support(giant), "number too large")
+    assert_fails(check_support(1.0, low=giant), "invalid support bound")
+    assert_fails(parse_permutation("1, 2", [giant, 1, 2]), "expected 3 items", "integer of")
+    assert_value(parse_permutation("2, 1", [1, 2]), (1, 0))
+    assert_value(parse_option("2", [giant, 2]), 1)
+    assert_value(parse_permutation("[2, %d]" % big, [big, 2]), (1, 0))
+
+
+@settings(max_examples=250, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.one_of(
+    st.text(max_size=30),
+    st.integers(1, 6000).map(lambda k: "9" * k),
+    st.integers(1, 6000).map(lambda k: "1" * k + "e" + "9" * (k % 7)),
+    st.integers(1, 400).map(lambda k: "{" * k + "1" + "}" * (k // 2)),
+    st.sampled_from(FRAGMENTS),
+), max_size=8).map("".join), st.lists(st.one_of(st.text(max_size=6), st.integers(-10**450, 10**450),
+                                                st.sampled_from([10**5000, -(10**4400)])),  # beyond str()'s limit
+                                      min_size=1, max_size=4))
+def test_fuzz_huge_digits_unicode_and_braces_never_raise(text, labels):
+    """Random text with huge digit runs, unicode and nested braces: every public parser returns, never raises."""
+    numbers = find_numbers(text)
+    assert all(type(v) is float and math.isfinite(v) for v in numbers)
+    out = extract_answer(text)
+    assert out is None or isinstance(out, str)
+    for res in (parse_number(text), parse_number_list(text), parse_option(text, labels),
+                parse_permutation(text, labels)):
+        _check_parsed(res)
+    assert parse_number(text).ok is False or math.isfinite(parse_number(text).value)
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ('{"answer": 1.2 x 10^5}', 1.2e5),   # JSON reads only "1.2": the rest of the value is not dropped
+    ('{"answer": 3/4}', 0.75),
+    ('{"answer": 2^10, "why": "guess"}', 1024.0),
+    ('{"answer": 12, "x": 1}', 12.0),
+    ('{"answer": 12 }', 12.0),
+    ('{"answer": -2.5e3}', -2500.0),
+])
+def test_answer_key_number_is_read_whole(reply, expected):
+    assert_value(parse_number(reply), expected)

@@ -28,8 +28,12 @@ Decisions worth knowing (the tests pin every one of them down):
   bare powers ``10^5`` and ``2^10``; fractions ``3/4``, ``-1/2`` and LaTeX ``\\frac{3}{4}``.
 * Dashes used as minus signs (U+2212 minus, en/em dash, figure dash, full-width hyphen, ...) count as ``-``;
   non-ASCII decimal digits (full-width, Arabic-Indic, ...) count as their ASCII digit.
-* NaN, infinities and numbers that overflow a float (``1e999``) are rejected, never returned.
+* NaN, infinities and numbers that overflow a float (``1e999``, a 401-digit integer) are rejected, never
+  returned; the reason of an overflow starts with ``"number too large"``.
 * Replies longer than :data:`MAX_CHARS` are cut to their last ``MAX_CHARS`` characters (answers come last).
+* Every parser takes time linear in the reply: the regular expressions use possessive quantifiers where
+  greedy ones could backtrack quadratically over runs of spaces (``"1 x 10^" + spaces + "x"``, ``"no." +
+  spaces``).  ``benchmarks/bench_parsing.py`` prints worst-case timings on such hostile shapes.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 __all__ = [
     "MAX_CHARS",
@@ -64,7 +68,7 @@ MAX_CHARS = 200_000
 
 
 def _one_line(s: str, limit: int = 300) -> str:
-    s = " ".join(str(s).split())
+    s = " ".join(_str(s).split())
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
@@ -106,9 +110,22 @@ def _guarded(fn: Callable[..., Parsed]) -> Callable[..., Parsed]:
     return wrapper
 
 
+def _str(x: object) -> str:
+    """``str(x)`` that never raises: an int beyond Python's int-to-text digit limit (4300 digits) or an object
+    with a broken ``__str__`` gets a placeholder instead."""
+    if isinstance(x, str):
+        return x
+    try:
+        return str(x)
+    except Exception:  # noqa: BLE001 - ValueError for huge ints, anything from a user-defined __str__
+        if isinstance(x, int):
+            return f"<integer of {x.bit_length()} bits>"
+        return f"<unprintable {type(x).__name__}>"
+
+
 def _snip(s: str, limit: int = 40) -> str:
     """Short quoted rendering of a piece of reply text for error messages."""
-    s = " ".join(str(s).split())
+    s = " ".join(_str(s).split())
     if len(s) > limit:
         s = s[: limit - 3] + "..."
     return repr(s)
@@ -197,24 +214,25 @@ _TIMES = r"(?:[x×X*·⋅∙]|\\times|\\cdot)"
 
 _NUM_RE = re.compile(
     r"""
+    (?=[-+$€£¥₹.0-9])                      # cheap first test (every number starts so): keeps the scan fast
     (?<![A-Za-z0-9_])(?<![0-9]\.)          # not glued to a word, a digit, or a version number
     (?P<s1>[+-])?
     (?P<cur>[$€£¥₹])?
     (?P<s2>[+-])?
     (?P<mant>
-        [1-9][0-9]{0,2}(?:,[0-9]{3})+(?![0-9]|,[0-9])(?:\.[0-9]+)?        # 1,234,567.89
-      | [1-9][0-9]{0,2}(?:[TS][0-9]{3})+(?![0-9])(?:\.[0-9]+)?            # 1 234 567 (thin / no-break spaces)
-      | (?P<dc>[0-9]+(?:,[0-9]+)+)                                        # 1,5 : ambiguous decimal comma
-      | [0-9]+(?:\.[0-9]*)?
-      | \.[0-9]+
+        [1-9][0-9]{0,2}(?:,[0-9]{3})+(?![0-9]|,[0-9])(?:\.[0-9]++)?+      # 1,234,567.89
+      | [1-9][0-9]{0,2}(?:[TS][0-9]{3})+(?![0-9])(?:\.[0-9]++)?+          # 1 234 567 (thin / no-break spaces)
+      | (?P<dc>[0-9]++(?:,[0-9]++)++)                                     # 1,5 : ambiguous decimal comma
+      | [0-9]++(?:\.[0-9]*+)?+
+      | \.[0-9]++
     )
     (?:
-        [eE](?P<e1>[+-]?[0-9]+)
-      | [ \t]*TIMES[ \t]*10[ \t]*(?:\^|\*\*)[ \t]*\{?[ \t]*(?P<e2>[+-]?[0-9]+)[ \t]*\}?
-      | [ \t]*TIMES[ \t]*10(?P<e3>[⁺⁻]?[SUP]+)
-      | [ \t]*(?:\^|\*\*)[ \t]*\{?[ \t]*(?P<p1>[+-]?[0-9]+)[ \t]*\}?
-      | (?P<p2>[⁺⁻]?[SUP]+)
-      | [ \t]*/[ \t]*(?P<den>[0-9]+(?:\.[0-9]+)?)(?![0-9.]*/)
+        [eE](?P<e1>[+-]?[0-9]++)
+      | [ \t]*+TIMES[ \t]*+10[ \t]*+(?:\^|\*\*)[ \t]*+\{?+[ \t]*+(?P<e2>[+-]?[0-9]++)[ \t]*+\}?
+      | [ \t]*+TIMES[ \t]*+10(?P<e3>[⁺⁻]?[SUP]++)
+      | [ \t]*+(?:\^|\*\*)[ \t]*+\{?+[ \t]*+(?P<p1>[+-]?[0-9]++)[ \t]*+\}?
+      | (?P<p2>[⁺⁻]?[SUP]++)
+      | [ \t]*+/[ \t]*+(?P<den>[0-9]++(?:\.[0-9]++)?)(?![0-9.]*+/)
     )?
     (?P<pct>[ \t]?%)?
     """.replace("[TS]", "[" + _TS + "]")
@@ -224,15 +242,14 @@ _NUM_RE = re.compile(
 )
 
 _NONFINITE_RE = re.compile(
-    r"(?<![A-Za-z0-9_])[+-]?(?:nan|inf(?:inity)?|∞)(?![A-Za-z0-9_])",
+    r"(?=[-+ni∞])(?<![A-Za-z0-9_])[+-]?(?:nan|inf(?:inity)?|∞)(?![A-Za-z0-9_])",
     re.IGNORECASE,
 )
 
-_MARKER_RE = re.compile(r"[:=≈→]|=>|\b(?:is|be|was)\b", re.IGNORECASE)
+_MARKER_RE = re.compile(r"(?=[:=≈→ibw])(?:[:=≈→]|=>|\b(?:is|be|was)\b)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):  # a tuple: built once per number token, so cheap construction matters
     start: int
     end: int
     text: str
@@ -254,26 +271,28 @@ def _pow10(mantissa: str, exponent: str) -> float:
 
 
 def _number_from_match(m: re.Match) -> tuple[float | None, str | None]:
-    text = m.group(0).strip()
-    if m.group("dc") is not None:
-        return None, f"ambiguous decimal comma in {_snip(text)}"
-    mant = m.group("mant")
-    for ch in "," + _TS:
-        mant = mant.replace(ch, "")
+    s1, s2, mant, dc, e1, e2, e3, p1, p2, den = m.group("s1", "s2", "mant", "dc", "e1", "e2", "e3", "p1", "p2", "den")
+    if dc is not None:
+        return None, f"ambiguous decimal comma in {_snip(m.group(0).strip())}"
+    if "," in mant or not mant.isascii():
+        for ch in "," + _TS:
+            mant = mant.replace(ch, "")
     if mant.endswith("."):
         mant = mant[:-1]
     if mant.startswith("."):
         mant = "0" + mant
-    negative = (m.group("s1") == "-") != (m.group("s2") == "-")
+    negative = (s1 == "-") != (s2 == "-")
     try:
-        if m.group("e1") is not None:
-            value = _pow10(mant, m.group("e1"))
-        elif m.group("e2") is not None:
-            value = _pow10(mant, m.group("e2"))
-        elif m.group("e3") is not None:
-            value = _pow10(mant, m.group("e3").translate(_SUP_TABLE))
-        elif m.group("p1") is not None or m.group("p2") is not None:
-            exp_text = (m.group("p1") or m.group("p2") or "").translate(_SUP_TABLE)
+        if e1 is None and e2 is None and e3 is None and p1 is None and p2 is None and den is None:
+            value = float(mant)  # the common case: a plain decimal
+        elif e1 is not None:
+            value = _pow10(mant, e1)
+        elif e2 is not None:
+            value = _pow10(mant, e2)
+        elif e3 is not None:
+            value = _pow10(mant, e3.translate(_SUP_TABLE))
+        elif p1 is not None or p2 is not None:
+            exp_text = (p1 or p2 or "").translate(_SUP_TABLE)
             if float(mant) == 10.0:
                 value = _pow10("1", exp_text)
             else:
@@ -283,34 +302,45 @@ def _number_from_match(m: re.Match) -> tuple[float | None, str | None]:
                     if base in (0.0, 1.0):
                         value = base if not exp_text.startswith("-") or base == 1.0 else math.inf
                     else:
-                        return None, f"exponent too large in {_snip(text)}"
+                        return None, f"exponent too large in {_snip(m.group(0).strip())}"
                 else:
                     value = math.pow(base, int(exp_text))
-        elif m.group("den") is not None:
-            den = float(m.group("den"))
-            if den == 0.0:
-                return None, f"division by zero in {_snip(text)}"
-            value = float(mant) / den
         else:
-            value = float(mant)
+            den_value = float(den)
+            if den_value == 0.0:
+                return None, f"division by zero in {_snip(m.group(0).strip())}"
+            value = float(mant) / den_value
     except (OverflowError, ValueError, ZeroDivisionError):
-        return None, f"number overflows to infinity: {_snip(text)}"
+        return None, f"{_TOO_LARGE}: {_snip(m.group(0).strip())}"
     if not math.isfinite(value):
-        return None, f"number overflows to infinity: {_snip(text)}"
+        return None, f"{_TOO_LARGE}: {_snip(m.group(0).strip())}"
     return (-value if negative else value), None
+
+
+#: Reason given for a number beyond the float range (a 401-digit integer, ``1e999``, ``10^400``).
+_TOO_LARGE = "number too large (overflows to infinity)"
 
 
 def _scan(s: str) -> list[_Tok]:
     """All number-like tokens in ``s`` (valid numbers and rejected ones), in order of position."""
     toks: list[_Tok] = []
+    append = toks.append
     for m in _NUM_RE.finditer(s):
         value, error = _number_from_match(m)
-        toks.append(_Tok(m.start(), m.end(), m.group(0), value, error))
+        start, end = m.span()
+        append(_Tok(start, end, s[start:end], value, error))
     if "n" in s or "N" in s or "∞" in s:
         for m in _NONFINITE_RE.finditer(s):
             toks.append(_Tok(m.start(), m.end(), m.group(0), None, f"not a finite number: {_snip(m.group(0))}"))
         toks.sort(key=lambda t: t.start)
     return toks
+
+
+def _has_token(s: str) -> bool:
+    """``bool(_scan(s))`` without building the tokens."""
+    if _NUM_RE.search(s) is not None:
+        return True
+    return ("n" in s or "N" in s or "∞" in s) and _NONFINITE_RE.search(s) is not None
 
 
 def find_numbers(text: object) -> list[float]:
@@ -383,11 +413,12 @@ _OPEN_TAG_RE = re.compile(r"<\s*answer\s*>", re.IGNORECASE)
 _CLOSE_TAG_RE = re.compile(r"<\s*/\s*answer\s*>", re.IGNORECASE)
 _ANSWER_KEY_RE = re.compile(r"""["']answer["']\s*:\s*""", re.IGNORECASE)
 _LABEL_RE = re.compile(
-    r"^(?:the\s+|my\s+)?(?:final\s+)?answer\s*(?:is\b)?\s*[:=]?\s*(?=\S)",
+    r"^(?:the\s++|my\s++)?+(?:final\s++)?+answer\s*+(?:is\b)?\s*+[:=]?\s*+(?=\S)",
     re.IGNORECASE,
 )
 _PAIRS = (("**", "**"), ("__", "__"), ("`", "`"), ('"', '"'), ("'", "'"), ("\u201c", "\u201d"),
           ("\u2018", "\u2019"), ("\u00ab", "\u00bb"), ("$", "$"))
+_PAIR_OPENERS = frozenset(left[0] for left, _ in _PAIRS)
 _LATEX_CMD_RE = re.compile(r"\\([A-Za-z]+)\s*$")
 _LATEX_ARG_BEFORE_RE = re.compile(r"\\[A-Za-z]+\s*\{[^{}]*\}$")
 _JSON_DECODER = json.JSONDecoder()
@@ -396,6 +427,9 @@ _JSON_DECODER = json.JSONDecoder()
 def _tidy(s: str) -> str:
     """Strip decoration around an answer: whitespace, quotes, markdown bold, trailing periods, 'Answer:'."""
     s = s.replace("**", "")
+    if (s and s[0] not in _PAIR_OPENERS and not s[0].isspace() and not s[-1].isspace() and s[-1] != "."
+            and _LABEL_RE.match(s) is None):
+        return s  # nothing to strip: what one round of the loop below would find, without its cost
     for _ in range(12):
         old = s
         s = s.strip()
@@ -468,6 +502,8 @@ def _key_region(t: str) -> str | None:
                 obj, end = _JSON_DECODER.raw_decode(t, pos)
                 # a decoded string may contain escapes such as \u2212: normalise it like the reply itself
                 value = _prepare(obj) if isinstance(obj, str) else t[pos:end]
+                if isinstance(obj, (int, float)) and t[end:].lstrip()[:1] not in ("", ",", "}", "]"):
+                    value = None  # only the start of a number such as 10^400 or 1.2 x 10^5: read it loosely
             except Exception:  # noqa: BLE001 - malformed JSON falls through to the looser readers below
                 value = None
         if value is None:
@@ -643,7 +679,7 @@ def extract_answer(text: str) -> str | None:
 # --------------------------------------------------------------------------------------------------------------
 
 
-_PLAIN_BRACED_NUMBER = re.compile(r"\s*\{\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*\}\s*")
+_PLAIN_BRACED_NUMBER = re.compile(r"\s*+\{\s*+([+-]?(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][+-]?\d++)?+)\s*+\}\s*+")
 
 
 @_guarded
@@ -688,11 +724,11 @@ def parse_number(text: str) -> Parsed:
 
 
 _ITEM_MARKER_RE = re.compile(
-    r"""^\s*(?:
+    r"""^\s*+(?:
         [-*•+>]\s+                                              # bullets
-      | \(?[0-9]{1,4}[.)]\s+(?=\S)                             # 1. x   1) x   (1) x
-      | \#?[0-9]{1,4}\s*:\s+(?=\S)                              # 1: x   #1: x
-      | (?:sample|value|item|draw|number|no\.?|n|\#)\s*\#?\s*[0-9]{1,4}\s*[:.)=\-]\s*(?=\S)   # Sample 1: x
+      | \(?[0-9]{1,4}+[.)]\s++(?=\S)                           # 1. x   1) x   (1) x
+      | \#?[0-9]{1,4}+\s*+:\s++(?=\S)                           # 1: x   #1: x
+      | (?:sample|value|item|draw|number|no\.?|n|\#)\s*+\#?+\s*+[0-9]{1,4}+\s*+[:.)=\-]\s*+(?=\S)   # Sample 1: x
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
@@ -708,12 +744,11 @@ def _list_like(line: str) -> bool:
     s = _strip_marker(line).strip()
     if not s or s.endswith(":"):
         return False
-    toks = _scan(s)
-    if not toks:
+    if not _has_token(s):
         return False
-    letters = sum(1 for ch in s if ch.isalpha())
-    digits = sum(1 for ch in s if ch.isdigit())
-    return letters <= max(8, 3 * digits)
+    if len(s) <= 8:
+        return True  # at most 8 letters
+    return sum(map(str.isalpha, s)) <= max(8, 3 * sum(map(str.isdigit, s)))
 
 
 def _trailing_block(t: str) -> tuple[int, str] | None:
@@ -745,7 +780,7 @@ def _trailing_block(t: str) -> tuple[int, str] | None:
     return offsets[start], text
 
 
-_GAP_RE = re.compile(r"[\s,;]*(?:(?:\(?[0-9]{1,4}[.):]|[-*•])\s*)?[\s,;]*")
+_GAP_RE = re.compile(r"[\s,;]*+(?:(?:\(?[0-9]{1,4}+[.):]|[-*•])\s*+)?+[\s,;]*+")
 
 
 def _group_region(t: str, need_number: bool) -> tuple[int, int, str] | None:
@@ -760,7 +795,7 @@ def _group_region(t: str, need_number: bool) -> tuple[int, int, str] | None:
 
         def has_content(g: tuple[int, int]) -> bool:
             c = t[g[0] + 1: g[1]]
-            return bool(_scan(c)) if need_number else bool(_tidy(c))
+            return _has_token(c) if need_number else bool(_tidy(c))
 
         usable = [g for g in groups if has_content(g)]
         if usable:
@@ -782,7 +817,7 @@ def _group_region(t: str, need_number: bool) -> tuple[int, int, str] | None:
     span = _fence_span(t)
     if span is not None:
         content = t[span[0]: span[1]]
-        ok = bool(_scan(content)) if need_number else bool(_tidy(content))
+        ok = _has_token(content) if need_number else bool(_tidy(content))
         if ok and (best is None or span[1] > best[1]):
             best = (span[0], span[1], content)
     return best
@@ -801,13 +836,17 @@ def _strip_outer(s: str) -> str:
     return s
 
 
+_COMMA_SPACE_RE = re.compile(r",\s")
+_COMMA_SPACES_RE = re.compile(r",\s+")
+
+
 def _split_line(line: str) -> list[str]:
     """Split one line of a number list on its separators (see :func:`parse_number_list`)."""
     if ";" in line:
         return line.split(";")
-    if re.search(r",\s", line):
-        return re.split(r",\s+", line)
     if "," in line:
+        if _COMMA_SPACE_RE.search(line):
+            return _COMMA_SPACES_RE.split(line)
         return line.split(",")
     if "|" in line:
         return line.split("|")
@@ -843,7 +882,7 @@ def _float_from_json(x: object) -> tuple[float | None, str | None]:
         try:
             v = float(x)
         except (OverflowError, ValueError):
-            return None, "overflows to infinity"
+            return None, "is too large (overflows to infinity)"
         if not math.isfinite(v):
             return None, "is not a finite number"
         return v, None
@@ -858,6 +897,9 @@ def _float_from_json(x: object) -> tuple[float | None, str | None]:
             return None, f"rejected: {chosen.error}"
         return chosen.value, None
     return None, "is a nested container, not a number"
+
+
+_PLAIN_DECIMAL_RE = re.compile(r"[+-]?[0-9]++(?:\.[0-9]++)?")
 
 
 def _values_from_region(region: str) -> Parsed:
@@ -890,6 +932,11 @@ def _values_from_region(region: str) -> Parsed:
         it = _tidy(item)
         if not it:
             continue
+        if _PLAIN_DECIMAL_RE.fullmatch(it) is not None:  # "12", "-0.5": what the full rules give, faster
+            value = float(it)
+            if math.isfinite(value):
+                values.append(value)
+                continue
         toks, err = _element_tokens(it)
         if err is not None:
             return Parsed.failure(f"element {len(values) + 1} ({_snip(it)}) {err}")
@@ -949,14 +996,14 @@ def parse_number_list(text: str, expected: int | None = None) -> Parsed:
 # --------------------------------------------------------------------------------------------------------------
 
 _OPTION_PREFIX_RE = re.compile(
-    r"^(?:(?:the\s+|my\s+)?(?:final\s+)?(?:answer|option|choice|selection|pick)\s*(?:is\b)?\s*[:=#]?"
-    r"|i\s+(?:choose|chose|pick|select|go\s+with|will\s+go\s+with|'ll\s+go\s+with)\s*:?)\s*(?=\S)",
+    r"^(?:(?:the\s++|my\s++)?+(?:final\s++)?+(?:answer|option|choice|selection|pick)\s*+(?:is\b)?\s*+[:=#]?"
+    r"|i\s++(?:choose|chose|pick|select|go\s++with|will\s++go\s++with|'ll\s++go\s++with)\s*+:?)\s*+(?=\S)",
     re.IGNORECASE,
 )
 _OPTION_MARKER_RE = re.compile(
     r"[:=]|\b(?:is|choose|chose|pick|picked|select|selected|go\s+with|answer)\b", re.IGNORECASE
 )
-_NEXT_WORD_RE = re.compile(r"\s+([a-z]+)")
+_NEXT_WORD_RE = re.compile(r"\s++([a-z]+)")
 _LABEL_FOLLOWERS = frozenset(
     "or and vs versus nor is was seems looks would wins because since".split()
 )
@@ -1076,7 +1123,7 @@ def parse_option(text: str, options: Sequence[str]) -> Parsed:
         return Parsed.failure(f"expected a string, got {type(text).__name__}")
     if options is None or isinstance(options, (str, bytes)):
         return Parsed.failure("options must be a sequence of labels")
-    opts = [o if isinstance(o, str) else str(o) for o in options]
+    opts = [_str(o) for o in options]
     if not opts:
         return Parsed.failure("no options given")
     if not t.strip():
@@ -1112,7 +1159,7 @@ def parse_option(text: str, options: Sequence[str]) -> Parsed:
 def _item_key(s: object) -> tuple:
     """Comparison key of an item: numeric items by value, others case-insensitively without quotes."""
     if isinstance(s, bool):
-        s = str(s)
+        s = _str(s)
     if isinstance(s, (int, float)):
         try:
             v = float(s)
@@ -1120,9 +1167,9 @@ def _item_key(s: object) -> tuple:
                 return ("n", v)
         except (OverflowError, ValueError):
             pass
-        s = str(s)
+        s = _str(s)
     if not isinstance(s, str):
-        s = str(s)
+        s = _str(s)
     text = _prepare(s) or ""
     text = " ".join(text.replace("**", "").split())
     for _ in range(4):
@@ -1206,7 +1253,7 @@ def _assign(elements: Sequence[object], pool: dict, n: int, items: Sequence[obje
     if len(perm) != n:
         seen = set(perm)
         missing = [items[i] for i in range(n) if i not in seen]
-        shown_missing = ", ".join(_snip(str(x), 20) for x in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        shown_missing = ", ".join(_snip(_str(x), 20) for x in missing[:5]) + (", ..." if len(missing) > 5 else "")
         return Parsed.failure(f"expected {n} items, got {len(perm)} (missing {shown_missing})")
     return Parsed.success(tuple(perm))
 
@@ -1340,7 +1387,9 @@ def check_support(
         return Parsed.failure(f"expected a number, got {type(value).__name__}")
     try:
         v = float(value)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:  # an int beyond the float range
+        return Parsed.failure(f"{_TOO_LARGE}: {type(value).__name__} of {_snip(value, 20)}")
+    except (TypeError, ValueError):
         return Parsed.failure(f"expected a number, got {type(value).__name__}")
     if not math.isfinite(v):
         return Parsed.failure(f"value {v} is not finite")
@@ -1356,7 +1405,7 @@ def check_support(
         try:
             b = float(bound)
         except (TypeError, ValueError, OverflowError):
-            return Parsed.failure(f"invalid support bound {bound!r}")
+            return Parsed.failure(f"invalid support bound {_snip(bound) if isinstance(bound, int) else repr(bound)}")
         if math.isnan(b):
             return Parsed.failure("invalid support bound nan")
         bounds.append((b, bool(inclusive), is_low))
