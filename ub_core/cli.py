@@ -347,6 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)
+
+    from .official_truth import add_parser as add_official_parser  # `ub official truth`
+
+    add_official_parser(sub)
     return ap
 
 
