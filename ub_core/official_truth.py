@@ -195,15 +195,15 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None) 
                 return Outcome(job, False, f"timed out after {limits.wall_s:g} s (wall clock); process group killed",
                                seconds=time.monotonic() - start)
             _kill_group(proc)  # leftover children of a finished program
+        size = out_path.stat().st_size
+        cap = limits.max_output_mb * 1024 * 1024
+        if size >= cap:  # RLIMIT_FSIZE stopped the writes (SIGXFSZ, or EFBIG where the signal is ignored)
+            return Outcome(job, False, f"output larger than {limits.max_output_mb:g} MB",
+                           seconds=time.monotonic() - start)
         if code != 0:
             reason = _signal_reason(code, limits) if code < 0 else f"exited with status {code}"
             last = _tail(err_path)
             return Outcome(job, False, reason + (f": {last}" if last else ""), seconds=time.monotonic() - start)
-        size = out_path.stat().st_size
-        cap = limits.max_output_mb * 1024 * 1024
-        if size > cap:
-            return Outcome(job, False, f"output larger than {limits.max_output_mb:g} MB",
-                           seconds=time.monotonic() - start)
         try:
             text = out_path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
