@@ -204,3 +204,15 @@ def test_parse_output_refuses(text, needle):
     with pytest.raises(ValueError, match=None) as exc:
         parse_output(text, n_values=None)
     assert needle in str(exc.value)
+
+
+def test_unreadable_existing_output_is_one_line_error(tmp_path):
+    _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
+    target = tmp_path / "out" / FOLDER / "ground_truth_values.json"
+    target.parent.mkdir(parents=True)
+    target.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path),
+                           "--out", str(tmp_path / "out"), "--trust-release-code"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 2 and "not a JSON list of records" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

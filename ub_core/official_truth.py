@@ -272,7 +272,11 @@ def parse_output(text: str, n_values: int | None = 10_000) -> list:
 def _read_records(path: Path) -> list[dict]:
     if not path.is_file():
         return []
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{path}: exists but is not a JSON list of records (a Git LFS pointer?); "
+                         "choose another --out") from None
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a list of {{uid, ground_truth_values}} records")
     return [r for r in data if isinstance(r, dict) and "uid" in r]
