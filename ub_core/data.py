@@ -5,9 +5,14 @@ Users who have the released questions can run the published prompts exactly. A r
 - questions: rows with ``id, uid, category, subcategory, prompt_title, prompt_text``, as a Hugging Face dataset id
   (through :func:`datasets.load_dataset`), a local dataset folder, or local JSON / JSONL / parquet files
   exported from it;
-- ground truth: ``ground_truth_values.json``, either the release's layout, a list of rows
-  ``{"uid": ..., "ground_truth_values": [...]}``, or a mapping ``uid -> list of reference values`` (``{"values":
-  [...]}`` objects are accepted too). Values are numbers, labels, or lists for shuffles.
+- ground truth: a folder in the release layout, ``ground_truth_values/<task folder>/ground_truth_values.json``
+  (the release's own, or what ``ub official truth`` builds from ``ground_truth_codes/``; see
+  :func:`load_release_truth`), or one ``ground_truth_values.json``: a list of rows
+  ``{"uid": ..., "ground_truth_values": [...]}`` or a mapping ``uid -> list of reference values`` (``{"values":
+  [...]}`` objects are accepted too). Values are numbers, labels, or lists for shuffles. The task folder sets
+  category and regime (:func:`release_folder_info`); ``realworld_mapping.json`` sets how real-world answers are read
+  (:func:`load_answer_mapping`: single item selection, selection separated by new lines, shuffling separated by
+  new lines).
 
 Each row becomes a :class:`~ub_core.problems.Problem` of bank ``official`` whose ``truth()`` returns the released
 reference values, so scoring uses the published ground truth, not ours. How the support is inferred from the
