@@ -281,3 +281,182 @@ def test_shuffle_items_compare_as_the_parser_does(tmp_path):
     assert p.options == ("2.5", "Apple", "pear")
     assert p.truth().tolist() == [0.5, 1.0, 0.0]
     assert [p.parse("{" + ", ".join(x) + "}").value for x in perms] == p.truth().tolist()
+
+
+# ---------------------------------------------------------------------------------------- issue 17: release layout
+
+RW_MAP = {
+    "shuffling_separated_by_new_line": {"uids:": [{"value": "rw-shuf", "metadata": {"number_of_lines": 3}}],
+                                        "how_to_handle": "shuffling"},
+    "selection_separated_by_new_line": {"uids:": [
+        {"value": "rw-lines", "metadata": {"min_lines": 0, "max_lines": 2, "possible_outcomes": 4,
+                                           "mapping": {"(no output)": 1, "A\n1": 2, "1\nA": 3, "B\n2": 4}}}]},
+    "single_item_selection": {"uids:": [
+        {"value": "rw-pick", "metadata": {"type": "string", "mapping": {"A": 1, "B": 2, "C": 3}}},
+        {"value": "rw-num", "metadata": {"type": "number", "mapping": None}}]},
+}
+FOLDERS = {
+    "textual_explicit_concentrated_gpt-5.4": {"te-1": "normal", "te-2": "normal"},
+    "code_implicit_spread_out_gpt-5.4": {"ci-1": "poisson"},
+    "textual_multimodal_explicit_spread_out_gpt-5.4": {"mm-1": "normal"},
+    "realworld_human": {"rw-shuf": "shuf_lines", "rw-lines": "lines", "rw-pick": "pick", "rw-num": "poisson"},
+    "shuffling_human": {"sh-1": "perm", "sh-2": "perm"},
+}
+
+
+def _release_values(kind, rng):
+    n = 2000
+    if kind == "normal":
+        return rng.normal(0, 1, n).tolist()
+    if kind == "poisson":
+        return rng.poisson(3, n).tolist()
+    if kind == "pick":
+        return rng.choice(["A", "B"], n).tolist()  # "C" is possible but never drawn
+    if kind == "lines":
+        return rng.choice(["", "A\n1", "1\nA"], n).tolist()
+    if kind == "shuf_lines":
+        return ["\n".join(rng.permutation(["C", "A", "B"])) for _ in range(n)]
+    return [list(map(int, rng.permutation([3, 2, 1]))) for _ in range(n)]
+
+
+def _write_layout(root, folders=FOLDERS, mapping=RW_MAP):
+    """A release in the published layout: ground_truth_values/<folder>/ground_truth_values.json (lists of
+    {uid, ground_truth_values} records), realworld_mapping.json at the root, questions as JSONL."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for folder, uids in folders.items():
+        recs = [{"uid": u, "ground_truth_values": _release_values(k, rng)} for u, k in uids.items()]
+        d = root / "ground_truth_values" / folder
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "ground_truth_values.json").write_text(json.dumps(recs))
+        rows += [{"id": len(rows), "uid": u, "category": "whatever the hub says", "subcategory": k,
+                  "prompt_title": u, "prompt_text": f"Question {u}: reply in {{{{value}}}}."} for u, k in uids.items()]
+    if mapping is not None:
+        (root / "realworld_mapping.json").write_text(json.dumps(mapping))
+    (root / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return root / "questions.jsonl"
+
+
+def test_release_folders_map_to_categories_and_regimes():
+    from ub_core.data import release_folder_info
+
+    assert release_folder_info("textual_explicit_concentrated_gpt-5.4") == {
+        "category": "text_explicit", "regime": "concentrated", "modality": "unimodal", "source": "gpt-5.4"}
+    got = {f: (i["category"], i["regime"], i["modality"]) for f in FOLDERS
+           for i in [release_folder_info(f)]}
+    assert got == {"textual_explicit_concentrated_gpt-5.4": ("text_explicit", "concentrated", "unimodal"),
+                   "code_implicit_spread_out_gpt-5.4": ("code_implicit", "spread", "unimodal"),
+                   "textual_multimodal_explicit_spread_out_gpt-5.4": ("multimodal", "spread", "multimodal"),
+                   "realworld_human": ("real_world", "none", "unimodal"),
+                   "shuffling_human": ("shuffling", "none", "unimodal")}
+
+
+@pytest.mark.parametrize("where", ["root", "values_dir"])
+def test_release_layout_loads_with_folders_and_answer_types(tmp_path, where):
+    q = _write_layout(tmp_path)
+    gt = tmp_path if where == "root" else tmp_path / "ground_truth_values"
+    by = {p.id: p for p in load_official(q, gt)}
+    assert len(by) == 10
+    assert (by["te-1"].category, by["te-1"].regime) == ("text_explicit", "concentrated")
+    assert (by["ci-1"].category, by["ci-1"].regime, by["ci-1"].support) == ("code_implicit", "spread", "discrete")
+    assert by["mm-1"].category == "multimodal" and by["mm-1"].modality == "multimodal"
+    assert by["sh-1"].category == "shuffling" and by["sh-1"].support == "permutation"
+    assert by["te-1"].metadata["release_folder"] == "textual_explicit_concentrated_gpt-5.4"
+    # single item selection: the mapping's outcomes are the options, also one never drawn
+    pick = by["rw-pick"]
+    assert pick.category == "real_world" and pick.support == "categorical" and pick.options == ("A", "B", "C")
+    assert pick.metadata["answer_type"] == "single_item_selection" and pick.parse("{C}").value == 2.0
+    # numeric single item (mapping null) stays a number
+    assert by["rw-num"].support == "discrete"
+    # selection separated by new lines: outcomes are printouts; the empty draw is "(no output)"
+    lines = by["rw-lines"]
+    assert lines.support == "categorical" and len(lines.options) == 4
+    code = {o: i for i, o in enumerate(lines.options)}
+    assert lines.parse("A\n1").value == code["A\n1"] and lines.parse("1\nA").value == code["1\nA"]
+    assert lines.parse("(no output)").value == code["(no output)"]
+    truth_codes = set(lines.truth().tolist())
+    assert truth_codes == {code["(no output)"], code["A\n1"], code["1\nA"]}
+    # shuffling separated by new lines: each printout's lines are the shuffled items
+    sh = by["rw-shuf"]
+    assert sh.support == "permutation" and sh.options == ("A", "B", "C")
+    assert sh.parse("C\nA\nB").value == 1.0 and sh.parse("A\nB\nC").value == 0.0
+    z1 = sh.truth()
+    assert z1.size == 2000 and set(np.unique(z1)) == {0.0, 0.5, 1.0}
+
+
+def test_release_layout_category_filter_uses_folder(tmp_path):
+    q = _write_layout(tmp_path)
+    got = load_official(q, tmp_path, categories=["Real World"])
+    assert sorted(p.id for p in got) == ["rw-lines", "rw-num", "rw-pick", "rw-shuf"]
+
+
+@pytest.mark.parametrize("mutate,needle", [
+    (lambda m, f: f["shuffling_human"].__setitem__("te-1", "perm"), "'te-1' is in both"),
+    (lambda m, f: m.__setitem__("free_text", {"uids": []}), "unknown answer type 'free_text'"),
+    (lambda m, f: m["single_item_selection"]["uids:"][0]["metadata"].__setitem__("mapping", {"A": 1}),
+     "value 'B' is not an outcome listed in the answer mapping"),
+    (lambda m, f: m["shuffling_separated_by_new_line"]["uids:"][0]["metadata"].__setitem__("number_of_lines", 4),
+     "shuffle 0 has 3 lines, the answer mapping says 4"),
+    (lambda m, f: m["selection_separated_by_new_line"]["uids:"][0]["metadata"]["mapping"].pop("(no output)"),
+     "is an empty string"),
+])
+def test_release_layout_errors_are_one_line(tmp_path, mutate, needle):
+    mapping, folders = json.loads(json.dumps(RW_MAP)), json.loads(json.dumps(FOLDERS))
+    mutate(mapping, folders)
+    q = _write_layout(tmp_path, folders, mapping)
+    with pytest.raises(OfficialDataError) as exc:
+        load_official(q, tmp_path)
+    assert needle in str(exc.value) and "\n" not in str(exc.value), str(exc.value)
+
+
+def test_release_layout_without_mapping_infers_support(tmp_path):
+    folders = {k: v for k, v in FOLDERS.items() if k != "realworld_human"}
+    q = _write_layout(tmp_path, folders, mapping=None)
+    by = {p.id: p for p in load_official(q, tmp_path)}
+    assert len(by) == 6 and by["sh-2"].support == "permutation" and by["te-2"].support == "continuous"
+
+
+def test_score_and_inspect_take_a_release_folder(tmp_path):
+    q = _write_layout(tmp_path)
+    lines = [{"id": "rw-pick", "outputs": ["{A}", "{B}"] * 50},
+             {"id": "rw-shuf", "outputs": ["C\nA\nB", "A\nB\nC", "B\nC\nA"] * 34}]
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("\n".join(json.dumps(x) for x in lines))
+    out = subprocess.run([sys.executable, "-m", "ub_core.cli", "score", "--samples", str(samples), "--dataset",
+                          str(q), "--ground-truth", str(tmp_path), "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = {r["id"]: r for r in json.loads(out.stdout)["problems"]}
+    assert rows["rw-pick"]["n_valid"] == 100 and rows["rw-shuf"]["n_valid"] == 102
+    assert rows["rw-shuf"]["n_failed"] == 0
+    from ub_inspect.ksn.ksn import load_problems
+
+    got = load_problems(str(q), str(tmp_path / "ground_truth_values"), "train", ["shuffling"])
+    assert sorted(p.id for p in got) == ["sh-1", "sh-2"]
+
+
+def test_truth_built_by_ub_official_truth_loads(tmp_path):
+    """`ub official truth --out DIR` writes what `-T ground_truth=DIR` / `--ground-truth DIR` reads."""
+    if sys.platform != "linux":
+        pytest.skip("the runner uses Linux rlimits")
+    codes = tmp_path / "release" / "ground_truth_codes"
+    progs = {("textual_explicit_concentrated_gpt-5.4", "te-1"):
+             "import random\nprint([random.gauss(0, 1) for _ in range(10000)])\n",
+             ("realworld_human", "rw-pick"): "import random\nprint([random.choice('AB') for _ in range(10000)])\n",
+             ("realworld_human", "rw-shuf"):
+             "import random\nprint(['\\n'.join(random.sample('CAB', 3)) for _ in range(10000)])\n"}
+    for (folder, uid), code in progs.items():
+        (codes / folder).mkdir(parents=True, exist_ok=True)
+        (codes / folder / f"{uid}.py").write_text(code)
+    (tmp_path / "release" / "realworld_mapping.json").write_text(json.dumps(
+        {"single_item_selection": RW_MAP["single_item_selection"],
+         "shuffling_separated_by_new_line": RW_MAP["shuffling_separated_by_new_line"]}))
+    from ub_core.official_truth import Limits, build_truth
+
+    s = build_truth(tmp_path / "release", tmp_path / "release" / "ground_truth_values", trust_release_code=True,
+                    limits=Limits(wall_s=5, cpu_s=5, memory_mb=1024), progress=False)
+    assert s.failed == [] and s.ok == 3
+    rows = [{"uid": u, "category": "x", "prompt_text": "reply in {{value}}"} for _, u in progs]
+    (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    by = {p.id: p for p in load_official(tmp_path / "q.jsonl", tmp_path / "release")}
+    assert by["te-1"].support == "continuous" and by["te-1"].truth().size == 10_000
+    assert by["rw-pick"].options == ("A", "B", "C") and by["rw-shuf"].support == "permutation"

@@ -5,9 +5,14 @@ Users who have the released questions can run the published prompts exactly. A r
 - questions: rows with ``id, uid, category, subcategory, prompt_title, prompt_text``, as a Hugging Face dataset id
   (through :func:`datasets.load_dataset`), a local dataset folder, or local JSON / JSONL / parquet files
   exported from it;
-- ground truth: ``ground_truth_values.json``, either the release's layout, a list of rows
-  ``{"uid": ..., "ground_truth_values": [...]}``, or a mapping ``uid -> list of reference values`` (``{"values":
-  [...]}`` objects are accepted too). Values are numbers, labels, or lists for shuffles.
+- ground truth: a folder in the release layout, ``ground_truth_values/<task folder>/ground_truth_values.json``
+  (the release's own, or what ``ub official truth`` builds from ``ground_truth_codes/``; see
+  :func:`load_release_truth`), or one ``ground_truth_values.json``: a list of rows
+  ``{"uid": ..., "ground_truth_values": [...]}`` or a mapping ``uid -> list of reference values`` (``{"values":
+  [...]}`` objects are accepted too). Values are numbers, labels, or lists for shuffles. The task folder sets
+  category and regime (:func:`release_folder_info`); ``realworld_mapping.json`` sets how real-world answers are read
+  (:func:`load_answer_mapping`: single item selection, selection separated by new lines, shuffling separated by
+  new lines).
 
 Each row becomes a :class:`~ub_core.problems.Problem` of bank ``official`` whose ``truth()`` returns the released
 reference values, so scoring uses the published ground truth, not ours. How the support is inferred from the
@@ -44,7 +49,7 @@ import numpy as np
 from .problems.base import Problem
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
-           "normalise_category"]
+           "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
 
 log = logging.getLogger("ub_core.data")
 
@@ -137,7 +142,7 @@ class _Pairs(dict):
             self[k] = v
 
 
-def load_ground_truth(path: str | Path) -> dict[str, list]:
+def load_ground_truth(path: str | Path, empty_ok: bool = False) -> dict[str, list]:
     """The released ``ground_truth_values.json``: ``uid -> values``.
 
     Accepts the release's list of ``{"uid", "ground_truth_values"}`` rows and a plain ``uid -> values`` mapping.
@@ -177,11 +182,129 @@ def load_ground_truth(path: str | Path) -> dict[str, list]:
             vals = next((vals[k] for k in ("ground_truth_values", "values", "ground_truth") if k in vals), None)
         if not isinstance(vals, list) or not vals:
             raise OfficialDataError(f"{path}: ground truth for uid {uid!r} must be a non-empty list")
-        bad = _first_bad_value(vals)
+        bad = _first_bad_value(vals, empty_ok)
         if bad:
             raise OfficialDataError(f"{path}: uid {uid!r}: {bad}")
         out[uid] = vals
     return out
+
+
+# ------------------------------------------------------------------------------------------------ release layout
+
+_FOLDER_RE = re.compile(r"^(textual|text|code)_(multimodal_)?(explicit|implicit)_(concentrated|spread_out|spread)"
+                        r"(?:_(.+))?$")
+ANSWER_TYPES = ("single_item_selection", "selection_separated_by_new_line", "shuffling_separated_by_new_line")
+MAPPING_FILE = "realworld_mapping.json"
+VALUES_FILE = "ground_truth_values.json"
+
+
+def release_folder_info(folder: str) -> dict:
+    """Category, regime and modality of a release task folder.
+
+    ``textual_explicit_concentrated_gpt-5.4`` -> ``text_explicit`` / ``concentrated`` (``spread_out`` ->
+    ``spread``, our name; the suffix is the model that wrote the program); ``textual_multimodal_explicit_*`` ->
+    category ``multimodal``; ``realworld_human`` -> ``real_world``; ``shuffling_human`` -> ``shuffling``. Other
+    names: category from :func:`normalise_category`, regime ``none``."""
+    name = str(folder).strip()
+    m = _FOLDER_RE.match(name)
+    if m:
+        medium, multi, kind, regime, source = m.groups()
+        category = "multimodal" if multi else f"{'code' if medium == 'code' else 'text'}_{kind}"
+        return {"category": category, "regime": "concentrated" if regime == "concentrated" else "spread",
+                "modality": "multimodal" if multi else "unimodal", "source": source}
+    low = name.lower()
+    for prefix, category in (("realworld", "real_world"), ("real_world", "real_world"), ("shuffling", "shuffling")):
+        if low.startswith(prefix):
+            return {"category": category, "regime": "none", "modality": "unimodal",
+                    "source": name[len(prefix):].strip("_") or None}
+    return {"category": normalise_category(name), "regime": "none", "modality": "unimodal", "source": None}
+
+
+def load_answer_mapping(path: str | Path) -> dict[str, dict]:
+    """The release's ``realworld_mapping.json``: ``uid -> {"answer_type", "metadata"}``.
+
+    Its top-level keys are the answer types (single item selection, selection separated by new lines, shuffling
+    separated by new lines), each with a list of ``{"value": uid, "metadata": {...}}`` under ``uids`` (spelled
+    ``"uids:"`` in the release). Selections carry ``metadata.mapping`` (outcome -> code; ``null`` for numeric
+    answers, which stay numbers), shuffles ``metadata.number_of_lines``."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
+    except OSError as e:
+        raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise OfficialDataError(_not_utf8(path, e)) from None
+    except json.JSONDecodeError as e:
+        raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
+    if not isinstance(data, Mapping):
+        raise OfficialDataError(f"{path}: expected an object keyed by answer type")
+    out: dict[str, dict] = {}
+    for kind, block in data.items():
+        if kind not in ANSWER_TYPES:
+            raise OfficialDataError(f"{path}: unknown answer type {kind!r} (known: {', '.join(ANSWER_TYPES)})")
+        entries = block.get("uids", block.get("uids:")) if isinstance(block, Mapping) else None
+        if not isinstance(entries, list):
+            raise OfficialDataError(f"{path}: {kind}: expected a list of uids")
+        for i, e in enumerate(entries):
+            if not isinstance(e, Mapping) or e.get("value") in (None, ""):
+                raise OfficialDataError(f"{path}: {kind}: entry {i} is not an object with a uid 'value'")
+            uid = str(e["value"])
+            if uid in out:
+                raise OfficialDataError(f"{path}: uid {uid!r} listed twice ({out[uid]['answer_type']}, {kind})")
+            meta = e.get("metadata") or {}
+            mapping = meta.get("mapping") if isinstance(meta, Mapping) else None
+            if mapping is not None and (not isinstance(mapping, Mapping) or not mapping):
+                raise OfficialDataError(f"{path}: uid {uid!r}: mapping must be a non-empty object")
+            out[uid] = {"answer_type": kind, "metadata": dict(meta) if isinstance(meta, Mapping) else {}}
+    return out
+
+
+def _find_mapping(start: Path) -> Path | None:
+    """``realworld_mapping.json`` in ``start`` or up to three folders above it (the release root)."""
+    for d in [start, *list(start.parents)[:3]]:
+        if (d / MAPPING_FILE).is_file():
+            return d / MAPPING_FILE
+    return None
+
+
+def load_release_truth(path: str | Path, mapping: str | Path | None = None
+                       ) -> tuple[dict[str, list], dict[str, str], dict[str, dict]]:
+    """Ground truth of a release: ``(uid -> values, uid -> task folder, uid -> answer mapping entry)``.
+
+    ``path`` is a ``ground_truth_values.json`` file (see :func:`load_ground_truth`), or a folder in the release
+    layout: ``<folder>/ground_truth_values.json`` per task folder, directly or under ``ground_truth_values/``
+    (what ``ub official truth --out`` writes). ``mapping``: ``realworld_mapping.json``; by default it is looked for
+    next to ``path`` and up to three folders above. A uid in two task folders is refused."""
+    path = Path(path)
+    folders: dict[str, str] = {}
+    if path.is_dir():
+        root = path / "ground_truth_values" if (path / "ground_truth_values").is_dir() else path
+        files = sorted(p for p in root.glob(f"*/{VALUES_FILE}") if p.is_file())
+        if (root / VALUES_FILE).is_file():
+            files.insert(0, root / VALUES_FILE)
+        if not files:
+            raise OfficialDataError(f"{path}: no <task folder>/{VALUES_FILE} files (the release's ground_truth_values "
+                                    "layout, or what `ub official truth --out` writes)")
+        truth: dict[str, list] = {}
+        where: dict[str, Path] = {}
+        for f in files:
+            for uid, vals in load_ground_truth(f, empty_ok=True).items():
+                if uid in truth:
+                    raise OfficialDataError(f"uid {uid!r} is in both {where[uid]} and {f}")
+                truth[uid], where[uid] = vals, f
+                if f.parent != root:
+                    folders[uid] = f.parent.name
+        search = path
+    elif path.is_file() or not path.exists():
+        truth = load_ground_truth(path, empty_ok=True)
+        search = path.parent
+        if path.name == VALUES_FILE and path.parent.name and path.parent.parent.name == "ground_truth_values":
+            folders = {uid: path.parent.name for uid in truth}
+    else:
+        raise OfficialDataError(f"{path}: not a file or folder")
+    found = Path(mapping) if mapping else _find_mapping(search.resolve())
+    answers = load_answer_mapping(found) if found else {}
+    return truth, folders, answers
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -195,15 +318,16 @@ def _is_number(v: Any) -> bool:
         return False
 
 
-def _describe_bad(v: Any) -> str | None:
-    """Why a scalar ground-truth value (or shuffle item) is unusable, or None."""
+def _describe_bad(v: Any, empty_ok: bool = False) -> str | None:
+    """Why a scalar ground-truth value (or shuffle item) is unusable, or None (``empty_ok``: an empty label is a
+    value, the release's "(no output)" draw)."""
     if v is None:
         return "is null"
     if isinstance(v, (bool, np.bool_)):
         return f"is a boolean ({v})"
     if isinstance(v, (int, float, np.integer, np.floating)) and not _is_number(v):
         return f"is not a finite number ({v!r})" if not isinstance(v, int) else "is an integer too large for a float"
-    if isinstance(v, str) and not v.strip():
+    if isinstance(v, str) and not v.strip() and not empty_ok:
         return "is an empty string"
     if isinstance(v, Mapping):
         return "is an object"
@@ -212,8 +336,9 @@ def _describe_bad(v: Any) -> str | None:
     return None
 
 
-def _first_bad_value(values: list) -> str | None:
-    """The first null / NaN / infinite / empty value of a ground-truth list (items of shuffles included)."""
+def _first_bad_value(values: list, empty_ok: bool = False) -> str | None:
+    """The first null / NaN / infinite / empty value of a ground-truth list (items of shuffles included;
+    ``empty_ok``: empty labels, not shuffle items, are allowed)."""
     for i, v in enumerate(values):
         if isinstance(v, list):
             for j, x in enumerate(v):
@@ -223,7 +348,7 @@ def _first_bad_value(values: list) -> str | None:
             if not v:
                 return f"ground-truth value {i} is an empty list"
             continue
-        why = _describe_bad(v)
+        why = _describe_bad(v, empty_ok)
         if why:
             return f"ground-truth value {i} {why}"
     return None
@@ -242,12 +367,22 @@ def _label_key(label: str):
     return " ".join(label.split()).casefold()
 
 
-def _categorical_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
-    """Options (sorted case-insensitively, first-seen spelling) and the code of each value."""
+def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = None
+                       ) -> tuple[tuple[str, ...], np.ndarray]:
+    """Options (sorted case-insensitively, first-seen spelling) and the code of each value. ``known``: the
+    release's list of possible outcomes (``realworld_mapping.json``); every value must be one of them, and outcomes
+    absent from the sample are options too."""
     from .parsing import parse_option
 
     spelling: dict[Any, str] = {}
     variants: dict[Any, set] = {}
+    if known is not None:
+        for o in known:
+            spelling.setdefault(_label_key(o), o.strip())
+        allowed = set(spelling)
+        odd = next((v for v in values if _label_key(v) not in allowed), None)
+        if odd is not None:
+            raise OfficialDataError(f"uid {uid!r}: value {_snip(odd)} is not an outcome listed in the answer mapping")
     for v in values:
         k = _label_key(v)
         spelling.setdefault(k, v.strip())
@@ -300,20 +435,53 @@ def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndar
     return tuple(first[k] for k in order), lehmer_z1_many(codes)
 
 
-def official_problem(row: Mapping, values: list) -> Problem:
+def official_problem(row: Mapping, values: list, folder: str | None = None,
+                     answer: Mapping | None = None) -> Problem:
     """Map one released row and its ground-truth values onto a :class:`Problem` (see the module docstring for how
-    labels and shuffle items get their codes)."""
+    labels and shuffle items get their codes).
+
+    ``folder``: the release's task folder of the uid (sets category, regime and modality, see
+    :func:`release_folder_info`); ``answer``: its ``realworld_mapping.json`` entry ``{"answer_type", "metadata"}``
+    (see :func:`load_answer_mapping`), which decides how values and replies are read."""
     uid = str(row["uid"])
-    category = normalise_category(row.get("category"))
+    info = release_folder_info(folder) if folder else None
+    category = info["category"] if info else normalise_category(row.get("category"))
+    answer_type = answer.get("answer_type") if answer else None
+    meta = dict(answer.get("metadata") or {}) if answer else {}
     common = dict(id=uid, bank="official", category=category, task_type=category,
                   subcategory=(str(row["subcategory"]) if row.get("subcategory") not in (None, "") else None),
-                  regime="none", modality="multimodal" if category == "multimodal" else "unimodal",
+                  regime=info["regime"] if info else "none",
+                  modality=(info["modality"] if info else "multimodal" if category == "multimodal" else "unimodal"),
                   prompt=str(row["prompt_text"]), append_instruction=False,
-                  metadata={"source_id": row.get("id"), "prompt_title": row.get("prompt_title")})
+                  metadata={"source_id": row.get("id"), "prompt_title": row.get("prompt_title"),
+                            "release_folder": folder, "answer_type": answer_type})
+    known = None
+    if answer_type == "shuffling_separated_by_new_line":
+        # each draw is one printout, its lines the shuffled items
+        values = [v.split("\n") if isinstance(v, str) else v for v in values]
+        values = [[x.strip() for x in v] if isinstance(v, list) else v for v in values]
+        n_lines = meta.get("number_of_lines")
+        if n_lines is not None:
+            odd = next((i for i, v in enumerate(values) if isinstance(v, list) and len(v) != int(n_lines)), None)
+            if odd is not None:
+                raise OfficialDataError(f"uid {uid!r}: shuffle {odd} has {len(values[odd])} lines, the answer "
+                                        f"mapping says {n_lines}")
+    elif answer_type in ("single_item_selection", "selection_separated_by_new_line") and meta.get("mapping"):
+        known = [str(k) for k in meta["mapping"]]
+        empty = next((k for k in known if k.strip().casefold() == "(no output)"), None)
+        # labels: numbers printed as outcomes are labels too; an empty printout is the "(no output)" outcome
+        values = [(empty if empty is not None and isinstance(v, str) and not v.strip() else
+                   str(v) if _is_number(v) else v) for v in values]
     bad = _first_bad_value(values)
     if bad:
         raise OfficialDataError(f"uid {uid!r}: {bad}")
-    if all(_is_number(v) for v in values):
+    if known is not None:
+        if not all(isinstance(v, str) for v in values):
+            raise OfficialDataError(f"uid {uid!r}: a {answer_type} answer needs label values")
+        options, scored = _categorical_codes(uid, values, known)
+        support, fmt_, family = "categorical", "option", "categorical"
+        params = {"labels": list(options)}
+    elif all(_is_number(v) for v in values):
         arr = np.asarray(values, dtype=float)
         integer = bool(np.all(arr == np.round(arr)))
         support = "discrete" if integer else "continuous"
@@ -347,10 +515,12 @@ def official_problem(row: Mapping, values: list) -> Problem:
 
 
 def load_official(source: str | Path, ground_truth: str | Path, split: str = "train",
-                  categories: Iterable[str] | None = None) -> list[Problem]:
-    """Problems of the official release: questions from ``source``, reference values from ``ground_truth``."""
+                  categories: Iterable[str] | None = None, mapping: str | Path | None = None) -> list[Problem]:
+    """Problems of the official release: questions from ``source``, reference values from ``ground_truth`` (a
+    ``ground_truth_values.json`` or a folder in the release layout, see :func:`load_release_truth`), answers read
+    as ``realworld_mapping.json`` says (``mapping``, found next to the ground truth by default)."""
     rows = load_official_rows(source, split=split)
-    truth = load_ground_truth(ground_truth)
+    truth, folders, answers = load_release_truth(ground_truth, mapping)
     wanted = {normalise_category(c) for c in categories} if categories else None
     problems, where = [], {}
     for i, row in enumerate(rows):
@@ -366,7 +536,7 @@ def load_official(source: str | Path, ground_truth: str | Path, split: str = "tr
         if uid not in truth:
             raise OfficialDataError(f"{source}: row {i}: no ground truth for uid {uid!r} in {ground_truth}")
         try:
-            p = official_problem(row, truth[uid])
+            p = official_problem(row, truth[uid], folder=folders.get(uid), answer=answers.get(uid))
         except OfficialDataError as e:
             raise OfficialDataError(f"{ground_truth}: {e}") from None
         if wanted is None or p.category in wanted:

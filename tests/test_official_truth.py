@@ -1,0 +1,218 @@
+"""`ub official truth`: the release's ground-truth programs run isolated, limited, parsed safely, resumable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ub_core.official_truth import Limits, TrustError, build_truth, parse_output
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="rlimits and process groups: Linux")
+
+FAST = Limits(wall_s=2.0, cpu_s=2, memory_mb=1024, max_output_mb=4.0, n_values=10_000)
+FOLDER = "textual_explicit_concentrated_gpt-5.4"
+SECRETS = {"HF_TOKEN": "hf_secret_do_not_leak", "OPENAI_API_KEY": "sk-secret", "HTTPS_PROXY": "http://proxy:1"}
+
+GOOD = {
+    ("textual_explicit_concentrated_gpt-5.4", "u-num"):
+        "import numpy as np\nprint(list(np.random.default_rng(1).normal(5, 2, 10000)))\n",
+    ("realworld_human", "u-label"):
+        "import random\nprint([random.choice(['A', 'B', 'C']) for _ in range(10000)])\n",
+    ("realworld_human", "u-lines"):
+        "import random\nprint(['\\n'.join(random.sample(['A', '1'], 2)) for _ in range(10000)])\n",
+    ("shuffling_human", "u-shuf"):
+        "import random\nprint([random.sample([3, 2, 1], 3) for _ in range(10000)])\n",
+}
+
+HOSTILE = {
+    "loop": ("while True:\n    pass\n", ("CPU limit", "timed out", "killed")),
+    "sleep": ("import time\ntime.sleep(60)\n", ("timed out",)),
+    "alloc": ("x = bytearray(10 * 1024 ** 3)\nprint([1] * 10000)\n", ("MemoryError",)),
+    "garbage": ("print('hello, this is not a list [1, 2')\n", ("not a Python literal",)),
+    "inf": ("print([1.0] * 9999 + [float('inf')])\n", ("non-finite value (inf)",)),
+    "bigfloat": ("print('[' + '1.0, ' * 9999 + '1e999]')\n", ("not a finite number",)),
+    "exit": ("import sys\nprint([1] * 10000)\nsys.exit(3)\n", ("exited with status 3",)),
+    "raise": ("raise RuntimeError('boom')\n", ("status 1", "boom")),
+    "short": ("print([1, 2, 3])\n", ("printed 3 values, expected 10000",)),
+    "mixed": ("print([1] * 5000 + ['a'] * 5000)\n", ("mix kinds",)),
+    "call": ("print(\"[__import__('os').system('echo pwned')]\")\n", ("not a Python literal",)),
+    "flood": ("import sys\nwhile True:\n    sys.stdout.write('9' * 65536)\n", ("output larger than", "timed out",
+                                                                           "CPU limit")),
+}
+
+
+def _write(root: Path, folder: str, uid: str, code: str) -> Path:
+    p = root / "ground_truth_codes" / folder / f"{uid}.py"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(code)
+    return p
+
+
+def _records(out: Path, folder: str) -> dict:
+    data = json.loads((out / folder / "ground_truth_values.json").read_text())
+    assert isinstance(data, list) and all(set(r) == {"uid", "ground_truth_values"} for r in data)
+    return {r["uid"]: r["ground_truth_values"] for r in data}
+
+
+def test_refuses_without_trust(tmp_path):
+    _write(tmp_path, FOLDER, "u1", "open('ran', 'w').write('x')\nprint([1] * 10000)\n")
+    with pytest.raises(TrustError, match="--trust-release-code"):
+        build_truth(tmp_path, tmp_path / "out", progress=False)
+    proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "--trust-release-code" in proc.stderr
+    assert not (tmp_path / "out").exists() and not list(tmp_path.rglob("ran"))
+
+
+def test_good_programs_land_in_release_layout(tmp_path):
+    for (folder, uid), code in GOOD.items():
+        _write(tmp_path, folder, uid, code)
+    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=2, limits=FAST, progress=False)
+    assert s.failed == [] and s.ok == 4 and s.skipped == 0
+    num = _records(tmp_path / "out", FOLDER)["u-num"]
+    assert len(num) == 10_000 and all(isinstance(v, float) for v in num)
+    rw = _records(tmp_path / "out", "realworld_human")
+    assert sorted(rw) == ["u-label", "u-lines"]
+    assert set(rw["u-label"]) == {"A", "B", "C"} and set(rw["u-lines"]) == {"A\n1", "1\nA"}
+    sh = _records(tmp_path / "out", "shuffling_human")["u-shuf"]
+    assert len(sh) == 10_000 and all(sorted(p) == [1, 2, 3] for p in sh) and len({tuple(p) for p in sh}) == 6
+    # what we built loads as the release's ground truth
+    from ub_core.data import load_ground_truth
+
+    assert len(load_ground_truth(tmp_path / "out" / "shuffling_human" / "ground_truth_values.json")["u-shuf"]) \
+        == 10_000
+
+
+def test_hostile_programs_fail_with_reason_and_others_finish(tmp_path):
+    for uid, (code, _) in HOSTILE.items():
+        _write(tmp_path, FOLDER, uid, code)
+    _write(tmp_path, FOLDER, "zz-good", "print([7] * 10000)\n")
+    lines = []
+    t0 = time.monotonic()
+    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=2, limits=FAST, progress=False,
+                    log=lines.append)
+    assert time.monotonic() - t0 < 30
+    got = {f.job.uid: f.reason for f in s.failed}
+    assert set(got) == set(HOSTILE) and s.ok == 1
+    for uid, (_, needles) in HOSTILE.items():
+        assert any(n in got[uid] for n in needles), (uid, got[uid])
+        assert "\n" not in got[uid]
+    assert all(line.startswith("FAILED ") for line in lines) and len(lines) == len(HOSTILE)
+    assert _records(tmp_path / "out", FOLDER) == {"zz-good": [7] * 10_000}
+    assert not list(tmp_path.rglob("pwned"))
+
+
+def test_child_sees_no_secrets_no_real_home_and_an_empty_cwd(tmp_path, monkeypatch):
+    for k, v in SECRETS.items():
+        monkeypatch.setenv(k, v)
+    real_home = str(Path.home())
+    ssh = Path(real_home) / ".ssh"
+    code = textwrap.dedent("""
+        import json, os
+        home = os.path.expanduser('~')
+        ssh = os.path.join(home, '.ssh')
+        probe = {'env': dict(os.environ), 'home': home, 'cwd_files': os.listdir('.'),
+                 'ssh': sorted(os.listdir(ssh)) if os.path.isdir(ssh) else None}
+        print([json.dumps(probe)] + ['x'] * 9999)
+    """)
+    _write(tmp_path, FOLDER, "snoop", code)
+    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=1, limits=FAST, progress=False)
+    assert s.failed == []
+    probe = json.loads(_records(tmp_path / "out", FOLDER)["snoop"][0])
+    for k, v in SECRETS.items():
+        assert k not in probe["env"] and v not in json.dumps(probe)
+    assert set(probe["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "TMPDIR", "TMP", "TEMP",
+                                 "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                 "NUMEXPR_NUM_THREADS", "MPLBACKEND"}
+    assert probe["home"] != real_home and "ub-truth-" in probe["home"]
+    assert probe["ssh"] is None and probe["cwd_files"] == []
+    assert not Path(probe["home"]).exists()  # the temporary folder is removed
+    if ssh.is_dir():  # the real ~/.ssh is untouched and was not what the child saw
+        assert str(ssh) != os.path.join(probe["home"], ".ssh")
+
+
+def test_resume_skips_completed_uids(tmp_path):
+    _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
+    _write(tmp_path, FOLDER, "b", "print([2] * 10000)\n")
+    out = tmp_path / "out"
+    s1 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    assert (s1.ok, s1.skipped) == (2, 0)
+    # a completed program is not run again: make it fail if it were, add a new one
+    _write(tmp_path, FOLDER, "a", "raise SystemExit(9)\n")
+    _write(tmp_path, FOLDER, "c", "print([3] * 10000)\n")
+    s2 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    assert (s2.ok, s2.skipped, s2.failed) == (1, 2, [])
+    assert _records(out, FOLDER) == {"a": [1] * 10_000, "b": [2] * 10_000, "c": [3] * 10_000}
+    # a failed uid is retried next time (not recorded as done)
+    _write(tmp_path, FOLDER, "d", "raise SystemExit(1)\n")
+    s3 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    assert [f.job.uid for f in s3.failed] == ["d"] and s3.skipped == 3
+    _write(tmp_path, FOLDER, "d", "print([4] * 10000)\n")
+    s4 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    assert (s4.ok, s4.skipped) == (1, 3) and "d" in _records(out, FOLDER)
+
+
+def test_cli_exit_codes_and_summary(tmp_path):
+    _write(tmp_path, FOLDER, "ok", "print([1.5] * 10000)\n")
+    _write(tmp_path, FOLDER, "bad", "print('nope')\n")
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    cmd = [sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path / "ground_truth_codes"),
+           "--out", str(tmp_path / "out"), "--trust-release-code", "--timeout", "2", "--cpu-limit", "2",
+           "--workers", "2"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert "2 programs: 1 run, 0 already done, 1 failed" in proc.stdout
+    assert f"failed {FOLDER}/bad: output is not a Python literal list" in proc.stdout
+    assert "FAILED" in proc.stderr  # reported as it happens, progress on stderr
+    (tmp_path / "ground_truth_codes" / FOLDER / "bad.py").write_text("print([2.5] * 10000)\n")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and "1 run, 1 already done, 0 failed" in proc.stdout
+    assert _records(tmp_path / "out", FOLDER) == {"bad": [2.5] * 10_000, "ok": [1.5] * 10_000}
+
+
+@pytest.mark.parametrize("text,values", [
+    ("[1, 2.5, -3]", [1, 2.5, -3]),
+    ("[np.float64(1.5), np.int64(2)]", [1.5, 2]),
+    ("log line\n['a', 'b']", ["a", "b"]),
+    ("[(1, 2), (2, 1)]", [[1, 2], [2, 1]]),
+])
+def test_parse_output_accepts(text, values):
+    assert parse_output(text, n_values=None) == values
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("", "printed nothing"),
+    ("[nan, 1.0]", "non-finite value (nan)"),
+    ("[1, None]", "is null"),
+    ("[True, False]", "boolean"),
+    ("{'a': 1}", "not a list"),
+    ("[[1, 2], 3]", "mix kinds"),
+    ("['', 'a']", "empty string"),
+    ("[" * 100_000 + "]" * 100_000, "not a Python literal"),
+    ("__import__('os').getcwd()", "not a Python literal"),
+])
+def test_parse_output_refuses(text, needle):
+    with pytest.raises(ValueError, match=None) as exc:
+        parse_output(text, n_values=None)
+    assert needle in str(exc.value)
+
+
+def test_unreadable_existing_output_is_one_line_error(tmp_path):
+    _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
+    target = tmp_path / "out" / FOLDER / "ground_truth_values.json"
+    target.parent.mkdir(parents=True)
+    target.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path),
+                           "--out", str(tmp_path / "out"), "--trust-release-code"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == 2 and "not a JSON list of records" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
