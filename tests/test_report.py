@@ -366,7 +366,7 @@ def _chromium() -> str:
         if path:
             return path
     pytest.fail("headless Chromium is not installed, so the report page cannot be checked in a browser: "
-                "run `apt-get install -y chromium` (.ci/run does this before pytest)")
+                "`bash scripts/test.sh` (the README's test command) installs it, or run `apt-get install -y chromium`")
 
 
 def _run_chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
