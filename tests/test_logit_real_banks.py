@@ -200,6 +200,7 @@ def _metric(log, key, name):
     raise KeyError((key, name))
 
 
+@pytest.mark.slow
 def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     from inspect_ai import eval as inspect_eval
 
@@ -223,6 +224,7 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     assert _metric(exp, "mcq_acc", "nan_mean") == 1.0
 
 
+@pytest.mark.slow
 def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
     from inspect_ai import eval as inspect_eval
 

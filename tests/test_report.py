@@ -523,6 +523,7 @@ def test_eval_logs_are_read_sample_by_sample(ksn_run, monkeypatch):
     assert calls and all(k.get("header_only") is True for k in calls), calls
 
 
+@pytest.mark.slow
 def test_large_eval_log_memory_stays_bounded(ksn_run, tmp_path):
     """An .eval log of 120 samples carrying 1 MB each of fields the report never reads (120 MB inflated): reading it
     grows peak memory by far less than the content, since samples come one at a time without those fields."""
@@ -549,6 +550,7 @@ def test_large_eval_log_memory_stays_bounded(ksn_run, tmp_path):
     assert got["grew_mb"] < 60, got
 
 
+@pytest.mark.slow
 def test_oversized_json_log_is_a_named_skip(tmp_path):
     """A 150 MB Inspect-looking .json log (sparse, written in an instant) is one named skip, read no further:
     Inspect parses a .json log whole at ~70x its size, which is how a 143 MB log grew to 10 GB."""
