@@ -87,6 +87,7 @@ def test_truth_is_seeded_and_within_support(bank):
         assert not np.array_equal(t, p.draw(2000, seed=1)) or p.draw(2000, 1).std() == 0
 
 
+@pytest.mark.slow
 def test_truth_bit_identical_across_processes(tmp_path):
     code = ("import hashlib, sys; from ub_core.problems import load_bank\n"
             "h = hashlib.sha256()\n"

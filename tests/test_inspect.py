@@ -234,6 +234,7 @@ def tiny_llama(tmp_path_factory):
     return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
 
 
+@pytest.mark.slow
 def test_tiny_local_model_through_hf_provider(tiny_llama, tmp_path, monkeypatch):
     """A real (untrained) local model through Inspect's hf/ provider: one choice per request, so every answer
     slot is its own request; its replies are mostly unparseable, so the retry path runs for real."""

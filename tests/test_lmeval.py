@@ -165,6 +165,7 @@ def test_ub_vllm_is_registered_lazily():
 
 # ------------------------------------------------------------------------------------------------ CLI routes
 
+@pytest.mark.slow
 def test_ub_lm_eval_wrapper_and_tasks_dir(tmp_path):
     out = subprocess.run([sys.executable, "-m", "ub_core.cli", "tasks-dir"], capture_output=True, text=True,
                          check=True)
@@ -178,6 +179,7 @@ def test_ub_lm_eval_wrapper_and_tasks_dir(tmp_path):
     assert results and json.loads(results[0].read_text())["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0
 
 
+@pytest.mark.slow
 def test_tiny_local_model_through_hf(task_manager, tmp_path_factory, monkeypatch):
     """A real local model (untrained, from scratch) through lm-eval's hf backend, one problem, offline."""
     from tiny_model import build_tiny_llama

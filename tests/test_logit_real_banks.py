@@ -165,6 +165,7 @@ def test_lmeval_clustered_se_follows_the_option_pairs(task_manager):
         assert [s[f"{key}_clustered_se"] for s in samples] == [[v, str(c)] for v, c in zip(vals, clusters)]
 
 
+@pytest.mark.slow
 def test_lmeval_tiny_local_model_runs_ub_logit(tmp_path_factory):
     """An untrained tiny Llama built here runs every ub_logit task end to end through lm-eval's hf backend,
     with variants deduplicated by its token ids; every score is in its range."""
@@ -199,6 +200,7 @@ def _metric(log, key, name):
     raise KeyError((key, name))
 
 
+@pytest.mark.slow
 def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     from inspect_ai import eval as inspect_eval
 
@@ -222,6 +224,7 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     assert _metric(exp, "mcq_acc", "nan_mean") == 1.0
 
 
+@pytest.mark.slow
 def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
     from inspect_ai import eval as inspect_eval
 
@@ -287,6 +290,7 @@ def test_top_logprobs_counts_variants_it_cannot_read():
     assert multi_token_variants([" red", " blue"], {" red": -0.1, " blue": -2.0}) == 0
 
 
+@pytest.mark.slow
 def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tmp_path):
     """Inspect's hf/ provider samples by default, and transformers refuses temperature 0 when sampling: the logit
     solvers ask at temperature 1 (the model's own distribution), so a plain `--model hf/<path>` runs."""

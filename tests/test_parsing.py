@@ -653,6 +653,7 @@ def test_fuzz_parse_option(text, options):
         assert isinstance(res.value, int) and 0 <= res.value < len(options)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(any_text, item_strings)
 def test_fuzz_parse_permutation(text, items):
@@ -662,6 +663,7 @@ def test_fuzz_parse_permutation(text, items):
         assert sorted(res.value) == list(range(len(items)))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.one_of(st.floats(), st.integers(), st.none(), st.text(max_size=5), st.booleans()),

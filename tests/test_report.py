@@ -366,7 +366,7 @@ def _chromium() -> str:
         if path:
             return path
     pytest.fail("headless Chromium is not installed, so the report page cannot be checked in a browser: "
-                "run `apt-get install -y chromium` (.ci/run does this before pytest)")
+                "`bash scripts/test.sh` (the README's test command) installs it, or run `apt-get install -y chromium`")
 
 
 def _run_chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
@@ -478,3 +478,130 @@ def test_malformed_files_are_counted_skips_and_one_bad_item_spares_the_rest(tmp_
     assert len(list((tmp_path / "rep").rglob("heatmap_*.png"))) == 3  # one per model, the good item drawn
     ks = _rows(res, "ksn_leaderboard")
     assert all(r["ks@100"] is None for r in ks.values())  # -1 is no pass flag: left out, not a crash
+
+
+# ------------------------------------------------------------------------------------------ large logs (finding 9)
+
+_PEAK_RSS = """
+import json, re, resource, sys
+from pathlib import Path
+
+def peak_kb():  # this process's own high-water mark; ru_maxrss would carry over the parent's peak across exec
+    status = Path("/proc/self/status")
+    if status.is_file():
+        return int(re.search(r"VmHWM:\\s+(\\d+)", status.read_text()).group(1))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+from ub_core.report import load_inputs
+import inspect_ai.log  # imported before the baseline, as load_inputs imports it anyway
+base = peak_kb()
+table = load_inputs(sys.argv[1:])
+print(json.dumps({"grew_mb": (peak_kb() - base) / 1024, "records": len(table.records),
+                  "skips": [[s.path, s.reason] for s in table.skips]}))
+"""
+
+
+def _load_in_subprocess(*paths: Path, env: dict | None = None) -> dict:
+    """load_inputs in a fresh interpreter: how far its peak resident memory grew past the imports (ru_maxrss)."""
+    res = subprocess.run([os.sys.executable, "-c", _PEAK_RSS, *map(str, paths)], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             [str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})})
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_eval_logs_are_read_sample_by_sample(ksn_run, monkeypatch):
+    """The reader asks Inspect for an .eval log's header only and streams its samples: it never loads a whole log."""
+    import inspect_ai.log
+
+    calls = []
+    real = inspect_ai.log.read_eval_log
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", lambda *a, **k: calls.append(k) or real(*a, **k))
+    table = load_inputs([ksn_run / "inspect_logs"])
+    assert table.skips == [] and len(table.records) == 4  # 2 models x 2 problems
+    assert all(len(r.payload["values"]) == 100 for r in table)
+    assert calls and all(k.get("header_only") is True for k in calls), calls
+
+
+@pytest.mark.slow
+def test_large_eval_log_memory_stays_bounded(ksn_run, tmp_path):
+    """An .eval log of 120 samples carrying 1 MB each of fields the report never reads (120 MB inflated): reading it
+    grows peak memory by far less than the content, since samples come one at a time without those fields."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    src = next(p for p in (ksn_run / "inspect_logs").glob("*.eval")
+               if read_eval_log(str(p), header_only=True).eval.model == "ub/oracle")
+    elog = read_eval_log(str(src))
+    first = elog.samples[0]
+    samples = []
+    for i in range(120):
+        s = first.model_copy(deep=True)
+        s.id = f"{first.id}-copy{i:03d}"
+        s.store = {"blob": chr(65 + i % 26) * 2**20}
+        samples.append(s)
+    elog.samples = samples
+    elog.eval.dataset.sample_ids = [s.id for s in samples]
+    elog.eval.dataset.samples = len(samples)
+    big = tmp_path / "big.eval"
+    write_eval_log(elog, str(big))
+    got = _load_in_subprocess(big)
+    assert got["skips"] == [] and got["records"] == 120
+    # 120 MB of store strings would be at least 120 MB resident (more as Python objects) if the log were read whole
+    assert got["grew_mb"] < 60, got
+
+
+@pytest.mark.slow
+def test_oversized_json_log_is_a_named_skip(tmp_path):
+    """A 150 MB Inspect-looking .json log (sparse, written in an instant) is one named skip, read no further:
+    Inspect parses a .json log whole at ~70x its size, which is how a 143 MB log grew to 10 GB."""
+    big = tmp_path / "huge.json"
+    with big.open("w") as fh:
+        fh.write('{"version": 2, "status": "success", "eval": {"task": "ksn", "model": "m"}, "samples": [')
+        fh.truncate(150 * 2**20)
+    got = _load_in_subprocess(big)
+    assert got["records"] == 0 and len(got["skips"]) == 1
+    assert got["skips"][0][1].startswith("too large (150 MB > 64 MB cap for Inspect .json logs"), got
+    assert "inspect log convert" in got["skips"][0][1]
+    assert got["grew_mb"] < 30, got
+
+
+def test_json_log_cap_on_a_real_log(ksn_run, tmp_path, monkeypatch):
+    """The cap's mechanism on a real Inspect .json log: read under the cap, one named skip over it."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    src = next((ksn_run / "inspect_logs").glob("*.eval"))
+    as_json = tmp_path / "log.json"
+    write_eval_log(read_eval_log(str(src)), str(as_json), format="json")
+    size_mb = as_json.stat().st_size / 2**20
+    monkeypatch.setenv("UB_REPORT_JSON_MAX_MB", str(size_mb * 1.01))
+    under = load_inputs([as_json])
+    assert under.skips == [] and len(under.records) == 2
+    monkeypatch.setenv("UB_REPORT_JSON_MAX_MB", str(size_mb * 0.99))
+    over = load_inputs([as_json])
+    assert over.records == [] and [s.reason.split(" (")[0] for s in over.skips] == ["too large"]
+
+
+# ----------------------------------------------------------------------------------------- summary.md (finding 13)
+
+def test_summary_md_escapes_html_and_table_pipes(tmp_path):
+    """A model name holding <script>, a pipe, an ampersand and a line break stays inert text in one table cell."""
+    from ub_core.report.summary import md_text
+
+    stamp = "2026-01-01T00-00-00.000001"
+    d = tmp_path / "lm"
+    d.mkdir()
+    evil = "<script>alert(1)</script>|a&b\nc"
+    (d / f"results_{stamp}.json").write_text(json.dumps(
+        {"results": {}, "config": {"model": "hf", "model_args": {"pretrained": evil}}}))
+    (d / f"samples_ub_ksn_{stamp}.jsonl").write_text(json.dumps(
+        {"doc_id": 0, "doc": {"id": "sh-integer-01", "category": "shuffling"}, "metrics": ["ks@100"],
+         "ks@100": 1.0, "filter": "none"}) + "\n")
+    build_report([d], tmp_path / "rep")
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    assert "<script>" not in md and "<" not in md.replace("&lt;", "")
+    assert "| hf/&lt;script&gt;alert(1)&lt;/script&gt;\\|a&amp;b c | lm-eval |" in md
+    for block in re.findall(r"(?:^\|.*\|$\n?)+", md, re.M):  # every row of a table has the header's cell count
+        rows = block.strip().splitlines()
+        counts = {len(re.split(r"(?<!\\)\|", row)) for row in rows}
+        assert len(counts) == 1, rows
+    assert md_text("x < 1 & y > 2 | z") == "x &lt; 1 &amp; y &gt; 2 \\| z"

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs every family in both frameworks first
+
 pytest.importorskip("inspect_ai")
 pytest.importorskip("lm_eval")
 

@@ -25,6 +25,7 @@ def collapse_run():
     return score_jsonl(lines, method="paper")
 
 
+@pytest.mark.slow
 def test_oracle_scores_full_marks(oracle_run):
     """The Random Machine passes everywhere, up to false rejections at the 1e-4 level.
 
@@ -42,6 +43,7 @@ def test_oracle_scores_full_marks(oracle_run):
     assert abs(agg["wdz"]["mean"]) < 0.5
 
 
+@pytest.mark.slow
 def test_collapsed_model_scores_near_zero_at_100(collapse_run):
     """A constant answer at the mode survives only where the mode holds most of the mass.
 

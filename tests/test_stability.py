@@ -254,6 +254,7 @@ def test_mmlu_exports_normalise_and_split_is_honoured(exports):
     assert len(one_file) == 2
 
 
+@pytest.mark.slow
 def test_loader_errors_are_one_line(exports, tmp_path):
     cases = [
         ({"input": "No options here", "target": "Yes"}, "no 'Options:' block"),
@@ -413,6 +414,7 @@ def test_inspect_fake_models_give_the_injected_tar(tmp_path):
                            "median_acc": det_acc, "acc_spread": 0.0})
 
 
+@pytest.mark.slow
 def test_inspect_hf_greedy_is_fully_stable(tmp_path_factory):
     """A real local model through Inspect's hf/ provider, greedy (-M do_sample=false: the provider samples by
     default, and transformers refuses temperature 0 when sampling). Greedy decoding of the same prompt on one CPU

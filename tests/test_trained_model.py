@@ -14,6 +14,8 @@ import math
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # trains (or loads) the tiny model and samples from it: about 2 min
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("inspect_ai")

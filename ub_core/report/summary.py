@@ -7,6 +7,7 @@ Every number is an aggregate of the per-sample metrics in the :class:`SampleTabl
 from __future__ import annotations
 
 import csv
+import html
 import json
 import math
 import re
@@ -378,10 +379,17 @@ def _csv(v: Any) -> str:
     return "" if v is None else str(v)
 
 
+def md_text(v: Any) -> str:
+    """Text made inert for Markdown renderers: ``&``, ``<`` and ``>`` HTML-escaped (a model name holding
+    ``<script>`` stays text), table pipes escaped and line breaks turned into spaces (a cell stays one cell)."""
+    text = re.sub(r"[\r\n]+", " ", v if isinstance(v, str) else str(v))
+    return html.escape(text, quote=False).replace("|", "\\|")
+
+
 def markdown_table(t: Table) -> str:
-    head = "| " + " | ".join(t.columns) + " |"
+    head = "| " + " | ".join(md_text(c) for c in t.columns) + " |"
     sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
-    body = ["| " + " | ".join(_fmt(r.get(c)).replace("|", "\\|") for c in t.columns) + " |" for r in t.rows]
+    body = ["| " + " | ".join(md_text(_fmt(r.get(c))) for c in t.columns) + " |" for r in t.rows]
     return "\n".join([head, sep, *body])
 
 
@@ -416,10 +424,10 @@ def write_summary(tables: dict[str, list[Table]], out: Path, info: dict[str, Any
           f"{info.get('records', 0)} scored samples from {len(info.get('files', []))} files; "
           f"{len(info.get('skipped', []))} inputs skipped.", ""]
     for t in flat:
-        md += [f"## {t.title}", "", markdown_table(t), ""]
+        md += [f"## {md_text(t.title)}", "", markdown_table(t), ""]
         if t.note:
-            md += [f"_{t.note}_", ""]
+            md += [f"_{md_text(t.note)}_", ""]
     if info.get("skipped"):
-        md += ["## Skipped inputs", ""] + [f"- {s}" for s in info["skipped"]] + [""]
+        md += ["## Skipped inputs", ""] + [f"- {md_text(s)}" for s in info["skipped"]] + [""]
     (out / "summary.md").write_text("\n".join(md), encoding="utf-8")
     return {"json": out / "summary.json", "csv": out / "summary.csv", "md": out / "summary.md"}

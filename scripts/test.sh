@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: install what the tests need on a fresh machine, then run every test.
+# Arguments go to pytest: `bash scripts/test.sh -m "not slow"` is the fast inner loop, and
+# `bash scripts/test.sh tests/test_report.py -x` runs one file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# CPU torch pinned first, so nothing pulls a CUDA build; then the package with its test extras.
+python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
+
+# Headless Chromium for the report's browser test (tests/test_report.py::test_page_in_headless_chromium).
+have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
+if ! have_chromium; then
+    if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null 2>&1; then sudo=(sudo); else sudo=(none); fi
+    if [ "${sudo[0]:-}" = none ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "scripts/test.sh: headless Chromium is missing and cannot be installed here (needs root and apt-get):" \
+             "install the 'chromium' package with your package manager, then run this again" >&2
+        exit 1
+    fi
+    echo "scripts/test.sh: installing Debian's chromium for the report's browser test" >&2
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+    have_chromium || { echo "scripts/test.sh: apt-get installed no chromium binary" >&2; exit 1; }
+fi
+
+exec python -m pytest -q "$@"
