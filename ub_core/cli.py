@@ -23,6 +23,42 @@ class CLIError(Exception):
     """A user-facing error: printed as one line."""
 
 
+#: Range limits of the numeric options (README, "The `ub` command"). Ground-truth draws are float64: 10^7 draws
+#: are 80 MB per problem (``ub cache`` writes one such file per problem of the bank).
+MAX_SIZE = 10_000_000
+#: Replies per problem for ``ub run`` (the papers use 100; 10^5 x 448 problems is already ~45 million replies).
+MAX_N_SAMPLES = 100_000
+MAX_WORKERS = 1024
+#: Seeds are mixed in as 32-bit words (``seed_sequence``): a larger or negative seed would alias another one.
+MAX_SEED = 2**32 - 1
+
+
+def _check_range(value, option: str, lo, hi, open_ends: bool = False) -> None:
+    """One-line CLIError unless lo <= value <= hi (lo < value < hi with ``open_ends``; NaN never passes)."""
+    if value is None:
+        return
+    if value != value:
+        raise CLIError(f"{option} must be a number (got {value})")
+    if open_ends and not lo < value < hi:
+        raise CLIError(f"{option} must be > {lo:g} and < {hi:g} (got {value})")
+    if value < lo:
+        raise CLIError(f"{option} must be >= {lo} (got {value})")
+    if value > hi:
+        raise CLIError(f"{option} must be <= {hi:,} (got {value:,})")
+
+
+def _check_size_seed(args) -> None:
+    _check_range(args.size, "--size", 1, MAX_SIZE)
+    _check_range(args.seed, "--seed", 0, MAX_SEED)
+
+
+def _has_truth(item) -> None:
+    """One line for items without ground-truth draws (the stability bank)."""
+    if not callable(getattr(item, "truth", None)):
+        raise CLIError(f"{item.id} is an item of the {getattr(item, 'bank', type(item).__name__)} bank, "
+                       f"which has no ground-truth draws")
+
+
 def _ns(text: str) -> tuple[int, ...]:
     try:
         ns = tuple(int(x) for x in text.replace(" ", "").split(",") if x)
@@ -86,6 +122,7 @@ def text_histogram(values: np.ndarray, support: str, bins: int = 20, width: int 
 def _cmd_bank_show(args) -> int:
     from .problems import Problem, get_problem
 
+    _check_size_seed(args)
     p = get_problem(args.id)
     if not isinstance(p, Problem):
         return _show_item(p)
@@ -127,9 +164,9 @@ def _show_item(item) -> int:
 def _cmd_truth(args) -> int:
     from .problems import get_problem
 
+    _check_size_seed(args)
     p = get_problem(args.id)
-    if args.size < 1:
-        raise CLIError("--size must be >= 1")
+    _has_truth(p)
     truth = p.truth(size=args.size, seed=args.seed)
     if args.out:
         out = Path(args.out)
@@ -149,7 +186,10 @@ def _cmd_cache(args) -> int:
     from .cache import build_truth, cache_dir
     from .problems import load_bank
 
+    _check_size_seed(args)
     problems = load_bank(args.bank)
+    for p in problems[:1]:
+        _has_truth(p)
     t0 = time.perf_counter()
     build_truth(problems, size=args.size, seed=args.seed, progress=not args.quiet)
     print(f"ground truth for {len(problems)} problems x {args.size} draws ready in {time.perf_counter() - t0:.2f} s "
@@ -174,47 +214,87 @@ def _print_run(run, args, ns) -> None:
             print(f"{len(run.errors)} line(s) could not be scored (see above)")
 
 
-def _inspect_log_lines(path: Path) -> list[str] | None:
-    """JSONL lines from an Inspect log of ours (values stored by the scorer); None when it is not one."""
+def _read_inspect_log(path: Path):
+    """The records, options and skipped samples of an Inspect log of ours (``ub_inspect.logs``); None when the
+    file is not an Inspect log."""
     try:
-        from ub_inspect.logs import is_inspect_log, log_records
+        from ub_inspect.logs import is_inspect_log, read_for_scoring
     except ImportError:
         raise CLIError("reading Inspect logs needs inspect-ai (pip install 'unpredictabench[inspect]')") from None
     if not is_inspect_log(path):
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return None
     try:
-        return [json.dumps({"id": r["id"], "values": r["values"]}) for r in log_records(path)]
+        return read_for_scoring(path)
     except Exception as e:  # inspect raises several types for damaged logs; report one line
         raise CLIError(f"cannot read Inspect log {path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
             from None
 
 
-def _cmd_score(args) -> int:
-    from .metrics import KS_METHODS
-    from .scoring import score_jsonl
-
-    if args.method not in KS_METHODS:
-        raise CLIError(f"--method must be one of {', '.join(KS_METHODS)}")
+def _score_input(args) -> tuple[list[str], dict, list[str], tuple | None]:
+    """(JSONL lines, scoring options taken from an Inspect log, one line per problem with the log (an
+    unfinished run, each sample without a score), the log's official-release dataset)."""
     path = Path(args.samples)
     if args.samples != "-" and path.suffix in (".eval", ".json") and path.is_file():
-        lines = _inspect_log_lines(path)
-    else:
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if args.samples != "-" \
-                else sys.stdin.read().splitlines()
-        except OSError as e:
-            raise CLIError(f"cannot read {args.samples}: {e.strerror}") from None
+        log = _read_inspect_log(path)
+        if log is not None:
+            problems = [f"Inspect log {path.name}: {note}" for note in log.skipped]
+            if log.status != "success":
+                problems.insert(0, f"Inspect log {path.name} has status {log.status!r}"
+                                   + (f" ({log.error})" if log.error else "")
+                                   + f"; its {len(log.records)} scored sample(s) are rescored")
+            lines = [json.dumps({"id": r["id"], "values": r["values"], "n_failed": r["n_failed"]})
+                     for r in log.records]
+            return lines, log.options, problems, log.dataset
+    try:
+        if args.samples == "-":
+            return sys.stdin.read().splitlines(), {}, [], None
+        return path.read_text(encoding="utf-8", errors="replace").splitlines(), {}, [], None
+    except OSError as e:
+        raise CLIError(f"cannot read {args.samples}: {e.strerror}") from None
+
+
+def _cmd_score(args) -> int:
+    """Exit status: 0 when every line was scored, 1 when some were skipped (each named on stderr), 2 when
+    nothing could be scored (an empty input included) or on a usage error."""
+    from .metrics import KS_METHODS
+    from .scoring import DEFAULT_NS, score_jsonl
+
+    if args.method is not None and args.method not in KS_METHODS:
+        raise CLIError(f"--method must be one of {', '.join(KS_METHODS)}")
+    _check_range(args.threshold, "--threshold", 0.0, 1.0, open_ends=True)
+    _check_range(args.workers, "--workers", 1, MAX_WORKERS)
+    lines, log_options, log_problems, log_dataset = _score_input(args)
+    # explicit options win; else what the Inspect run used; else the defaults
+    options = dict(method="paper", ns=DEFAULT_NS, threshold=1e-4)
+    options.update(log_options)
+    for key in ("method", "ns", "threshold"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
     problems = None
-    if args.dataset or args.ground_truth:
-        if not (args.dataset and args.ground_truth):
+    dataset, ground_truth, split = args.dataset, args.ground_truth, args.split
+    if not (dataset or ground_truth) and log_dataset is not None:
+        dataset, ground_truth, split = log_dataset
+        if not ground_truth:
+            raise CLIError(f"the Inspect run used the dataset {dataset!r} without a ground_truth; "
+                           f"pass --dataset and --ground-truth")
+    if dataset or ground_truth:
+        if not (dataset and ground_truth):
             raise CLIError("--dataset and --ground-truth go together")
         from .data import load_official
 
-        problems = {p.id: p for p in load_official(args.dataset, args.ground_truth, split=args.split)}
-    run = score_jsonl(lines, method=args.method, ns=args.ns, threshold=args.threshold, progress=not args.json,
-                      problems=problems, workers=args.workers)
-    _print_run(run, args, args.ns)
-    return 0
+        problems = {p.id: p for p in load_official(dataset, ground_truth, split=split or "train")}
+    for line in log_problems:
+        print(f"ub: {line}", file=sys.stderr)
+    run = score_jsonl(lines, progress=not args.json, problems=problems, workers=args.workers, **options)
+    if not run.rows:
+        for err in run.errors:
+            print(f"ub: {err}", file=sys.stderr)
+        what = args.samples if args.samples != "-" else "stdin"
+        if run.lines == 0 and not log_problems:
+            raise CLIError(f"no lines to score in {what}")
+        raise CLIError(f"no scorable lines in {what} ({len(run.errors) + len(log_problems)} problem(s), see above)")
+    _print_run(run, args, options["ns"])
+    return 1 if run.errors or log_problems else 0
 
 
 def _cmd_run(args) -> int:
@@ -223,6 +303,13 @@ def _cmd_run(args) -> int:
     from .problems import load_bank
     from .scoring import score_jsonl
 
+    from .metrics import KS_METHODS
+
+    _check_range(args.n_samples, "--n-samples", 1, MAX_N_SAMPLES)
+    _check_range(args.seed, "--seed", 0, MAX_SEED)
+    _check_range(args.workers, "--workers", 1, MAX_WORKERS)
+    if args.method not in KS_METHODS:
+        raise CLIError(f"--method must be one of {', '.join(KS_METHODS)}")
     problems = load_bank("ksn", categories=args.category)
     t0 = time.perf_counter()
     lines = []
@@ -252,6 +339,7 @@ def _cmd_report(args) -> int:
         def emit(self, record):
             print(f"ub: {record.getMessage()}", file=sys.stderr)
 
+    _check_range(args.max_histograms, "--max-histograms", 0, 10**9)
     report_log = logging.getLogger("ub_core.report")
     if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
         report_log.addHandler(_Stderr(logging.WARNING))
@@ -316,9 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("score", help="score recorded answers (JSONL of {id, values} or {id, outputs})")
     sc.add_argument("--samples", required=True, help="JSONL file, an Inspect log (.eval/.json), or - for stdin")
-    sc.add_argument("--method", default="paper", help="paper (published dispatch) or exact")
-    sc.add_argument("--ns", type=_ns, default=DEFAULT_NS, help="comma-separated N values for KS@N")
-    sc.add_argument("--threshold", type=float, default=1e-4)
+    sc.add_argument("--method", default=None, help="paper (published dispatch, the default) or exact")
+    sc.add_argument("--ns", type=_ns, default=None, help="comma-separated N values for KS@N (default "
+                    + ",".join(map(str, DEFAULT_NS)) + ")")
+    sc.add_argument("--threshold", type=float, default=None, help="KS p-value threshold, 0 < t < 1 (default 1e-4)")
     sc.add_argument("--json", action="store_true")
     sc.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
     sc.add_argument("--dataset", help="score against the official release: HF id, dataset folder or file")

@@ -181,25 +181,31 @@ def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
 
 # ------------------------------------------------------------------------------------------------ JSONL runs
 
-def _score_job(problem: Problem, slot: Mapping, options: Mapping) -> dict:
-    values, failures = parse_outputs(problem, slot["outputs"])
-    checked, rejected = problem.check_values(slot["values"])
-    values += checked
-    failures += rejected
-    row = score_values(problem, values, n_failed=len(failures), **options)
+def _score_job(problem: Problem, slot: Mapping, options: Mapping) -> tuple[dict | None, str | None]:
+    """(row, None), or (None, one-line reason) when the problem cannot be scored: no input may end a run."""
+    try:
+        values, failures = parse_outputs(problem, slot["outputs"])
+        checked, rejected = problem.check_values(slot["values"])
+        values += checked
+        n_failed = len(failures) + len(rejected) + int(slot.get("n_failed", 0))
+        row = score_values(problem, values, n_failed=n_failed, **options)
+    except Exception as e:  # hostile values (RecursionError, OverflowError, ...) skip one problem, named
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return None, f"line {slot['first_line']}: cannot score {problem.id}: {type(e).__name__}" + \
+            (f": {msg[:200]}" if msg else "")
     row.update(id=problem.id, category=problem.category)
-    return row
+    return row, None
 
 
 _FORK_JOBS: list = []  # read by forked workers: Problem objects hold closures, which do not pickle
 
 
-def _score_forked(index: int, options: Mapping) -> dict:
+def _score_forked(index: int, options: Mapping) -> tuple[dict | None, str | None]:
     problem, slot = _FORK_JOBS[index]
     return _score_job(problem, slot, options)
 
 
-def _score_jobs(jobs: list, options: Mapping, workers: int, progress: bool) -> list[dict]:
+def _score_jobs(jobs: list, options: Mapping, workers: int, progress: bool) -> list[tuple[dict | None, str | None]]:
     import multiprocessing as mp
 
     bar = None
@@ -213,24 +219,24 @@ def _score_jobs(jobs: list, options: Mapping, workers: int, progress: bool) -> l
     use_fork = workers > 1 and len(jobs) > 1 and "fork" in mp.get_all_start_methods()
     try:
         if not use_fork:
-            rows = []
+            results = []
             for problem, slot in jobs:
-                rows.append(_score_job(problem, slot, options))
+                results.append(_score_job(problem, slot, options))
                 if bar is not None:
                     bar.update()
-            return rows
+            return results
         from concurrent.futures import ProcessPoolExecutor
 
         _FORK_JOBS[:] = jobs
         try:
             with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=mp.get_context("fork")) as ex:
                 futures = [ex.submit(_score_forked, i, options) for i in range(len(jobs))]
-                rows = []
+                results = []
                 for fut in futures:
-                    rows.append(fut.result())
+                    results.append(fut.result())
                     if bar is not None:
                         bar.update()
-                return rows
+                return results
         finally:
             _FORK_JOBS.clear()
     finally:
@@ -240,21 +246,51 @@ def _score_jobs(jobs: list, options: Mapping, workers: int, progress: bool) -> l
 
 @dataclass
 class ScoreRun:
+    """Rows (one per scored problem), one-line ``errors`` for everything skipped, the aggregate, and ``lines``:
+    the non-blank input lines read (0 means the input was empty)."""
+
     rows: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     aggregate: dict = field(default_factory=dict)
+    lines: int = 0
 
 
-def _read_jsonl(lines: Iterable[str], errors: list[str]) -> dict[str, dict]:
-    """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches)."""
+_TOO_LARGE = object()
+
+
+def _as_float_or_failure(v: Any) -> Any:
+    """JSON integers beyond the float range (a 401-digit integer) cannot be values: ``_TOO_LARGE`` marks them."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        try:
+            float(v)
+        except OverflowError:
+            return _TOO_LARGE
+    return v
+
+
+def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | None = None) -> dict[str, dict]:
+    """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches).
+
+    Every line that cannot be read adds one ``"line N: reason"`` to ``errors``: invalid JSON, JSON nested too
+    deep to decode, integers over Python's digit limit. An integer too large for a float counts as one failed
+    value. An optional non-negative integer ``n_failed`` adds replies that failed before the values were
+    recorded (an Inspect log's failure count). ``counter[0]`` receives the number of non-blank lines."""
     merged: dict[str, dict] = {}
+    n_lines = 0
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        n_lines += 1
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             errors.append(f"line {lineno}: not valid JSON ({e.msg})")
+            continue
+        except RecursionError:
+            errors.append(f"line {lineno}: JSON nested too deeply to read")
+            continue
+        except ValueError as e:  # e.g. an integer over sys.get_int_max_str_digits() digits
+            errors.append(f"line {lineno}: unreadable JSON ({str(e).split(';')[0]})")
             continue
         if not isinstance(rec, dict):
             errors.append(f"line {lineno}: expected a JSON object, got {type(rec).__name__}")
@@ -272,24 +308,56 @@ def _read_jsonl(lines: Iterable[str], errors: list[str]) -> dict[str, dict]:
         if not isinstance(items, list):
             errors.append(f"line {lineno}: '{key}' must be a list")
             continue
-        slot = merged.setdefault(pid, {"values": [], "outputs": [], "first_line": lineno})
+        n_failed = rec.get("n_failed", 0)
+        if isinstance(n_failed, bool) or not isinstance(n_failed, int) or n_failed < 0:
+            errors.append(f"line {lineno}: 'n_failed' must be a non-negative integer")
+            continue
+        slot = merged.setdefault(pid, {"values": [], "outputs": [], "n_failed": 0, "first_line": lineno})
+        if key == "values":
+            items = [_as_float_or_failure(v) for v in items]
+            n_failed += sum(v is _TOO_LARGE for v in items)
+            items = [v for v in items if v is not _TOO_LARGE]
         slot[key].extend(items)
+        slot["n_failed"] += n_failed
+    if counter is not None:
+        counter[:] = [n_lines]
     return merged
 
 
+def not_scorable(problem: Any) -> str | None:
+    """Why ``ub score`` cannot KS-score this item (None when it can): the log-probability banks (calibration,
+    implicit, explicit) and the stability bank have no sampled answers to test, and the odds bank's percentile and
+    probability questions have one exact answer, scored by absolute error (``ub_core.metrics.odds``)."""
+    if not isinstance(problem, Problem):
+        bank = getattr(problem, "bank", None) or type(problem).__name__
+        return (f"{problem.id} is an item of the {bank} bank, which is not scored from sampled values; "
+                f"`ub score` scores KS@N problems (the ksn bank, odds sampling items)")
+    task = (problem.metadata or {}).get("task") if problem.bank == "odds" else None
+    if task in ("percentile", "probability"):
+        return (f"{problem.id} is an odds {task} question, scored by absolute error against its exact answer "
+                f"(ub_core.metrics.odds.odds_item_scores, the ub_inspect/odds task), not by KS")
+    return None
+
+
 def score_jsonl(lines: Iterable[str], *, method: str = "paper", ns: Sequence[int] = DEFAULT_NS,
-                threshold: float = 1e-4, truth_seed: int = 0, progress: bool = False,
-                problems: Mapping[str, Problem] | None = None, workers: int = 1) -> ScoreRun:
+                threshold: float = 1e-4, truth_seed: int = 0, truth_size: int = 10_000, wdz_resamples: int = 999,
+                progress: bool = False, problems: Mapping[str, Problem] | None = None,
+                workers: int = 1) -> ScoreRun:
     """Score a JSONL of ``{"id", "values": [...]}`` or ``{"id", "outputs": [...]}`` lines.
 
-    Malformed lines and unknown ids are reported in ``errors`` (one line each, naming the line) and skipped;
-    everything else is scored. ``values`` are validated against the problem's support like parsed replies, and
+    Malformed lines, unknown ids and items that are not KS@N problems (:func:`not_scorable`) are reported in
+    ``errors`` (one line each, naming the line) and skipped; everything else is scored. A line may carry
+    ``"n_failed": k``, replies that failed before its values were recorded (an Inspect log's count); they add
+    to the problem's failures. ``truth_size``, ``truth_seed`` and ``wdz_resamples`` are the scorer's options
+    (an Inspect run's ``-T gt_size``/``seed``), so a rescoring reproduces the run. ``values`` are validated against the problem's support like parsed replies, and
     a rejected value counts as a failure. ``problems`` (id -> Problem) replaces the built-in banks, e.g. with
     the official release from :func:`ub_core.data.load_official`. ``workers > 1`` scores problems in that many
     forked processes (results are identical and in the same order; serial where fork is unavailable).
     """
     run = ScoreRun()
-    merged = _read_jsonl(lines, run.errors)
+    counter = [0]
+    merged = _read_jsonl(lines, run.errors, counter)
+    run.lines = counter[0]
     jobs = []
     for pid, slot in merged.items():
         try:
@@ -298,8 +366,17 @@ def score_jsonl(lines: Iterable[str], *, method: str = "paper", ns: Sequence[int
             msg = e if isinstance(e, UnknownProblemError) else f"unknown problem id {pid!r} in the given dataset"
             run.errors.append(f"line {slot['first_line']}: {msg}")
             continue
+        why = not_scorable(problem)
+        if why:
+            run.errors.append(f"line {slot['first_line']}: {why}")
+            continue
         jobs.append((problem, slot))
-    options = dict(ns=ns, threshold=threshold, method=method, truth_seed=truth_seed)
-    run.rows.extend(_score_jobs(jobs, options, workers, progress))
+    options = dict(ns=ns, threshold=threshold, method=method, truth_seed=truth_seed, truth_size=truth_size,
+                   wdz_resamples=wdz_resamples)
+    for row, err in _score_jobs(jobs, options, workers, progress):
+        if err is None:
+            run.rows.append(row)
+        else:
+            run.errors.append(err)
     run.aggregate = aggregate(run.rows, ns)
     return run

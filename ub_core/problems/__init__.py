@@ -107,13 +107,49 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
     return problems
 
 
-def get_problem(problem_id: str, bank: str | None = None) -> Problem:
-    """Find a problem by id across the banks (or in ``bank``)."""
-    names = [bank] if bank else list(_BANKS)
-    # the default editions first (small); then the full ones, so an id outside a default subset still resolves
+#: Id prefixes per bank, for routing a lookup to the one bank that can hold an id (``tests/test_scoring_cli.py``
+#: checks every id of every edition against this table). A bank missing here is searched for every id.
+ID_PREFIXES: dict[str, tuple[str, ...]] = {
+    "ksn": ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"),
+    "calibration": ("cal-",), "implicit": ("imp-",), "explicit": ("exp-",), "odds": ("odds-",),
+    "stability": ("stab_",),
+}
+
+_INDEX: dict[str, tuple] = {}  # bank -> (its loader, {id: item}), built on first lookup in that bank
+
+
+def _bank_index(name: str) -> dict:
+    """id -> item of one bank: the default edition's items first, then the full edition's (so an id outside a
+    default subset still resolves, and an id in both maps to the default edition's object). Rebuilt when the
+    bank's loader in ``_BANKS`` changes (tests install fixture banks)."""
+    loader = _BANKS[name]
+    cached = _INDEX.get(name)
+    if cached is not None and cached[0] is loader:
+        return cached[1]
+    index: dict = {}
     for size in (None, "full"):
-        for name in names:
-            for p in load_bank(name, size=size):
-                if p.id == problem_id:
-                    return p
+        for p in load_bank(name, size=size):
+            index.setdefault(p.id, p)
+    _INDEX[name] = (loader, index)
+    return index
+
+
+def _candidate_banks(problem_id: str) -> list[str]:
+    return [name for name in _BANKS
+            if name not in ID_PREFIXES or problem_id.startswith(ID_PREFIXES[name])]
+
+
+def get_problem(problem_id: str, bank: str | None = None) -> Problem:
+    """Find a problem by id across the banks (or in ``bank``).
+
+    One dict lookup per candidate bank: the id's prefix (:data:`ID_PREFIXES`) names the bank, whose id index is
+    built once on first use; an id with no known prefix is unknown without loading any bank.
+    """
+    if bank is not None and bank not in _BANKS:
+        raise UnknownProblemError(f"unknown bank {bank!r}; known: {', '.join(_BANKS)}")
+    names = [bank] if bank else _candidate_banks(str(problem_id))
+    for name in names:
+        item = _bank_index(name).get(problem_id)
+        if item is not None:
+            return item
     raise UnknownProblemError(f"unknown problem id {problem_id!r} (see `ub bank list`)")
