@@ -205,3 +205,26 @@ def test_get_problem_semantics_are_kept():
         get_problem("te-normal-conc", bank="nobank")
     e = pytest.raises(KeyError, get_problem, "nope").value
     assert str(e) == "unknown problem id 'nope' (see `ub bank list`)"
+
+
+def test_score_json_is_strict_even_with_non_finite_values(capsys):
+    """``ub score --json`` feeds dashboards: a NaN or inf anywhere (numpy's too) is written as null, never as the
+    bare ``NaN``/``Infinity`` tokens that strict JSON parsers reject."""
+    import argparse
+    import json as _json
+
+    import numpy as _np
+
+    from ub_core import cli as _cli
+
+    run = argparse.Namespace(aggregate={"overall": {"wdz": {"mean": float("nan")}, "jsd": _np.float64("inf")}},
+                             rows=[{"id": "x", "p@100": float("-inf"), "ks@100": 1.0}], errors=[])
+    _cli._print_run(run, argparse.Namespace(json=True), (100,))
+    text = capsys.readouterr().out
+
+    def refuse(token):
+        raise AssertionError(f"non-strict JSON token {token}")
+
+    out = _json.loads(text, parse_constant=refuse)
+    assert out["aggregate"]["overall"] == {"wdz": {"mean": None}, "jsd": None}
+    assert out["problems"] == [{"id": "x", "p@100": None, "ks@100": 1.0}]

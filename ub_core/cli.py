@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -199,14 +200,25 @@ def _cmd_cache(args) -> int:
 
 # ------------------------------------------------------------------------------------------------ run / score
 
+def _strict_json(x):
+    """``x`` with every non-finite float (numpy's too) replaced by None, so ``json.dump(allow_nan=False)`` holds."""
+    if isinstance(x, dict):
+        return {k: _strict_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_strict_json(v) for v in x]
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    return x
+
+
 def _print_run(run, args, ns) -> None:
     from .scoring import format_table
 
     for err in run.errors:
         print(f"ub: {err}", file=sys.stderr)
-    if args.json:
-        json.dump({"aggregate": run.aggregate, "problems": run.rows, "errors": run.errors}, sys.stdout,
-                  default=lambda o: None)
+    if args.json:  # strict JSON for dashboards: NaN/inf (an undefined WDZ, a p-value of a short run) become null
+        json.dump(_strict_json({"aggregate": run.aggregate, "problems": run.rows, "errors": run.errors}), sys.stdout,
+                  default=lambda o: None, allow_nan=False)
         sys.stdout.write("\n")
     else:
         print(format_table(run.aggregate, ns))
