@@ -460,3 +460,13 @@ def test_truth_built_by_ub_official_truth_loads(tmp_path):
     by = {p.id: p for p in load_official(tmp_path / "q.jsonl", tmp_path / "release")}
     assert by["te-1"].support == "continuous" and by["te-1"].truth().size == 10_000
     assert by["rw-pick"].options == ("A", "B", "C") and by["rw-shuf"].support == "permutation"
+
+
+def test_deeply_nested_release_json_is_one_line(tmp_path):
+    """A ground-truth file nested 100,000 deep is one named error, not a RecursionError."""
+    from ub_core.data import OfficialDataError, load_ground_truth
+
+    f = tmp_path / "ground_truth_values.json"
+    f.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(OfficialDataError, match="ground_truth_values.json: JSON nested too deep"):
+        load_ground_truth(f)

@@ -142,6 +142,21 @@ class _Pairs(dict):
             self[k] = v
 
 
+def _read_release_json(path: Path) -> Any:
+    """A release JSON file, with repeated keys kept (:class:`_Pairs`); any read or decode error is one
+    :class:`OfficialDataError` line naming the file."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
+    except OSError as e:
+        raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise OfficialDataError(_not_utf8(path, e)) from None
+    except json.JSONDecodeError as e:
+        raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise OfficialDataError(f"{path}: JSON nested too deep") from None
+
+
 def load_ground_truth(path: str | Path, empty_ok: bool = False) -> dict[str, list]:
     """The released ``ground_truth_values.json``: ``uid -> values``.
 
@@ -149,14 +164,7 @@ def load_ground_truth(path: str | Path, empty_ok: bool = False) -> dict[str, lis
     A uid given twice is refused (which copy is the truth cannot be told), as are null, NaN or infinite values.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
-    except OSError as e:
-        raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise OfficialDataError(_not_utf8(path, e)) from None
-    except json.JSONDecodeError as e:
-        raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
+    data = _read_release_json(path)
     if isinstance(data, list):  # the release's layout: rows {"uid": ..., "ground_truth_values": [...]}
         entries, where = [], {}
         for i, row in enumerate(data):
@@ -228,14 +236,7 @@ def load_answer_mapping(path: str | Path) -> dict[str, dict]:
     ``"uids:"`` in the release). Selections carry ``metadata.mapping`` (outcome -> code; ``null`` for numeric
     answers, which stay numbers), shuffles ``metadata.number_of_lines``."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
-    except OSError as e:
-        raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise OfficialDataError(_not_utf8(path, e)) from None
-    except json.JSONDecodeError as e:
-        raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
+    data = _read_release_json(path)
     if not isinstance(data, Mapping):
         raise OfficialDataError(f"{path}: expected an object keyed by answer type")
     out: dict[str, dict] = {}
