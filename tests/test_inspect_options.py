@@ -24,17 +24,26 @@ from ub_inspect.stability import stability  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_option_error_is_what_inspect_prints_without_a_traceback(capsys):
+def test_option_error_is_what_inspect_prints_without_a_traceback(capsys, monkeypatch):
     """The one private Inspect import: if Inspect moves or renames PrerequisiteError, this fails loudly."""
+    import io
+
+    import rich
+
     from inspect_ai._util.error import PrerequisiteError, exception_hook
 
+    # Inspect's hook prints through rich's global console, which an earlier eval in this process (display "none")
+    # leaves quiet: read what it prints from the console itself, unmuted
+    printed = io.StringIO()
+    monkeypatch.setattr(rich.get_console(), "file", printed)
+    monkeypatch.setattr(rich.get_console(), "quiet", False)
     err = OptionError("option ks_ns: expected an integer >= 1, got '[red]x'")
     assert isinstance(err, PrerequisiteError) and isinstance(err, ValueError)
     assert str(err) == "option ks_ns: expected an integer >= 1, got '[red]x'"
     exception_hook()(OptionError, err, None)
     out = capsys.readouterr()
-    assert out.out.strip() == "ERROR: option ks_ns: expected an integer >= 1, got '[red]x'"  # no rich markup
-    assert "Traceback" not in out.out + out.err
+    assert printed.getvalue().strip() == "ERROR: option ks_ns: expected an integer >= 1, got '[red]x'"  # no markup
+    assert "Traceback" not in printed.getvalue() + out.out + out.err
 
 
 @pytest.mark.parametrize("kw, message", [
@@ -110,8 +119,15 @@ def test_unknown_task_option_is_named_by_inspect(caplog):
 
     from ub_inspect._naming import registry_name
 
-    with caplog.at_level(logging.WARNING):
-        t = task_create(registry_name("ksn"), n_sample=5, categories="shuffling")
+    # once an eval has run in this process, Inspect's own logging stops propagating to the root logger: listen on
+    # the registry's logger itself
+    registry_log = logging.getLogger("inspect_ai._eval.registry")
+    registry_log.addHandler(caplog.handler)
+    try:
+        with caplog.at_level(logging.WARNING, logger="inspect_ai._eval.registry"):
+            t = task_create(registry_name("ksn"), n_sample=5, categories="shuffling")
+    finally:
+        registry_log.removeHandler(caplog.handler)
     assert len(t.dataset) == 20
     assert any("param 'n_sample' not used by task" in r.getMessage() for r in caplog.records)
 
