@@ -81,21 +81,26 @@ def _digest(arr: np.ndarray) -> str:
 def _read(path: Path, key: dict) -> tuple[np.ndarray | None, str | None]:
     """(draws, None) for a valid file; (None, reason) for a missing (reason None) or invalid one."""
     try:
-        loaded = np.load(path, allow_pickle=False)
+        fh = open(path, "rb")  # opened here, so a file numpy cannot read is still closed
     except FileNotFoundError:
         return None, None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        return None, f"unreadable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})".strip()
-    if isinstance(loaded, np.ndarray):
-        return None, "old cache format without checksum"
-    try:
-        with loaded as z:
-            if set(z.files) != {"draws", "meta"}:
-                return None, f"unexpected members {sorted(z.files)}"
-            meta_arr = z["meta"]
-            arr = z["draws"]
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
-        return None, f"unreadable ({type(e).__name__})"
+    except OSError as e:
+        return None, f"unreadable ({type(e).__name__}: {e.strerror or e})"
+    with fh:
+        try:
+            loaded = np.load(fh, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            return None, f"unreadable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})".strip()
+        if isinstance(loaded, np.ndarray):
+            return None, "old cache format without checksum"
+        try:
+            with loaded as z:
+                if set(z.files) != {"draws", "meta"}:
+                    return None, f"unexpected members {sorted(z.files)}"
+                meta_arr = z["meta"]
+                arr = z["draws"]
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+            return None, f"unreadable ({type(e).__name__})"
     try:
         meta = json.loads(str(meta_arr[()]))
     except (ValueError, TypeError, IndexError):
