@@ -227,3 +227,29 @@ def test_inspect_against_existing_server(route, tmp_path, monkeypatch):
         meta = s.scores["ksn_scorer"].metadata
         assert meta["requests"] == 1 and len(meta["values"]) == 100
         assert s.scores["ksn_scorer"].value["ks@100"] == 1.0
+
+
+def test_inspect_eval_set_many_models_on_their_servers(tmp_path, monkeypatch):
+    """``inspect eval-set`` with two models on two servers (``openai-api/srva/...``, ``openai-api/srvb/...``):
+    each server sees only its own model's requests, one n=100 request per problem."""
+    pytest.importorskip("inspect_ai")
+    pytest.importorskip("openai")
+    from inspect_ai import eval_set
+
+    from ub_inspect.ksn import ksn
+
+    with StubServer() as a, StubServer(answer="collapse") as b:
+        for name, srv in (("SRVA", a), ("SRVB", b)):
+            monkeypatch.setenv(f"{name}_BASE_URL", srv.base_url)
+            monkeypatch.setenv(f"{name}_API_KEY", "none")
+        ok, logs = eval_set(ksn(ids=",".join(IDS)), model="openai-api/srva/good,openai-api/srvb/collapsed",
+                            log_dir=str(tmp_path), display="none", max_connections=4)
+    assert ok and len(logs) == 2
+    assert {body["model"] for body in a.requests} == {"good"} and {body["model"] for body in b.requests} == {
+        "collapsed"}
+    assert _by_problem(a) == _by_problem(b) == {pid: [100] for pid in IDS}
+    from inspect_ai.log import read_eval_log
+
+    logs = [read_eval_log(log.location) for log in logs]  # eval_set returns the headers
+    ks = {log.eval.model: [s.scores["ksn_scorer"].value["ks@100"] for s in log.samples] for log in logs}
+    assert ks == {"openai-api/srva/good": [1.0, 1.0], "openai-api/srvb/collapsed": [0.0, 0.0]}

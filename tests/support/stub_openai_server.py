@@ -5,7 +5,8 @@
 Answers are the Random Machine's (``ub_core.oracle``): true draws of the KS@N problem whose text starts the
 prompt (chat: the last user message), seeded by the request's ``seed`` and a per-server request counter, so KS@N
 scores are meaningful (the right distribution scores KS@100 = 1). ``answer="collapse"`` always answers the mode /
-median instead. Every request body is recorded (``server.requests``).
+median instead. Every request body is recorded (``server.requests``); ``GET /v1/stub/stats`` gives the counts of
+requests and choices served.
 
 Faults, for the retry / top-up tests: ``fail_first=K`` with ``failure="5xx"`` (HTTP 503), ``"truncated"``
 (a cut JSON body with status 200) or ``"slow"`` (the answer after ``slow_s`` seconds) for the first K generation
@@ -56,6 +57,7 @@ class StubServer:
         self.slow_s, self.record = float(slow_s), record
         self.requests: list[dict] = []  # every generation request body, in arrival order
         self.failed: list[int] = []  # indices (in ``requests``) of the requests answered with a fault
+        self.served = {"requests": 0, "choices": 0}  # counted even with record=False (GET /v1/stub/stats)
         self._lock = threading.Lock()
         self._counter = itertools.count()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -103,6 +105,7 @@ class StubServer:
             if self.record:
                 self.requests.append(body)
             fault = serial < self.fail_first
+            self.served["requests"] += 1
             if fault:
                 self.failed.append(serial)
         if fault and self.failure == "5xx":
@@ -111,6 +114,8 @@ class StubServer:
             time.sleep(self.slow_s)
         k = (n if self.max_choices is None else min(n, self.max_choices)) + self.extra_choices
         texts = self._texts(body, k, serial)
+        with self._lock:
+            self.served["choices"] += k
         if chat:
             choices = [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop",
                         "logprobs": None} for i, t in enumerate(texts)]
@@ -142,7 +147,10 @@ class StubServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/stub/stats"):
+                    with server._lock:
+                        self._send(200, json.dumps(server.served).encode())
+                elif self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": [
                         {"id": "tiny", "object": "model", "owned_by": "stub"}]}).encode())
                 elif self.path.rstrip("/") in ("/health", "/v1/health"):
@@ -172,7 +180,8 @@ if __name__ == "__main__":  # pragma: no cover - manual use: python tests/suppor
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--host", default="127.0.0.1")
     args = ap.parse_args()
-    srv = StubServer(port=args.port, record=False).start()
+    srv = StubServer(host=args.host, port=args.port, record=False).start()
     print(srv.base_url, flush=True)
     threading.Event().wait()
