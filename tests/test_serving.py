@@ -253,3 +253,26 @@ def test_inspect_eval_set_many_models_on_their_servers(tmp_path, monkeypatch):
     logs = [read_eval_log(log.location) for log in logs]  # eval_set returns the headers
     ks = {log.eval.model: [s.scores["ksn_scorer"].value["ks@100"] for s in log.samples] for log in logs}
     assert ks == {"openai-api/srva/good": [1.0, 1.0], "openai-api/srvb/collapsed": [0.0, 0.0]}
+
+
+def test_ub_lm_eval_command_line(tmp_path):
+    """``ub-lm-eval --model ub-openai-completions`` (the CLI, in a subprocess) against the stand-in server."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    with StubServer() as srv:
+        env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join([str(repo), os.environ.get(
+            "PYTHONPATH", "")]))
+        proc = subprocess.run(
+            [sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-openai-completions", "--model_args",
+             f"base_url={srv.base_url}/completions,model=tiny,tokenizer_backend=none,num_concurrent=2",
+             "--tasks", TASK, "--metadata", json.dumps({"ids": ",".join(IDS)}), "--output_path", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _by_problem(srv) == {pid: [100] for pid in IDS}
+    res = json.loads(next(tmp_path.rglob("results_*.json")).read_text())
+    assert res["results"][TASK]["ks@100,take_100"] == 1.0
