@@ -95,12 +95,17 @@ def test_lm_evals_own_model_sends_one_request_per_repeat(task_manager):
 
 @pytest.mark.parametrize("fault", ["5xx", "truncated", "slow"])
 def test_failed_requests_are_retried_never_double_counted(task_manager, fault):
-    """The first two requests fail (HTTP 503, a cut JSON body, or an answer after the 1 s timeout): they are
+    """The first two requests fail (HTTP 503, a cut JSON body, or an answer after the 2 s timeout): they are
     sent again; each problem still gets exactly 100 answers, all valid."""
-    with StubServer(fail_first=2, failure=fault, slow_s=3.0) as srv:
-        row, samples = _evaluate(task_manager, srv, timeout=1)
-    assert len(srv.failed) == 2 and len(srv.requests) == 4
-    assert _by_problem(srv) == {pid: [100, 100] for pid in IDS}  # a retried request asks for all of it again
+    with StubServer(fail_first=2, failure=fault, slow_s=6.0) as srv:
+        row, samples = _evaluate(task_manager, srv, **({"timeout": 2} if fault == "slow" else {}))
+    assert len(srv.failed) == 2
+    if fault == "slow":  # on a loaded machine a healthy answer may also miss the 2 s timeout and be retried
+        assert len(srv.requests) >= 4
+        assert {n for ns in _by_problem(srv).values() for n in ns} == {100}
+    else:
+        assert len(srv.requests) == 4
+        assert _by_problem(srv) == {pid: [100, 100] for pid in IDS}  # a retried request asks for all of it again
     for s in samples.values():
         assert len(s["values"]) == 100 and s["n_valid"] == 100
     assert row["ks@100,take_100"] == 1.0
