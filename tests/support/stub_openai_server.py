@@ -1,0 +1,187 @@
+"""A stand-in OpenAI-compatible server for tests and the serving benchmark: ``/v1/completions``,
+``/v1/chat/completions`` and ``/v1/models``, enough for lm-eval's API models, Inspect's ``openai-api/`` and
+``vllm/`` providers and the ``openai`` client.
+
+Answers are the Random Machine's (``ub_core.oracle``): true draws of the KS@N problem whose text starts the
+prompt (chat: the last user message), seeded by the request's ``seed`` and a per-server request counter, so KS@N
+scores are meaningful (the right distribution scores KS@100 = 1). ``answer="collapse"`` always answers the mode /
+median instead. Every request body is recorded (``server.requests``); ``GET /v1/stub/stats`` gives the counts of
+requests and choices served.
+
+Faults, for the retry / top-up tests: ``fail_first=K`` with ``failure="5xx"`` (HTTP 503), ``"truncated"``
+(a cut JSON body with status 200) or ``"slow"`` (the answer after ``slow_s`` seconds) for the first K generation
+requests; ``max_choices=M`` returns at most M choices whatever ``n`` asks; ``extra_choices=E`` returns E
+more than asked.
+
+    with StubServer() as srv:           # a thread on 127.0.0.1, a free port
+        srv.base_url                    # http://127.0.0.1:PORT/v1
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
+
+__all__ = ["StubServer"]
+
+
+def _prompt_text(body: dict) -> str:
+    if "messages" in body:
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        content = users[-1]["content"] if users else ""
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return str(content)
+    prompt = body.get("prompt", "")
+    if isinstance(prompt, list):
+        prompt = prompt[0] if prompt else ""
+    return str(prompt)
+
+
+class StubServer:
+    def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
+                 max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
+                 record: bool = True) -> None:
+        if answer not in ("oracle", "collapse"):
+            raise ValueError(f"answer must be oracle or collapse, not {answer!r}")
+        if failure not in ("5xx", "truncated", "slow"):
+            raise ValueError(f"failure must be 5xx, truncated or slow, not {failure!r}")
+        self.answer, self.fail_first, self.failure = answer, int(fail_first), failure
+        self.max_choices, self.extra_choices = max_choices, int(extra_choices)
+        self.slow_s, self.record = float(slow_s), record
+        self.requests: list[dict] = []  # every generation request body, in arrival order
+        self.failed: list[int] = []  # indices (in ``requests``) of the requests answered with a fault
+        self.served = {"requests": 0, "choices": 0}  # counted even with record=False (GET /v1/stub/stats)
+        self._lock = threading.Lock()
+        self._counter = itertools.count()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------------------------------ lifecycle
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "StubServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "StubServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ---------------------------------------------------------------------------------------- answering
+    def _texts(self, body: dict, n: int, serial: int) -> list[str]:
+        problem = find_problem(_prompt_text(body))
+        if problem is None:
+            return ["I cannot tell which problem this is."] * n
+        if self.answer == "collapse":
+            return [render_value(problem, collapse_value(problem))] * n
+        seed = body.get("seed")
+        # the request counter keeps requests with the same seed (top-ups, lm-eval's fixed seed) independent
+        return oracle_replies(problem, n, seed=(int(seed) if seed is not None else 0) * 1_000_003 + serial)
+
+    def respond(self, path: str, body: dict) -> tuple[int, bytes]:
+        chat = path.endswith("/chat/completions")
+        n = int(body.get("n") or 1)
+        with self._lock:
+            serial = next(self._counter)
+            if self.record:
+                self.requests.append(body)
+            fault = serial < self.fail_first
+            self.served["requests"] += 1
+            if fault:
+                self.failed.append(serial)
+        if fault and self.failure == "5xx":
+            return 503, b'{"error": {"message": "stand-in server: overloaded", "code": 503}}'
+        if fault and self.failure == "slow":
+            time.sleep(self.slow_s)
+        k = (n if self.max_choices is None else min(n, self.max_choices)) + self.extra_choices
+        texts = self._texts(body, k, serial)
+        with self._lock:
+            self.served["choices"] += k
+        if chat:
+            choices = [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop",
+                        "logprobs": None} for i, t in enumerate(texts)]
+        else:
+            choices = [{"index": i, "text": t, "finish_reason": "stop", "logprobs": None}
+                       for i, t in enumerate(texts)]
+        out = {"id": f"stub-{serial}", "object": "chat.completion" if chat else "text_completion",
+               "created": int(time.time()), "model": body.get("model", "stub"), "choices": choices,
+               "usage": {"prompt_tokens": 10, "completion_tokens": 3 * k, "total_tokens": 10 + 3 * k}}
+        data = json.dumps(out).encode()
+        if fault and self.failure == "truncated":
+            data = data[: len(data) // 2]
+        return 200, data
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, status: int, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/stub/stats"):
+                    with server._lock:
+                        self._send(200, json.dumps(server.served).encode())
+                elif self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": "tiny", "object": "model", "owned_by": "stub"}]}).encode())
+                elif self.path.rstrip("/") in ("/health", "/v1/health"):
+                    self._send(200, b"{}")
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith(("/completions",)):
+                    self._send(404, b'{"error": {"message": "not found"}}')
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    self._send(400, b'{"error": {"message": "body is not JSON"}}')
+                    return
+                status, data = server.respond(self.path, body)
+                self._send(status, data)
+
+        return Handler
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use: python tests/support/stub_openai_server.py
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--host", default="127.0.0.1")
+    args = ap.parse_args()
+    srv = StubServer(host=args.host, port=args.port, record=False).start()
+    print(srv.base_url, flush=True)
+    threading.Event().wait()
