@@ -1,7 +1,7 @@
 """lm-evaluation-harness adapter: task hooks, aggregations and registered models, built on ``ub_core``.
 
-Importing this package registers the models ``ub-oracle``, ``ub-collapse`` and ``ub-vllm`` (when lm-eval is
-installed). The task YAMLs ship inside the package (:func:`tasks_dir`); ``ub tasks-dir`` prints the folder for
+Importing this package registers the models ``ub-oracle``, ``ub-collapse``, ``ub-vllm``, ``ub-openai-completions`` and
+``ub-openai-chat`` (when lm-eval is installed). The task YAMLs ship inside the package (:func:`tasks_dir`); ``ub tasks-dir`` prints the folder for
 ``--include_path``, and ``ub-lm-eval`` is lm_eval's CLI with both added.
 """
 
@@ -18,7 +18,7 @@ def tasks_dir() -> Path:
 
 
 try:
-    from . import models  # noqa: F401  (registers ub-oracle, ub-collapse, ub-vllm)
+    from . import models  # noqa: F401  (registers ub-oracle, ub-collapse, ub-vllm, ub-openai-*)
 except ModuleNotFoundError as exc:  # lm-eval not installed: the hooks and tasks_dir still work
     if exc.name is None or not exc.name.startswith("lm_eval"):
         raise
