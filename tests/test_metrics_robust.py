@@ -370,3 +370,23 @@ def test_lmeval_process_results_with_huge_replies():
     row = process_results_ksn({"id": p.id}, [["{1e308}", "{1e200}"] + oracle_replies(p, 98, seed=2)])
     assert row["n_failed"] == 2 and row["n_valid"] == 98
     assert math.isfinite(row["wdz"]) and math.isfinite(row["jsd"])
+
+
+def test_no_adapter_mean_takes_an_infinite_value():
+    """An infinite value (an old record's WDZ, a hostile log) is left out of every mean like NaN: the core
+    summaries, Inspect's nan_mean/nan_stderr and lm-eval's nanmean/total, so no table can show +-inf."""
+    from inspect_ai.scorer import Score, SampleScore
+
+    from ub_inspect.metrics import nan_mean, nan_stderr
+    from ub_lmeval.hooks import nanmean, total
+    from ub_lmeval.odds_hooks import nanmean as odds_nanmean
+
+    values = [1.0, float("inf"), float("nan"), 3.0, float("-inf"), None]
+    s = M.summarize_values(values)
+    assert (s["mean"], s["n"], s["dropped"]) == (2.0, 2, 4)
+    assert np.isfinite(s["low"]) and np.isfinite(s["high"])
+    assert nanmean(values) == 2.0 and odds_nanmean(values) == 2.0
+    assert total([1.0, float("inf"), 1.0, float("nan")]) == 2.0
+    scores = [SampleScore(score=Score(value=v), sample_id=i) for i, v in enumerate(values[:5])]
+    assert nan_mean()(scores) == 2.0
+    assert nan_stderr()(scores) == pytest.approx(1.0)  # sd of (1, 3) = sqrt(2), / sqrt(2)

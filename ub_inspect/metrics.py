@@ -16,7 +16,7 @@ def _finite_pairs(scores: list[SampleScore], cluster: str | None = None) -> list
             v = s.score.as_float()
         except (TypeError, ValueError):
             continue
-        if not math.isnan(v):
+        if math.isfinite(v):  # NaN marks an undefined value; +-inf (an old log's WDZ) never enters a mean
             label = (s.sample_metadata or {}).get(cluster, s.sample_id) if cluster else s.sample_id
             out.append((v, str(label)))
     return out

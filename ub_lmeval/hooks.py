@@ -81,15 +81,20 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     return out
 
 
+def _finite(items: list) -> list[float]:
+    """The values that are defined: None, NaN and +-inf (an undefined WDZ, an old record's infinite one) left out."""
+    return [float(x) for x in items if x is not None and math.isfinite(float(x))]
+
+
 def nanmean(items: list) -> float:
-    """Mean over the problems where the metric is defined (NaN where none is)."""
-    vals = [float(x) for x in items if x is not None and not math.isnan(float(x))]
+    """Mean over the documents where the metric is defined and finite (NaN where none is)."""
+    vals = _finite(items)
     return sum(vals) / len(vals) if vals else float("nan")
 
 
 def total(items: list) -> float:
     """Sum over the problems where the value is defined: a count for 0/1 flags (``wdz_undefined``, ``constant``)."""
-    return float(sum(float(x) for x in items if x is not None and not math.isnan(float(x))))
+    return float(sum(_finite(items)))
 
 
 def count(items: list) -> float:

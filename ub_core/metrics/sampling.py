@@ -1042,11 +1042,12 @@ def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
 
 
 def _is_missing(v: Any) -> bool:
+    """None, NaN or +-inf: a value no mean may take (an undefined WDZ, an old log's infinite one)."""
     if v is None:
         return True
     try:
-        return math.isnan(float(v))
-    except (TypeError, ValueError):
+        return not math.isfinite(float(v))
+    except (TypeError, ValueError, OverflowError):
         return False
 
 
@@ -1075,8 +1076,8 @@ def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resample
                      seed: int = 0) -> dict[str, Any]:
     """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``.
 
-    None / NaN entries are dropped and counted in ``dropped`` (infinite values are kept and make the mean
-    infinite; its interval is then (mean, mean)). With no values left, ``mean``/``low``/``high`` are None.
+    None, NaN and +-inf entries are dropped and counted in ``dropped``, so the mean is always finite (or None:
+    with no values left, ``mean``/``low``/``high`` are None).
     """
     kept, dropped = [], 0
     for v in values:
@@ -1089,8 +1090,6 @@ def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resample
         return {"mean": None, "low": None, "high": None, "n": 0, "dropped": dropped}
     arr = np.asarray(kept)
     mean = float(np.mean(arr))
-    if not np.all(np.isfinite(arr)):
-        return {"mean": mean, "low": mean, "high": mean, "n": n, "dropped": dropped}
     low, high = bootstrap_interval(arr, np.mean, confidence, n_resamples, seed)
     return {"mean": mean, "low": low, "high": high, "n": n, "dropped": dropped}
 
