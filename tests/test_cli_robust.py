@@ -228,3 +228,22 @@ def test_score_json_is_strict_even_with_non_finite_values(capsys):
     out = _json.loads(text, parse_constant=refuse)
     assert out["aggregate"]["overall"] == {"wdz": {"mean": None}, "jsd": None}
     assert out["problems"] == [{"id": "x", "p@100": None, "ks@100": 1.0}]
+
+
+def test_failure_reasons_are_reported_not_only_counted(capsys, tmp_path):
+    """``n_failed`` is traceable: each problem's row carries its failure reasons with counts (``--json``), and the
+    table names the commonest ones (a reply of {1e308} is out of support, not a silent 'failed')."""
+    f = tmp_path / "s.jsonl"
+    f.write_text(json.dumps({"id": "te-normal-conc", "outputs": ["{1e308}", "{1e308}", "hello", "{100}", "{101}"]})
+                 + "\n" + json.dumps({"id": "te-normal-conc", "n_failed": 2, "values": [99.0]}) + "\n")
+    code, out, err = _cli(capsys, "score", "--samples", f, "--json")
+    assert code == 0, err
+    row = json.loads(out)["problems"][0]
+    assert row["n_failed"] == 5
+    reasons = row["failure_reasons"]
+    assert sum(reasons.values()) == 5
+    assert reasons["failed before recording"] == 2
+    assert reasons["no number found"] == 1
+    assert [k for r, k in reasons.items() if "1e+308 out of support" in r] == [2]
+    code, out, err = _cli(capsys, "score", "--samples", f)
+    assert code == 0 and "commonest failure reasons:" in out and "1e+308 out of support" in out

@@ -7,6 +7,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import json
 import math
 import os
@@ -222,6 +223,11 @@ def _print_run(run, args, ns) -> None:
         sys.stdout.write("\n")
     else:
         print(format_table(run.aggregate, ns))
+        reasons: Counter = Counter()
+        for row in run.rows:
+            reasons.update(row.get("failure_reasons") or {})
+        if reasons:  # what n_failed is made of (per problem under "failure_reasons" in --json)
+            print("commonest failure reasons: " + "; ".join(f"{r} (x{k})" for r, k in reasons.most_common(5)))
         if run.errors:
             print(f"{len(run.errors)} line(s) could not be scored (see above)")
 

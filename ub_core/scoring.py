@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import sys
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -187,14 +187,23 @@ def _score_job(problem: Problem, slot: Mapping, options: Mapping) -> tuple[dict 
         values, failures = parse_outputs(problem, slot["outputs"])
         checked, rejected = problem.check_values(slot["values"])
         values += checked
-        n_failed = len(failures) + len(rejected) + int(slot.get("n_failed", 0))
+        earlier, too_large = int(slot.get("n_failed", 0)), int(slot.get("too_large", 0))
+        n_failed = len(failures) + len(rejected) + earlier + too_large
         row = score_values(problem, values, n_failed=n_failed, **options)
+        row["failure_reasons"] = failure_reasons(failures + rejected + ["failed before recording"] * earlier
+                                                 + ["number too large (beyond the float range)"] * too_large)
     except Exception as e:  # hostile values (RecursionError, OverflowError, ...) skip one problem, named
         msg = str(e).splitlines()[0] if str(e) else ""
         return None, f"line {slot['first_line']}: cannot score {problem.id}: {type(e).__name__}" + \
             (f": {msg[:200]}" if msg else "")
     row.update(id=problem.id, category=problem.category)
     return row, None
+
+
+def failure_reasons(reasons: Sequence[str], most: int = 5, width: int = 160) -> dict[str, int]:
+    """The ``most`` commonest failure reasons of one problem with their counts (each cut to ``width`` characters),
+    so a table's ``n_failed`` can be traced to what the replies got wrong."""
+    return dict(Counter(str(r)[:width] for r in reasons).most_common(most))
 
 
 _FORK_JOBS: list = []  # read by forked workers: Problem objects hold closures, which do not pickle
@@ -312,10 +321,11 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
         if isinstance(n_failed, bool) or not isinstance(n_failed, int) or n_failed < 0:
             errors.append(f"line {lineno}: 'n_failed' must be a non-negative integer")
             continue
-        slot = merged.setdefault(pid, {"values": [], "outputs": [], "n_failed": 0, "first_line": lineno})
+        slot = merged.setdefault(pid, {"values": [], "outputs": [], "n_failed": 0, "too_large": 0,
+                                       "first_line": lineno})
         if key == "values":
             items = [_as_float_or_failure(v) for v in items]
-            n_failed += sum(v is _TOO_LARGE for v in items)
+            slot["too_large"] += sum(v is _TOO_LARGE for v in items)
             items = [v for v in items if v is not _TOO_LARGE]
         slot[key].extend(items)
         slot["n_failed"] += n_failed
