@@ -574,3 +574,36 @@ def test_lmeval_parse_failures_are_logged_with_examples(caplog):
         assert unreadable_rate(terms) == 2 / 8
     msg = " ".join(r.getMessage() for r in caplog.records)
     assert "2 of 8 replies unreadable" in msg and "I refuse." in msg and "ambiguous" in msg and "nav_1 run 1" in msg
+
+
+def test_inspect_parse_failure_rate_logs_examples(caplog):
+    import logging
+
+    from inspect_ai.scorer import SampleScore, Score
+
+    from ub_inspect.stability.scorer import parse_failure_rate
+
+    def cell(sid, epoch, reply, letter, reason=None):
+        return SampleScore(sample_id=sid, score=Score(value="C" if letter == "B" else "I", metadata={
+            "completion": reply, "parsed_answer": letter, "target": "B", "epoch": epoch,
+            "unreadable_reason": reason}))
+
+    scores = [cell("nav_1", 1, "ANSWER: B", "B"), cell("nav_1", 2, "I refuse.", None, "no option found"),
+              cell("nav_2", 1, "Yes or No", None, "ambiguous"), cell("nav_2", 2, "ANSWER: B", "B")]
+    # Inspect may turn off propagation after an eval in the same process: attach the handler to the logger itself
+    log = logging.getLogger("ub_core.metrics.stability")
+    log.addHandler(caplog.handler)
+    old_level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        assert parse_failure_rate()(scores) == 2 / 4
+    finally:
+        log.removeHandler(caplog.handler)
+        log.setLevel(old_level)
+    # the record may arrive twice (our handler and, while propagation is on, caplog's root handler)
+    recs = [r for r in caplog.records if r.name == "ub_core.metrics.stability"]
+    msgs = sorted({r.getMessage() for r in recs})
+    assert len(msgs) == 1 and all(r.levelno == logging.WARNING for r in recs)
+    assert "ub_inspect/stability: 2 of 4 replies unreadable" in msgs[0]
+    assert "sample nav_1 epoch 2: no option found: 'I refuse.'" in msgs[0]
+    assert "sample nav_2 epoch 1: ambiguous: 'Yes or No'" in msgs[0]
