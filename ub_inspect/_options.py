@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Inspect moved it: a plain ValueError (
         pass
 
 __all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
-           "select_ids"]
+           "select_ids", "first_per_category"]
 
 
 class OptionError(_CleanlyPrinted, ValueError):
@@ -136,6 +136,20 @@ def choice(value: Any, name: str, allowed: Sequence[str]) -> str:
     if v not in allowed:
         raise OptionError(f"option {name}: must be one of {', '.join(allowed)}, got {value!r}")
     return v
+
+
+def first_per_category(items: Sequence[Any], limit: Any) -> list[Any]:
+    """``-T limit_per_category``: the first ``limit`` items of each ``category``, in bank order (all when None)."""
+    if limit is None:
+        return list(items)
+    cap = positive_int(limit, "limit_per_category")
+    seen: dict[str, int] = {}
+    kept = []
+    for item in items:
+        seen[item.category] = seen.get(item.category, 0) + 1
+        if seen[item.category] <= cap:
+            kept.append(item)
+    return kept
 
 
 def select_ids(items: Sequence[Any], ids: Any) -> list[Any]:

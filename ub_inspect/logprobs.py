@@ -40,7 +40,7 @@ from ub_core.logit import (
 )
 from ub_core.problems import LogitItem, load_bank
 
-from ._options import choice, positive_int, select_ids, str_list
+from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rate, nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
@@ -75,16 +75,7 @@ def load_items(bank: str, categories: Any = None, size: str = "subset",
     """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here)."""
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
-    items = list(load_bank(bank, categories=cats, size=size))
-    if limit_per_category is not None:
-        cap = positive_int(limit_per_category, "limit_per_category")
-        per: dict[str, int] = {}
-        kept = []
-        for item in items:
-            per[item.category] = per.get(item.category, 0) + 1
-            if per[item.category] <= cap:
-                kept.append(item)
-        items = kept
+    items = first_per_category(load_bank(bank, categories=cats, size=size), limit_per_category)
     return select_ids(items, ids)
 
 

@@ -17,8 +17,8 @@ from ub_core.problems import Problem, load_bank
 from ub_core.scoring import DEFAULT_NS
 
 from ub_inspect._naming import registry_name
-from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, select_ids, str_list,
-                                 task_options)
+from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
+                                 select_ids, str_list, task_options)
 from ub_inspect.scorers import ksn_scorer
 from ub_inspect.solvers import collect_values
 
@@ -96,17 +96,8 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         temperature = real(temperature, "temperature", low=0)
         tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
                   else MAX_TOKENS.get(list_size, 72 * list_size))
-        cap = positive_int(limit_per_category, "limit_per_category") if limit_per_category is not None else None
         problems = load_problems(str(dataset), ground_truth, str(split), cats)
-        if cap is not None:
-            per: dict[str, int] = {}
-            kept = []
-            for p in problems:
-                per[p.category] = per.get(p.category, 0) + 1
-                if per[p.category] <= cap:
-                    kept.append(p)
-            problems = kept
-        problems = select_ids(problems, ids)
+        problems = select_ids(first_per_category(problems, limit_per_category), ids)
     by_id = {p.id: p for p in problems}
     return Task(
         dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems], name="unpredictabench-ksn"),
