@@ -213,13 +213,9 @@ def test_score_json_is_strict_even_with_non_finite_values(capsys):
     import argparse
     import json as _json
 
-    import numpy as _np
-
-    from ub_core import cli as _cli
-
-    run = argparse.Namespace(aggregate={"overall": {"wdz": {"mean": float("nan")}, "jsd": _np.float64("inf")}},
+    run = argparse.Namespace(aggregate={"overall": {"wdz": {"mean": float("nan")}, "jsd": np.float64("inf")}},
                              rows=[{"id": "x", "p@100": float("-inf"), "ks@100": 1.0}], errors=[])
-    _cli._print_run(run, argparse.Namespace(json=True), (100,))
+    cli._print_run(run, argparse.Namespace(json=True), (100,))
     text = capsys.readouterr().out
 
     def refuse(token):
