@@ -325,7 +325,7 @@ def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
     with StubServer() as srv:
         monkeypatch.setenv("STUB_API_KEY", "none")
         monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-        log = _logit_eval(bank, "top_logprobs", "openai-api/stub/tiny", tmp_path)
+        log = _logit_eval(bank, "top_logprobs", f"openai-api/stub/top-{bank}", tmp_path)  # own name: Inspect caches models by name
     assert len(srv.requests) == len(LOGIT_IDS[bank])  # one request per sample
     for body in srv.requests:
         assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
@@ -352,7 +352,7 @@ def test_inspect_top_logprobs_collapsed_server(tmp_path, monkeypatch):
     with StubServer(logprobs="collapse") as srv:
         monkeypatch.setenv("STUB_API_KEY", "none")
         monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-        log = _logit_eval("calibration", "top_logprobs", "openai-api/stub/tiny", tmp_path)
+        log = _logit_eval("calibration", "top_logprobs", "openai-api/stub/collapsed", tmp_path)
     for s in log.samples:
         ub = s.scores["calibration_scorer"].metadata["ub"]
         assert ub["predicted"] == pytest.approx([1.0, 0.0])
@@ -373,11 +373,11 @@ def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, m
         if route == "openai-api-completions":
             monkeypatch.setenv("STUB_API_KEY", "none")
             monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-            model = "openai-api-completions/stub/tiny"
+            model = "openai-api-completions/stub/plp"
         else:
             monkeypatch.setenv("VLLM_BASE_URL", srv.base_url)
             monkeypatch.setenv("VLLM_API_KEY", "none")
-            model = "vllm-completions/tiny"
+            model = "vllm-completions/plp"
         log = _logit_eval("calibration", "prompt_logprobs", model, tmp_path)
     expected = sum(len(flatten_variants(find_logit_item(s.input))[0]) for s in log.samples)
     assert len(srv.requests) == expected  # one request per surface variant
