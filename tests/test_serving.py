@@ -292,3 +292,105 @@ def test_ub_lm_eval_command_line(tmp_path):
     assert _by_problem(srv) == {pid: [100] for pid in IDS}
     res = json.loads(next(tmp_path.rglob("results_*.json")).read_text())
     assert res["results"][TASK]["ks@100,take_100"] == 1.0
+
+
+# ------------------------------------------------------------------------------- log-probability tasks
+
+LOGIT_IDS = {"calibration": ["cal-colors-t0-units-9-6-red-green", "cal-colors-t0-units-8-1-red-yellow"],
+             "implicit": ["imp-dice-dependent-1d4-p1", "imp-dice-observed-1d4-oeven"]}
+
+
+def _logit_eval(bank, mode, model, tmp_path, **kw):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.calibration import calibration
+    from ub_inspect.implicit import implicit
+
+    task = {"calibration": calibration, "implicit": implicit}[bank](mode=mode, ids=",".join(LOGIT_IDS[bank]))
+    log = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_connections=4, **kw)[0]
+    assert log.status == "success", log.error
+    assert sorted(s.id for s in log.samples) == sorted(LOGIT_IDS[bank])
+    return log
+
+
+@pytest.mark.parametrize("bank", ["calibration", "implicit"])
+def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
+    """``-T mode=top_logprobs`` with ``openai-api/stub/tiny``: one chat request per item asking for the first
+    token's top-20 log-probabilities; the server's list is the item's true distribution, so the option mass is 1
+    and the normalised distribution is the ideal one (calibration WD = 0, implicit KL = 0)."""
+    pytest.importorskip("inspect_ai")
+    pytest.importorskip("openai")
+    from ub_core.problems import get_problem  # noqa: F401  (registry import side effects)
+
+    with StubServer() as srv:
+        monkeypatch.setenv("STUB_API_KEY", "none")
+        monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
+        log = _logit_eval(bank, "top_logprobs", f"openai-api/stub/top-{bank}", tmp_path)  # own name: Inspect caches models by name
+    assert len(srv.requests) == len(LOGIT_IDS[bank])  # one request per sample
+    for body in srv.requests:
+        assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
+        assert body["max_tokens"] == 1 or body.get("max_completion_tokens") == 1
+    from ub_core.oracle_logit import find_logit_item
+
+    assert sorted(find_logit_item(_prompt_text_of(b)).id for b in srv.requests) == sorted(LOGIT_IDS[bank])
+    for s in log.samples:
+        ub = s.scores[f"{bank}_scorer"].metadata["ub"]
+        assert ub["mode"] == "top_logprobs"
+        assert sum(ub["option_mass"]) == pytest.approx(1.0, abs=1e-9)
+        assert ub["predicted"] == pytest.approx(list(ub["probabilities"]), abs=1e-9)
+        value = s.scores[f"{bank}_scorer"].value
+        if bank == "calibration":
+            assert value["pm"] == pytest.approx(1.0, abs=1e-9) and value["wd"] == pytest.approx(0.0, abs=1e-9)
+        else:
+            assert value["kl"] == pytest.approx(0.0, abs=1e-9) and value["missing_mass"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_inspect_top_logprobs_collapsed_server(tmp_path, monkeypatch):
+    """The scores come from the server's list: all mass on the first option gives WD > 0 on unequal items."""
+    pytest.importorskip("inspect_ai")
+    pytest.importorskip("openai")
+    with StubServer(logprobs="collapse") as srv:
+        monkeypatch.setenv("STUB_API_KEY", "none")
+        monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
+        log = _logit_eval("calibration", "top_logprobs", "openai-api/stub/collapsed", tmp_path)
+    for s in log.samples:
+        ub = s.scores["calibration_scorer"].metadata["ub"]
+        assert ub["predicted"] == pytest.approx([1.0, 0.0])
+        assert s.scores["calibration_scorer"].value["wd"] > 0.1
+
+
+@pytest.mark.parametrize("route", ["openai-api-completions", "vllm-completions"])
+def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, monkeypatch):
+    """``-T mode=prompt_logprobs`` with ``openai-api-completions/stub/tiny`` or ``vllm-completions/tiny``
+    (VLLM_BASE_URL): one /v1/completions request per option variant carrying vLLM's ``prompt_logprobs``; the
+    server's reference model gives the canonical variants the item's probabilities, so PM = 1 and WD = 0."""
+    pytest.importorskip("inspect_ai")
+    pytest.importorskip("openai")
+    from ub_core.logit import flatten_variants
+    from ub_core.oracle_logit import find_logit_item
+
+    with StubServer() as srv:
+        if route == "openai-api-completions":
+            monkeypatch.setenv("STUB_API_KEY", "none")
+            monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
+            model = "openai-api-completions/stub/plp"
+        else:
+            monkeypatch.setenv("VLLM_BASE_URL", srv.base_url)
+            monkeypatch.setenv("VLLM_API_KEY", "none")
+            model = "vllm-completions/plp"
+        log = _logit_eval("calibration", "prompt_logprobs", model, tmp_path)
+    expected = sum(len(flatten_variants(find_logit_item(s.input))[0]) for s in log.samples)
+    assert len(srv.requests) == expected  # one request per surface variant
+    assert all("prompt" in b and b.get("prompt_logprobs") == 1 and b.get("max_tokens") == 1 for b in srv.requests)
+    for s in log.samples:
+        ub = s.scores["calibration_scorer"].metadata["ub"]
+        assert ub["mode"] == "prompt_logprobs"
+        assert ub["predicted"] == pytest.approx(list(ub["probabilities"]), abs=1e-9)
+        value = s.scores["calibration_scorer"].value
+        assert value["pm"] == pytest.approx(1.0, abs=1e-9) and value["wd"] == pytest.approx(0.0, abs=1e-9)
+
+
+def _prompt_text_of(body):
+    from support.stub_openai_server import _prompt_text
+
+    return _prompt_text(body)

@@ -13,6 +13,13 @@ Faults, for the retry / top-up tests: ``fail_first=K`` with ``failure="5xx"`` (H
 requests; ``max_choices=M`` returns at most M choices whatever ``n`` asks; ``extra_choices=E`` returns E
 more than asked.
 
+Log-probabilities, for the log-probability tasks (calibration, implicit, explicit), from the reference model of
+``ub_core.oracle_logit`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant ``" " + option``
+is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format first-token list
+(the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
+list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
+reference log-probability. A prompt that is no item's gets no log-probabilities.
+
     with StubServer() as srv:           # a thread on 127.0.0.1, a free port
         srv.base_url                    # http://127.0.0.1:PORT/v1
 """
@@ -21,12 +28,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
+from ub_core.oracle_logit import find_logit_item, oracle_logprob, oracle_top_logprobs, split_logit_text
 
 __all__ = ["StubServer"]
 
@@ -44,14 +53,44 @@ def _prompt_text(body: dict) -> str:
     return str(prompt)
 
 
+def _token(text: str, logprob: float) -> dict:
+    return {"token": text, "logprob": logprob, "bytes": list(text.encode())}
+
+
+def _chat_logprobs(body: dict, mode: str) -> dict | None:
+    """OpenAI chat ``logprobs`` for a one-token answer: the item's first-token top-k list."""
+    item = find_logit_item(_prompt_text(body))
+    if item is None:
+        return None
+    top = oracle_top_logprobs(item, mode, k=int(body.get("top_logprobs") or 1))
+    return {"content": [{**_token(*top[0]), "top_logprobs": [_token(t, lp) for t, lp in top]}]}
+
+
+def _prompt_logprobs(body: dict, mode: str) -> list | None:
+    """vLLM's ``prompt_logprobs``: per prompt token ``{token_id: {logprob, rank, decoded_token}}`` (``None``
+    for the first); here the item's prompt is one token and the continuation another."""
+    hit = split_logit_text(_prompt_text(body))
+    if hit is None:
+        return None
+    item, continuation = hit
+    out: list = [None, {"1": {"logprob": -1.0, "rank": 1, "decoded_token": item.prompt}}]
+    if continuation:
+        lp = oracle_logprob(item, continuation, mode)
+        out.append({"2": {"logprob": lp if lp > -math.inf else -9999.0, "rank": 1, "decoded_token": continuation}})
+    return out
+
+
 class StubServer:
     def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
                  max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
-                 record: bool = True) -> None:
+                 record: bool = True, logprobs: str = "oracle") -> None:
         if answer not in ("oracle", "collapse"):
             raise ValueError(f"answer must be oracle or collapse, not {answer!r}")
         if failure not in ("5xx", "truncated", "slow"):
             raise ValueError(f"failure must be 5xx, truncated or slow, not {failure!r}")
+        if logprobs not in ("oracle", "collapse"):
+            raise ValueError(f"logprobs must be oracle or collapse, not {logprobs!r}")
+        self.logprobs = logprobs
         self.answer, self.fail_first, self.failure = answer, int(fail_first), failure
         self.max_choices, self.extra_choices = max_choices, int(extra_choices)
         self.slow_s, self.record = float(slow_s), record
@@ -117,10 +156,15 @@ class StubServer:
         with self._lock:
             self.served["choices"] += k
         if chat:
+            lps = _chat_logprobs(body, self.logprobs) if body.get("logprobs") else None
+            if lps is not None:  # a one-token answer: the most probable option
+                texts = [lps["content"][0]["token"]] * k
             choices = [{"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop",
-                        "logprobs": None} for i, t in enumerate(texts)]
+                        "logprobs": lps} for i, t in enumerate(texts)]
         else:
-            choices = [{"index": i, "text": t, "finish_reason": "stop", "logprobs": None}
+            plps = _prompt_logprobs(body, self.logprobs) if body.get("prompt_logprobs") else None
+            choices = [{"index": i, "text": t, "finish_reason": "stop", "logprobs": None,
+                        **({"prompt_logprobs": plps} if plps is not None else {})}
                        for i, t in enumerate(texts)]
         out = {"id": f"stub-{serial}", "object": "chat.completion" if chat else "text_completion",
                "created": int(time.time()), "model": body.get("model", "stub"), "choices": choices,
