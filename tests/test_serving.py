@@ -215,6 +215,16 @@ def _inspect_requests(log):
             for s in log.samples}
 
 
+def _point_inspect_at(srv, monkeypatch, provider: str, name: str) -> str:
+    """Point an Inspect provider at the stand-in server through its environment variables and return the model
+    name: ``openai-api*`` reads ``<SERVICE>_BASE_URL`` / ``<SERVICE>_API_KEY`` (service ``stub``), ``vllm*``
+    reads ``VLLM_BASE_URL`` / ``VLLM_API_KEY``. Give each test its own ``name``: Inspect caches models by name."""
+    service = "STUB" if provider.startswith("openai-api") else "VLLM"
+    monkeypatch.setenv(f"{service}_API_KEY", "none")
+    monkeypatch.setenv(f"{service}_BASE_URL", srv.base_url)
+    return f"{provider}/stub/{name}" if service == "STUB" else f"{provider}/{name}"
+
+
 @pytest.mark.parametrize("route", ["openai-api", "vllm"])
 def test_inspect_against_existing_server(route, tmp_path, monkeypatch):
     """``openai-api/stub/tiny`` (STUB_API_KEY, STUB_BASE_URL) and ``vllm/tiny`` (VLLM_BASE_URL): one n=100
@@ -226,14 +236,7 @@ def test_inspect_against_existing_server(route, tmp_path, monkeypatch):
     from ub_inspect.ksn import ksn
 
     with StubServer() as srv:
-        if route == "openai-api":
-            monkeypatch.setenv("STUB_API_KEY", "none")
-            monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-            model = "openai-api/stub/tiny"
-        else:
-            monkeypatch.setenv("VLLM_BASE_URL", srv.base_url)
-            monkeypatch.setenv("VLLM_API_KEY", "none")
-            model = "vllm/tiny"
+        model = _point_inspect_at(srv, monkeypatch, route, "tiny")
         log = inspect_eval(ksn(ids=",".join(IDS)), model=model, log_dir=str(tmp_path), display="none",
                            max_connections=4)[0]
     assert log.status == "success", log.error
@@ -323,9 +326,8 @@ def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
     from ub_core.problems import get_problem  # noqa: F401  (registry import side effects)
 
     with StubServer() as srv:
-        monkeypatch.setenv("STUB_API_KEY", "none")
-        monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-        log = _logit_eval(bank, "top_logprobs", f"openai-api/stub/top-{bank}", tmp_path)  # own name: Inspect caches models by name
+        log = _logit_eval(bank, "top_logprobs", _point_inspect_at(srv, monkeypatch, "openai-api", f"top-{bank}"),
+                          tmp_path)
     assert len(srv.requests) == len(LOGIT_IDS[bank])  # one request per sample
     for body in srv.requests:
         assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
@@ -350,9 +352,8 @@ def test_inspect_top_logprobs_collapsed_server(tmp_path, monkeypatch):
     pytest.importorskip("inspect_ai")
     pytest.importorskip("openai")
     with StubServer(logprobs="collapse") as srv:
-        monkeypatch.setenv("STUB_API_KEY", "none")
-        monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-        log = _logit_eval("calibration", "top_logprobs", "openai-api/stub/collapsed", tmp_path)
+        log = _logit_eval("calibration", "top_logprobs", _point_inspect_at(srv, monkeypatch, "openai-api", "collapsed"),
+                          tmp_path)
     for s in log.samples:
         ub = s.scores["calibration_scorer"].metadata["ub"]
         assert ub["predicted"] == pytest.approx([1.0, 0.0])
@@ -370,15 +371,7 @@ def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, m
     from ub_core.oracle_logit import find_logit_item
 
     with StubServer() as srv:
-        if route == "openai-api-completions":
-            monkeypatch.setenv("STUB_API_KEY", "none")
-            monkeypatch.setenv("STUB_BASE_URL", srv.base_url)
-            model = "openai-api-completions/stub/plp"
-        else:
-            monkeypatch.setenv("VLLM_BASE_URL", srv.base_url)
-            monkeypatch.setenv("VLLM_API_KEY", "none")
-            model = "vllm-completions/plp"
-        log = _logit_eval("calibration", "prompt_logprobs", model, tmp_path)
+        log = _logit_eval("calibration", "prompt_logprobs", _point_inspect_at(srv, monkeypatch, route, "plp"), tmp_path)
     expected = sum(len(flatten_variants(find_logit_item(s.input))[0]) for s in log.samples)
     assert len(srv.requests) == expected  # one request per surface variant
     assert all("prompt" in b and b.get("prompt_logprobs") == 1 and b.get("max_tokens") == 1 for b in srv.requests)
