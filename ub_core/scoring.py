@@ -123,9 +123,9 @@ def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
         flags = [r[f"ks@{n}"] for r in rows if f"ks@{n}" in r]
         summary[f"ks@{n}"] = metrics.summarize_rate(flags)
         summary[f"short@{n}"] = int(sum(bool(r.get(f"short@{n}")) for r in rows))
-    # a mean never takes a NaN or +/-inf: those rows are dropped (``dropped``) and, for WDZ, counted
+    # a mean never takes a NaN or +/-inf: summarize_values drops those rows (``dropped``); for WDZ they are counted
     for key in ("wdz", "jsd"):
-        summary[key] = metrics.summarize_values([_finite_or_none(r.get(key)) for r in rows])
+        summary[key] = metrics.summarize_values([r.get(key) for r in rows])
     summary["wdz_undefined"] = int(sum(_wdz_undefined(r) for r in rows))
     summary["n_constant"] = int(sum(bool(r.get("constant")) for r in rows))
     valid = sum(int(r.get("n_valid", 0)) for r in rows)
