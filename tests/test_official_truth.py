@@ -16,7 +16,11 @@ from ub_core.official_truth import Limits, TrustError, build_truth, parse_output
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="rlimits and process groups: Linux")
 
-FAST = Limits(wall_s=2.0, cpu_s=2, memory_mb=1024, max_output_mb=4.0, n_values=10_000)
+# hostile programs: tight limits, so the loop, sleep and flood cases end quickly; the wall limit leaves a busy CI
+# machine room to start Python for the programs that are meant to get through
+FAST = Limits(wall_s=5.0, cpu_s=2, memory_mb=1024, max_output_mb=4.0, n_values=10_000)
+# programs that must succeed: limits no load can reach, so a slow start is never mistaken for a failure
+ROOMY = Limits(wall_s=60.0, cpu_s=30, memory_mb=1024, max_output_mb=4.0, n_values=10_000)
 FOLDER = "textual_explicit_concentrated_gpt-5.4"
 SECRETS = {"HF_TOKEN": "hf_secret_do_not_leak", "OPENAI_API_KEY": "sk-secret", "HTTPS_PROXY": "http://proxy:1"}
 
@@ -76,7 +80,7 @@ def test_refuses_without_trust(tmp_path):
 def test_good_programs_land_in_release_layout(tmp_path):
     for (folder, uid), code in GOOD.items():
         _write(tmp_path, folder, uid, code)
-    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=2, limits=FAST, progress=False)
+    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=2, limits=ROOMY, progress=False)
     assert s.failed == [] and s.ok == 4 and s.skipped == 0
     num = _records(tmp_path / "out", FOLDER)["u-num"]
     assert len(num) == 10_000 and all(isinstance(v, float) for v in num)
@@ -125,7 +129,7 @@ def test_child_sees_no_secrets_no_real_home_and_an_empty_cwd(tmp_path, monkeypat
         print([json.dumps(probe)] + ['x'] * 9999)
     """)
     _write(tmp_path, FOLDER, "snoop", code)
-    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=1, limits=FAST, progress=False)
+    s = build_truth(tmp_path, tmp_path / "out", trust_release_code=True, workers=1, limits=ROOMY, progress=False)
     assert s.failed == []
     probe = json.loads(_records(tmp_path / "out", FOLDER)["snoop"][0])
     for k, v in SECRETS.items():
@@ -144,20 +148,20 @@ def test_resume_skips_completed_uids(tmp_path):
     _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
     _write(tmp_path, FOLDER, "b", "print([2] * 10000)\n")
     out = tmp_path / "out"
-    s1 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    s1 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert (s1.ok, s1.skipped) == (2, 0)
     # a completed program is not run again: make it fail if it were, add a new one
     _write(tmp_path, FOLDER, "a", "raise SystemExit(9)\n")
     _write(tmp_path, FOLDER, "c", "print([3] * 10000)\n")
-    s2 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    s2 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert (s2.ok, s2.skipped, s2.failed) == (1, 2, [])
     assert _records(out, FOLDER) == {"a": [1] * 10_000, "b": [2] * 10_000, "c": [3] * 10_000}
     # a failed uid is retried next time (not recorded as done)
     _write(tmp_path, FOLDER, "d", "raise SystemExit(1)\n")
-    s3 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    s3 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert [f.job.uid for f in s3.failed] == ["d"] and s3.skipped == 3
     _write(tmp_path, FOLDER, "d", "print([4] * 10000)\n")
-    s4 = build_truth(tmp_path, out, trust_release_code=True, limits=FAST, progress=False)
+    s4 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert (s4.ok, s4.skipped) == (1, 3) and "d" in _records(out, FOLDER)
 
 
