@@ -220,3 +220,29 @@ def test_unreadable_existing_output_is_one_line_error(tmp_path):
                           env={**os.environ, "PYTHONPATH": os.getcwd()})
     assert proc.returncode == 2 and "not a JSON list of records" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_parses_one_at_a_time_across_worker_threads(monkeypatch):
+    # CPython 3.11's AST constructor is not safe to run from two threads at once (python/cpython#106905: a
+    # spurious SystemError failed a good program on CI), so parse_output serialises ast.literal_eval
+    import ast
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    real, inside, overlaps, guard = ast.literal_eval, [0], [0], threading.Lock()
+
+    def watched(text):
+        with guard:
+            inside[0] += 1
+            overlaps[0] += inside[0] > 1
+        time.sleep(0.01)
+        try:
+            return real(text)
+        finally:
+            with guard:
+                inside[0] -= 1
+
+    monkeypatch.setattr(ast, "literal_eval", watched)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: parse_output(repr([1.5] * 10), 10), range(16)))
+    assert results == [[1.5] * 10] * 16 and overlaps[0] == 0

@@ -40,6 +40,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -225,6 +226,12 @@ def _non_finite_name(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+# CPython 3.11 keeps the AST constructor's recursion depth in per-interpreter state, so two threads parsing at once
+# can raise "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). The workers of
+# build_truth parse in threads: one parse at a time (the parse holds the GIL anyway, so nothing is lost).
+_AST_LOCK = threading.Lock()
+
+
 def parse_output(text: str, n_values: int | None = 10_000) -> list:
     """The list a program printed, read without executing anything: the whole output or, failing that, its last
     non-empty line, through :func:`ast.literal_eval`. Raises ``ValueError`` (one line) when it is not a list of
@@ -240,7 +247,8 @@ def parse_output(text: str, n_values: int | None = 10_000) -> list:
     for cand in candidates:
         cand = _NP_SCALAR.sub(r"\1", cand)
         try:
-            parsed = ast.literal_eval(cand)
+            with _AST_LOCK:
+                parsed = ast.literal_eval(cand)
             break
         except Exception as e:  # SyntaxError, ValueError, MemoryError, RecursionError: all mean "not a literal"
             error = e
