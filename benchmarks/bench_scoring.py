@@ -33,7 +33,7 @@ def main() -> int:
     from ub_core.cache import build_truth
     from ub_core.oracle import collapse_replies, oracle_replies
     from ub_core.problems import get_problem, load_bank
-    from ub_core.scoring import score_jsonl
+    from ub_core.ksn_scoring import score_jsonl
 
     t0 = time.perf_counter()
     bank = load_bank("ksn")

@@ -24,7 +24,7 @@ from inspect_ai.model import (  # noqa: E402
 
 from ub_core import cli  # noqa: E402
 from ub_core.oracle import oracle_replies  # noqa: E402
-from ub_core.scoring import score_jsonl  # noqa: E402
+from ub_core.ksn_scoring import score_jsonl  # noqa: E402
 from ub_inspect.ksn import ksn  # noqa: E402
 from ub_inspect.providers import find_problem  # noqa: E402
 

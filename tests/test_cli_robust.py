@@ -13,7 +13,7 @@ from ub_core import cli
 from ub_core import problems as ub_problems
 from ub_core.oracle import oracle_values
 from ub_core.problems import UnknownProblemError, get_problem, load_bank
-from ub_core.scoring import score_jsonl
+from ub_core.ksn_scoring import score_jsonl
 
 
 def _cli(capsys, *argv):

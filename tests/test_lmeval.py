@@ -19,7 +19,7 @@ from lm_eval.tasks import TaskManager  # noqa: E402
 import ub_lmeval  # noqa: E402  (registers the models)
 from ub_core.oracle import oracle_replies  # noqa: E402
 from ub_core.problems import get_problem, load_bank  # noqa: E402
-from ub_lmeval.hooks import ksn_docs, nanmean, process_results_ksn  # noqa: E402
+from ub_lmeval.ksn_hooks import ksn_docs, nanmean, process_results_ksn  # noqa: E402
 from ub_lmeval.models import generate_grouped, group_repeats  # noqa: E402
 
 NS = (1, 2, 5, 10, 20, 50, 100)

@@ -19,7 +19,7 @@ from lm_eval.tasks import TaskManager  # noqa: E402
 
 import ub_lmeval  # noqa: E402  (registers the models)
 from ub_core.problems import load_bank  # noqa: E402
-from ub_lmeval.hooks import ksn_docs  # noqa: E402
+from ub_lmeval.ksn_hooks import ksn_docs  # noqa: E402
 
 CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
               "shuffling")

@@ -1,4 +1,4 @@
-"""The log-probability plumbing (ub_core.logit, ub_core.oracle_logit) and both adapters for the calibration,
+"""The log-probability plumbing (ub_core.logprob, ub_core.oracle_logprob) and both adapters for the calibration,
 implicit and explicit banks, offline, on small hand-built fixture banks installed in ub_core.problems._BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ub_core import problems as ub_problems
-from ub_core.logit import (
+from ub_core.logprob import (
     BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
@@ -26,14 +26,14 @@ from ub_core.logit import (
     score_row,
     surface_variants,
 )
-from ub_core.oracle_logit import find_logit_item, oracle_logprob, split_logit_text
-from ub_core.problems import LogitItem
+from ub_core.oracle_logprob import find_logit_item, oracle_logprob, split_logit_text
+from ub_core.problems import LogprobItem
 
 # ------------------------------------------------------------------------------------------------ fixture banks
 
 
 def _item(bank, category, i, prompt, options, probs, answer_index=None):
-    return LogitItem(id=f"fx-{bank}-{category}-{i}", bank=bank, category=category, family="categorical",
+    return LogprobItem(id=f"fx-{bank}-{category}-{i}", bank=bank, category=category, family="categorical",
                      params={"i": i}, prompt=prompt, options=tuple(options), probabilities=tuple(probs),
                      cluster=f"{category}-{i % 2}", answer_index=answer_index, metadata={"fixture": True})
 
@@ -91,7 +91,7 @@ def fixture_banks(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
 
-# ------------------------------------------------------------------------------------------------ ub_core.logit
+# ------------------------------------------------------------------------------------------------ ub_core.logprob
 
 def test_surface_variants():
     assert surface_variants("red") == (" red", " Red", " RED", "red", "Red", "RED")
@@ -109,7 +109,7 @@ def test_flatten_variants_and_clash():
     item = _calibration()[0]
     choices, owners = flatten_variants(item)
     assert choices[:6] == surface_variants("red") and owners == (0,) * 6 + (1,) * 6
-    bad = LogitItem(id="x", bank="implicit", category="choice", family="c", params={}, prompt="p",
+    bad = LogprobItem(id="x", bank="implicit", category="choice", family="c", params={}, prompt="p",
                     options=("a", "A"), probabilities=(0.5, 0.5), cluster="c")
     with pytest.raises(ValueError, match="share the surface variant"):
         flatten_variants(bad)
@@ -252,7 +252,7 @@ def test_lmeval_tiny_hf_model_end_to_end(tmp_path_factory):
 def test_continuation_token_ids_match_lm_eval_encode_pair():
     from transformers import AutoTokenizer
 
-    from ub_lmeval.logit_hooks import continuation_token_ids
+    from ub_lmeval.logprob_hooks import continuation_token_ids
 
     from tiny_model import build_tiny_llama
     import tempfile
@@ -360,7 +360,7 @@ def test_parity_same_logprobs_same_scores_in_both_adapters():
 
     from ub_inspect.logprobs import (STORE_KEY, calibration_scorer, explicit_scorer, implicit_scorer, nan_mean,
                                      record_to_sample)
-    from ub_lmeval.logit_hooks import logit_docs, nanmean, process_results_logit
+    from ub_lmeval.logprob_hooks import logit_docs, nanmean, process_results_logit
 
     rng = np.random.default_rng(0)
     scorers = {"calibration": calibration_scorer(), "implicit": implicit_scorer(), "explicit": explicit_scorer()}

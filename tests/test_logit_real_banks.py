@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ub_core.logit import BEHAVIOURS, behaviour_entry, score_row
+from ub_core.logprob import BEHAVIOURS, behaviour_entry, score_row
 from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import get_problem, load_bank
 
@@ -249,7 +249,7 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
 # ------------------------------------------------------------------------------------------------ prefixes
 
 def test_exclusive_probabilities_by_hand():
-    from ub_core.logit import exclusive_probabilities
+    from ub_core.logprob import exclusive_probabilities
 
     # " 1" = (5, 1); " 12" = (5, 1, 2); " 123" = (5, 1, 2, 3); " 2" = (5, 2); "1" without ids
     keys = [(5, 1), (5, 1, 2), (5, 1, 2, 3), (5, 2), None]
@@ -265,7 +265,7 @@ def test_lmeval_counts_a_digit_prefix_once(tmp_path):
     from tiny_model import build_tiny_llama
     from transformers import AutoTokenizer
 
-    from ub_lmeval.logit_hooks import logit_docs, process_results_logit
+    from ub_lmeval.logprob_hooks import logit_docs, process_results_logit
 
     tok = AutoTokenizer.from_pretrained(str(build_tiny_llama(tmp_path / "m")))
     doc = logit_docs("implicit", "dice", tokenizer=tok, ids="imp-dice-single-1d12")[0]

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ub_core import scoring
+from ub_core import ksn_scoring as scoring
 from ub_core.metrics import sampling as M
 from ub_core.problems import get_problem
 
@@ -235,7 +235,7 @@ def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypa
 
 def test_lmeval_aggregation_leaves_undefined_wdz_out_and_counts_it(monkeypatch):
     pytest.importorskip("lm_eval")
-    import ub_lmeval.hooks as hooks
+    import ub_lmeval.ksn_hooks as hooks
     from ub_core.oracle import oracle_replies
     from ub_core.problems import load_bank
 
@@ -364,7 +364,7 @@ def test_inspect_run_with_huge_replies_succeeds_and_retries_them(tmp_path):
 def test_lmeval_process_results_with_huge_replies():
     pytest.importorskip("lm_eval")
     from ub_core.oracle import oracle_replies
-    from ub_lmeval.hooks import process_results_ksn
+    from ub_lmeval.ksn_hooks import process_results_ksn
 
     p = get_problem("te-normal-conc")
     row = process_results_ksn({"id": p.id}, [["{1e308}", "{1e200}"] + oracle_replies(p, 98, seed=2)])
@@ -378,7 +378,7 @@ def test_no_adapter_mean_takes_an_infinite_value():
     from inspect_ai.scorer import Score, SampleScore
 
     from ub_inspect.metrics import nan_mean, nan_stderr
-    from ub_lmeval.hooks import nanmean, total
+    from ub_lmeval.ksn_hooks import nanmean, total
     from ub_lmeval.odds_hooks import nanmean as odds_nanmean
 
     values = [1.0, float("inf"), float("nan"), 3.0, float("-inf"), None]

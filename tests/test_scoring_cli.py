@@ -10,7 +10,7 @@ import pytest
 from ub_core import cli
 from ub_core.oracle import collapse_replies, oracle_replies
 from ub_core.problems import get_problem, load_bank
-from ub_core.scoring import DEFAULT_NS, score_jsonl
+from ub_core.ksn_scoring import DEFAULT_NS, score_jsonl
 
 
 @pytest.fixture(scope="module")

@@ -332,7 +332,7 @@ def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
     for body in srv.requests:
         assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
         assert body["max_tokens"] == 1 or body.get("max_completion_tokens") == 1
-    from ub_core.oracle_logit import find_logit_item
+    from ub_core.oracle_logprob import find_logit_item
 
     assert sorted(find_logit_item(_prompt_text_of(b)).id for b in srv.requests) == sorted(LOGIT_IDS[bank])
     for s in log.samples:
@@ -367,8 +367,8 @@ def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, m
     server's reference model gives the canonical variants the item's probabilities, so PM = 1 and WD = 0."""
     pytest.importorskip("inspect_ai")
     pytest.importorskip("openai")
-    from ub_core.logit import flatten_variants
-    from ub_core.oracle_logit import find_logit_item
+    from ub_core.logprob import flatten_variants
+    from ub_core.oracle_logprob import find_logit_item
 
     with StubServer() as srv:
         log = _logit_eval("calibration", "prompt_logprobs", _point_inspect_at(srv, monkeypatch, route, "plp"), tmp_path)

@@ -104,10 +104,10 @@ def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
 
 def _item_scores(hf, name: str, prefix_form):
     """The real log-probability pipeline on a trained bank item: every surface variant's exact probability
-    (ub_core.logit.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
+    (ub_core.logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
     does), then the family's item scores from ub_core.metrics."""
-    from ub_core.logit import flatten_variants, item_scores, option_mass
-    from ub_lmeval.logit_hooks import continuation_token_ids
+    from ub_core.logprob import flatten_variants, item_scores, option_mass
+    from ub_lmeval.logprob_hooks import continuation_token_ids
 
     tok, model = hf
     item = get_problem(NEXT_TOKEN_PROMPTS[name]["id"])
@@ -237,14 +237,14 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
 def test_ids_option_selects_problems():
     """The ``ids`` option both adapters use above: bank order kept, unknown ids refused with a clear error."""
     from ub_inspect.ksn import ksn
-    from ub_lmeval.hooks import ksn_docs
+    from ub_lmeval.ksn_hooks import ksn_docs
 
     assert [d["id"] for d in ksn_docs("text_explicit", ids=",".join(IDS))] == [
         p for p in (d["id"] for d in ksn_docs("text_explicit")) if p in IDS]
     assert ksn_docs("real_world", ids=IDS) == []
     with pytest.raises(ValueError, match="not items of ksn or any other bank: nope"):
         ksn_docs("text_explicit", ids="te-normal-conc,nope")
-    from ub_lmeval.logit_hooks import logit_docs
+    from ub_lmeval.logprob_hooks import logit_docs
 
     coin = NEXT_TOKEN_PROMPTS["coin"]["id"]
     assert [d["id"] for d in logit_docs("implicit", "coins", ids=[coin])] == [coin]

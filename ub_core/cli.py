@@ -145,17 +145,17 @@ def _cmd_bank_show(args) -> int:
 def _show_item(item) -> int:
     """``ub bank show`` for items that are not sampled problems: the log-probability items print their ideal
     distribution, other records print their fields."""
-    from .problems import LogitItem
+    from .problems import LogprobItem
 
     rec = item.to_record()
     prompt = rec.pop("prompt", None)
-    if isinstance(item, LogitItem):
+    if isinstance(item, LogprobItem):
         rec.pop("options"), rec.pop("probabilities")
     for key, value in rec.items():
         print(f"{key + ':':<14} {value if isinstance(value, str) else json.dumps(value)}")
     if prompt is not None:
         print("\nprompt:\n" + "\n".join("  " + line for line in str(prompt).splitlines()))
-    if isinstance(item, LogitItem):
+    if isinstance(item, LogprobItem):
         print("\nideal next-token distribution over the options:")
         width = max(len(o) for o in item.options)
         for option, prob in zip(item.options, item.probabilities):
@@ -213,7 +213,7 @@ def _strict_json(x):
 
 
 def _print_run(run, args, ns) -> None:
-    from .scoring import format_table
+    from .ksn_scoring import format_table
 
     for err in run.errors:
         print(f"ub: {err}", file=sys.stderr)
@@ -275,7 +275,7 @@ def _cmd_score(args) -> int:
     """Exit status: 0 when every line was scored, 1 when some were skipped (each named on stderr), 2 when
     nothing could be scored (an empty input included) or on a usage error."""
     from .metrics import KS_METHODS
-    from .scoring import DEFAULT_NS, score_jsonl
+    from .ksn_scoring import DEFAULT_NS, score_jsonl
 
     if args.method is not None and args.method not in KS_METHODS:
         raise CLIError(f"--method must be one of {', '.join(KS_METHODS)}")
@@ -298,7 +298,7 @@ def _cmd_score(args) -> int:
     if dataset or ground_truth:
         if not (dataset and ground_truth):
             raise CLIError("--dataset and --ground-truth go together")
-        from .data import load_official
+        from .official import load_official
 
         problems = {p.id: p for p in load_official(dataset, ground_truth, split=split or "train")}
     for line in log_problems:
@@ -319,7 +319,7 @@ def _cmd_run(args) -> int:
     """Run the offline reference models end to end: replies -> parsing -> metrics -> table."""
     from .oracle import collapse_replies, oracle_replies
     from .problems import load_bank
-    from .scoring import score_jsonl
+    from .ksn_scoring import score_jsonl
 
     from .metrics import KS_METHODS
 
@@ -386,7 +386,7 @@ def _cmd_tasks_dir(args) -> int:
 # ------------------------------------------------------------------------------------------------ parser
 
 def build_parser() -> argparse.ArgumentParser:
-    from .scoring import DEFAULT_NS
+    from .ksn_scoring import DEFAULT_NS
 
     ap = argparse.ArgumentParser(prog="ub", description="Distributional LLM evaluation (UnpredictaBench and "
                                                         "friends): banks, ground truth, scoring.")

@@ -262,7 +262,7 @@ def parse_output(text: str, n_values: int | None = 10_000) -> list:
     values = [list(v) if isinstance(v, tuple) else v for v in parsed]
     if not values:
         raise ValueError("output is an empty list")
-    from .data import _first_bad_value
+    from .official import _first_bad_value
 
     bad = _first_bad_value(values)
     if bad:

@@ -1,6 +1,6 @@
 """Shared pieces of the log-probability tasks (``ub_inspect/calibration``, ``ub_inspect/implicit``,
 ``ub_inspect/explicit``): samples, the solver that reads each option variant's log-probability, the scorers
-and the NaN-skipping metrics. The science is ``ub_core.logit`` and ``ub_core.metrics``.
+and the NaN-skipping metrics. The science is ``ub_core.logprob`` and ``ub_core.metrics``.
 
 Two ways to get the log-probabilities (``mode``):
 
@@ -31,14 +31,14 @@ from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, grouped, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ub_core.logit import (
+from ub_core.logprob import (
     METRIC_KEYS,
     flatten_variants,
     option_mass,
     scored_sample,
     variant_logprobs_from_choices,
 )
-from ub_core.problems import LogitItem, load_bank
+from ub_core.problems import LogprobItem, load_bank
 
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rate, nan_mean, nan_stderr
@@ -62,7 +62,7 @@ class LogprobsUnavailableError(RuntimeError):
     """The model returned no usable log-probabilities; ``str()`` is one line saying what to do."""
 
 
-def record_to_sample(item: LogitItem) -> Sample:
+def record_to_sample(item: LogprobItem) -> Sample:
     """One item -> one Sample: the prompt as input, the item record in ``metadata["ub"]``, and the keys the
     grouped metrics read (``category``, ``cluster``)."""
     return Sample(id=item.id, input=item.prompt,
@@ -71,7 +71,7 @@ def record_to_sample(item: LogitItem) -> Sample:
 
 
 def load_items(bank: str, categories: Any = None, size: str = "subset",
-               limit_per_category: Any = None, ids: Any = None) -> list[LogitItem]:
+               limit_per_category: Any = None, ids: Any = None) -> list[LogprobItem]:
     """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here)."""
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
@@ -169,7 +169,7 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
     mode = choice(mode, "mode", MODES)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        item = LogitItem.from_record(state.metadata["ub"])
+        item = LogprobItem.from_record(state.metadata["ub"])
         choices, _ = flatten_variants(item)
         merged = multi = 0
         if mode == "prompt_logprobs":
@@ -211,7 +211,7 @@ def _metrics(bank: str, headline: Sequence[str]) -> list:
 # ------------------------------------------------------------------------------------------------ scorers
 
 def _score(state: TaskState) -> Score:
-    item = LogitItem.from_record(state.metadata["ub"])
+    item = LogprobItem.from_record(state.metadata["ub"])
     record = state.store.get(STORE_KEY)
     if not record:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "

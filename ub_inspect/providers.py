@@ -10,7 +10,7 @@ tokens with a downloaded tokenizer, which fails offline.
   ``top_logprobs`` with the true outcome probabilities when ``logprobs`` is asked for and the outcome set is
   finite.
 - ``ub/collapse`` always gives the same plausible value: the mode (discrete) or median (continuous).
-- For the log-probability banks (calibration, implicit, explicit; :mod:`ub_core.oracle_logit`), an input that is
+- For the log-probability banks (calibration, implicit, explicit; :mod:`ub_core.oracle_logprob`), an input that is
   an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
   continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
   ``ub/collapse`` puts all mass on the first option.
@@ -37,8 +37,8 @@ from inspect_ai.model import (
 )
 
 from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
-from ub_core.oracle_logit import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
-from ub_core.problems import LogitItem
+from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
+from ub_core.problems import LogprobItem
 from ub_core.oracle import stability_reply
 from ub_core.problems import Problem
 from ub_core.problems.base import requested_list_size
@@ -115,11 +115,11 @@ class UBModelAPI(ModelAPI):
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out))
 
-    def _logit_output(self, item: LogitItem, continuation: str, prompt: str, n: int,
+    def _logit_output(self, item: LogprobItem, continuation: str, prompt: str, n: int,
                       config: GenerateConfig) -> ModelOutput:
         """A log-probability item (calibration / implicit / explicit): the reply is the most probable option
         (collapse: the first); ``prompt_logprobs`` carry the continuation's true log-probability after the
-        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.oracle_logit`)."""
+        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.oracle_logprob`)."""
         reply = " " + item.options[oracle_choice(item, self.mode)]
         prompt_logprobs = None
         if config.prompt_logprobs:

@@ -1,4 +1,4 @@
-"""The KS@N scorer and its metrics. The science is ``ub_core.scoring.score_values``; this only adapts it.
+"""The KS@N scorer and its metrics. The science is ``ub_core.ksn_scoring.score_values``; this only adapts it.
 
 Score value (a dict, one entry per key): ``ks@N`` (1.0 pass / 0.0 fail, also when short), ``p@N`` (NaN when
 short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value; ``wdz`` also NaN when its permutation null
@@ -38,7 +38,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from ub_core.problems import Problem
-from ub_core.scoring import DEFAULT_NS, score_values
+from ub_core.ksn_scoring import DEFAULT_NS, score_values
 
 from .metrics import nan_mean, nan_stderr, total
 from .solvers import STORE_KEY

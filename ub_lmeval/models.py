@@ -18,7 +18,7 @@ from lm_eval.api.registry import register_model
 
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             render_value)
-from ub_core.oracle_logit import find_logit_item, oracle_choice, oracle_logprob
+from ub_core.oracle_logprob import find_logit_item, oracle_choice, oracle_logprob
 from ub_core.oracle import stability_reply
 from ub_core.problems.base import requested_list_size
 
@@ -65,7 +65,7 @@ class _UBLM(LM):
         out = []
         for req in requests:
             ctx, cont = req.args[0], req.args[1]
-            item = find_logit_item(ctx)  # calibration / implicit / explicit: see ub_core.oracle_logit
+            item = find_logit_item(ctx)  # calibration / implicit / explicit: see ub_core.oracle_logprob
             if item is not None:
                 lp = oracle_logprob(item, str(cont), self.mode)
                 top = item.options[oracle_choice(item, self.mode)]

@@ -21,7 +21,7 @@ from typing import Any
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
 
-from .hooks import nanmean  # noqa: F401  (the one defined-values mean; the odds YAMLs name utils.nanmean)
+from .ksn_hooks import nanmean  # noqa: F401  (the one defined-values mean; the odds YAMLs name utils.nanmean)
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.odds import CONVENTIONS, SHOT_COUNTS, TASKS, odds_item, odds_items
 

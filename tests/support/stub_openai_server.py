@@ -14,7 +14,7 @@ requests; ``max_choices=M`` returns at most M choices whatever ``n`` asks; ``ext
 more than asked.
 
 Log-probabilities, for the log-probability tasks (calibration, implicit, explicit), from the reference model of
-``ub_core.oracle_logit`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant ``" " + option``
+``ub_core.oracle_logprob`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant ``" " + option``
 is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format first-token list
 (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
 list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
@@ -35,7 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
-from ub_core.oracle_logit import find_logit_item, oracle_logprob, oracle_top_logprobs, split_logit_text
+from ub_core.oracle_logprob import find_logit_item, oracle_logprob, oracle_top_logprobs, split_logit_text
 
 __all__ = ["StubServer"]
 

@@ -547,7 +547,7 @@ def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]
     observed split is as typical as any), ``z = 0.0`` and ``w1_debiased = 0.0``. Otherwise the z-score is
     undefined (a finite distance divided by zero spread) and ``z`` is NaN, never +/-inf: e.g. a single value
     against a constant truth, where every drawn split leaves the odd value on the large side. Callers count
-    these (``wdz_undefined`` in :func:`ub_core.scoring.aggregate`) and leave them out of means.
+    these (``wdz_undefined`` in :func:`ub_core.ksn_scoring.aggregate`) and leave them out of means.
 
     Any finite input is handled: W1 is scale-equivariant and z scale-free, so the data are first multiplied by
     a power of two (exact) that brings max |x| into [0.5, 1), and w1, ``null_mean``, ``null_sd`` are scaled

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
-from .logit_base import LOGIT_BANKS, LogitItem
+from .logprob_base import LOGPROB_BANKS, LogprobItem
 
-__all__ = ["Problem", "LogitItem", "LOGIT_BANKS", "BANK_SIZES", "load_bank", "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS",
+__all__ = ["Problem", "LogprobItem", "LOGPROB_BANKS", "BANK_SIZES", "load_bank", "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS",
            "SUPPORT_KINDS", "instruction_for", "seed_sequence", "UnknownProblemError"]
 
 

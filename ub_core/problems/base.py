@@ -111,6 +111,8 @@ class Problem:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     # False for prompts that carry their own answer instruction (the official release's published prompts).
     append_instruction: bool = True
+    # The published UnpredictaBench uid of the release problem this one follows (KS@N bank), else None.
+    uid: str | None = None
 
     def __post_init__(self):
         if self.answer_format not in ANSWER_FORMATS:

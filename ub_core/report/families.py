@@ -21,7 +21,7 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
            "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
 
 # ------------------------------------------------------------------------------------------------ key names
-#: ksn (seed 000): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.hooks``)
+#: ksn (seed 000): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.ksn_hooks``)
 #: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
 #: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
 KSN_KEYS = ("wdz", "w1_debiased", "jsd", "wdz_undefined", "constant", "n_valid", "n_failed", "attempts", "slots",
@@ -34,7 +34,7 @@ CALIBRATION_KEYS = ("pm", "wd", "re")
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 BEHAVIOUR_PREFIX = "behaviour_"
 GRID_PREFIX = "grid_"
-#: LogitItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
+#: LogprobItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
 LOGIT_META = "ub"
 LOGIT_EXTRA = ("predicted", "option_mass")
 
@@ -93,17 +93,17 @@ def _ksn(values, meta, doc) -> Extracted:
     return _category(doc), metrics, payload
 
 
-# ------------------------------------------------------------------------------------------------ LogitItem families
+# ------------------------------------------------------------------------------------------------ LogprobItem families
 
 def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The LogitItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
+    """The LogprobItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
     has the record as the doc and the two lists as line keys."""
     record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else doc
     payload = dict(record)
     for k in LOGIT_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
-    # what grid behaviour rates need (ub_core.logit.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
+    # what grid behaviour rates need (ub_core.logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
     # lines carry it inside each grid_<b> value
     if "behaviour_entry" not in payload:
         grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])

@@ -14,7 +14,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from ub_core.metrics import KS_METHODS
 from ub_core.problems import Problem, load_bank
-from ub_core.scoring import DEFAULT_NS
+from ub_core.ksn_scoring import DEFAULT_NS
 
 from ub_inspect._naming import registry_name
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
@@ -45,7 +45,7 @@ def load_problems(dataset: str = "builtin", ground_truth: str | None = None, spl
         return list(load_bank("ksn", categories=categories))
     if not ground_truth:
         raise ValueError("option dataset: the official release also needs -T ground_truth=PATH/ground_truth_values.json")
-    from ub_core.data import load_official
+    from ub_core.official import load_official
 
     return load_official(dataset, ground_truth, split=split, categories=categories)
 

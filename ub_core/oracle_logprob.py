@@ -1,6 +1,6 @@
 """Offline reference log-probabilities for the log-probability banks (calibration, implicit, explicit).
 
-The offline models see only text. :func:`find_logit_item` maps a prompt back to its :class:`LogitItem`;
+The offline models see only text. :func:`find_logit_item` maps a prompt back to its :class:`LogprobItem`;
 :func:`split_logit_text` does the same for a prompt followed by a continuation (how Inspect's
 ``prompt_logprobs`` route asks). The oracle then gives each continuation its true log-probability:
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 
-from .logit import canonical_variant
-from .problems.logit_base import LOGIT_BANKS, LogitItem
+from .logprob import canonical_variant
+from .problems.logprob_base import LOGPROB_BANKS, LogprobItem
 
 __all__ = ["LOGIT_MODES", "find_logit_item", "split_logit_text", "oracle_logprob", "oracle_variant_logprobs",
            "oracle_top_logprobs", "oracle_choice"]
@@ -32,17 +32,17 @@ _MAX_CONTINUATION = 128
 
 # One index per edition: the subset is small and answers the default runs; the full editions (calibration's
 # has about 200,000 items, ~10 s to index) are built only when a prompt is not in the subset.
-_INDEXES: dict[str, dict[str, LogitItem]] = {}
+_INDEXES: dict[str, dict[str, LogprobItem]] = {}
 _INDEX_KEY: tuple | None = None
 
 
 def _banks_key() -> tuple:
     from .problems import _BANKS
 
-    return tuple((name, id(_BANKS.get(name))) for name in LOGIT_BANKS)
+    return tuple((name, id(_BANKS.get(name))) for name in LOGPROB_BANKS)
 
 
-def _index(size: str) -> dict[str, LogitItem]:
+def _index(size: str) -> dict[str, LogprobItem]:
     global _INDEX_KEY
     key = _banks_key()
     if key != _INDEX_KEY:
@@ -51,8 +51,8 @@ def _index(size: str) -> dict[str, LogitItem]:
     if size not in _INDEXES:
         from .problems import _BANKS, load_bank
 
-        idx: dict[str, LogitItem] = {}
-        for name in LOGIT_BANKS:
+        idx: dict[str, LogprobItem] = {}
+        for name in LOGPROB_BANKS:
             if name in _BANKS:
                 for item in load_bank(name, size=size):
                     idx.setdefault(item.prompt, item)
@@ -60,7 +60,7 @@ def _index(size: str) -> dict[str, LogitItem]:
     return _INDEXES[size]
 
 
-def _lookup(keys) -> tuple[LogitItem, int] | None:
+def _lookup(keys) -> tuple[LogprobItem, int] | None:
     """The first of ``keys`` (candidate prompts, in order of preference) that is an item's prompt, searching
     the subset index and then the full one: ``(item, position in keys)``."""
     keys = list(keys)
@@ -73,13 +73,13 @@ def _lookup(keys) -> tuple[LogitItem, int] | None:
     return None
 
 
-def find_logit_item(text: str) -> LogitItem | None:
+def find_logit_item(text: str) -> LogprobItem | None:
     """The log-probability item whose prompt is exactly ``text``, else ``None``."""
     hit = _lookup([str(text)])
     return hit[0] if hit else None
 
 
-def split_logit_text(text: str) -> tuple[LogitItem, str] | None:
+def split_logit_text(text: str) -> tuple[LogprobItem, str] | None:
     """``(item, continuation)`` where ``text`` is the item's prompt followed by ``continuation`` (possibly
     empty), choosing the longest matching prompt; ``None`` when no item's prompt starts ``text``."""
     text = str(text)
@@ -91,7 +91,7 @@ def split_logit_text(text: str) -> tuple[LogitItem, str] | None:
     return item, text[cuts[pos]:]
 
 
-def _mass(item: LogitItem, mode: str) -> list[float]:
+def _mass(item: LogprobItem, mode: str) -> list[float]:
     if mode == "oracle":
         return [float(p) for p in item.probabilities]
     if mode == "collapse":
@@ -99,7 +99,7 @@ def _mass(item: LogitItem, mode: str) -> list[float]:
     raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(LOGIT_MODES)}")
 
 
-def oracle_logprob(item: LogitItem, continuation: str, mode: str = "oracle") -> float:
+def oracle_logprob(item: LogprobItem, continuation: str, mode: str = "oracle") -> float:
     """log P(continuation | prompt) of the reference model: ``log p_i`` for option i's canonical variant,
     ``-inf`` for anything else."""
     for option, q in zip(item.options, _mass(item, mode)):
@@ -108,18 +108,18 @@ def oracle_logprob(item: LogitItem, continuation: str, mode: str = "oracle") -> 
     return -math.inf
 
 
-def oracle_choice(item: LogitItem, mode: str = "oracle") -> int:
+def oracle_choice(item: LogprobItem, mode: str = "oracle") -> int:
     """Index of the option the reference model would write (the most probable one; the first on ties)."""
     mass = _mass(item, mode)
     return max(range(len(mass)), key=lambda i: (mass[i], -i))
 
 
-def oracle_variant_logprobs(item: LogitItem, mode: str = "oracle") -> dict[str, float]:
+def oracle_variant_logprobs(item: LogprobItem, mode: str = "oracle") -> dict[str, float]:
     """The canonical variant of every option with its reference log-probability."""
     return {canonical_variant(o): oracle_logprob(item, canonical_variant(o), mode) for o in item.options}
 
 
-def oracle_top_logprobs(item: LogitItem, mode: str = "oracle", k: int = 20) -> list[tuple[str, float]]:
+def oracle_top_logprobs(item: LogprobItem, mode: str = "oracle", k: int = 20) -> list[tuple[str, float]]:
     """The first-token top-``k`` list of the reference model (every canonical variant is one "token"):
     options with positive probability, most probable first."""
     pairs = [(v, lp) for v, lp in oracle_variant_logprobs(item, mode).items() if lp > -math.inf]

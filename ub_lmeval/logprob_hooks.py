@@ -1,6 +1,6 @@
 """lm-eval hook functions (``!function`` targets) for the log-probability tasks: ``ub_calibration_*``,
 ``ub_implicit_*`` (group ``ub_logit``) and ``ub_explicit_*`` (group ``ub_explicit``). The science is
-``ub_core.logit`` and ``ub_core.metrics``.
+``ub_core.logprob`` and ``ub_core.metrics``.
 
 - :func:`logit_dataset` is the ``custom_dataset``: one document per item of one bank and category, edition
   ``size`` (metadata; default ``subset``). ``choices`` lists every surface variant of every option
@@ -8,10 +8,10 @@
   (``pretrained``, or ``tokenizer``, as the CLI passes model_args) whose tokenizer loads offline, variants that
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
   once, and their ids are kept (``choice_token_ids``) so that a variant whose tokens begin another's (``" 1"``,
-  ``" 12"``) is not counted twice (:func:`ub_core.logit.exclusive_probabilities`); otherwise variants are
+  ``" 12"``) is not counted twice (:func:`ub_core.logprob.exclusive_probabilities`); otherwise variants are
   deduplicated as strings.
 - :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.logit.scored_sample`), plus ``option_mass`` and ``predicted`` lists for the
+  the bank's scores (:func:`ub_core.logprob.scored_sample`), plus ``option_mass`` and ``predicted`` lists for the
   sample logs.
 - Intervals and grids. lm-eval computes stderr only for its own aggregations, and treats documents as
   independent. The papers' 95% intervals are clustered (seed 001 by option pair, seed 003 by scenario), so
@@ -19,7 +19,7 @@
   :func:`clustered_se` (:func:`ub_core.metrics.clustered_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
   (seed 001 Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
-  :func:`ub_core.logit.behaviour_entry`.
+  :func:`ub_core.logprob.behaviour_entry`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ import math
 import logging
 from typing import Any, Sequence
 
-from ub_core.logit import BEHAVIOURS, dedup_by_token_ids, flatten_variants, option_mass, scored_sample
+from ub_core.logprob import BEHAVIOURS, dedup_by_token_ids, flatten_variants, option_mass, scored_sample
 from ub_core.metrics import clustered_stderr, grid_behaviour_rates
-from ub_core.problems import LogitItem, load_bank
+from ub_core.problems import LogprobItem, load_bank
 
-from .hooks import count, nanmean, select_ids
+from .ksn_hooks import count, nanmean, select_ids
 
 __all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count",
            "clustered_se", "grid_behaviour_rate", "CLUSTERED_KEYS"]
@@ -121,10 +121,10 @@ def _logprobs(results: Sequence[Any], n: int) -> list[float]:
 
 
 def process_results_logit(doc: dict, results: list) -> dict:
-    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logit.METRIC_KEYS`) plus
+    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.METRIC_KEYS`) plus
     ``option_mass`` and ``predicted`` (lists aligned with ``doc["options"]``; ``predicted`` is ``None`` when
     no mass falls on any option)."""
-    item = LogitItem.from_record(json.loads(doc["record"]))
+    item = LogprobItem.from_record(json.loads(doc["record"]))
     choices = list(doc["choices"])
     lps = _logprobs(results, len(choices))
     token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)

@@ -361,7 +361,7 @@ def score_jsonl(lines: Iterable[str], *, method: str = "paper", ns: Sequence[int
     to the problem's failures. ``truth_size``, ``truth_seed`` and ``wdz_resamples`` are the scorer's options
     (an Inspect run's ``-T gt_size``/``seed``), so a rescoring reproduces the run. ``values`` are validated against the problem's support like parsed replies, and
     a rejected value counts as a failure. ``problems`` (id -> Problem) replaces the built-in banks, e.g. with
-    the official release from :func:`ub_core.data.load_official`. ``workers > 1`` scores problems in that many
+    the official release from :func:`ub_core.official.load_official`. ``workers > 1`` scores problems in that many
     forked processes (results are identical and in the same order; serial where fork is unavailable).
     """
     run = ScoreRun()

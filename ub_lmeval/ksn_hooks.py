@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from ub_core.problems import bank_names, get_problem, load_bank
-from ub_core.scoring import DEFAULT_NS, parse_outputs, score_values
+from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, score_values
 
 __all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "total", "count",
            "KSN_METRIC_KEYS"]

@@ -1,9 +1,9 @@
-"""The :class:`LogitItem` record of the log-probability families: numeric calibration (seed 001), implicit
+"""The :class:`LogprobItem` record of the log-probability families: numeric calibration (seed 001), implicit
 probabilistic reasoning (seed 003) and its explicit multiple-choice twin.
 
 These items are scored from next-token probabilities, not from sampled text. The prompt stops just before the
 outcome. Each option's probability is the summed probability of its surface variants, which
-:func:`ub_core.logit.surface_variants` lists. The options are then normalised and compared with
+:func:`ub_core.logprob.surface_variants` lists. The options are then normalised and compared with
 ``probabilities``, the ideal distribution. That distribution is exact: it is derived from the numbers in the
 prompt, never simulated.
 """
@@ -18,14 +18,14 @@ import numpy as np
 
 from .base import seed_sequence
 
-__all__ = ["LogitItem", "LOGIT_BANKS"]
+__all__ = ["LogprobItem", "LOGPROB_BANKS"]
 
 #: Banks made of LogitItems.
-LOGIT_BANKS = ("calibration", "implicit", "explicit")
+LOGPROB_BANKS = ("calibration", "implicit", "explicit")
 
 
 @dataclass(frozen=True, eq=False)
-class LogitItem:
+class LogprobItem:
     """One prompt whose next-token distribution over ``options`` is compared with ``probabilities``.
 
     - ``id``: stable across versions and frameworks (derived from the generating parameters, not a counter).
@@ -85,7 +85,7 @@ class LogitItem:
                 "answer_index": self.answer_index, "metadata": dict(self.metadata)}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "LogitItem":
+    def from_record(cls, record: Mapping[str, Any]) -> "LogprobItem":
         """Rebuild an item from :meth:`to_record` output. An lm-eval document or an Inspect sample's metadata can
         be scored without the bank."""
         try:
@@ -97,4 +97,4 @@ class LogitItem:
                        answer_index=None if record.get("answer_index") is None else int(record["answer_index"]),
                        metadata=dict(record.get("metadata") or {}))
         except KeyError as exc:
-            raise ValueError(f"not a LogitItem record: missing field {exc.args[0]!r}") from None
+            raise ValueError(f"not a LogprobItem record: missing field {exc.args[0]!r}") from None

@@ -51,7 +51,7 @@ from .problems.base import Problem
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
 
-log = logging.getLogger("ub_core.data")
+log = logging.getLogger("ub_core.official")
 
 REQUIRED_COLUMNS = ("uid", "category", "prompt_text")
 _CATEGORY_ALIASES = {
