@@ -160,7 +160,7 @@ def test_discrete_percentiles_by_closed_form(family):
 def test_power_law_states_xmin_and_alpha_and_income_gumbel_is_the_fitted_one():
     item = odds_item("odds-pct-power_law-p0-q10-s0")
     assert "alpha" in item.prompt and "100" in item.prompt
-    from ub_core.problems.odds import _gumbel_from_moments
+    from ub_core.problems.odds_data import _gumbel_from_moments
 
     g = _gumbel_from_moments(66028.713, 53616.018)  # moment matching, kept as a helper
     assert g["loc"] + 0.5772156649015329 * g["scale"] == pytest.approx(66028.713)

@@ -8,8 +8,14 @@ Every family has
 - parameter validation with one-line :class:`ParameterError` messages;
 - a vectorised sampler on :class:`numpy.random.Generator`;
 - a scipy frozen distribution where scipy has one (for the CDF/PMF and the moments);
-- ``describe(params)``: plain text for prompts that states the parameter convention (rate or scale, where a
-  support starts, inclusive ends).
+- ``describe(params, style)``: plain text that states the parameter convention (rate or scale, where a support
+  starts, inclusive ends), in one of :data:`DESCRIPTION_STYLES`: ``prompt`` (the KS@N prompts' phrase, "a normal
+  distribution with mean ...") or ``odds`` (the "What are the odds" description block, "Normal distribution with
+  mean ... ."; only the families of that bank have it).
+
+Families are registered with :func:`register_family`. Which families a bank uses is an explicit list of names
+(:data:`TABLE10_FAMILIES`, :data:`ODDS_EXTRA_FAMILIES`), never the order of registration, so registering another
+family changes no bank.
 
 Parameter names follow ``numpy.random.Generator`` where numpy has the distribution, otherwise scipy.stats'
 shape names plus ``loc``/``scale``. Joint families (Dirichlet, multinomial, multivariate normal and t, negative
@@ -35,6 +41,8 @@ __all__ = [
     "FAMILIES",
     "TABLE10_FAMILIES",
     "ODDS_EXTRA_FAMILIES",
+    "DESCRIPTION_STYLES",
+    "register_family",
     "get_family",
     "sample",
     "describe",
@@ -74,6 +82,19 @@ def fmt(x: Any) -> str:
                 return f"{frac.numerator}/{frac.denominator}"
         return short
     return str(x)
+
+
+def _exact(x: Any) -> str:
+    """A parameter as the odds-style description states it: :func:`fmt`'s short form when that is exact, else up
+    to 12 significant digits (so a rate such as 1/0.00172 is not cut to 6 digits)."""
+    if isinstance(x, (list, tuple)):
+        return "[" + ", ".join(_exact(v) for v in x) + "]"
+    s = fmt(x)
+    try:
+        exact = float(s) == float(x)
+    except ValueError:  # a fraction such as 1/3, which fmt writes only when it is exact
+        exact = True
+    return s if exact else f"{float(x):.12g}"
 
 
 def _num(fam: str, params: Mapping, key: str, *, low: float | None = None, high: float | None = None,
@@ -155,10 +176,18 @@ def _cov(fam: str, params: Mapping, key: str, dim: int) -> np.ndarray:
 
 Sampler = Callable[[np.random.Generator, Mapping, int], np.ndarray]
 
+#: The wordings :func:`describe` knows: ``prompt`` (every family; :attr:`Family.text`) and ``odds`` (the families
+#: of the "What are the odds" bank; :attr:`Family.styles`).
+DESCRIPTION_STYLES = ("prompt", "odds")
+#: How an odds-style description states an exponential: as a ``rate`` or a ``scale``; ``none`` for other families.
+STATED_AS = ("rate", "scale", "none")
+
 
 @dataclass(frozen=True)
 class Family:
-    """One distribution family. ``check`` validates and returns normalised params; ``draw`` samples."""
+    """One distribution family. ``check`` validates and returns normalised params; ``draw`` samples; ``text``
+    is the ``prompt``-style description of validated params; ``styles`` maps another style name (``odds``) to a
+    ``(params, convention) -> str`` description."""
 
     name: str
     title: str
@@ -171,6 +200,7 @@ class Family:
     scipy_dist: Callable[[Mapping], Any] | None = None
     analytic_moments: Callable[[Mapping], tuple[float, float]] | None = None
     bounds: Callable[[Mapping], tuple[float, float]] = field(default=lambda p: (-math.inf, math.inf))
+    styles: Mapping[str, Callable[[Mapping, str], str]] = field(default_factory=dict, compare=False)
 
     def validate(self, params: Mapping) -> dict:
         if not isinstance(params, Mapping):
@@ -181,17 +211,38 @@ class Family:
         p = self.validate(params)
         return self.draw(rng, p, int(size))
 
-    def describe(self, params: Mapping) -> str:
-        return self.text(self.validate(params))
+    def describe(self, params: Mapping, style: str = "prompt", convention: str = "rate") -> str:
+        """The description of ``params`` in ``style`` (see :data:`DESCRIPTION_STYLES`); ``convention`` says how
+        an ``odds``-style exponential is stated (``rate`` or ``scale``; ``none`` for other families)."""
+        if style not in DESCRIPTION_STYLES:
+            raise ParameterError(f"unknown description style {style!r}; expected one of "
+                                 f"{', '.join(DESCRIPTION_STYLES)}")
+        if convention not in STATED_AS:
+            raise ParameterError(f"unknown convention {convention!r}; expected one of {', '.join(STATED_AS)}")
+        p = self.validate(params)
+        if style == "prompt":
+            return self.text(p)
+        if style not in self.styles:
+            raise ParameterError(f"{self.name}: no {style}-style description")
+        return self.styles[style](p, convention)
 
 
 FAMILIES: dict[str, Family] = {}
 
 
+def register_family(family: Family) -> Family:
+    """Add ``family`` to :data:`FAMILIES` (under ``family.name``, which must be new) and return it. Registering
+    a family adds it to no bank: banks name their families explicitly."""
+    if not isinstance(family, Family):
+        raise TypeError(f"register_family needs a Family, got {type(family).__name__}")
+    if family.name in FAMILIES:
+        raise ParameterError(f"family {family.name!r} is already registered")
+    FAMILIES[family.name] = family
+    return family
+
+
 def _register(**kw) -> Family:
-    fam = Family(**kw)
-    FAMILIES[fam.name] = fam
-    return fam
+    return register_family(Family(**kw))
 
 
 def _keep(fam: str, spec: dict[str, dict]) -> Callable[[Mapping], dict]:
@@ -313,10 +364,15 @@ _register(name="truncated_normal", title="Truncated normal", group="continuous_b
                          "(values outside are impossible; the density inside is renormalised)",
           scipy_dist=_truncnorm, bounds=lambda p: (p["low"], p["high"]))
 
+def _odds_uniform(p, convention):
+    return f"Continuous uniform distribution on the interval from {_exact(p['low'])} to {_exact(p['high'])}."
+
+
 _register(name="uniform", title="Uniform", group="continuous_bounded", support="continuous",
           param_doc="low < high", check=_check_interval("uniform"),
           draw=lambda r, p, n: r.uniform(p["low"], p["high"], n),
           text=lambda p: f"the continuous uniform distribution on the interval [{fmt(p['low'])}, {fmt(p['high'])}]",
+          styles={"odds": _odds_uniform},
           scipy_dist=lambda p: stats.uniform(p["low"], p["high"] - p["low"]),
           bounds=lambda p: (p["low"], p["high"]))
 
@@ -349,12 +405,18 @@ _register(name="frechet", title="Fréchet", group="continuous_semi_infinite", su
           scipy_dist=lambda p: stats.invweibull(p["c"], loc=p["loc"], scale=p["scale"]),
           bounds=lambda p: (p["loc"], math.inf))
 
+def _odds_gamma(p, convention):
+    return (f"Gamma distribution with shape {_exact(p['shape'])} and scale {_exact(p['scale'])} (scale, not rate: "
+            f"the mean is shape * scale = {_exact(p['shape'] * p['scale'])}).")
+
+
 _register(name="gamma", title="Gamma", group="continuous_semi_infinite", support="continuous",
           param_doc="shape > 0, scale > 0 (mean = shape * scale)",
           check=_keep("gamma", {"shape": POS, "scale": POS}),
           draw=lambda r, p, n: r.gamma(p["shape"], p["scale"], n),
           text=lambda p: f"a Gamma distribution with shape {fmt(p['shape'])} and scale {fmt(p['scale'])} "
                          f"(scale, not rate: the mean is shape x scale = {fmt(p['shape'] * p['scale'])})",
+          styles={"odds": _odds_gamma},
           scipy_dist=lambda p: stats.gamma(p["shape"], scale=p["scale"]), bounds=lambda p: (0.0, math.inf))
 
 _register(name="pareto", title="Pareto (type I)", group="continuous_semi_infinite", support="continuous",
@@ -388,11 +450,20 @@ _register(name="chi_squared", title="Chi-squared", group="continuous_semi_infini
           text=lambda p: f"a chi-squared distribution with {fmt(p['df'])} degrees of freedom",
           scipy_dist=lambda p: stats.chi2(p["df"]), bounds=lambda p: (0.0, math.inf))
 
+def _odds_exponential(p, convention):
+    if convention == "rate":
+        return (f"Exponential distribution with rate lambda = {_exact(1.0 / p['scale'])} events per unit of "
+                f"time (a rate, not a scale: the mean value is 1/lambda); values are >= 0.")
+    return (f"Exponential distribution with scale {_exact(p['scale'])} (a scale, not a rate: the scale is the "
+            f"mean value, and the rate is 1/scale); values are >= 0.")
+
+
 _register(name="exponential", title="Exponential", group="continuous_semi_infinite", support="continuous",
           param_doc="scale > 0 (mean = 1/rate)",
           check=_keep("exponential", {"scale": POS}), draw=lambda r, p, n: r.exponential(p["scale"], n),
           text=lambda p: f"an exponential distribution with mean {fmt(p['scale'])} (scale {fmt(p['scale'])}, "
                          f"that is rate {fmt(1.0 / p['scale'])} per unit)",
+          styles={"odds": _odds_exponential},
           scipy_dist=lambda p: stats.expon(scale=p["scale"]), bounds=lambda p: (0.0, math.inf))
 
 _register(name="inverse_gaussian", title="Inverse Gaussian (Wald)", group="continuous_semi_infinite",
@@ -404,12 +475,19 @@ _register(name="inverse_gaussian", title="Inverse Gaussian (Wald)", group="conti
           scipy_dist=lambda p: stats.invgauss(p["mean"] / p["scale"], scale=p["scale"]),
           bounds=lambda p: (0.0, math.inf))
 
+def _odds_log_normal(p, convention):
+    return (f"Log-normal distribution: the natural logarithm of a value is normally distributed with mean "
+            f"{_exact(p['mean'])} and standard deviation {_exact(p['sigma'])} (so the median value is "
+            f"exp({_exact(p['mean'])})).")
+
+
 _register(name="log_normal", title="Log-normal", group="continuous_semi_infinite", support="continuous",
           param_doc="mean, sigma > 0: the mean and standard deviation of log(X)",
           check=_keep("log_normal", {"mean": REAL, "sigma": POS}),
           draw=lambda r, p, n: r.lognormal(p["mean"], p["sigma"], n),
           text=lambda p: f"a log-normal distribution whose logarithm is normal with mean {fmt(p['mean'])} and "
                          f"standard deviation {fmt(p['sigma'])} (so the median is exp({fmt(p['mean'])}))",
+          styles={"odds": _odds_log_normal},
           scipy_dist=lambda p: stats.lognorm(p["sigma"], scale=math.exp(p["mean"])),
           bounds=lambda p: (0.0, math.inf))
 
@@ -420,11 +498,17 @@ def _locscale(fam, extra: dict | None = None):
     return _keep(fam, {**(extra or {}), "loc": REAL, "scale": POS})
 
 
+def _odds_gumbel(p, convention):
+    return (f"Gumbel distribution of maxima (right-skewed) with location {_exact(p['loc'])} (its mode) and scale "
+            f"{_exact(p['scale'])}.")
+
+
 _register(name="gumbel", title="Gumbel", group="continuous_real_line", support="continuous",
           param_doc="loc (mode), scale > 0; CDF exp(-exp(-(x-loc)/scale))",
           check=_locscale("gumbel"), draw=lambda r, p, n: r.gumbel(p["loc"], p["scale"], n),
           text=lambda p: f"a Gumbel (maximum) distribution with location {fmt(p['loc'])} and scale "
                          f"{fmt(p['scale'])} (CDF exp(-exp(-(x - {fmt(p['loc'])}) / {fmt(p['scale'])})))",
+          styles={"odds": _odds_gumbel},
           scipy_dist=lambda p: stats.gumbel_r(p["loc"], p["scale"]))
 
 _register(name="laplace", title="Laplace", group="continuous_real_line", support="continuous",
@@ -452,11 +536,16 @@ _register(name="logistic", title="Logistic", group="continuous_real_line", suppo
                          f"(CDF 1 / (1 + exp(-(x - {fmt(p['loc'])}) / {fmt(p['scale'])})))",
           scipy_dist=lambda p: stats.logistic(p["loc"], p["scale"]))
 
+def _odds_normal(p, convention):
+    return f"Normal distribution with mean {_exact(p['loc'])} and standard deviation {_exact(p['scale'])}."
+
+
 _register(name="normal", title="Normal", group="continuous_real_line", support="continuous",
           param_doc="loc (mean), scale > 0 (standard deviation)",
           check=_locscale("normal"), draw=lambda r, p, n: r.normal(p["loc"], p["scale"], n),
           text=lambda p: f"a normal distribution with mean {fmt(p['loc'])} and standard deviation "
                          f"{fmt(p['scale'])}",
+          styles={"odds": _odds_normal},
           scipy_dist=lambda p: stats.norm(p["loc"], p["scale"]))
 
 # ---------------------------------------------------------------- discrete, finite support
@@ -500,12 +589,18 @@ _register(name="beta_binomial", title="Beta-binomial", group="discrete_finite", 
                          f"common success probability is itself drawn from Beta({fmt(p['a'])}, {fmt(p['b'])})",
           scipy_dist=lambda p: stats.betabinom(p["n"], p["a"], p["b"]), bounds=lambda p: (0.0, float(p["n"])))
 
+def _odds_binomial(p, convention):
+    return (f"Binomial distribution: the number of successes in {_exact(p['n'])} independent trials, each a "
+            f"success with probability {_exact(p['p'])}; values 0 to {_exact(p['n'])}.")
+
+
 _register(name="binomial", title="Binomial", group="discrete_finite", support="discrete",
           param_doc="n >= 0 trials, p in [0, 1]",
           check=_keep("binomial", {"n": INT_NN, "p": PROB}),
           draw=lambda r, p, n: r.binomial(p["n"], p["p"], n).astype(float),
           text=lambda p: f"a binomial distribution with {fmt(p['n'])} trials and success probability "
                          f"{fmt(p['p'])}",
+          styles={"odds": _odds_binomial},
           scipy_dist=lambda p: stats.binom(p["n"], p["p"]), bounds=lambda p: (0.0, float(p["n"])))
 
 
@@ -543,10 +638,15 @@ _register(name="hypergeometric", title="Hypergeometric", group="discrete_finite"
 
 # ---------------------------------------------------------------- discrete, infinite support
 
+def _odds_poisson(p, convention):
+    return f"Poisson distribution with mean (rate) lambda = {_exact(p['lam'])} events per interval; values 0, 1, 2, ..."
+
+
 _register(name="poisson", title="Poisson", group="discrete_infinite", support="discrete",
           param_doc="lam >= 0 (mean)",
           check=_keep("poisson", {"lam": dict(low=0.0)}), draw=lambda r, p, n: r.poisson(p["lam"], n).astype(float),
           text=lambda p: f"a Poisson distribution with mean {fmt(p['lam'])}",
+          styles={"odds": _odds_poisson},
           scipy_dist=lambda p: stats.poisson(p["lam"]), bounds=lambda p: (0.0, math.inf))
 
 _register(name="skellam", title="Skellam", group="discrete_infinite", support="discrete",
@@ -579,12 +679,18 @@ _register(name="compound_poisson", title="Compound Poisson", group="discrete_inf
           analytic_moments=lambda p: (p["lam"] / p["p"], p["lam"] * (2 - p["p"]) / p["p"] ** 2),
           bounds=lambda p: (0.0, math.inf))
 
+def _odds_geometric(p, convention):
+    return (f"Geometric distribution: the number of independent trials up to and including the first success, "
+            f"with success probability {_exact(p['p'])} per trial; values 1, 2, 3, ...")
+
+
 _register(name="geometric", title="Geometric", group="discrete_infinite", support="discrete",
           param_doc="p in (0, 1]: number of trials up to and including the first success, support 1, 2, ...",
           check=_keep("geometric", {"p": dict(low=0.0, low_open=True, high=1.0)}),
           draw=lambda r, p, n: r.geometric(p["p"], n).astype(float),
           text=lambda p: f"a geometric distribution counting the trials up to and including the first success, "
                          f"with success probability {fmt(p['p'])} (support 1, 2, 3, ...)",
+          styles={"odds": _odds_geometric},
           scipy_dist=lambda p: stats.geom(p["p"]), bounds=lambda p: (1.0, math.inf))
 
 _register(name="negative_binomial", title="Negative binomial", group="discrete_infinite", support="discrete",
@@ -633,6 +739,12 @@ def _check_multinomial(params):
     return {"n": n, "pvals": [float(x) for x in pv], "component": _component(fam, params, pv.size)}
 
 
+def _odds_multinomial(p, convention):
+    probs = ", ".join(f"outcome {i + 1} with probability {_exact(q)}" for i, q in enumerate(p["pvals"]))
+    return (f"Multinomial distribution: {_exact(p['n'])} independent trials, each giving {probs}. The value is "
+            f"the number of trials that give outcome {p['component'] + 1}.")
+
+
 _register(name="multinomial", title="Multinomial", group="joint", support="discrete",
           param_doc="n trials, pvals (sums to 1); reduced to the count of category `component`",
           check=_check_multinomial,
@@ -640,6 +752,7 @@ _register(name="multinomial", title="Multinomial", group="joint", support="discr
           text=lambda p: f"a multinomial distribution with {fmt(p['n'])} trials and category probabilities "
                          f"{fmt(p['pvals'])}; the value to report is the count of category number "
                          f"{p['component'] + 1}",
+          styles={"odds": _odds_multinomial},
           scipy_dist=lambda p: stats.binom(p["n"], p["pvals"][p["component"]]),
           bounds=lambda p: (0.0, float(p["n"])))
 
@@ -807,7 +920,27 @@ _register(name="categorical", title="Categorical", group="non_numeric", support=
           scipy_dist=lambda p: stats.rv_discrete(values=(np.arange(len(p["pvals"])), p["pvals"])),
           bounds=lambda p: (0.0, float(len(p["pvals"]) - 1)))
 
-TABLE10_FAMILIES: tuple[str, ...] = tuple(FAMILIES)
+#: The 40 families of table 10 (seed 000, appendix A), in the table's order: the KS@N bank's generated problems,
+#: the regimes and the implicit templates cover exactly these.
+TABLE10_FAMILIES: tuple[str, ...] = (
+    # continuous, bounded interval
+    "beta", "arcsine", "reciprocal", "triangular", "truncated_normal", "uniform",
+    # continuous, semi-infinite
+    "erlang", "f", "frechet", "gamma", "pareto", "rayleigh", "weibull", "chi_squared", "exponential",
+    "inverse_gaussian", "log_normal",
+    # continuous, whole real line
+    "gumbel", "laplace", "students_t", "logistic", "normal",
+    # discrete, finite support
+    "bernoulli", "poisson_binomial", "beta_binomial", "binomial", "discrete_uniform", "hypergeometric",
+    # discrete, infinite support
+    "poisson", "skellam", "compound_poisson", "geometric", "negative_binomial",
+    # joint, reduced to a scalar
+    "dirichlet", "multinomial", "multivariate_normal", "multivariate_t", "negative_multinomial",
+    # mixed discrete-continuous
+    "rectified_gaussian",
+    # non-numeric
+    "categorical",
+)
 
 
 # ---------------------------------------------------------------- finite numeric outcome sets (real-world tasks)
@@ -837,6 +970,12 @@ _register(name="empirical_discrete", title="Finite discrete", group="discrete_fi
 
 # ---------------------------------------------------------------- extras of seed 004
 
+def _odds_skew_normal(p, convention):
+    return (f"Skew-normal distribution (Azzalini's form) with location {_exact(p['loc'])}, scale "
+            f"{_exact(p['scale'])} and shape (skewness) parameter {_exact(p['a'])}; a negative shape skews it to "
+            f"the left, and shape 0 gives the normal distribution with mean = location and standard deviation = scale.")
+
+
 _register(name="skew_normal", title="Skew-normal", group="continuous_real_line", support="continuous",
           param_doc="a (skewness shape), loc, scale > 0 (density 2/scale phi(z) Phi(a z), z=(x-loc)/scale)",
           check=_keep("skew_normal", {"a": REAL, "loc": REAL, "scale": POS}),
@@ -844,11 +983,18 @@ _register(name="skew_normal", title="Skew-normal", group="continuous_real_line",
           text=lambda p: f"a skew-normal distribution with shape (skewness) parameter {fmt(p['a'])}, location "
                          f"{fmt(p['loc'])} and scale {fmt(p['scale'])} (density 2/scale * phi(z) * Phi(a z) with "
                          f"z = (x - location)/scale)",
+          styles={"odds": _odds_skew_normal},
           scipy_dist=lambda p: stats.skewnorm(p["a"], p["loc"], p["scale"]))
 
 
 def _check_power_law(params):
     return _keep("power_law", {"alpha": dict(low=1.0, low_open=True), "xmin": POS})(params)
+
+
+def _odds_power_law(p, convention):
+    return (f"Continuous power-law distribution with exponent alpha = {_exact(p['alpha'])} and minimum value "
+            f"xmin = {_exact(p['xmin'])}: the density is proportional to x^(-alpha) for x >= xmin (alpha is the "
+            f"exponent of the density, not of the tail), and no value is below xmin.")
 
 
 _register(name="power_law", title="Power law", group="continuous_semi_infinite", support="continuous",
@@ -858,6 +1004,7 @@ _register(name="power_law", title="Power law", group="continuous_semi_infinite",
           text=lambda p: f"a continuous power law with exponent alpha = {fmt(p['alpha'])} and minimum value "
                          f"xmin = {fmt(p['xmin'])} (density proportional to x^(-{fmt(p['alpha'])}) for x >= "
                          f"{fmt(p['xmin'])})",
+          styles={"odds": _odds_power_law},
           scipy_dist=lambda p: stats.pareto(p["alpha"] - 1.0, scale=p["xmin"]),
           bounds=lambda p: (p["xmin"], math.inf))
 
@@ -948,6 +1095,11 @@ _register(name="uniform_permutation", title="Uniform random permutation", group=
           bounds=lambda p: (0.0, float(p["n"] - 1)))
 
 
+_unregistered = [f for f in (*TABLE10_FAMILIES, *ODDS_EXTRA_FAMILIES) if f not in FAMILIES]
+if _unregistered:  # pragma: no cover - an edit of this module that drops a family
+    raise RuntimeError(f"distributions: named but not registered: {', '.join(_unregistered)}")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # public functions
 
@@ -986,9 +1138,16 @@ def sample(family: str, params: Mapping, size: int, seed: int | np.random.Genera
     return get_family(family).sample(params, int(size), rng)
 
 
-def describe(family: str, params: Mapping) -> str:
-    """Plain-text description for prompts, stating the parameter convention."""
-    return get_family(family).describe(params)
+def describe(family: str, params: Mapping, style: str = "prompt", *, convention: str = "rate") -> str:
+    """Plain-text description of ``family`` with ``params`` (validated first), stating the parameter convention.
+
+    The one describer of the package: ``style="prompt"`` (default) is the phrase the KS@N prompts embed ("a normal
+    distribution with mean 0 and standard deviation 1"); ``style="odds"`` is the description block of the "What
+    are the odds" bank ("Normal distribution with mean 0 and standard deviation 1."), where ``convention`` states
+    an exponential as a ``rate`` (default) or a ``scale`` (``none`` for the other families). A family without the
+    style, an unknown style or convention raise a one-line :class:`ParameterError`.
+    """
+    return get_family(family).describe(params, style, convention)
 
 
 def frozen(family: str, params: Mapping):
