@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ..distributions import fmt
-from .regimes import family_table
+from .regimes import family_table, template
 
 __all__ = ["CODE_IMPLICIT", "implicit_program"]
 
@@ -71,6 +71,7 @@ def _exp1(size: int | None = None) -> str:
 
 # ---------------------------------------------------------------------------------------------- continuous, bounded
 
+@template("code_implicit", "beta")
 def _beta(p):
     a, b = p["a"], p["b"]
     if _is_int(a) and _is_int(b) and a + b - 1 <= 400:
@@ -83,12 +84,14 @@ def _beta(p):
                     "print(x)")
 
 
+@template("code_implicit", "arcsine")
 def _arcsine(p):
     return _program("angle = rng.uniform(0, 2 * np.pi)",
                     f"x = {_plus(p['low'], _times(p['high'] - p['low'], 'np.sin(angle) ** 2'))}",
                     "print(x)")
 
 
+@template("code_implicit", "reciprocal")
 def _reciprocal(p):
     return _program("u = rng.random()",
                     "x = " + (_n(p["b"]) if float(p["a"]) == 1 else f"{_n(p['a'])} * ({_n(p['b'])} / {_n(p['a'])})")
@@ -96,6 +99,7 @@ def _reciprocal(p):
                     "print(x)")
 
 
+@template("code_implicit", "triangular")
 def _triangular(p):
     left, mode, right = p["left"], p["mode"], p["right"]
     if abs((mode - left) - (right - mode)) < 1e-12 * max(1.0, right - left):
@@ -111,6 +115,7 @@ def _triangular(p):
                     "print(x)")
 
 
+@template("code_implicit", "truncated_normal")
 def _truncated_normal(p):
     return _program("while True:",
                     f"    x = {_plus(p['loc'], _times(p['scale'], 'rng.standard_normal()'))}",
@@ -119,6 +124,7 @@ def _truncated_normal(p):
                     "print(x)")
 
 
+@template("code_implicit", "uniform")
 def _uniform(p):
     return _program("z = rng.standard_normal(2)",
                     "angle = np.arctan2(z[1], z[0])",
@@ -128,24 +134,28 @@ def _uniform(p):
 
 # ---------------------------------------------------------------------------------------------- semi-infinite
 
+@template("code_implicit", "erlang")
 def _erlang(p):
     return _program(f"stages = {_n(p['scale'])} * ({_exp1(int(p['k']))})",
                     "x = stages.sum()",
                     "print(x)")
 
 
+@template("code_implicit", "f")
 def _f(p):
     return _program(*_chi2_lines("top", p["dfnum"]), *_chi2_lines("bottom", p["dfden"]),
                     f"x = (top / {_n(p['dfnum'])}) / (bottom / {_n(p['dfden'])})",
                     "print(x)")
 
 
+@template("code_implicit", "frechet")
 def _frechet(p):
     return _program(f"e = {_exp1()}",
                     "x = " + _plus(p["loc"], _times(p["scale"], "e ** (-1 / " + _n(p["c"]) + ")")),
                     "print(x)")
 
 
+@template("code_implicit", "gamma")
 def _gamma(p):
     shape, scale = p["shape"], p["scale"]
     if _is_int(2 * shape) and 2 * shape <= 400:
@@ -167,34 +177,40 @@ def _gamma(p):
                     "print(x)")
 
 
+@template("code_implicit", "pareto")
 def _pareto(p):
     return _program("u = 1.0 - rng.random()",
                     "x = " + _times(p["scale"], "u ** (-1 / " + _n(p["a"]) + ")"),
                     "print(x)")
 
 
+@template("code_implicit", "rayleigh")
 def _rayleigh(p):
     return _program(f"dx, dy = {_times(p['scale'], 'rng.standard_normal(2)')}",
                     "x = np.hypot(dx, dy)",
                     "print(x)")
 
 
+@template("code_implicit", "weibull")
 def _weibull(p):
     return _program(f"e = {_exp1()}",
                     "x = " + _times(p["scale"], "e ** (1 / " + _n(p["a"]) + ")"),
                     "print(x)")
 
 
+@template("code_implicit", "chi_squared")
 def _chi_squared(p):
     return _program(*_chi2_lines("x", p["df"]), "print(x)")
 
 
+@template("code_implicit", "exponential")
 def _exponential(p):
     return _program("z = rng.standard_normal(2)",
                     f"x = {_n(p['scale'])} * (z[0] ** 2 + z[1] ** 2) / 2",
                     "print(x)")
 
 
+@template("code_implicit", "inverse_gaussian")
 def _inverse_gaussian(p):
     return _program(f"mu, lam = {_n(p['mean'])}, {_n(p['scale'])}",
                     "y = rng.standard_normal() ** 2",
@@ -206,6 +222,7 @@ def _inverse_gaussian(p):
                     "print(x)")
 
 
+@template("code_implicit", "log_normal")
 def _log_normal(p):
     return _program("u1, u2 = 1.0 - rng.random(), rng.random()",
                     "z = np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)",
@@ -215,6 +232,7 @@ def _log_normal(p):
 
 # ---------------------------------------------------------------------------------------------- real line
 
+@template("code_implicit", "gumbel")
 def _gumbel(p):
     return _program("z = rng.standard_normal(2)",
                     "e = (z[0] ** 2 + z[1] ** 2) / 2",
@@ -222,12 +240,14 @@ def _gumbel(p):
                     "print(x)")
 
 
+@template("code_implicit", "laplace")
 def _laplace(p):
     return _program(f"e1, e2 = {_exp1(2)}",
                     f"x = {_plus(p['loc'], _times(p['scale'], '(e1 - e2)'))}",
                     "print(x)")
 
 
+@template("code_implicit", "students_t")
 def _students_t(p):
     return _program("z = rng.standard_normal()",
                     *_chi2_lines("s", p["df"]),
@@ -235,12 +255,14 @@ def _students_t(p):
                     "print(x)")
 
 
+@template("code_implicit", "logistic")
 def _logistic(p):
     return _program(f"e1, e2 = {_exp1(2)}",
                     f"x = {_plus(p['loc'], _times(p['scale'], 'np.log(e1 / e2)'))}",
                     "print(x)")
 
 
+@template("code_implicit", "normal")
 def _normal(p):
     return _program("r = np.sqrt(-2 * np.log(1.0 - rng.random()))",
                     "theta = 2 * np.pi * rng.random()",
@@ -250,11 +272,13 @@ def _normal(p):
 
 # ---------------------------------------------------------------------------------------------- discrete, finite
 
+@template("code_implicit", "bernoulli")
 def _bernoulli(p):
     return _program(f"x = int(np.floor(rng.random() + {_n(p['p'])}))",
                     "print(x)")
 
 
+@template("code_implicit", "poisson_binomial")
 def _poisson_binomial(p):
     return _program(f"chances = {_list(p['p'])}",
                     "hits = 0",
@@ -264,6 +288,7 @@ def _poisson_binomial(p):
                     "print(hits)")
 
 
+@template("code_implicit", "beta_binomial")
 def _beta_binomial(p):
     return _program(f"q = rng.beta({_n(p['a'])}, {_n(p['b'])})",
                     f"flips = rng.random({int(p['n'])})",
@@ -271,12 +296,14 @@ def _beta_binomial(p):
                     "print(x)")
 
 
+@template("code_implicit", "binomial")
 def _binomial(p):
     return _program(f"u = rng.random({int(p['n'])})",
                     f"x = int(np.sum(u < {_n(p['p'])}))",
                     "print(x)")
 
 
+@template("code_implicit", "discrete_uniform")
 def _discrete_uniform(p):
     lo, hi = int(p["low"]), int(p["high"])
     return _program("u = rng.random()",
@@ -284,6 +311,7 @@ def _discrete_uniform(p):
                     "print(x)")
 
 
+@template("code_implicit", "hypergeometric")
 def _hypergeometric(p):
     return _program(f"items = np.repeat([1, 0], [{int(p['ngood'])}, {int(p['nbad'])}])",
                     "rng.shuffle(items)",
@@ -293,6 +321,7 @@ def _hypergeometric(p):
 
 # ---------------------------------------------------------------------------------------------- discrete, infinite
 
+@template("code_implicit", "poisson")
 def _poisson(p):
     return _program(f"t = {_exp1()}",
                     "count = 0",
@@ -302,6 +331,7 @@ def _poisson(p):
                     "print(count)")
 
 
+@template("code_implicit", "skellam")
 def _skellam(p):
     total = p["mu1"] + p["mu2"]
     return _program(f"t = {_exp1()}",
@@ -312,6 +342,7 @@ def _skellam(p):
                     "print(score)")
 
 
+@template("code_implicit", "compound_poisson")
 def _compound_poisson(p):
     return _program(f"t = {_exp1()}",
                     "total = 0",
@@ -324,6 +355,7 @@ def _compound_poisson(p):
                     "print(total)")
 
 
+@template("code_implicit", "geometric")
 def _geometric(p):
     return _program("tries = 1",
                     f"while rng.random() >= {_n(p['p'])}:",
@@ -331,6 +363,7 @@ def _geometric(p):
                     "print(tries)")
 
 
+@template("code_implicit", "negative_binomial")
 def _negative_binomial(p):
     n, q = p["n"], p["p"]
     if _is_int(n):
@@ -353,6 +386,7 @@ def _negative_binomial(p):
 
 # ---------------------------------------------------------------------------------------------- joint, reduced
 
+@template("code_implicit", "dirichlet")
 def _dirichlet(p):
     alpha, c = p["alpha"], p["component"]
     if all(_is_int(2 * a) for a in alpha) and 2 * sum(alpha) <= 2000:
@@ -365,6 +399,7 @@ def _dirichlet(p):
                     "print(x)")
 
 
+@template("code_implicit", "multinomial")
 def _multinomial(p):
     return _program(f"edges = np.cumsum({_list(p['pvals'])})[:-1]",
                     f"u = rng.random({int(p['n'])})",
@@ -373,6 +408,7 @@ def _multinomial(p):
                     "print(x)")
 
 
+@template("code_implicit", "multivariate_normal")
 def _multivariate_normal(p):
     last = "x = v.sum()" if p["reduce"] == "sum" else f"x = v[{p['component']}]"
     mat = "[" + ", ".join(_list(row) for row in p["cov"]) + "]"
@@ -383,6 +419,7 @@ def _multivariate_normal(p):
                     "print(x)")
 
 
+@template("code_implicit", "multivariate_t")
 def _multivariate_t(p):
     last = "x = v.sum()" if p["reduce"] == "sum" else f"x = v[{p['component']}]"
     mat = "[" + ", ".join(_list(row) for row in p["shape"]) + "]"
@@ -395,6 +432,7 @@ def _multivariate_t(p):
                     "print(x)")
 
 
+@template("code_implicit", "negative_multinomial")
 def _negative_multinomial(p):
     n, pv, c = p["n"], p["pvals"], p["component"] + 1
     if _is_int(n):
@@ -420,12 +458,14 @@ def _negative_multinomial(p):
 
 # ---------------------------------------------------------------------------------------------- mixed, categorical
 
+@template("code_implicit", "rectified_gaussian")
 def _rectified_gaussian(p):
     return _program("z = rng.standard_normal()",
                     f"x = max(0.0, {_plus(p['loc'], _times(p['scale'], 'z'))})",
                     "print(x)")
 
 
+@template("code_implicit", "categorical")
 def _categorical(p):
     labels, pv = p["labels"], p["pvals"]
     if max(pv) - min(pv) < 1e-12:
@@ -444,7 +484,7 @@ def _categorical(p):
                     "print(pick)")
 
 
-CODE_IMPLICIT: dict[str, Callable[[dict], str]] = family_table(globals(), "code_implicit")
+CODE_IMPLICIT: dict[str, Callable[[dict], str]] = family_table("code_implicit")
 
 
 def implicit_program(family: str, params: dict) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..distributions import fmt
-from .regimes import family_table
+from .regimes import family_table, template
 
 __all__ = ["TEXT_IMPLICIT", "implicit_scenario"]
 
@@ -61,6 +61,7 @@ def _shift(loc: float, expr: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- continuous, bounded
 
+@template("text_implicit", "beta")
 def _beta(p):
     a, b = p["a"], p["b"]
     if _is_int(a) and _is_int(b):
@@ -76,6 +77,7 @@ def _beta(p):
             "run, what share of all users picked the first app (a number between 0 and 1)?")
 
 
+@template("text_implicit", "arcsine")
 def _arcsine(p):
     return (f"A tide gauge's reading rises and falls as a perfectly smooth sine wave, swinging between a lowest "
             f"value of {fmt(p['low'])} cm and a highest value of {fmt(p['high'])} cm and back, over and over. A "
@@ -83,6 +85,7 @@ def _arcsine(p):
             "What does the gauge show at that moment, in cm?")
 
 
+@template("text_implicit", "reciprocal")
 def _reciprocal(p):
     return (f"A volume knob is labelled on a logarithmic scale running from {fmt(p['a'])} at one end to "
             f"{fmt(p['b'])} at the other, so equal turns of the knob multiply the value by equal factors. A cat "
@@ -90,6 +93,7 @@ def _reciprocal(p):
             "along its full travel. What value does the knob now point to?")
 
 
+@template("text_implicit", "triangular")
 def _triangular(p):
     return (f"A contractor estimates how many days a renovation will take. It can never take less than "
             f"{fmt(p['left'])} days or more than {fmt(p['right'])} days. How likely each duration is rises in a "
@@ -98,6 +102,7 @@ def _triangular(p):
             "take, in days (fractions allowed)?")
 
 
+@template("text_implicit", "truncated_normal")
 def _truncated_normal(p):
     return (f"A marksman's horizontal offset from the centre line (in mm, negative meaning left) follows a bell "
             f"curve with mean {fmt(p['loc'])} mm and standard deviation {fmt(p['scale'])} mm. The target board "
@@ -106,6 +111,7 @@ def _truncated_normal(p):
             "in mm?")
 
 
+@template("text_implicit", "uniform")
 def _uniform(p):
     return (f"A robotic arm drops a part onto a straight conveyor belt. Where it lands, measured in cm from a "
             f"reference mark (negative meaning before the mark), can be any point from {fmt(p['low'])} to "
@@ -115,6 +121,7 @@ def _uniform(p):
 
 # ---------------------------------------------------------------------------------------------- semi-infinite
 
+@template("text_implicit", "erlang")
 def _erlang(p):
     k = int(p["k"])
     return (f"Calls reach a help desk at completely random moments: calls come independently of one another, "
@@ -123,6 +130,7 @@ def _erlang(p):
             f"pass until the {_ordinal(k)} call arrives?")
 
 
+@template("text_implicit", "f")
 def _f(p):
     return (f"Two sensors, A and B, each output pure noise: every reading is an independent bell-curve number "
             "with mean 0, and all readings of both sensors have the same standard deviation. An engineer takes "
@@ -131,6 +139,7 @@ def _f(p):
             "divided by sensor B's average?")
 
 
+@template("text_implicit", "frechet")
 def _frechet(p):
     loc, c, scale = p["loc"], p["c"], p["scale"]
     above = fmt(loc)
@@ -140,6 +149,7 @@ def _frechet(p):
             "metres?")
 
 
+@template("text_implicit", "gamma")
 def _gamma(p):
     shape, scale = p["shape"], p["scale"]
     if _is_int(shape):
@@ -159,6 +169,7 @@ def _gamma(p):
             "in hours?")
 
 
+@template("text_implicit", "pareto")
 def _pareto(p):
     return (f"In a certain region, every company has annual revenue of at least {fmt(p['scale'])} million "
             f"dollars, and the share of companies earning more than x million is ({fmt(p['scale'])} / x)^"
@@ -166,18 +177,21 @@ def _pareto(p):
             "revenue, in millions of dollars?")
 
 
+@template("text_implicit", "rayleigh")
 def _rayleigh(p):
     return (f"An archer's arrows miss the bullseye sideways and up-down by independent amounts, each following a "
             f"bell curve centred on 0 with standard deviation {fmt(p['scale'])} cm. How far from the bullseye, "
             "in a straight line, does the next arrow land, in cm?")
 
 
+@template("text_implicit", "weibull")
 def _weibull(p):
     return (f"For a type of ball bearing, the fraction still running after t thousand hours of use is "
             f"exp(-(t / {fmt(p['scale'])})^{fmt(p['a'])}), for every t of at least 0. Pick one new bearing: how "
             "many thousand hours does it last?")
 
 
+@template("text_implicit", "chi_squared")
 def _chi_squared(p):
     df = p["df"]
     if _is_int(df):
@@ -188,12 +202,14 @@ def _chi_squared(p):
             f"x^{fmt(df / 2 - 1)} × exp(-x / 2). What is the alarm score on one run?")
 
 
+@template("text_implicit", "exponential")
 def _exponential(p):
     return (f"An electronic fuse does not wear out: however long it has already worked, its chance of failing "
             f"in the next hour is always the same. On average such a fuse lasts {fmt(p['scale'])} hours. A new "
             "fuse is installed: how many hours does it last?")
 
 
+@template("text_implicit", "inverse_gaussian")
 def _inverse_gaussian(p):
     mean, lam = p["mean"], p["scale"]
     var = mean * mean / lam
@@ -204,6 +220,7 @@ def _inverse_gaussian(p):
             "many seconds pass until the speck first reaches the sensor?")
 
 
+@template("text_implicit", "log_normal")
 def _log_normal(p):
     return (f"For grains of sand on a beach, the natural logarithm of a grain's diameter (diameter in "
             f"micrometres) follows a bell curve with mean {fmt(p['mean'])} and standard deviation "
@@ -213,12 +230,14 @@ def _log_normal(p):
 
 # ---------------------------------------------------------------------------------------------- real line
 
+@template("text_implicit", "gumbel")
 def _gumbel(p):
     return (f"An engineer studies the strongest wind gust of each year at a bridge site. The chance that a "
             f"year's strongest gust is at most x (in m/s) is exp(-exp(-{_shift(p['loc'], 'x')} / "
             f"{fmt(p['scale'])})) for every x. What is the strongest gust next year, in m/s?")
 
 
+@template("text_implicit", "laplace")
 def _laplace(p):
     return (f"A delivery robot tries to stop at the {fmt(p['loc'])} m mark of a long corridor. It overshoots or "
             f"stops short with equal chance, and, independently of the direction, the chance that it misses by "
@@ -226,6 +245,7 @@ def _laplace(p):
             "does it stop, in metres?")
 
 
+@template("text_implicit", "students_t")
 def _students_t(p):
     df, loc, scale = p["df"], p["loc"], p["scale"]
     score = "Z / √A" if scale == 1 else f"{fmt(scale)} × Z / √A"
@@ -237,12 +257,14 @@ def _students_t(p):
             "report on one run?")
 
 
+@template("text_implicit", "logistic")
 def _logistic(p):
     return (f"In an online game, the chance that a newcomer's hidden skill rating is at most x equals "
             f"1 / (1 + exp(-{_shift(p['loc'], 'x')} / {fmt(p['scale'])})) for every x. A new player joins: "
             "what is their hidden skill rating?")
 
 
+@template("text_implicit", "normal")
 def _normal(p):
     return (f"A trader's daily profit or loss, in dollars, follows a bell curve centred on {fmt(p['loc'])} "
             f"dollars with standard deviation {fmt(p['scale'])} dollars, independently from day to day. What is "
@@ -251,11 +273,13 @@ def _normal(p):
 
 # ---------------------------------------------------------------------------------------------- discrete, finite
 
+@template("text_implicit", "bernoulli")
 def _bernoulli(p):
     return (f"A basketball player makes each free throw with chance {fmt(p['p'])}, independently of her other "
             "shots. She takes one free throw. Report 1 if it goes in and 0 if it misses.")
 
 
+@template("text_implicit", "poisson_binomial")
 def _poisson_binomial(p):
     ps = p["p"]
     k = len(ps)
@@ -264,6 +288,7 @@ def _poisson_binomial(p):
             f"the {k} generators keep running through the storm?")
 
 
+@template("text_implicit", "beta_binomial")
 def _beta_binomial(p):
     n = int(p["n"])
     return (f"Two food trucks, A and B, park side by side with starting popularity scores of {fmt(p['a'])} (A) "
@@ -272,12 +297,14 @@ def _beta_binomial(p):
             f"chosen truck's score goes up by exactly 1. How many of the {n} customers pick truck A?")
 
 
+@template("text_implicit", "binomial")
 def _binomial(p):
     n = int(p["n"])
     return (f"A gardener sows {n} seeds; each seed sprouts with chance {fmt(p['p'])}, independently of the "
             f"others. How many of the {n} seeds sprout?")
 
 
+@template("text_implicit", "discrete_uniform")
 def _discrete_uniform(p):
     lo, hi = int(p["low"]), int(p["high"])
     return (f"In a board game, an event card awards a whole-number bonus picked completely at random from "
@@ -285,6 +312,7 @@ def _discrete_uniform(p):
             "bonus does the next card award?")
 
 
+@template("text_implicit", "hypergeometric")
 def _hypergeometric(p):
     good, bad, k = int(p["ngood"]), int(p["nbad"]), int(p["nsample"])
     return (f"A crate holds {good + bad} apples, exactly {good} of which are bruised. An inspector takes {k} "
@@ -294,12 +322,14 @@ def _hypergeometric(p):
 
 # ---------------------------------------------------------------------------------------------- discrete, infinite
 
+@template("text_implicit", "poisson")
 def _poisson(p):
     return (f"Emails reach a support inbox at random, independent moments, at a steady average rate of "
             f"{fmt(p['lam'])} per minute; earlier arrivals never make later ones more or less likely. How many "
             "emails arrive during one particular minute?")
 
 
+@template("text_implicit", "skellam")
 def _skellam(p):
     return (f"At a bike-sharing dock that never runs out of bikes or space, riders return bikes at random, "
             f"independent moments at a steady average of {fmt(p['mu1'])} returns per day, and, independently of "
@@ -307,6 +337,7 @@ def _skellam(p):
             "pickups per day. What is the dock's net change in bikes over one day (returns minus pickups)?")
 
 
+@template("text_implicit", "compound_poisson")
 def _compound_poisson(p):
     return (f"Shoppers enter a bakery at random, independent moments, at a steady average of {fmt(p['lam'])} "
             f"per hour. Each shopper takes loaves one at a time: after each loaf they stop with chance "
@@ -314,12 +345,14 @@ def _compound_poisson(p):
             "are sold during one particular hour (0 if nobody comes)?")
 
 
+@template("text_implicit", "geometric")
 def _geometric(p):
     return (f"A darts player throws at the bullseye again and again until she hits it; each throw hits with "
             f"chance {fmt(p['p'])}, independently of the others. How many throws does she make, counting the "
             "throw that finally hits?")
 
 
+@template("text_implicit", "negative_binomial")
 def _negative_binomial(p):
     n, q = p["n"], p["p"]
     if _is_int(n):
@@ -337,6 +370,7 @@ def _negative_binomial(p):
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+@template("text_implicit", "dirichlet")
 def _dirichlet(p):
     alpha, c = p["alpha"], p["component"]
     k = len(alpha)
@@ -352,6 +386,7 @@ def _dirichlet(p):
 _FLAVOURS = ("chocolate", "vanilla", "strawberry", "pistachio", "mango", "coffee", "lemon", "mint")
 
 
+@template("text_implicit", "multinomial")
 def _multinomial(p):
     pv, c, n = p["pvals"], p["component"], int(p["n"])
     names = _names(_FLAVOURS, len(pv), "flavour")
@@ -370,6 +405,7 @@ def _pairs(m, word: str) -> str:
     return "the covariances between pairs are " + "; ".join(parts)
 
 
+@template("text_implicit", "multivariate_normal")
 def _multivariate_normal(p):
     mean, cov = p["mean"], p["cov"]
     d = len(mean)
@@ -381,6 +417,7 @@ def _multivariate_normal(p):
             f"{_pairs(cov, 'asset')}. What is {ask} for one month, in dollars?")
 
 
+@template("text_implicit", "multivariate_t")
 def _multivariate_t(p):
     loc, shape, df = p["loc"], p["shape"], p["df"]
     d = len(loc)
@@ -399,6 +436,7 @@ def _multivariate_t(p):
 _DEFECTS = ("scratched", "dented", "cracked", "discoloured", "warped", "chipped", "bent", "stained")
 
 
+@template("text_implicit", "negative_multinomial")
 def _negative_multinomial(p):
     n, pv, c = p["n"], p["pvals"], p["component"]
     kinds = _names(_DEFECTS, len(pv) - 1, "defect type")
@@ -413,6 +451,7 @@ def _negative_multinomial(p):
 
 # ---------------------------------------------------------------------------------------------- mixed, categorical
 
+@template("text_implicit", "rectified_gaussian")
 def _rectified_gaussian(p):
     return (f"A solar panel's net energy meter tracks an underlying value that follows a bell curve with mean "
             f"{fmt(p['loc'])} kWh and standard deviation {fmt(p['scale'])} kWh, but the meter cannot show "
@@ -420,6 +459,7 @@ def _rectified_gaussian(p):
             "meter record for one day, in kWh?")
 
 
+@template("text_implicit", "categorical")
 def _categorical(p):
     labels, pv = p["labels"], p["pvals"]
     quoted = [f"'{lab}'" for lab in labels]
@@ -432,7 +472,7 @@ def _categorical(p):
     return f"A prize wheel at a fair {wheel}. The wheel is spun once. Which label does it stop on?"
 
 
-TEXT_IMPLICIT: dict[str, Callable[[dict], str]] = family_table(globals(), "text_implicit")
+TEXT_IMPLICIT: dict[str, Callable[[dict], str]] = family_table("text_implicit")
 
 
 def implicit_scenario(family: str, params: dict) -> str:

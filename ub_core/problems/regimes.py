@@ -8,7 +8,7 @@ integers where a code-implicit program needs them (numbers of stages, trials, de
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Callable, Sequence
 
 REGIME_NAMES = ("concentrated", "spread")
 
@@ -76,20 +76,61 @@ REGIMES: dict[str, dict[str, dict]] = {
 }
 
 
-def family_table(namespace: Mapping[str, Any], kind: str) -> dict[str, Callable[[dict], str]]:
-    """``{family: builder}`` for the 40 table-10 families, from the functions named ``_<family>`` in
-    ``namespace`` (a template module's globals). Each builder validates its params first."""
+#: The kinds of per-family templates (``problems/implicit_code.py`` and ``implicit_text.py`` register theirs).
+TEMPLATE_KINDS = ("code_implicit", "text_implicit")
+
+# kind -> {family: builder}, filled by the @template decorator when a template module is imported
+_TEMPLATES: dict[str, dict[str, Callable[[dict], str]]] = {}
+
+
+def template(kind: str, family: str) -> Callable[[Callable[[dict], str]], Callable[[dict], str]]:
+    """Decorator: register ``builder(params) -> str`` as the ``kind`` template of the registered distribution
+    ``family``, e.g. ``@template("code_implicit", "beta")``. The builder gets validated params (see
+    :func:`template_for`); it is returned unchanged. A second, different builder for the same kind and family is
+    an error (registering the same function again, as a module reload does, replaces it)."""
     from .. import distributions as D
 
-    def validated(family: str, builder: Callable[[dict], str]) -> Callable[[dict], str]:
-        def build(params: dict) -> str:
-            return builder(D.validate(family, params))
+    if kind not in TEMPLATE_KINDS:
+        raise ValueError(f"unknown template kind {kind!r}; expected one of {', '.join(TEMPLATE_KINDS)}")
+    D.get_family(family)  # an unknown family raises a one-line ParameterError
 
-        build.__name__ = f"{kind}_{family}"
-        build.__doc__ = f"{kind.replace('_', '-')} template for {family} (params validated first)."
-        return build
+    def register(builder: Callable[[dict], str]) -> Callable[[dict], str]:
+        table = _TEMPLATES.setdefault(kind, {})
+        old = table.get(family)
+        if old is not None and (old.__module__, old.__qualname__) != (builder.__module__, builder.__qualname__):
+            raise ValueError(f"{kind}: {family!r} already has a template ({old.__module__}.{old.__qualname__})")
+        table[family] = builder
+        return builder
 
-    missing = [f for f in D.TABLE10_FAMILIES if f"_{f}" not in namespace]
+    return register
+
+
+def template_for(kind: str, family: str) -> Callable[[dict], str]:
+    """The ``kind`` template of ``family`` as ``build(params) -> str``, which validates ``params`` first. A
+    family without one raises a one-line ValueError."""
+    from .. import distributions as D
+
+    try:
+        builder = _TEMPLATES[kind][family]
+    except KeyError:
+        raise ValueError(f"{kind}: no template for family {family!r}") from None
+
+    def build(params: dict) -> str:
+        return builder(D.validate(family, params))
+
+    build.__name__ = f"{kind}_{family}"
+    build.__doc__ = f"{kind.replace('_', '-')} template for {family} (params validated first)."
+    return build
+
+
+def family_table(kind: str, families: Sequence[str] | None = None) -> dict[str, Callable[[dict], str]]:
+    """``{family: builder}`` (:func:`template_for`) for ``families``, by default the 40 table-10 families
+    (:data:`ub_core.distributions.TABLE10_FAMILIES`, an explicit list: templates registered for other families
+    are not included). A family without a template is an error."""
+    from .. import distributions as D
+
+    names = D.TABLE10_FAMILIES if families is None else tuple(families)
+    missing = [f for f in names if f not in _TEMPLATES.get(kind, {})]
     if missing:
         raise RuntimeError(f"{kind}: no template for {', '.join(missing)}")
-    return {f: validated(f, namespace[f"_{f}"]) for f in D.TABLE10_FAMILIES}
+    return {f: template_for(kind, f) for f in names}
