@@ -1,0 +1,227 @@
+"""Family registration, explicit bank membership, template registration and the one describer (issue 16, item 3).
+
+- KS@N membership is the explicit list ``TABLE10_FAMILIES``: registering a family, wherever in the module, adds it
+  to no bank.
+- Templates are registered with ``@template(kind, family)``; ``family_table(kind)`` reads that registry.
+- ``distributions.describe`` serves both the KS@N prompts (style ``prompt``) and the odds bank (style ``odds``).
+- A new family is usable for a problem and its prompts with its definition plus two registrations
+  (``register_family`` and one ``@template``), touching no other file.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ub_core import distributions as D
+from ub_core.problems import ksn, odds, regimes
+from ub_core.problems.implicit_code import CODE_IMPLICIT
+from ub_core.problems.implicit_text import TEXT_IMPLICIT
+from ub_core.problems.regimes import REGIMES, family_table, template, template_for
+
+TOY = "toy_shifted_exponential"
+
+
+@pytest.fixture
+def registries(monkeypatch):
+    """Private copies of the family and template registries, so a toy registration leaks into no other test."""
+    monkeypatch.setattr(D, "FAMILIES", dict(D.FAMILIES))
+    monkeypatch.setattr(regimes, "_TEMPLATES", {k: dict(v) for k, v in regimes._TEMPLATES.items()})
+
+
+def _toy_family() -> D.Family:
+    """A family defined entirely here: X = shift + an exponential with mean ``scale``."""
+    check = D._keep(TOY, {"shift": D.REAL, "scale": D.POS})
+    return D.Family(
+        name=TOY, title="Shifted exponential", group="continuous_semi_infinite", support="continuous",
+        param_doc="shift (lowest value), scale > 0 (mean of the excess over shift)", check=check,
+        draw=lambda r, p, n: p["shift"] + r.exponential(p["scale"], n),
+        text=lambda p: f"an exponential distribution with mean {D.fmt(p['scale'])}, shifted to start at "
+                       f"{D.fmt(p['shift'])}",
+        styles={"odds": lambda p, convention: f"Shifted exponential distribution: {D.fmt(p['shift'])} plus an "
+                                              f"exponential with scale {D.fmt(p['scale'])}."},
+        scipy_dist=lambda p: stats.expon(loc=p["shift"], scale=p["scale"]),
+        bounds=lambda p: (p["shift"], math.inf))
+
+
+# ------------------------------------------------------------------------------------------------ membership
+
+def test_table10_is_an_explicit_list_of_registered_families():
+    assert len(D.TABLE10_FAMILIES) == 40 == len(set(D.TABLE10_FAMILIES))
+    assert all(f in D.FAMILIES for f in D.TABLE10_FAMILIES)
+    assert all(f in D.FAMILIES for f in D.ODDS_EXTRA_FAMILIES)
+    assert not set(D.TABLE10_FAMILIES) & set(D.ODDS_EXTRA_FAMILIES)
+    # the table's order, group by group (table 10 of seed 000)
+    groups = [D.FAMILIES[f].group for f in D.TABLE10_FAMILIES]
+    assert groups == sorted(groups, key=groups.index)
+    assert D.TABLE10_FAMILIES[:3] == ("beta", "arcsine", "reciprocal") and D.TABLE10_FAMILIES[-1] == "categorical"
+    # families registered in the module but outside table 10 stay out
+    assert {"empirical_discrete", "skew_normal", "power_law", "mixture", "uniform_permutation"} <= set(D.FAMILIES)
+    assert not {"empirical_discrete", "mixture", "uniform_permutation"} & set(D.TABLE10_FAMILIES)
+
+
+def test_registering_a_family_mid_module_leaves_table10_alone(monkeypatch):
+    """Build the distributions module from its source with an extra family registered among the table-10
+    families: the list is the same (with membership by registration order, the toy family would join)."""
+    src = inspect.getsource(D)
+    marker = "# ---------------------------------------------------------------- absolutely continuous, semi-infinite"
+    assert src.count(marker) == 1
+    extra = ('_register(name="toy_mid_module", title="Toy", group="continuous_bounded", support="continuous", '
+             'param_doc="none", check=_keep("toy_mid_module", {}), draw=lambda r, p, n: r.random(n), '
+             'text=lambda p: "a toy")\n\n')
+    mod = types.ModuleType("ub_core._toy_distributions")
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)  # dataclasses look their module up while building
+    exec(compile(src.replace(marker, extra + marker), "<toy distributions>", "exec"), mod.__dict__)
+    assert "toy_mid_module" in mod.FAMILIES
+    assert list(mod.FAMILIES).index("toy_mid_module") < list(mod.FAMILIES).index("categorical")
+    assert mod.TABLE10_FAMILIES == D.TABLE10_FAMILIES
+
+
+def test_registering_a_family_changes_no_bank(registries):
+    before_ksn = [(p.id, p.prompt) for p in ksn.generated_problems()]
+    before_tables = (tuple(family_table("code_implicit")), tuple(family_table("text_implicit")))
+    D.register_family(_toy_family())
+    template("text_implicit", TOY)(lambda p: "A toy story.")
+    template("code_implicit", TOY)(lambda p: "print(0)")
+    assert [(p.id, p.prompt) for p in ksn.generated_problems()] == before_ksn
+    assert (tuple(family_table("code_implicit")), tuple(family_table("text_implicit"))) == before_tables
+    assert tuple(CODE_IMPLICIT) == tuple(TEXT_IMPLICIT) == D.TABLE10_FAMILIES
+    assert all(spec.family in odds.FAMILIES for spec in odds._idealized_specs("paper"))
+
+
+def test_register_family_rejects_duplicates_and_non_families(registries):
+    with pytest.raises(D.ParameterError, match="'normal' is already registered"):
+        D.register_family(D.FAMILIES["normal"])
+    with pytest.raises(TypeError, match="needs a Family"):
+        D.register_family({"name": "x"})
+
+
+# ------------------------------------------------------------------------------------------------ a new family
+
+def test_a_toy_family_serves_a_problem_and_its_prompts(registries):
+    """Definition + ``register_family`` + one ``@template``: sampling, both description styles, the text-explicit
+    and text-implicit prompts, and a scored KS@N problem, with no other file touched."""
+    D.register_family(_toy_family())                                    # registration 1
+
+    @template("text_implicit", TOY)                                     # registration 2
+    def _toy_story(p):
+        return (f"A shop opens at minute {D.fmt(p['shift'])}; after that, customers arrive at random, one every "
+                f"{D.fmt(p['scale'])} minutes on average. At what minute does the first customer arrive?")
+
+    params = {"shift": 5, "scale": 2}
+    assert D.describe(TOY, params) == "an exponential distribution with mean 2, shifted to start at 5"
+    assert D.describe(TOY, params, "odds") == "Shifted exponential distribution: 5 plus an exponential with scale 2."
+    assert D.moments(TOY, params) == pytest.approx((7.0, 4.0))
+    assert D.support_bounds(TOY, params) == (5.0, math.inf)
+
+    story = template_for("text_implicit", TOY)(params)
+    assert "minute 5" in story and "every 2 minutes" in story
+    with pytest.raises(D.ParameterError, match="scale"):
+        template_for("text_implicit", TOY)({"shift": 5, "scale": -1})  # params are validated first
+
+    prompts = {"text_explicit": ksn.text_explicit_prompt(TOY, params),
+               "text_implicit": ksn.text_implicit_prompt(story)}
+    assert "an exponential distribution with mean 2, shifted to start at 5" in prompts["text_explicit"]
+    for kind, prompt in prompts.items():
+        problem = ksn._scalar_problem(f"te-{TOY}-x", kind, kind, TOY, params, "concentrated", prompt)
+        assert problem.support == "continuous" and problem.answer_format == "number" and problem.low == 5.0
+        draws = problem.draw(4000, seed=0)
+        np.testing.assert_array_equal(draws, problem.draw(4000, seed=0))
+        assert draws.min() >= 5.0
+        # a correct sampler's KS p-value is uniform on (0, 1); with this fixed seed it is far above 1e-3
+        assert stats.kstest(draws, stats.expon(loc=5, scale=2).cdf).pvalue > 1e-3
+    # the toy family also works as a mixture component
+    mix = {"components": [{"family": TOY, "params": params, "weight": 0.5},
+                          {"family": "normal", "params": {"loc": 0, "scale": 1}, "weight": 0.5}]}
+    assert "with probability 0.5, an exponential distribution with mean 2" in D.describe("mixture", mix)
+
+
+# ------------------------------------------------------------------------------------------------ templates
+
+def test_template_registry_matches_the_tables():
+    for kind, table in (("code_implicit", CODE_IMPLICIT), ("text_implicit", TEXT_IMPLICIT)):
+        assert set(regimes._TEMPLATES[kind]) == set(D.TABLE10_FAMILIES)
+        for family in ("beta", "multinomial", "categorical"):
+            params = REGIMES[family]["spread"]
+            assert table[family](params) == template_for(kind, family)(params)
+            assert table[family].__name__ == f"{kind}_{family}"
+
+
+def test_template_errors_are_one_line(registries):
+    with pytest.raises(ValueError, match="unknown template kind 'code_explicit'"):
+        template("code_explicit", "beta")
+    with pytest.raises(D.ParameterError, match="unknown distribution family 'betta'"):
+        template("code_implicit", "betta")
+    with pytest.raises(ValueError, match="'beta' already has a template"):
+        template("code_implicit", "beta")(lambda p: "print(1)")
+    with pytest.raises(ValueError, match="no template for family 'skew_normal'"):
+        template_for("code_implicit", "skew_normal")
+    with pytest.raises(RuntimeError, match="no template for skew_normal"):
+        family_table("code_implicit", ["beta", "skew_normal"])
+    assert tuple(family_table("code_implicit", ["beta", "normal"])) == ("beta", "normal")
+
+
+# ------------------------------------------------------------------------------------------------ one describer
+
+ODDS_TEXTS = {
+    ("normal", "none"): ({"loc": 100.0, "scale": 10.0},
+                         "Normal distribution with mean 100 and standard deviation 10."),
+    ("exponential", "rate"): ({"scale": 100.0},
+                              "Exponential distribution with rate lambda = 0.01 events per unit of time (a rate, not "
+                              "a scale: the mean value is 1/lambda); values are >= 0."),
+    # fmt's 6 digits are not exact here, so the odds style states 12
+    ("exponential", "scale"): ({"scale": 1.0 / 0.0123},
+                               "Exponential distribution with scale 81.3008130081 (a scale, not a rate: the scale is "
+                               "the mean value, and the rate is 1/scale); values are >= 0."),
+    ("multinomial", "none"): ({"n": 1000, "pvals": [0.2, 0.3, 0.5], "component": 1},
+                              "Multinomial distribution: 1000 independent trials, each giving outcome 1 with "
+                              "probability 0.2, outcome 2 with probability 0.3, outcome 3 with probability 0.5. The "
+                              "value is the number of trials that give outcome 2."),
+}
+
+
+@pytest.mark.parametrize("family,convention", sorted(ODDS_TEXTS))
+def test_odds_style_texts(family, convention):
+    params, text = ODDS_TEXTS[(family, convention)]
+    assert D.describe(family, params, "odds", convention=convention) == text
+    assert odds.describe(family, params, convention) == text  # the odds module's name delegates
+
+
+def test_every_odds_family_has_an_odds_style_and_the_prompt_style_is_unchanged():
+    for family in odds.FAMILIES:
+        params = odds.PARAMETERISATIONS[family][0]
+        assert D.describe(family, params, "odds").endswith((".", "..."))
+    for family in D.TABLE10_FAMILIES:
+        params = REGIMES[family]["concentrated"]
+        text = D.describe(family, params)
+        assert text == D.describe(family, params, "prompt") == D.get_family(family).describe(params)
+        assert text == D.FAMILIES[family].text(D.validate(family, params))
+
+
+def test_describer_errors_are_one_line():
+    with pytest.raises(D.ParameterError, match="^beta: no odds-style description$"):
+        D.describe("beta", {"a": 1, "b": 2}, "odds")
+    with pytest.raises(D.ParameterError, match="unknown description style 'fancy'"):
+        D.describe("normal", {"loc": 0, "scale": 1}, "fancy")
+    with pytest.raises(D.ParameterError, match="unknown convention 'per_hour'"):
+        D.describe("exponential", {"scale": 1}, "odds", convention="per_hour")
+    with pytest.raises(D.ParameterError, match="scale"):
+        D.describe("normal", {"loc": 0, "scale": -1}, "odds")
+
+
+# ------------------------------------------------------------------------------------------------ odds split
+
+def test_odds_machinery_and_data_are_separate_modules_under_900_lines():
+    from ub_core.problems import odds_data
+
+    for module in (odds, odds_data):
+        assert len(Path(module.__file__).read_text().splitlines()) < 900
+    assert odds.REAL_WORLD is odds_data.REAL_WORLD and odds.PROMPT_OPENINGS is odds_data.PROMPT_OPENINGS
+    assert not hasattr(odds_data, "odds_problems")  # no machinery in the data module
