@@ -4,6 +4,10 @@ Each of the 40 families has a *concentrated* setting (low variance, mass near th
 setting (high variance, broad support). They are chosen so the spread setting's standard deviation is at least
 twice the concentrated one's (a test checks this on the reference draws), and so integer-valued parameters stay
 integers where a code-implicit program needs them (numbers of stages, trials, degrees of freedom).
+
+Also the registry of per-family templates: ``@template(kind, family)`` registers a builder (the code-implicit
+programs and text-implicit stories register theirs this way), and :func:`family_table` collects them for the
+table-10 families, an explicit list.
 """
 
 from __future__ import annotations
