@@ -364,6 +364,7 @@ _register(name="truncated_normal", title="Truncated normal", group="continuous_b
                          "(values outside are impossible; the density inside is renormalised)",
           scipy_dist=_truncnorm, bounds=lambda p: (p["low"], p["high"]))
 
+
 def _odds_uniform(p, convention):
     return f"Continuous uniform distribution on the interval from {_exact(p['low'])} to {_exact(p['high'])}."
 
@@ -404,6 +405,7 @@ _register(name="frechet", title="Fréchet", group="continuous_semi_infinite", su
                          f"(-{fmt(p['c'])})) for x > {fmt(p['loc'])})",
           scipy_dist=lambda p: stats.invweibull(p["c"], loc=p["loc"], scale=p["scale"]),
           bounds=lambda p: (p["loc"], math.inf))
+
 
 def _odds_gamma(p, convention):
     return (f"Gamma distribution with shape {_exact(p['shape'])} and scale {_exact(p['scale'])} (scale, not rate: "
@@ -450,6 +452,7 @@ _register(name="chi_squared", title="Chi-squared", group="continuous_semi_infini
           text=lambda p: f"a chi-squared distribution with {fmt(p['df'])} degrees of freedom",
           scipy_dist=lambda p: stats.chi2(p["df"]), bounds=lambda p: (0.0, math.inf))
 
+
 def _odds_exponential(p, convention):
     if convention == "rate":
         return (f"Exponential distribution with rate lambda = {_exact(1.0 / p['scale'])} events per unit of "
@@ -474,6 +477,7 @@ _register(name="inverse_gaussian", title="Inverse Gaussian (Wald)", group="conti
                          f"parameter lambda = {fmt(p['scale'])}",
           scipy_dist=lambda p: stats.invgauss(p["mean"] / p["scale"], scale=p["scale"]),
           bounds=lambda p: (0.0, math.inf))
+
 
 def _odds_log_normal(p, convention):
     return (f"Log-normal distribution: the natural logarithm of a value is normally distributed with mean "
@@ -536,6 +540,7 @@ _register(name="logistic", title="Logistic", group="continuous_real_line", suppo
                          f"(CDF 1 / (1 + exp(-(x - {fmt(p['loc'])}) / {fmt(p['scale'])})))",
           scipy_dist=lambda p: stats.logistic(p["loc"], p["scale"]))
 
+
 def _odds_normal(p, convention):
     return f"Normal distribution with mean {_exact(p['loc'])} and standard deviation {_exact(p['scale'])}."
 
@@ -589,6 +594,7 @@ _register(name="beta_binomial", title="Beta-binomial", group="discrete_finite", 
                          f"common success probability is itself drawn from Beta({fmt(p['a'])}, {fmt(p['b'])})",
           scipy_dist=lambda p: stats.betabinom(p["n"], p["a"], p["b"]), bounds=lambda p: (0.0, float(p["n"])))
 
+
 def _odds_binomial(p, convention):
     return (f"Binomial distribution: the number of successes in {_exact(p['n'])} independent trials, each a "
             f"success with probability {_exact(p['p'])}; values 0 to {_exact(p['n'])}.")
@@ -638,6 +644,7 @@ _register(name="hypergeometric", title="Hypergeometric", group="discrete_finite"
 
 # ---------------------------------------------------------------- discrete, infinite support
 
+
 def _odds_poisson(p, convention):
     return f"Poisson distribution with mean (rate) lambda = {_exact(p['lam'])} events per interval; values 0, 1, 2, ..."
 
@@ -678,6 +685,7 @@ _register(name="compound_poisson", title="Compound Poisson", group="discrete_inf
                          "total (0 when there are no events)",
           analytic_moments=lambda p: (p["lam"] / p["p"], p["lam"] * (2 - p["p"]) / p["p"] ** 2),
           bounds=lambda p: (0.0, math.inf))
+
 
 def _odds_geometric(p, convention):
     return (f"Geometric distribution: the number of independent trials up to and including the first success, "
@@ -969,6 +977,7 @@ _register(name="empirical_discrete", title="Finite discrete", group="discrete_fi
           bounds=lambda p: (min(p["values"]), max(p["values"])))
 
 # ---------------------------------------------------------------- extras of seed 004
+
 
 def _odds_skew_normal(p, convention):
     return (f"Skew-normal distribution (Azzalini's form) with location {_exact(p['loc'])}, scale "
