@@ -235,7 +235,7 @@ def _compositions(n: int, k: int) -> int:
 
 def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float = 1e-4, *, method: str = "paper",
                 support: str = "discrete", draws: int = P_PASS_DRAWS, seed: int = 0, mode: str = "auto",
-                exact_limit: int | None = None) -> dict[str, Any]:
+                exact_limit: int | None = None, screen: bool = True) -> dict[str, Any]:
     """Probability that KS@N passes when the N answers are drawn i.i.d. from q (issue 18).
 
     KS@N (seed 000, sec. 3.3, eq. 1) takes the first N valid answers and passes when the two-sample KS p-value
@@ -259,6 +259,17 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
       ``(seed, N)``, each distinct vector scored once; the estimate is the pass fraction and ``se`` its binomial
       standard error ``sqrt(p (1 - p) / draws)`` (0 when every draw agrees; then ``3 / draws`` bounds the
       other outcome's rate at 95%).
+
+    Screening (``screen=True``, permutation-test p-values only: ``method="exact"`` or a support other than
+    ``continuous``): the p-value is ``P(∪_k E_k)``, E_k the event that the permuted statistic reaches the
+    observed h at block end k, and each ``P(E_k)`` is a hypergeometric tail (the sample's share of the first t_k
+    pooled points). So ``max_k P(E_k) <= p <= Σ_k P(E_k)``: a count vector whose lower bound is at least the
+    threshold passes, one whose union bound is below it fails, each with a 1e-6 relative margin for rounding,
+    and only the rest get the exact p-value. The lower bound is the exact hypergeometric tail at the block end of
+    the observed maximum; the upper bound sums Hoeffding's bound for sampling without replacement,
+    ``2 exp(-2 (h/M)^2 / min(n_a, t_k, M - t_k))``, over the block ends (cheap, and tight enough for clear
+    failures). The decisions are those of the exact p-value (a test checks them
+    one by one against ``ks_at_n``); the screen only saves time (most vectors are far from the threshold).
 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
     drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN.
@@ -296,26 +307,78 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
                                             support=support)[n]["pass"])
         return hit
 
+    use_screen = bool(screen) and (method == "exact" or support != "continuous")
+
+    def decide(rows: np.ndarray) -> np.ndarray:
+        verdict = _screen_rows(rows, vals, truth, threshold) if use_screen else np.full(len(rows), -1)
+        return np.array([bool(v) if v >= 0 else passes(row) for row, v in zip(rows, verdict)], dtype=bool)
+
     n_comp = _compositions(n, k)
     if mode == "exact" or (mode == "auto" and n_comp <= limit):
         if n_comp > _EXACT_HARD_LIMIT:
             raise ValueError(f"exact p_pass@{n} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); use mode='mc'")
-        log_q = np.log(probs)
-        base = special.gammaln(n + 1)
-        terms = []
-        for combo in itertools.combinations_with_replacement(range(k), n):
-            counts = np.bincount(np.asarray(combo, dtype=np.int64), minlength=k)
-            if passes(counts):
-                terms.append(base - float(np.sum(special.gammaln(counts + 1))) + float(counts @ log_q))
-        p = math.fsum(math.exp(t) for t in terms)
+        rows = np.array([np.bincount(np.asarray(c, dtype=np.int64), minlength=k)
+                         for c in itertools.combinations_with_replacement(range(k), n)], dtype=np.int64)
+        ok = decide(rows)
+        log_terms = special.gammaln(n + 1) - special.gammaln(rows[ok] + 1).sum(axis=1) + rows[ok] @ np.log(probs)
+        p = math.fsum(np.exp(log_terms).tolist())
         return {"n": n, "p_pass": min(max(p, 0.0), 1.0), "se": 0.0, "exact": True, "draws": n_comp}
 
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), n]))
     counts = rng.multinomial(n, probs, size=draws)
     rows, freq = np.unique(counts, axis=0, return_counts=True)
-    hits = sum(int(f) for row, f in zip(rows, freq) if passes(row))
+    hits = int(freq[decide(rows)].sum())
     p = hits / draws
     return {"n": n, "p_pass": p, "se": math.sqrt(p * (1.0 - p) / draws), "exact": False, "draws": draws}
+
+
+def _screen_rows(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, threshold: float) -> np.ndarray:
+    """Sure decisions of the permutation KS test for count vectors ``rows`` over ``vals``: 1 pass, 0 fail,
+    -1 undecided (see :func:`p_pass_at_n`, "Screening").
+
+    With n_a answers, n_b truth draws and M = n_a + n_b, block end k (t_k pooled points, A_k of them answers)
+    has the integer deviation ``|A_k M - t_k n_a| = |A_k n_b - B_k n_a|``; h is its maximum. Under the
+    permutation null A_k is hypergeometric (M, n_a, t_k), and E_k = {A_k <= floor((t_k n_a - h) / M)} ∪
+    {A_k >= ceil((t_k n_a + h) / M)}.
+    """
+    from scipy import stats
+
+    rows = np.asarray(rows, dtype=np.int64)
+    n_a = int(rows[0].sum())
+    n_b = truth.size
+    M = n_a + n_b
+    grid = np.union1d(np.unique(truth), vals)
+    b_counts = np.bincount(np.searchsorted(grid, truth), minlength=grid.size).astype(np.int64)
+    a_counts = np.zeros((rows.shape[0], grid.size), dtype=np.int64)
+    a_counts[:, np.searchsorted(grid, vals)] = rows
+    A = np.cumsum(a_counts, axis=1)
+    B = np.cumsum(b_counts)
+    t = A + B
+    dev = np.abs(A * n_b - B * n_a)
+    h = dev.max(axis=1, keepdims=True)
+    # block ends: grid points holding a pooled value, the last (t = M, deviation 0) left out
+    cut = ((a_counts + b_counts) > 0) & (t < M)
+    # lower bound: the exact hypergeometric tail at the block end where the observed deviation is largest
+    star = np.argmax(dev, axis=1)
+    rix = np.arange(rows.shape[0])
+    t_star, hs = t[rix, star], h[:, 0]
+    lo = np.floor_divide(t_star * n_a - hs, M)
+    hi = -np.floor_divide(-(t_star * n_a + hs), M)
+    with np.errstate(all="ignore"):
+        lower = stats.hypergeom.cdf(lo, M, n_a, t_star) + stats.hypergeom.sf(hi - 1, M, n_a, t_star)
+    lower = np.nan_to_num(lower, nan=0.0)
+    # upper bound: union over the block ends of Hoeffding's bound for sampling without replacement,
+    # P(|A_k - t_k n_a / M| >= h / M) <= 2 exp(-2 (h/M)^2 / m_k), m_k = min(n_a, t_k, M - t_k) (the
+    # hypergeometric law is symmetric in draws and marked items, and in complements)
+    m = np.maximum(np.minimum(np.minimum(t, M - t), n_a), 1)
+    with np.errstate(over="ignore", under="ignore"):
+        bound = np.where(cut, 2.0 * np.exp(-2.0 * (h / M) ** 2 / m), 0.0)
+    upper = bound.sum(axis=1)
+    verdict = np.full(rows.shape[0], -1, dtype=np.int64)
+    verdict[lower >= threshold * (1 + 1e-6)] = 1
+    verdict[upper <= threshold * (1 - 1e-6)] = 0
+    verdict[h[:, 0] == 0] = 1  # identical ECDFs: p = 1
+    return verdict
 
 
 def p_pass_profile(q: Any, values: Any, truth_draws: Any, ns: Sequence[int] | None = None, threshold: float = 1e-4,

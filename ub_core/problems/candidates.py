@@ -55,7 +55,7 @@ import numpy as np
 from .base import Problem
 
 __all__ = ["Candidate", "CandidateSet", "MAX_CANDIDATES", "TAIL_MASS", "MAX_SHUFFLE_ITEMS", "candidate_set",
-           "why_not_enumerable", "enumerable_problems", "format_candidate_listing"]
+           "why_not_enumerable", "enumerable_problems", "format_candidate_listing", "candidate_listing"]
 
 #: Most candidates a problem may have and still count as enumerable (issue 18).
 MAX_CANDIDATES = 200
@@ -350,3 +350,21 @@ def format_candidate_listing(problems: Sequence[Any]) -> str:
                      f"{cs.scalar_support.size:7d}  {cs.covered_mass:.7f}")
     lines.append(f"{len(rows)} of {len(problems)} problems have an enumerable answer support")
     return "\n".join(lines)
+
+
+def candidate_listing(problems: Sequence[Any], as_json: bool = False) -> int:
+    """``ub bank list --logprob``: print the table of :func:`format_candidate_listing`, or with ``as_json`` one
+    JSON record per enumerable problem (``id``, ``category``, ``family``, ``kind``, ``n_candidates``,
+    ``n_scalars``, ``covered_mass``, ``cut``). Returns the exit code."""
+    import json
+    import sys
+
+    if not as_json:
+        print(format_candidate_listing(problems))
+        return 0
+    recs = [{"id": p.id, "category": p.category, "family": p.family, "kind": cs.kind, "n_candidates": len(cs),
+             "n_scalars": int(cs.scalar_support.size), "covered_mass": cs.covered_mass, "cut": cs.cut}
+            for p, cs in enumerable_problems(problems)]
+    json.dump(recs, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
