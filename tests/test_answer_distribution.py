@@ -239,3 +239,32 @@ def test_answer_distribution_scores_keys():
     assert s["ks_distance"] == pytest.approx(0, abs=1e-12) and s["entropy_ratio"] == pytest.approx(1)
     for n in DEFAULT_NS:
         assert {f"p_pass@{n}", f"p_pass_se@{n}", f"p_pass_exact@{n}"} <= set(s)
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_mass = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+@settings(derandomize=True, database=None, max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_mass, _mass, st.integers(-3, 3)), min_size=1, max_size=12))
+def test_metric_ranges_and_symmetries(rows):
+    """For any masses: ks_distance in [0, 1] (NaN only without q mass), jsd in [0, ln 2], entropy_ratio >= 0;
+    ks_distance is invariant under rescaling q and under listing the candidates in another order."""
+    q, p, v = (np.array(c, dtype=float) for c in zip(*rows))
+    if p.sum() == 0:
+        with pytest.raises(ValueError, match="no mass"):
+            ks_distance(q, p, v)
+        return
+    d = ks_distance(q, p, v)
+    if q.sum() == 0:
+        assert math.isnan(d) and math.isnan(jsd_pmf(q, p)) and math.isnan(entropy_ratio(q, p))
+        return
+    assert 0.0 <= d <= 1.0 and 0.0 <= jsd_pmf(q, p) <= LN2
+    order = np.argsort(-v, kind="stable")
+    assert ks_distance(3.0 * q[order], p[order], v[order]) == pytest.approx(d, abs=1e-12)
+    r = entropy_ratio(q, p)
+    assert math.isnan(r) or r >= 0.0

@@ -20,7 +20,7 @@ distribution: its ``valid_mass`` is 0 and every other metric is NaN, to be count
 
 Usage::
 
-    from ub_core.metrics import answer_distribution_scores
+    from ub_core.metrics import answer_distribution_scores, probabilities_from_logprobs
     from ub_core.problems import get_problem
     from ub_core.problems.candidates import candidate_set
 
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import special

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -216,23 +217,24 @@ class _NotEnumerable(Exception):
     pass
 
 
-_CACHE: dict[tuple, CandidateSet | None] = {}
+_CACHE: "weakref.WeakKeyDictionary[Problem, dict]" = weakref.WeakKeyDictionary()
 
 
 def candidate_set(problem: Problem, *, max_candidates: int = MAX_CANDIDATES, tail_mass: float = TAIL_MASS
                   ) -> CandidateSet | None:
     """The enumerable answer support of a KS@N problem (see the module docstring), or None.
 
-    Cached per (problem object, limits); the first call parses every candidate back with ``problem.parse``.
+    Cached per problem object (weakly) and limits; the first call parses every candidate back with ``problem.parse``.
     """
-    key = (id(problem), problem.id, max_candidates, tail_mass)
-    if key in _CACHE:
-        return _CACHE[key]
+    key = (max_candidates, tail_mass)
+    per_problem = _CACHE.setdefault(problem, {}) if isinstance(problem, Problem) else {}
+    if key in per_problem:
+        return per_problem[key]
     try:
         cs = _build(problem, max_candidates, tail_mass)
     except _NotEnumerable:
         cs = None
-    _CACHE[key] = cs
+    per_problem[key] = cs
     return cs
 
 
