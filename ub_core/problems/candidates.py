@@ -255,6 +255,8 @@ def _build(problem: Any, max_candidates: int, tail_mass: float) -> CandidateSet:
         cs = _option_set(problem)
     elif problem.support == "discrete" and fmt_ == "integer":
         cs = _integer_set(problem, tail_mass)
+    elif problem.support == "discrete":
+        raise _NotEnumerable(f"its discrete support is answered in the {fmt_!r} format, not as whole numbers")
     else:
         raise _NotEnumerable(f"its support is {problem.support} (only discrete, categorical and shuffle "
                              "problems have a support that can be listed)")
