@@ -150,6 +150,26 @@ def test_screening_gives_the_decisions_of_the_exact_p_value(pid, n, how, tilt):
     assert 0.0 < a["p_pass"] < 1.0 or a["exact"]
 
 
+@pytest.mark.parametrize("pid,n,how,tilt", [("te-poisson-conc", 100, "roll", 0.6), ("sh-word-03", 100, "geom", 0.3),
+                                            ("te-categorical-conc", 20, "geom", 0.8)])
+def test_screen_verdicts_row_by_row(pid, n, how, tilt):
+    """Each count vector the screen decides gets the verdict of its exact p-value (``ks_at_n``), and the screen
+    does decide most of them (else it would save nothing)."""
+    from ub_core.metrics.answer_distribution import _screen_rows
+
+    p, cs, truth = _setup(pid)
+    q = _tilted(cs, how, tilt)
+    vals, inverse = np.unique(cs.values, return_inverse=True)
+    probs = np.bincount(inverse, weights=q / q.sum())
+    rows = np.random.default_rng(5).multinomial(n, probs, size=300)
+    verdict = _screen_rows(rows, vals, np.sort(truth), 1e-4)
+    exact = np.array([ks_at_n(np.repeat(vals, r), truth, ns=(n,), support=p.support)[n]["pass"] for r in rows])
+    decided = verdict >= 0
+    assert np.array_equal(verdict[decided] == 1, exact[decided])
+    assert decided.mean() >= 0.5
+    assert exact.any() and not exact.all() and (verdict == 0).any() and (verdict == 1).any()
+
+
 def test_auto_mode_takes_the_exact_sum_when_it_is_no_more_work():
     p, cs, truth = _setup("sh-integer-05")  # 5 distinct Z1 values
     q = cs.p
