@@ -396,7 +396,10 @@ def answer_distribution_scores(q: Any, p: Any, values: Any, truth_draws: Any, *,
     """All the metrics of one problem as a flat dict (the metric keys of issue 18).
 
     Keys: ``valid_mass``, ``ks_distance``, ``jsd``, ``entropy_ratio``, and per N ``p_pass@N``, ``p_pass_se@N``,
-    ``p_pass_exact@N``. ``q`` is the unnormalised candidate mass (see the module docstring); ``kw`` goes to
+    ``p_pass_exact@N``. ``ks_distance`` and ``p_pass`` work on the scored scalar (candidates sharing a value
+    pooled); ``jsd`` and ``entropy_ratio`` on the candidates themselves (for a shuffle, its n! orders, so a model
+    that always keeps the list's second item in second place loses entropy even if its Z1 law is right).
+    ``q`` is the unnormalised candidate mass (see the module docstring); ``kw`` goes to
     :func:`p_pass_at_n` (``method``, ``support``, ``draws``, ``seed``, ``mode``, ``exact_limit``).
     """
     out: dict[str, Any] = {"valid_mass": valid_mass(q), "ks_distance": ks_distance(q, p, values),
