@@ -77,6 +77,9 @@ def _cmd_bank_list(args) -> int:
     from .problems import load_bank
 
     problems = load_bank(args.bank, categories=args.category)
+    if getattr(args, "logprob", False):  # issue 18: problems with an enumerable answer support
+        from .problems.candidates import candidate_listing
+        return candidate_listing(problems, as_json=args.json)
     if args.json:
         # LogitItems (calibration, implicit, explicit) always carry their prompt in the record
         json.dump([p.to_record(with_prompt=args.prompts) if hasattr(p, "regime") else p.to_record()
@@ -399,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     bl.add_argument("--category", action="append", help="only this category (repeatable)")
     bl.add_argument("--json", action="store_true", help="JSON records instead of a table")
     bl.add_argument("--prompts", action="store_true", help="include prompts in --json output")
+    bl.add_argument("--logprob", action="store_true", help="only problems with an enumerable answer support "
+                    "(sampling-free KS), with their candidate counts")
     bl.set_defaults(func=_cmd_bank_list)
     bs = bsub.add_parser("show", help="prompt, parameters and a text histogram of the truth")
     bs.add_argument("id")
