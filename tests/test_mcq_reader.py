@@ -1,4 +1,4 @@
-"""ub_core.mcq.read_mcq: the one multiple-choice reader of the stability task (both adapters and the CLI)."""
+"""ub_core.parsing.mcq.read_mcq: the one multiple-choice reader of the stability task (both adapters and the CLI)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ub_core.mcq import LETTERS, MCQRead, read_mcq
+from ub_core.parsing.mcq import LETTERS, MCQRead, read_mcq
 from ub_core.problems.stability import parse_answer
 
 YN = ["Yes", "No"]  # BBH navigate

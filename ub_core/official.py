@@ -408,7 +408,7 @@ def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = Non
 def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
     """Items (the parser's order: numbers by value, then text case-insensitively) and Z1 of each shuffle."""
     from .metrics import lehmer_z1_many
-    from .parsing import _item_key
+    from .parsing.permutations import _item_key
 
     first: dict[Any, str] = {}
     rows, reference = [], set()

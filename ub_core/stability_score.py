@@ -5,7 +5,7 @@ Input: one JSON object per line, one line per reply::
     {"task": "navigate", "id": "q17", "run": 3, "reply": "...", "options": ["Yes", "No"], "gold": "B"}
 
 ``gold`` is optional: a letter (``"B"``) or an option's text (``"No"``). ``run`` is an integer; the runs of a task
-are the distinct ``run`` values seen in that task (N). Every reply is read by :func:`ub_core.mcq.read_mcq` with the
+are the distinct ``run`` values seen in that task (N). Every reply is read by :func:`ub_core.parsing.mcq.read_mcq` with the
 line's options; an unreadable reply is one answer of its own kind (it agrees only with another unreadable reply
 in TARa and is never correct; see :mod:`ub_core.metrics.stability`).
 
@@ -38,7 +38,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TextIO
 
-from .mcq import LETTERS, read_mcq
+from .parsing.mcq import LETTERS, read_mcq
 from .metrics import (best_accuracy, correctness, log_unreadable, parse_failure_rate, run_accuracies,
                       total_agreement_rate, worst_accuracy)
 

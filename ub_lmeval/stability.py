@@ -5,7 +5,7 @@
   ``prompt``.
 - :func:`process_results_tar` receives one document and, through the ``take_first_k`` filter, its N generations
   (``repeats: N``, in run order). It reads them with the document's option texts
-  (:func:`ub_core.mcq.read_mcq`: letters, option texts, values; an unreadable reply is ``None``, one answer of its
+  (:func:`ub_core.parsing.mcq.read_mcq`: letters, option texts, values; an unreadable reply is ``None``, one answer of its
   own kind "unreadable" that agrees only with another unreadable reply and is never correct) and returns the
   per-question terms of
   :func:`ub_core.metrics.question_stability`: ``tar_r``, ``tar_a``, ``best_acc``, ``worst_acc`` (0/1, mean over
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ub_core.mcq import read_mcq
+from ub_core.parsing.mcq import read_mcq
 from ub_core.metrics import accuracy_spread, log_unreadable, median_accuracy, question_stability
 from ub_core.problems.stability import load_stability_items
 

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import stats
 
 from .sampling import ks_at_n, summarize_values
+from ..parsing.odds import parse_percentile, parse_probability  # noqa: F401  (re-exported: the odds scorers' readers)
 
 __all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "parse_percentile",
            "parse_probability", "odds_item_scores", "summarize_odds"]
@@ -90,47 +91,6 @@ def ks_statistic(values: Sequence[float], truth: Sequence[float]) -> float:
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("ks_statistic: samples must be finite")
     return float(stats.ks_2samp(a, b, method="asymp").statistic)
-
-
-# ------------------------------------------------------------------------------------------------ parsing
-
-def parse_percentile(text: Any):
-    """A percentile reply (0-100): ``"37"``, ``"37%"``, ``"37th"``, ``"{37.5}"``, ``"<answer>37th</answer>"``.
-    Out-of-range and unreadable replies are failures with a one-line reason."""
-    from ..parsing import Parsed, parse_number
-
-    if isinstance(text, (int, float, np.integer, np.floating)) and not isinstance(text, bool):
-        res = Parsed.success(float(text)) if math.isfinite(float(text)) else Parsed.failure("non-finite value")
-    else:
-        res = parse_number(text)
-    if not res.ok:
-        return res
-    v = float(res.value)
-    if not 0.0 <= v <= 100.0:
-        return Parsed.failure(f"percentile {v:g} outside 0-100")
-    return Parsed.success(v)
-
-
-def parse_probability(text: Any):
-    """A probability reply (0-1). A value written with a percent sign (``"35%"``) is read as a percentage
-    (0.35); other values outside 0-1 are failures."""
-    from ..parsing import Parsed, extract_answer, parse_number
-
-    if isinstance(text, (int, float, np.integer, np.floating)) and not isinstance(text, bool):
-        res = Parsed.success(float(text)) if math.isfinite(float(text)) else Parsed.failure("non-finite value")
-        percent = False
-    else:
-        res = parse_number(text)
-        region = extract_answer(text) if isinstance(text, str) else None
-        percent = "%" in (region or "") or (isinstance(text, str) and "%" in text and region is None)
-    if not res.ok:
-        return res
-    v = float(res.value)
-    if percent and 0.0 <= v <= 100.0:
-        v /= 100.0
-    if not 0.0 <= v <= 1.0:
-        return Parsed.failure(f"probability {v:g} outside 0-1")
-    return Parsed.success(v)
 
 
 # ------------------------------------------------------------------------------------------------ per item

@@ -5,7 +5,7 @@ reply ``raw_runs[r][q]`` and its parsed answer ``parsed_runs[r][q]``. The total 
 :func:`ub_core.metrics.total_agreement_rate`; the accuracy extremes are the paper's BestAcc, WorstAcc, median
 accuracy and max-min accuracy difference.
 
-**Unreadable replies.** A reply the reader (:func:`ub_core.mcq.read_mcq`) cannot read has the parsed answer
+**Unreadable replies.** A reply the reader (:func:`ub_core.parsing.mcq.read_mcq`) cannot read has the parsed answer
 ``None``, which stands for one answer of its own kind, "unreadable". For TARa it is an answer like any other: it
 agrees only with another unreadable reply, so a question whose replies are unreadable in every run agrees, and a
 mix of readable and unreadable runs does not. It is never correct, so it counts against run accuracy, BestAcc and

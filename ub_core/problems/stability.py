@@ -22,7 +22,7 @@ and so the offline models have something to answer, not to reproduce the paper's
 
 Every item has ``id``, ``category`` (the subtask), ``question``, ``options`` (the option texts, labelled A, B, C,
 ... in order), ``answer`` (the correct letter) and ``source``. The prompt lists the options as ``(A) text`` and
-asks for a final line ``ANSWER: X``; :func:`parse_answer` (:func:`ub_core.mcq.read_mcq`) reads the reply.
+asks for a final line ``ANSWER: X``; :func:`parse_answer` (:func:`ub_core.parsing.mcq.read_mcq`) reads the reply.
 
 Generation is deterministic: item i of a category is drawn from ``seed_sequence("stability/<category>/<i>", 0)``,
 so ids and contents are stable across processes and versions of numpy's bit generator API.
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..mcq import read_mcq
+from ..parsing.mcq import read_mcq
 from .base import seed_sequence
 
 __all__ = ["BANK_VERSION", "SUBTASKS", "BBH_SUBTASKS", "MMLU_SUBTASKS", "STANDIN_SUBTASKS", "LETTERS",
@@ -138,9 +138,9 @@ class StabilityItem:
 def parse_answer(text: Any, n_options: int, options: Sequence[str] | None = None) -> str | None:
     """The letter a reply chooses, or ``None`` when it cannot be read (seed 002's parsed answer, TARa).
 
-    A thin wrapper around :func:`ub_core.mcq.read_mcq`: with ``options`` (the option texts in letter order) a
+    A thin wrapper around :func:`ub_core.parsing.mcq.read_mcq`: with ``options`` (the option texts in letter order) a
     reply may also name an option by its text or value (``No``, ``\\boxed{35}``); without them only letters are
-    read. Use :func:`ub_core.mcq.read_mcq` directly for the reason a reply is unreadable."""
+    read. Use :func:`ub_core.parsing.mcq.read_mcq` directly for the reason a reply is unreadable."""
     read = read_mcq(text, list(options) if options is not None else n_options)
     return read.letter
 

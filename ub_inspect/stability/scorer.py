@@ -1,6 +1,6 @@
 """Scorer and metrics of the stability task (seed 002).
 
-The scorer runs once per epoch: it reads the reply with the sample's option texts (:func:`ub_core.mcq.read_mcq`:
+The scorer runs once per epoch: it reads the reply with the sample's option texts (:func:`ub_core.parsing.mcq.read_mcq`:
 letters, option texts, values), marks it correct or not, and keeps in ``Score.metadata`` what the run-to-run
 measures need: ``completion`` (the raw reply), ``parsed_answer`` (the letter, ``None`` when unreadable: one answer
 of its own kind, which agrees only with another unreadable reply and is never correct), ``unreadable_reason``
@@ -33,7 +33,7 @@ from inspect_ai.scorer import (CORRECT, INCORRECT, Metric, SampleScore, Score, S
                                scorer, stderr)
 from inspect_ai.solver import TaskState
 
-from ub_core.mcq import read_mcq
+from ub_core.parsing.mcq import read_mcq
 from ub_core.metrics import log_unreadable, stability_summary
 
 from .._naming import registry_name
