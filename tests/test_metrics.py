@@ -29,7 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ub_core.metrics import sampling as M  # private building blocks are checked too
+from ub_core.metrics import ks_exact as KX  # private building blocks are checked too
+from ub_core.metrics import intervals as IV
+from ub_core.metrics import lehmer_codes as LH
+from ub_core.metrics import samples as SM
+from ub_core.metrics import sampling as M
+from ub_core.metrics import stability as ST
 
 LN2 = math.log(2.0)
 
@@ -61,11 +66,11 @@ def _brute_force_p(a, b) -> float:
 
 def _internal_pair(a, b):
     a, b = np.asarray(a), np.asarray(b)
-    ca, cb = M._cumulative_counts(a, b)
+    ca, cb = KX._cumulative_counts(a, b)
     h = int(np.max(np.abs(ca * len(b) - cb * len(a))))
     ends = ca + cb
     n, m = min(len(a), len(b)), max(len(a), len(b))
-    return M._ks_perm_blocks(np.diff(ends, prepend=0), n, m, h), M._ks_perm_lattice(ends, n, m, h)
+    return KX._ks_perm_blocks(np.diff(ends, prepend=0), n, m, h), KX._ks_perm_lattice(ends, n, m, h)
 
 
 def _scipy_exact(a, b):
@@ -95,7 +100,7 @@ def test_exact_matches_scipy_without_ties(n_a, n_b, shift):
     ref = _scipy_exact(a, b)
     if ref is None:
         pytest.skip("scipy is not exact at these sizes")
-    d, p = M.ks_2samp_exact(a, b)
+    d, p = KX.ks_2samp_exact(a, b)
     assert d == pytest.approx(float(ref.statistic), rel=1e-12)
     assert p == pytest.approx(float(ref.pvalue), rel=1e-9, abs=0.0)
 
@@ -109,7 +114,7 @@ def test_exact_tiny_pvalues_match_scipy():
         b = rng.normal(0.0, 1.0, n_b)
         ref = _scipy_exact(a, b)
         assert ref is not None
-        d, p = M.ks_2samp_exact(a, b)
+        d, p = KX.ks_2samp_exact(a, b)
         seen.append(p)
         assert p == pytest.approx(float(ref.pvalue), rel=1e-9, abs=0.0)
     assert min(seen) < 1e-20 and max(seen) < 1e-5
@@ -126,11 +131,11 @@ def test_restarting_scans_match_a_plain_loop():
     ref[0] = x[0]
     for l in range(1, L):
         ref[l] = beta[l - 1] * (0.0 if restart[l - 1] else ref[l - 1]) + x[l]
-    got = M._restarting_scan(x, np.log(beta), restart)
+    got = KX._restarting_scan(x, np.log(beta), restart)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
     short = slice(0, 400)  # one scale suffices here
     B = np.concatenate([[1.0], np.cumprod(beta[:399])])
-    got2 = M._restarting_scan_prod(x[short], B, np.flatnonzero(restart[short]))
+    got2 = KX._restarting_scan_prod(x[short], B, np.flatnonzero(restart[short]))
     np.testing.assert_allclose(got2, ref[short], rtol=1e-12, atol=1e-300)
 
 
@@ -148,7 +153,7 @@ TIE_SMALL_CASES = [
 
 @pytest.mark.parametrize("a,b", TIE_SMALL_CASES + [([0.3, 1.7, -0.2, 2.5], [0.1, 0.9, 1.1, 3.0, -1.0, 0.5, 2.0])])
 def test_exact_with_ties_equals_enumeration(a, b):
-    d, p = M.ks_2samp_exact(a, b)
+    d, p = KX.ks_2samp_exact(a, b)
     assert d == pytest.approx(_ks_h(a, b) / (len(a) * len(b)))
     assert p == pytest.approx(_brute_force_p(a, b), rel=1e-12)
     p_blocks, p_lattice = _internal_pair(a, b)
@@ -166,7 +171,7 @@ def test_block_and_lattice_algorithms_agree_without_ties(n_a, n_b, shift):
 @given(a=st.lists(st.integers(0, 4), min_size=1, max_size=6),
        b=st.lists(st.integers(0, 4), min_size=1, max_size=7))
 def test_exact_with_ties_equals_enumeration_property(a, b):
-    _, p = M.ks_2samp_exact(a, b)
+    _, p = KX.ks_2samp_exact(a, b)
     assert p == pytest.approx(_brute_force_p(a, b), rel=1e-12, abs=1e-15)
     if _ks_h(a, b) > 0:
         p_blocks, p_lattice = _internal_pair(a, b)
@@ -198,9 +203,9 @@ def test_block_and_lattice_algorithms_agree(name):
 @pytest.mark.parametrize("name", sorted(DISCRETE))
 def test_exact_with_ties_agrees_with_monte_carlo(name):
     a, b = DISCRETE[name]
-    d, p = M.ks_2samp_exact(a, b)
+    d, p = KX.ks_2samp_exact(a, b)
     B = 20_000
-    d_mc, p_mc = M.ks_2samp_permutation_mc(a, b, n_resamples=B, seed=7)
+    d_mc, p_mc = KX.ks_2samp_permutation_mc(a, b, n_resamples=B, seed=7)
     assert d_mc == d
     assert 1e-3 < p < 0.999, "case should have a p-value the Monte Carlo can resolve"
     tol = 3.0 * math.sqrt(p * (1.0 - p) / B) + 1.0 / (B + 1)
@@ -209,20 +214,20 @@ def test_exact_with_ties_agrees_with_monte_carlo(name):
 
 def test_monte_carlo_reference_is_deterministic_and_bounded():
     a, b = DISCRETE["poisson"]
-    r1 = M.ks_2samp_permutation_mc(a, b, n_resamples=500, seed=3)
-    assert r1 == M.ks_2samp_permutation_mc(a, b, n_resamples=500, seed=3)
+    r1 = KX.ks_2samp_permutation_mc(a, b, n_resamples=500, seed=3)
+    assert r1 == KX.ks_2samp_permutation_mc(a, b, n_resamples=500, seed=3)
     assert 1 / 501 <= r1[1] <= 1.0
     with pytest.raises(ValueError):
-        M.ks_2samp_permutation_mc(a, b, n_resamples=0)
+        KX.ks_2samp_permutation_mc(a, b, n_resamples=0)
 
 
 # ============================================================================================ exact KS, properties
 
 def test_identical_samples_give_pvalue_one():
     x = np.array([0.3, 1.2, 1.2, 5.0, -1.0])
-    assert M.ks_2samp_exact(x, x) == (0.0, 1.0)
-    assert M.ks_2samp_exact([1, 1, 2], [2, 1, 1, 2, 1, 1]) == (0.0, 1.0)
-    assert M.ks_2samp_exact([4.0], [4.0] * 10) == (0.0, 1.0)
+    assert KX.ks_2samp_exact(x, x) == (0.0, 1.0)
+    assert KX.ks_2samp_exact([1, 1, 2], [2, 1, 1, 2, 1, 1]) == (0.0, 1.0)
+    assert KX.ks_2samp_exact([4.0], [4.0] * 10) == (0.0, 1.0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -230,8 +235,8 @@ def test_identical_samples_give_pvalue_one():
        b=st.lists(st.integers(-5, 5), min_size=1, max_size=40))
 def test_symmetry_and_ranges(a, b):
     b = [float(v) for v in b]
-    d1, p1 = M.ks_2samp_exact(a, b)
-    d2, p2 = M.ks_2samp_exact(b, a)
+    d1, p1 = KX.ks_2samp_exact(a, b)
+    d2, p2 = KX.ks_2samp_exact(b, a)
     assert d1 == d2 and p1 == p2
     assert 0.0 <= d1 <= 1.0 and 0.0 <= p1 <= 1.0
 
@@ -240,7 +245,7 @@ def test_pvalue_is_a_decreasing_function_of_d_without_ties():
     """Without ties the null distribution depends only on the sizes, so p must fall as D grows."""
     rng = np.random.default_rng(5)
     b = rng.normal(0, 1, 400)
-    pairs = sorted(M.ks_2samp_exact(rng.normal(s, 1, 60), b) for s in np.linspace(-1.0, 1.0, 15))
+    pairs = sorted(KX.ks_2samp_exact(rng.normal(s, 1, 60), b) for s in np.linspace(-1.0, 1.0, 15))
     for (d1, p1), (d2, p2) in zip(pairs, pairs[1:]):
         assert p2 <= p1 if d2 > d1 else p2 == p1
 
@@ -249,7 +254,7 @@ def test_pvalue_is_a_decreasing_function_of_d_without_ties():
                                  (np.zeros((2, 2)), [1.0])])
 def test_invalid_samples_raise(a, b):
     with pytest.raises(ValueError):
-        M.ks_2samp_exact(a, b)
+        KX.ks_2samp_exact(a, b)
 
 
 # ============================================================================================ KS@N
@@ -258,7 +263,7 @@ def test_ks_at_n_structure_and_short():
     rng = np.random.default_rng(0)
     truth = rng.normal(0, 1, 10_000)
     out = M.ks_at_n(rng.normal(0, 1, 30), truth)
-    assert list(out) == list(M.DEFAULT_NS)
+    assert list(out) == list(SM.DEFAULT_NS)
     for n in (1, 2, 5, 10, 20):
         assert set(out[n]) == {"pvalue", "statistic", "pass", "short"}
         assert out[n]["short"] is False and out[n]["pass"] == (out[n]["pvalue"] >= 1e-4)
@@ -283,7 +288,7 @@ def test_ks_at_n_paper_dispatch():
     for support in ("discrete", "categorical", "permutation", "mixed"):
         got = M.ks_at_n(dvals, dtruth, ns=(5, 100), support=support)
         for n in (5, 100):
-            assert got[n]["pvalue"] == M.ks_2samp_exact(dvals[:n], dtruth)[1]
+            assert got[n]["pvalue"] == KX.ks_2samp_exact(dvals[:n], dtruth)[1]
 
 
 def test_ks_at_n_uses_the_first_values_and_threshold():
@@ -313,7 +318,7 @@ def test_ks_at_n_validation(kw):
 
 
 def test_ks_methods_constant():
-    assert M.KS_METHODS == ("paper", "exact")
+    assert SM.KS_METHODS == ("paper", "exact")
 
 
 # ============================================================================================ WDZ
@@ -470,42 +475,42 @@ def test_jsd_validation():
 # ============================================================================================ Lehmer codes
 
 def test_lehmer_known_values():
-    assert M.lehmer([2, 0, 1]) == (2, 0, 0)
-    assert M.lehmer([0, 1, 2, 3]) == (0, 0, 0, 0)
-    assert M.lehmer([3, 2, 1, 0]) == (3, 2, 1, 0)
-    assert M.lehmer(["c", "a", "b"]) == (2, 0, 0)
-    assert M.lehmer((0.5, -1.0)) == (1, 0)
-    assert M.lehmer([7]) == (0,)
-    assert M.lehmer_normalized([3, 0, 2, 1]) == (1.0, 0.0, 1.0, 0.0)
-    assert M.lehmer_z1([7]) == 0.0
-    assert M.lehmer_z1([1, 3, 0, 2]) == pytest.approx(1 / 3)
+    assert LH.lehmer([2, 0, 1]) == (2, 0, 0)
+    assert LH.lehmer([0, 1, 2, 3]) == (0, 0, 0, 0)
+    assert LH.lehmer([3, 2, 1, 0]) == (3, 2, 1, 0)
+    assert LH.lehmer(["c", "a", "b"]) == (2, 0, 0)
+    assert LH.lehmer((0.5, -1.0)) == (1, 0)
+    assert LH.lehmer([7]) == (0,)
+    assert LH.lehmer_normalized([3, 0, 2, 1]) == (1.0, 0.0, 1.0, 0.0)
+    assert LH.lehmer_z1([7]) == 0.0
+    assert LH.lehmer_z1([1, 3, 0, 2]) == pytest.approx(1 / 3)
 
 
 @pytest.mark.parametrize("n", range(1, 7))
 def test_lehmer_is_a_bijection_and_z1_uniform(n):
     perms = list(itertools.permutations(range(n)))
-    codes = [M.lehmer(p) for p in perms]
+    codes = [LH.lehmer(p) for p in perms]
     assert len(set(codes)) == math.factorial(n)
     assert all(all(0 <= c[i] <= n - 1 - i for i in range(n)) for c in codes)
-    z1 = [M.lehmer_z1(p) for p in perms]
+    z1 = [LH.lehmer_z1(p) for p in perms]
     assert z1 == [c[0] / (n - 1) if n > 1 else 0.0 for c in codes]
     values, counts = np.unique(z1, return_counts=True)
     assert values.size == n and set(counts.tolist()) == {math.factorial(n - 1)}
-    np.testing.assert_array_equal(M.lehmer_z1_many(np.array(perms)), np.array(z1))
+    np.testing.assert_array_equal(LH.lehmer_z1_many(np.array(perms)), np.array(z1))
 
 
 def test_lehmer_validation():
     with pytest.raises(ValueError):
-        M.lehmer([1, 1, 2])
+        LH.lehmer([1, 1, 2])
     with pytest.raises(ValueError):
-        M.lehmer("abc")
+        LH.lehmer("abc")
     with pytest.raises(ValueError):
-        M.lehmer_z1([])
+        LH.lehmer_z1([])
     with pytest.raises(ValueError):
-        M.lehmer_z1_many(np.array([[0, 0, 1]]))
+        LH.lehmer_z1_many(np.array([[0, 0, 1]]))
     with pytest.raises(ValueError):
-        M.lehmer_z1_many(np.array([0, 1, 2]))
-    assert M.lehmer_z1_many(np.zeros((3, 1))).tolist() == [0.0, 0.0, 0.0]
+        LH.lehmer_z1_many(np.array([0, 1, 2]))
+    assert LH.lehmer_z1_many(np.zeros((3, 1))).tolist() == [0.0, 0.0, 0.0]
 
 
 # ============================================================================================ aggregation
@@ -514,17 +519,17 @@ def test_lehmer_validation():
                                       (1, 2, 0.99), (200, 448, 0.5)])
 def test_wilson_matches_scipy(k, n, conf):
     ref = stats.binomtest(k, n).proportion_ci(confidence_level=conf, method="wilson")
-    low, high = M.wilson_interval(k, n, conf)
+    low, high = IV.wilson_interval(k, n, conf)
     assert low == pytest.approx(ref.low, abs=1e-12) and high == pytest.approx(ref.high, abs=1e-12)
 
 
 def test_wilson_edges():
-    assert M.wilson_interval(0, 0) == (0.0, 1.0)
+    assert IV.wilson_interval(0, 0) == (0.0, 1.0)
     for bad in ((3, 2), (-1, 2), (1.5, 2)):
         with pytest.raises(ValueError):
-            M.wilson_interval(*bad)
+            IV.wilson_interval(*bad)
     with pytest.raises(ValueError):
-        M.wilson_interval(1, 2, confidence=1.0)
+        IV.wilson_interval(1, 2, confidence=1.0)
 
 
 def test_bootstrap_interval():
@@ -532,46 +537,46 @@ def test_bootstrap_interval():
     x = rng.normal(2.0, 1.0, 200)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        low, high = M.bootstrap_interval(x)
+        low, high = IV.bootstrap_interval(x)
         assert low < x.mean() < high and high - low == pytest.approx(2 * 1.96 / math.sqrt(200), rel=0.2)
-        assert M.bootstrap_interval(x, seed=3) == M.bootstrap_interval(x, seed=3)
-        bca = M.bootstrap_interval(x, method="BCa", n_resamples=999)
+        assert IV.bootstrap_interval(x, seed=3) == IV.bootstrap_interval(x, seed=3)
+        bca = IV.bootstrap_interval(x, method="BCa", n_resamples=999)
         assert bca[0] < x.mean() < bca[1]
-        assert M.bootstrap_interval([4.0] * 10) == (4.0, 4.0)
-        assert M.bootstrap_interval([4.0]) == (4.0, 4.0)
-        assert M.bootstrap_interval([1.0, 2.0], statistic=np.median)[0] >= 1.0
+        assert IV.bootstrap_interval([4.0] * 10) == (4.0, 4.0)
+        assert IV.bootstrap_interval([4.0]) == (4.0, 4.0)
+        assert IV.bootstrap_interval([1.0, 2.0], statistic=np.median)[0] >= 1.0
     with pytest.raises(ValueError):
-        M.bootstrap_interval([])
+        IV.bootstrap_interval([])
     with pytest.raises(ValueError):
-        M.bootstrap_interval([1.0, np.nan])
+        IV.bootstrap_interval([1.0, np.nan])
 
 
 def test_summaries():
-    rate = M.summarize_rate([1.0, 0.0, True, None, float("nan"), 1])
+    rate = IV.summarize_rate([1.0, 0.0, True, None, float("nan"), 1])
     assert rate["n"] == 4 and rate["dropped"] == 2 and rate["mean"] == 0.75
-    assert (rate["low"], rate["high"]) == M.wilson_interval(3, 4)
-    assert M.summarize_rate([]) == {"mean": None, "low": 0.0, "high": 1.0, "n": 0, "dropped": 0}
+    assert (rate["low"], rate["high"]) == IV.wilson_interval(3, 4)
+    assert IV.summarize_rate([]) == {"mean": None, "low": 0.0, "high": 1.0, "n": 0, "dropped": 0}
     with pytest.raises(ValueError):
-        M.summarize_rate([0.5])
-    vals = M.summarize_values([1.0, None, 3.0, float("nan"), 2.0])
+        IV.summarize_rate([0.5])
+    vals = IV.summarize_values([1.0, None, 3.0, float("nan"), 2.0])
     assert vals["mean"] == 2.0 and vals["n"] == 3 and vals["dropped"] == 2
     assert vals["low"] <= 2.0 <= vals["high"]
-    assert M.summarize_values([None, None]) == {"mean": None, "low": None, "high": None, "n": 0,
+    assert IV.summarize_values([None, None]) == {"mean": None, "low": None, "high": None, "n": 0,
                                                 "dropped": 2}
-    assert M.summarize_values([5.0]) == {"mean": 5.0, "low": 5.0, "high": 5.0, "n": 1, "dropped": 0}
+    assert IV.summarize_values([5.0]) == {"mean": 5.0, "low": 5.0, "high": 5.0, "n": 1, "dropped": 0}
 
 
 # ============================================================================================ TAR
 
 def test_total_agreement_rate():
     runs = [["a", "b", "c", None], ["a", "x", "c", None], ["a", "b", "c", None]]
-    assert M.total_agreement_rate(runs) == 0.75
-    assert M.total_agreement_rate([[1, 2, 3]]) == 1.0
-    assert M.total_agreement_rate([[float("nan"), 1.0], [float("nan"), 2.0]]) == 0.5
-    assert M.total_agreement_rate([[1], [1.0]]) == 1.0
+    assert ST.total_agreement_rate(runs) == 0.75
+    assert ST.total_agreement_rate([[1, 2, 3]]) == 1.0
+    assert ST.total_agreement_rate([[float("nan"), 1.0], [float("nan"), 2.0]]) == 0.5
+    assert ST.total_agreement_rate([[1], [1.0]]) == 1.0
     for bad in ([], [[1, 2], [1]], [[], []], "ab"):
         with pytest.raises(ValueError):
-            M.total_agreement_rate(bad)
+            ST.total_agreement_rate(bad)
 
 
 # ------------------------------------------------------------------ clustered interval
@@ -583,7 +588,7 @@ def test_clustered_interval_equals_cluster_mean_bootstrap_when_clusters_are_cons
     cluster_means = rng.normal(size=20)
     values = np.repeat(cluster_means, 5)
     labels = np.repeat([f"pair{i}" for i in range(20)], 5)
-    low, high = M.clustered_interval(values, labels, n_resamples=4000, seed=11)
+    low, high = IV.clustered_interval(values, labels, n_resamples=4000, seed=11)
     # the same draws, by hand (np.unique sorts labels; pair0, pair1, pair10, ... order)
     order = np.argsort([f"pair{i}" for i in range(20)])
     w = np.random.default_rng(11).multinomial(20, np.full(20, 1 / 20), size=4000)
@@ -596,8 +601,8 @@ def test_clustered_interval_is_wider_than_iid_when_items_share_clusters():
     rng = np.random.default_rng(5)
     values = np.repeat(rng.normal(size=30), 10) + rng.normal(scale=0.01, size=300)
     labels = np.repeat(np.arange(30), 10)
-    lo_c, hi_c = M.clustered_interval(values, labels, seed=1)
-    lo_i, hi_i = M.clustered_interval(values, np.arange(300), seed=1)
+    lo_c, hi_c = IV.clustered_interval(values, labels, seed=1)
+    lo_i, hi_i = IV.clustered_interval(values, np.arange(300), seed=1)
     # between-cluster variance dominates: the clustered SE is about sqrt(10) times the iid one
     assert (hi_c - lo_c) / (hi_i - lo_i) > 2.0
 
@@ -605,9 +610,9 @@ def test_clustered_interval_is_wider_than_iid_when_items_share_clusters():
 @pytest.mark.parametrize("values, labels", [([], []), ([1.0, 2.0], ["a"]), ([1.0, float("nan")], ["a", "b"])])
 def test_clustered_interval_rejects_bad_input(values, labels):
     with pytest.raises(ValueError):
-        M.clustered_interval(values, labels)
+        IV.clustered_interval(values, labels)
 
 
 def test_clustered_interval_degenerate_cases_are_points():
-    assert M.clustered_interval([0.2, 0.4], ["a", "a"]) == (pytest.approx(0.3), pytest.approx(0.3))
-    assert M.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (0.5, 0.5)
+    assert IV.clustered_interval([0.2, 0.4], ["a", "a"]) == (pytest.approx(0.3), pytest.approx(0.3))
+    assert IV.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (0.5, 0.5)

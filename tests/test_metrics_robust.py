@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ub_core import ksn_scoring as scoring
-from ub_core.metrics import sampling as M
+from ub_core import metrics as M
 from ub_core.problems import get_problem
 
 LN2 = math.log(2.0)

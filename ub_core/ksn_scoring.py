@@ -35,7 +35,7 @@ from .problems import Problem, UnknownProblemError, get_problem
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
            "ScoreRun", "score_jsonl"]
 
-DEFAULT_NS: tuple[int, ...] = (1, 2, 5, 10, 20, 50, 100)
+DEFAULT_NS = metrics.DEFAULT_NS  # one definition: ub_core.metrics.samples
 
 
 def parse_outputs(problem: Problem, outputs: Iterable[Any]) -> tuple[list[float], list[str]]:

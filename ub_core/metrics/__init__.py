@@ -2,14 +2,18 @@
 
 ``ub_core.metrics`` is the public namespace; the functions live in one module per family of measurements:
 
-- :mod:`.sampling` (seed 000, and seed 002's TAR): exact KS under ties, KS@N, WDZ, JSD, Lehmer codes, intervals
-  (Wilson, bootstrap, cluster bootstrap),
-  :func:`total_agreement_rate`.
+- :mod:`.samples`: checked samples and the shared KS@N constants (``DEFAULT_NS``, ``KS_METHODS``, ``SUPPORTS``).
+- :mod:`.ks_exact` (UnpredictaBench): the exact two-sample KS test under ties and its Monte-Carlo reference.
+- :mod:`.sampling` (UnpredictaBench): KS@N, WDZ, JSD.
+- :mod:`.lehmer_codes` (UnpredictaBench): Lehmer codes and Z1.
+- :mod:`.intervals`: Wilson, bootstrap and cluster-bootstrap intervals, clustered standard errors, summaries.
+- :mod:`.answer_distribution` (UnpredictaBench, sampling-free): KS distance and KS@N pass probability of a model's
+  answer distribution read from log-probabilities.
 - :mod:`.calibration` (seed 001): PM, WD, RE, reference behaviours, baselines.
 - :mod:`.implicit` (seed 003): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
 - :mod:`.odds` (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
   and grouped summaries.
-- :mod:`.stability` (seed 002): TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+- :mod:`.stability` (seed 002): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
   :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
@@ -17,7 +21,15 @@ Each family module defines ``__all__``; everything it exports is re-exported her
 
 from __future__ import annotations
 
+from . import intervals as _intervals
+from . import ks_exact as _ks_exact
+from . import lehmer_codes as _lehmer
+from . import samples as _samples
 from . import sampling as _sampling
+from .intervals import *  # noqa: F401,F403
+from .ks_exact import *  # noqa: F401,F403
+from .lehmer_codes import *  # noqa: F401,F403
+from .samples import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from . import calibration as _calibration
 from . import implicit as _implicit
@@ -28,7 +40,7 @@ from .implicit import *  # noqa: F401,F403
 from .odds import *  # noqa: F401,F403
 from .stability import *  # noqa: F401,F403
 
-__all__ = [*_sampling.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
+__all__ = [*_samples.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
 
 # Sampling-free KS (issue 18): metrics of a model's answer distribution over an enumerable support.
 from . import answer_distribution as _answer_distribution  # noqa: E402

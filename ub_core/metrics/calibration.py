@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .sampling import clustered_interval
+from .intervals import clustered_interval
 
 __all__ = [
     "BEHAVIOURS",

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .sampling import clustered_interval
+from .intervals import clustered_interval
 
 __all__ = ["chebyshev_distance", "manhattan_distance", "kl_divergence", "missing_mass", "unique_mode",
            "predicted_distribution", "implicit_item_scores", "explicit_item_scores", "summarize_implicit",

@@ -18,7 +18,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from .sampling import ks_at_n, summarize_values
+from .intervals import summarize_values
+from .sampling import ks_at_n
 from ..parsing.odds import parse_percentile, parse_probability  # noqa: F401  (re-exported: the odds scorers' readers)
 
 __all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "parse_percentile",

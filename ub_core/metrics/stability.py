@@ -18,14 +18,49 @@ Index convention everywhere: ``[run][question]``, like ``total_agreement_rate``.
 from __future__ import annotations
 
 import logging
+import math
 import statistics
 from typing import Any, Iterable, Sequence
 
-from .sampling import total_agreement_rate
+import numpy as np
 
-__all__ = ["parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
+
+__all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
            "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
            "stability_summary"]
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+        return bool(np.array_equal(x, y))
+    if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
+        return True
+    try:
+        return bool(x == y)
+    except (TypeError, ValueError):
+        return False
+
+
+def total_agreement_rate(runs: Sequence[Sequence[Any]]) -> float:
+    """Total agreement rate (seed 002, TARr@N on raw outputs / TARa@N on parsed answers).
+
+    ``runs[r][q]`` is run r's output for question q; the rate is the share of questions whose outputs are
+    identical (``==``; two float NaNs count as equal, arrays compare element-wise) across all runs. Needs at least one run, all runs of the
+    same length, and at least one question; one run gives 1.0.
+    """
+    if isinstance(runs, (str, bytes)):
+        raise ValueError("runs must be a sequence of runs (each a sequence of outputs)")
+    runs = [list(r) for r in runs]
+    if not runs:
+        raise ValueError("total_agreement_rate needs at least one run")
+    lengths = {len(r) for r in runs}
+    if len(lengths) != 1:
+        raise ValueError(f"all runs must have the same number of questions, got lengths {sorted(lengths)}")
+    n_q = lengths.pop()
+    if n_q == 0:
+        raise ValueError("total_agreement_rate needs at least one question")
+    agree = sum(1 for q in range(n_q) if all(_same(runs[0][q], r[q]) for r in runs[1:]))
+    return agree / n_q
 
 
 logger = logging.getLogger(__name__)

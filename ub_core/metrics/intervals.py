@@ -1,0 +1,217 @@
+"""Confidence intervals and summaries: Wilson, bootstrap, cluster bootstrap, clustered standard errors, and the
+rate/value summaries every report row uses.
+
+Part of :mod:`ub_core.metrics`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+from scipy import special, stats
+
+from .samples import _positive_int
+
+__all__ = ["wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate", "summarize_values"]
+
+# ============================================================================================ aggregation
+
+def _confidence(confidence: Any) -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
+            or not (0.0 < float(confidence) < 1.0):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(confidence)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (the KS@N pass rate over problems).
+
+    With p = k/n and z the two-sided normal quantile:
+    ``(p + z^2/(2n) -/+ z sqrt(p(1-p)/n + z^2/(4n^2))) / (1 + z^2/n)``, clipped to [0, 1]; equal to
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``. ``n == 0`` gives (0.0, 1.0).
+    """
+    conf = _confidence(confidence)
+    for v, nm in ((successes, "successes"), (n, "n")):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"{nm} must be a non-negative integer, got {v!r}")
+    k, n = int(successes), int(n)
+    if k > n:
+        raise ValueError(f"successes ({k}) exceeds n ({n})")
+    if n == 0:
+        return 0.0, 1.0
+    z = float(special.ndtri(0.5 + conf / 2.0))
+    p = k / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return low, high
+
+
+_BOOT_RNG_KW = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+
+
+def bootstrap_interval(values: Any, statistic: Callable = np.mean, confidence: float = 0.95,
+                       n_resamples: int = 2000, seed: int = 0, method: str = "percentile") -> tuple[float, float]:
+    """Bootstrap confidence interval of ``statistic`` (default the mean) via ``scipy.stats.bootstrap``.
+
+    ``method`` is scipy's: ``percentile`` (default), ``basic`` or ``BCa``. Values must be finite (use
+    :func:`summarize_values` to drop None/NaN first); an empty input raises ValueError. Degenerate inputs return
+    the point interval ``(s, s)`` with ``s = statistic(values)``, without calling scipy (whose percentile
+    interval is undefined there): a single value, or all values equal. A BCa interval that comes back NaN
+    falls back to the percentile interval. Deterministic for a given ``seed``.
+    """
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.size == 0:
+        raise ValueError("bootstrap_interval needs at least one value")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("values contain NaN or infinite entries")
+    conf = _confidence(confidence)
+    B = _positive_int(n_resamples, "n_resamples")
+    if method not in ("percentile", "basic", "BCa"):
+        raise ValueError(f"method must be percentile, basic or BCa, got {method!r}")
+    if arr.size < 2 or np.all(arr == arr[0]):
+        s = float(statistic(arr))
+        return s, s
+
+    def run(meth: str) -> tuple[float, float]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                res = stats.bootstrap((arr,), statistic, confidence_level=conf, n_resamples=B, method=meth,
+                                      **{_BOOT_RNG_KW: np.random.default_rng(seed)})
+        return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+    low, high = run(method)
+    if not (math.isfinite(low) and math.isfinite(high)) and method != "percentile":
+        low, high = run("percentile")
+    if not (math.isfinite(low) and math.isfinite(high)):
+        s = float(statistic(arr))
+        return s, s
+    return low, high
+
+
+def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95, n_resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
+
+    Items that share a cluster are not independent: they share an option pair (seed 001, section 3 reports 95% CIs
+    clustered by pair) or a scenario (seed 003). Each resample draws C clusters with replacement out of the C
+    present. Cluster c has value sum ``S_c`` and size ``n_c``; if it is drawn ``w_c`` times, the resample's mean is
+    ``sum_c w_c S_c / sum_c w_c n_c``. The interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2``
+    percentiles of the ``n_resamples`` resampled means.
+
+    Values must be finite, with one cluster label per value. A single cluster, or equal values, gives the point
+    interval. Deterministic for a given ``seed``.
+    """
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    labels = list(clusters)
+    if arr.size == 0:
+        raise ValueError("clustered_interval needs at least one value")
+    if len(labels) != arr.size:
+        raise ValueError(f"{arr.size} values but {len(labels)} cluster labels")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("values contain NaN or infinite entries")
+    conf = _confidence(confidence)
+    B = _positive_int(n_resamples, "n_resamples")
+    _, codes = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    sums = np.bincount(codes, weights=arr)
+    sizes = np.bincount(codes).astype(float)
+    C = sums.size
+    if C < 2 or np.all(arr == arr[0]):
+        m = float(arr.mean())
+        return m, m
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(C, np.full(C, 1.0 / C), size=B).astype(float)  # (B, C) draw counts per cluster
+    means = (weights @ sums) / (weights @ sizes)
+    alpha = (1.0 - conf) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
+    """Cluster-robust standard error of the mean of ``values`` (Miller 2024, "Adding error bars to evals",
+    appendix A; seed 001, section 3 clusters by option pair, seed 003 by scenario).
+
+    With n values, mean m, and C clusters where cluster c holds the values x_i, i in c:
+
+        SE = sqrt( C / (C - 1) * sum_c ( sum_{i in c} (x_i - m) )^2 ) / n
+
+    The C / (C - 1) factor is the usual finite-cluster correction (CR1; Inspect's ``stderr(cluster=...)`` uses
+    the same). With every value in its own cluster it reduces to the usual ``std(ddof=1) / sqrt(n)``. Values
+    must be finite, one cluster label per value; fewer than two clusters give NaN (no spread between clusters
+    to measure).
+    """
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    labels = list(clusters)
+    if len(labels) != arr.size:
+        raise ValueError(f"{arr.size} values but {len(labels)} cluster labels")
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError("values contain NaN or infinite entries")
+    if arr.size == 0:
+        return float("nan")
+    _, codes = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    C = int(codes.max()) + 1
+    if C < 2:
+        return float("nan")
+    dev_sums = np.bincount(codes, weights=arr - arr.mean())
+    return float(math.sqrt(C / (C - 1) * float(np.sum(dev_sums ** 2))) / arr.size)
+
+
+def _is_missing(v: Any) -> bool:
+    """None, NaN or +-inf: a value no mean may take (an undefined WDZ, an old log's infinite one)."""
+    if v is None:
+        return True
+    try:
+        return not math.isfinite(float(v))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def summarize_rate(flags: Iterable[Any], confidence: float = 0.95) -> dict[str, Any]:
+    """Pass rate with a Wilson interval: ``{"mean", "low", "high", "n", "dropped"}``.
+
+    ``flags`` are booleans or 0/1 numbers (1.0 = pass); None / NaN entries are dropped and counted in
+    ``dropped``. With no flags left, ``mean`` is None and the interval is (0.0, 1.0).
+    """
+    kept, dropped = [], 0
+    for f in flags:
+        if _is_missing(f):
+            dropped += 1
+            continue
+        v = float(f)
+        if v not in (0.0, 1.0):
+            raise ValueError(f"a flag must be boolean or 0/1, got {f!r}")
+        kept.append(v)
+    n = len(kept)
+    k = int(sum(kept))
+    low, high = wilson_interval(k, n, confidence)
+    return {"mean": (k / n if n else None), "low": low, "high": high, "n": n, "dropped": dropped}
+
+
+def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resamples: int = 2000,
+                     seed: int = 0) -> dict[str, Any]:
+    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``.
+
+    None, NaN and +-inf entries are dropped and counted in ``dropped``, so the mean is always finite (or None:
+    with no values left, ``mean``/``low``/``high`` are None).
+    """
+    kept, dropped = [], 0
+    for v in values:
+        if _is_missing(v):
+            dropped += 1
+        else:
+            kept.append(float(v))
+    n = len(kept)
+    if n == 0:
+        return {"mean": None, "low": None, "high": None, "n": 0, "dropped": dropped}
+    arr = np.asarray(kept)
+    mean = float(np.mean(arr))
+    low, high = bootstrap_interval(arr, np.mean, confidence, n_resamples, seed)
+    return {"mean": mean, "low": low, "high": high, "n": n, "dropped": dropped}
