@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from ub_core import distributions as D
-from ub_core.problems.regimes import REGIMES
+from ub_core.problems.ksn.regimes import REGIMES
 
 N = 200_000
 Z = 5.0

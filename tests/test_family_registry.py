@@ -21,10 +21,12 @@ import pytest
 from scipy import stats
 
 from ub_core import distributions as D
-from ub_core.problems import ksn, odds, regimes
-from ub_core.problems.implicit_code import CODE_IMPLICIT
-from ub_core.problems.implicit_text import TEXT_IMPLICIT
-from ub_core.problems.regimes import REGIMES, family_table, template, template_for
+from ub_core.problems import odds
+from ub_core.problems.ksn import bank as ksn
+from ub_core.problems.ksn import regimes
+from ub_core.problems.ksn.code_implicit import CODE_IMPLICIT
+from ub_core.problems.ksn.text_implicit import TEXT_IMPLICIT
+from ub_core.problems.ksn.regimes import REGIMES, family_table, template, template_for
 
 TOY = "toy_shifted_exponential"
 

@@ -25,9 +25,9 @@ from scipy import stats
 
 from ub_core import distributions as D
 from ub_core.distributions import fmt
-from ub_core.problems.implicit_code import CODE_IMPLICIT
-from ub_core.problems.implicit_text import TEXT_IMPLICIT
-from ub_core.problems.regimes import REGIME_NAMES, REGIMES
+from ub_core.problems.ksn.code_implicit import CODE_IMPLICIT
+from ub_core.problems.ksn.text_implicit import TEXT_IMPLICIT
+from ub_core.problems.ksn.regimes import REGIME_NAMES, REGIMES
 
 N_PROGRAM = 400
 N_REFERENCE = 20_000

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from ub_core import distributions as D
-from ub_core.problems.realworld import (SUBCATEGORY_COUNTS, convolve, interleave, markov_distribution,
-                                        metropolis_kernel, pmf_modality, realworld_problems, realworld_specs)
-from ub_core.problems.shuffling import SHUFFLE_LISTS, TYPE_COUNTS, shuffling_problems, z1_pmf
+from ub_core.problems.exact_pmf import convolve, interleave, markov_distribution, metropolis_kernel, pmf_modality
+from ub_core.problems.ksn.realworld import SUBCATEGORY_COUNTS, realworld_problems, realworld_specs
+from ub_core.problems.ksn.shuffling import SHUFFLE_LISTS, TYPE_COUNTS, shuffling_problems, z1_pmf
 
 Z = 5.0
 N_SIM = 200_000

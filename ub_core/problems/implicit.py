@@ -65,6 +65,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .exact_pmf import dice_sum_distribution  # noqa: F401  (re-exported)
 from .logprob_base import LogprobItem
 
 __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scenarios", "implicit_items",
@@ -157,18 +158,6 @@ def _floats(probs: Sequence[Fraction]) -> tuple[float, ...]:
 
 
 # ============================================================================================ exact distributions
-
-def dice_sum_distribution(n_dice: int, faces: int) -> dict[int, Fraction]:
-    """Exact distribution of the total of ``n_dice`` fair dice with faces 1..``faces``: the face counts convolved
-    ``n_dice`` times (integer counts, so exact), divided by ``faces ** n_dice``."""
-    if n_dice < 1 or faces < 2:
-        raise ValueError(f"need at least one die with at least two faces, got {n_dice} dice of {faces} faces")
-    counts = np.ones(1, dtype=object)
-    face = np.ones(faces, dtype=object)
-    for _ in range(n_dice):
-        counts = np.convolve(counts, face)
-    total = faces ** n_dice
-    return {n_dice + i: Fraction(int(c), total) for i, c in enumerate(counts)}
 
 
 def condition_distribution(dist: Mapping[int, Fraction], keep: Callable[[int], bool]) -> dict[int, Fraction]:

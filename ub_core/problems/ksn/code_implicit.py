@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..distributions import fmt
+from ...distributions import fmt
 from .regimes import family_table, template
 
 __all__ = ["CODE_IMPLICIT", "implicit_program"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..distributions import fmt
+from ...distributions import fmt
 from .regimes import family_table, template
 
 __all__ = ["TEXT_IMPLICIT", "implicit_scenario"]

@@ -80,7 +80,7 @@ REGIMES: dict[str, dict[str, dict]] = {
 }
 
 
-#: The kinds of per-family templates (``problems/implicit_code.py`` and ``implicit_text.py`` register theirs).
+#: The kinds of per-family templates (``problems/ksn/code_implicit.py`` and ``implicit_text.py`` register theirs).
 TEMPLATE_KINDS = ("code_implicit", "text_implicit")
 
 # kind -> {family: builder}, filled by the @template decorator when a template module is imported
@@ -92,7 +92,7 @@ def template(kind: str, family: str) -> Callable[[Callable[[dict], str]], Callab
     ``family``, e.g. ``@template("code_implicit", "beta")``. The builder gets validated params (see
     :func:`template_for`); it is returned unchanged. A second, different builder for the same kind and family is
     an error (registering the same function again, as a module reload does, replaces it)."""
-    from .. import distributions as D
+    from ... import distributions as D
 
     if kind not in TEMPLATE_KINDS:
         raise ValueError(f"unknown template kind {kind!r}; expected one of {', '.join(TEMPLATE_KINDS)}")
@@ -112,7 +112,7 @@ def template(kind: str, family: str) -> Callable[[Callable[[dict], str]], Callab
 def template_for(kind: str, family: str) -> Callable[[dict], str]:
     """The ``kind`` template of ``family`` as ``build(params) -> str``, which validates ``params`` first. A
     family without one raises a one-line ValueError."""
-    from .. import distributions as D
+    from ... import distributions as D
 
     try:
         builder = _TEMPLATES[kind][family]
@@ -131,7 +131,7 @@ def family_table(kind: str, families: Sequence[str] | None = None) -> dict[str, 
     """``{family: builder}`` (:func:`template_for`) for ``families``, by default the 40 table-10 families
     (:data:`ub_core.distributions.TABLE10_FAMILIES`, an explicit list: templates registered for other families
     are not included). A family without a template is an error."""
-    from .. import distributions as D
+    from ... import distributions as D
 
     names = D.TABLE10_FAMILIES if families is None else tuple(families)
     missing = [f for f in names if f not in _TEMPLATES.get(kind, {})]

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .base import Problem
+from ..base import Problem
 
 __all__ = ["shuffling_problems", "SHUFFLE_LISTS", "TYPE_COUNTS"]
 

@@ -1,0 +1,131 @@
+"""The UnpredictaBench (KS@N) bank: 448 problems with the published composition (seed 000, sec. 3.1-3.2).
+
+Composition, and how the published counts fit together:
+
+- 398 generated problems: task types text explicit 159, text implicit 79, code explicit 80, code implicit 80.
+  Of these, 80 are *multimodal* (mixtures built from 20 recognisable families); they are text-explicit prompts, so
+  ``task_type == "text_explicit"`` for 159 problems = 79 unimodal + 80 multimodal. The unimodal ones are the 40
+  families x 2 regimes per task type (320), less one text-explicit concentrated and one text-implicit spread-out
+  problem (the two the published review removed: 320 - 2 = 318 unimodal). Half of the 398 are concentrated and
+  half spread out (199 each).
+- 50 hand-written problems: 30 real-world (subcategories os_concurrency 6, garbage_collection 6, network 5,
+  distributed_systems 5, hashing 4, mcmc 4) and 20 shuffling (integer 6, ordinal 6, word 5, decimal 3).
+
+``category`` is the 7-way split used for per-category scores and lm-eval subtasks: ``text_explicit`` (79,
+unimodal), ``text_implicit`` (79), ``code_explicit`` (80), ``code_implicit`` (80), ``multimodal`` (80),
+``real_world`` (30), ``shuffling`` (20). ``task_type`` keeps the published four-way type.
+
+Problem ids are stable: ``te-<family>-<regime>``, ``ti-...``, ``ce-...``, ``ci-...``, ``mm-NN-<regime>``,
+``rw-<subcategory>-NN``, ``sh-<type>-NN``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ... import distributions as D
+from ..base import Problem
+from .code_explicit import code_explicit_program, code_prompt
+from .multimodal import MULTIMODAL_FAMILIES, multimodal_prompt, multimodal_specs  # noqa: F401  (re-exported)
+from .regimes import REGIMES, REGIME_NAMES
+
+BANK = "ksn"
+# Bump when any prompt, parameter or sampler changes: it keys the ground-truth cache.
+BANK_VERSION = "1"
+
+CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+              "shuffling")
+TASK_TYPES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "real_world", "shuffling")
+REGIME_SHORT = {"concentrated": "conc", "spread": "spread"}
+
+# The two generated problems left out, mirroring the two the published review removed (one text explicit,
+# one text implicit; one concentrated, one spread out, which keeps the 199/199 regime balance).
+REMOVED = frozenset({"te-arcsine-conc", "ti-negative_multinomial-spread"})
+
+
+# ------------------------------------------------------------------------------------------------ answer formats
+
+def _answer_format(family: str, params: dict) -> tuple[str, tuple[str, ...]]:
+    support = D.support_kind(family, params)
+    if support == "categorical":
+        return "option", tuple(params["labels"])
+    if support == "discrete":
+        return "integer", ()
+    return "number", ()
+
+
+def _scalar_problem(pid: str, category: str, task_type: str, family: str, params: dict, regime: str,
+                    prompt: str, modality: str = "unimodal", metadata: dict | None = None) -> Problem:
+    params = D.validate(family, params)
+    fmt_, options = _answer_format(family, params)
+    low, high = D.support_bounds(family, params)
+    if fmt_ == "option":
+        low, high = 0.0, float(len(options) - 1)
+    fam = D.get_family(family)
+
+    def sampler(rng: np.random.Generator, size: int, _fam=fam, _p=params) -> np.ndarray:
+        return _fam.draw(rng, _p, size)
+
+    return Problem(id=pid, bank=BANK, category=category, task_type=task_type, family=family, params=params,
+                   regime=regime, modality=modality, support=D.support_kind(family, params), answer_format=fmt_,
+                   prompt=prompt, sampler=sampler, options=options, low=low, high=high,
+                   metadata=metadata or {})
+
+
+# ------------------------------------------------------------------------------------------------ text explicit
+
+def text_explicit_prompt(family: str, params: dict) -> str:
+    """Our wording: name the distribution and its parameters, ask for one draw."""
+    return (f"You are acting as a random number generator for {D.describe(family, params)}. "
+            "Draw from it at random.")
+
+
+def text_implicit_prompt(scenario: str) -> str:
+    return scenario.strip()
+
+
+# ------------------------------------------------------------------------------------------------ assembly
+
+def generated_problems() -> list[Problem]:
+    from .code_implicit import CODE_IMPLICIT
+    from .text_implicit import TEXT_IMPLICIT
+
+    out: list[Problem] = []
+    for family in D.TABLE10_FAMILIES:
+        for regime in REGIME_NAMES:
+            params = D.validate(family, REGIMES[family][regime])
+            short = REGIME_SHORT[regime]
+            builders = (
+                ("te", "text_explicit", lambda: text_explicit_prompt(family, params), {}),
+                ("ti", "text_implicit", lambda: text_implicit_prompt(TEXT_IMPLICIT[family](params)), {}),
+                ("ce", "code_explicit", lambda: code_prompt(code_explicit_program(family, params)),
+                 {"program": code_explicit_program(family, params)}),
+                ("ci", "code_implicit", lambda: code_prompt(CODE_IMPLICIT[family](params)),
+                 {"program": CODE_IMPLICIT[family](params)}),
+            )
+            for prefix, ttype, make_prompt, meta in builders:
+                pid = f"{prefix}-{family}-{short}"
+                if pid in REMOVED:
+                    continue
+                out.append(_scalar_problem(pid, ttype, ttype, family, params, regime, make_prompt(),
+                                           metadata=meta))
+    for spec in multimodal_specs():
+        pid = f"mm-{spec['index']:02d}-{REGIME_SHORT[spec['regime']]}"
+        out.append(_scalar_problem(pid, "multimodal", "text_explicit", "mixture", spec["params"], spec["regime"],
+                                   multimodal_prompt(spec["params"]), modality="multimodal"))
+    return out
+
+
+@lru_cache(maxsize=1)
+def ksn_problems() -> tuple[Problem, ...]:
+    """All 448 problems, in a stable order (generated by family, then multimodal, real-world, shuffling)."""
+    from .realworld import realworld_problems
+    from .shuffling import shuffling_problems
+
+    problems = (*generated_problems(), *realworld_problems(), *shuffling_problems())
+    ids = [p.id for p in problems]
+    if len(set(ids)) != len(ids):
+        raise RuntimeError("duplicate problem ids in the ksn bank")
+    return problems
