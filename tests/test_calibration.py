@@ -1,9 +1,9 @@
-"""The numeric calibration bank (seed 001) and its metrics: PM, WD, RE, reference behaviours, baselines.
+"""The numeric calibration bank (the numeric-calibration paper) and its metrics: PM, WD, RE, reference behaviours, baselines.
 
 Tolerances and where they come from.
 
 * PM, WD and RE on hand-built vectors are closed-form sums of a few floats, so they are checked to 1e-12.
-* Seed 001's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or RE must lie in
+* The numeric-calibration paper's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or RE must lie in
   the range that our formula takes over the masses that round to the printed ones, widened by half a unit of the
   printed last digit.
 * The random-softmax baseline (T = 1, two options): u1, u2 ~ U(0, 1), so d = u1 - u2 has the triangular density
@@ -236,7 +236,7 @@ def test_probability_mass_and_normalisation():
     assert probability_mass(np.array([0.0, 0.0])) == 0.0
 
 
-# Seed 001, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple, white).
+# The numeric-calibration paper, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple, white).
 # Rows: (label, option masses, printed RE or None, printed WD).
 _TABLE2 = [
     ("Pick First", (1.0, 0.0), -0.927, 0.930),

@@ -60,7 +60,7 @@ def test_table10_is_an_explicit_list_of_registered_families():
     assert all(f in D.FAMILIES for f in D.TABLE10_FAMILIES)
     assert all(f in D.FAMILIES for f in D.ODDS_EXTRA_FAMILIES)
     assert not set(D.TABLE10_FAMILIES) & set(D.ODDS_EXTRA_FAMILIES)
-    # the table's order, group by group (table 10 of seed 000)
+    # the table's order, group by group (table 10 of UnpredictaBench)
     groups = [D.FAMILIES[f].group for f in D.TABLE10_FAMILIES]
     assert groups == sorted(groups, key=groups.index)
     assert D.TABLE10_FAMILIES[:3] == ("beta", "arcsine", "reciprocal") and D.TABLE10_FAMILIES[-1] == "categorical"

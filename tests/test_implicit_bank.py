@@ -1,4 +1,4 @@
-"""The implicit-reasoning bank (seed 003), its explicit MCQ twin and their metrics.
+"""The implicit-reasoning bank (the implicit-reasoning paper), its explicit MCQ twin and their metrics.
 
 Covers: sizes per category and variant, hand-computed exact distributions, well-formed prompts and stable ids, the MCQ
 structure, metric values on tiny hand cases, the perfect predictor, and one-line errors on bad input.

@@ -1,4 +1,4 @@
-"""What are the odds (seed 004): exact answers by hand, metrics by hand, shots, the nearest-shot baseline, the
+"""What are the odds (the odds paper): exact answers by hand, metrics by hand, shots, the nearest-shot baseline, the
 oracle and collapse models, parsing (with a hypothesis fuzz), and both frameworks end to end on small subsets."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What are the odds (seed 004): the twelve real-world distributions (closed-form and data-derived checks), the
+"""What are the odds (the odds paper): the twelve real-world distributions (closed-form and data-derived checks), the
 paper and release conventions (one test per documented difference), and the option checks of both adapters."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def test_real_world_closed_form_and_data_checks(name):
     for q, v in zip(TEST_PERCENTILES, rw.data_values):
         for framing in ("idealized", "context", "normal"):
             item = items[(framing, q, 0)]
-            # the question is the data's value at the q-th percentile and the answer is q (seed 004, sec. 5.2)
+            # the question is the data's value at the q-th percentile and the answer is q (the odds paper, sec. 5.2)
             assert item.metadata["value"] == v and item.metadata["answer"] == q
         # closed form: the fitted distribution's percentile of that value, against scipy built independently
         assert items[("idealized", q, 0)].metadata["fitted_answer"] == pytest.approx(100 * ref.cdf(v), abs=1e-8)

@@ -59,7 +59,7 @@ def test_collapsed_model_scores_near_zero_at_100(collapse_run):
         _, counts = np.unique(p.truth(), return_counts=True)
         assert counts.max() / counts.sum() >= 0.85, pid
     assert agg["ks@100"]["mean"] <= 0.03
-    # one value is plausible almost everywhere (seed 000: "all models achieve perfect KS@1")
+    # one value is plausible almost everywhere (UnpredictaBench: "all models achieve perfect KS@1")
     assert agg["ks@1"]["mean"] >= 0.95
     assert agg["wdz"]["mean"] > 5 and agg["jsd"]["mean"] > 0.2
 

@@ -1,4 +1,4 @@
-"""Run-to-run stability (seed 002): the metrics on hand cases, the bank and its loaders, and the task end to end in
+"""Run-to-run stability (the non-determinism paper): the metrics on hand cases, the bank and its loaders, and the task end to end in
 Inspect (epochs) and lm-eval (repeats) with the offline models and two test-only fakes whose TAR is known exactly."""
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ PROB_TOL = 0.03
 MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9997)
 
 # KS rejection region. KS@100 compares 100 model values with M = 10,000 truth draws and rejects at p < 1e-4
-# (seed 000). For these tied (discrete) samples the exact permutation test's rejection is a function of the
+# (UnpredictaBench). For these tied (discrete) samples the exact permutation test's rejection is a function of the
 # statistic D = max_x |F_100(x) - G_M(x)| up to a sliver: enumerating every count vector of the 3-point
 # problem gave min D among rejected = 0.1947, max D among accepted = 0.1957 (the Bernoulli rejects k outside
 # [31, 69], i.e. D >= 0.1927). So P(reject) <= P(D >= 0.19), computed exactly below from the multinomial law of
@@ -126,7 +126,7 @@ FORMS = {"raw": lambda p: p, "chat": chat_text}
 @pytest.mark.parametrize("form", FORMS)
 def test_calibration_scores_on_the_trained_colour_item(hf, form):
     """Numeric calibration on the trained colour item (22 red, 52 blue): PM is the learnt mass, and the normalised
-    P(red) is 22/74 within PROB_TOL. WD (seed 001: the Euclidean distance between the raw option masses and the
+    P(red) is 22/74 within PROB_TOL. WD (the numeric-calibration paper: the Euclidean distance between the raw option masses and the
     ideal) is then at most sqrt(2) * (PROB_TOL + (1 - MASS_MIN)): each mass is off by at most the normalised error
     plus the missing mass."""
     item, mass, scores = _item_scores(hf, "colour", FORMS[form])

@@ -1,4 +1,4 @@
-"""Distribution families of UnpredictaBench (seed 000, appendix A, table 10) and the extras of seed 004.
+"""Distribution families of UnpredictaBench (UnpredictaBench, appendix A, table 10) and the extras of the odds paper.
 
 Every family has
 - a canonical snake_case ``name``;
@@ -928,7 +928,7 @@ _register(name="categorical", title="Categorical", group="non_numeric", support=
           scipy_dist=lambda p: stats.rv_discrete(values=(np.arange(len(p["pvals"])), p["pvals"])),
           bounds=lambda p: (0.0, float(len(p["pvals"]) - 1)))
 
-#: The 40 families of table 10 (seed 000, appendix A), in the table's order: the KS@N bank's generated problems,
+#: The 40 families of table 10 (UnpredictaBench, appendix A), in the table's order: the KS@N bank's generated problems,
 #: the regimes and the implicit templates cover exactly these.
 TABLE10_FAMILIES: tuple[str, ...] = (
     # continuous, bounded interval
@@ -976,7 +976,7 @@ _register(name="empirical_discrete", title="Finite discrete", group="discrete_fi
           scipy_dist=lambda p: stats.rv_discrete(values=(p["values"], p["pvals"])),
           bounds=lambda p: (min(p["values"]), max(p["values"])))
 
-# ---------------------------------------------------------------- extras of seed 004
+# ---------------------------------------------------------------- extras of the odds paper
 
 
 def _odds_skew_normal(p, convention):

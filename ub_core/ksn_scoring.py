@@ -7,7 +7,7 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;
-- ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (seed 000, C.2);
+- ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (UnpredictaBench, C.2);
   ``wdz`` is None when the permutation null has no spread (:func:`ub_core.metrics.wdz` gives NaN there, never
   +/-inf; None keeps ``ub score --json`` strict JSON), as it is with no valid value;
 - ``wdz_undefined``: True in the first case (there are valid values but no z-score);

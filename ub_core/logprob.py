@@ -1,15 +1,15 @@
 """From log-probabilities of written-out continuations to option probabilities and scores (framework-free).
 
-The log-probability families (numeric calibration, seed 001; implicit probabilistic reasoning and its explicit
-MCQ twin, seed 003) score a :class:`~ub_core.problems.LogprobItem` from the probability a model gives to each
+The log-probability families (numeric calibration, the numeric-calibration paper; implicit probabilistic reasoning and its explicit
+MCQ twin, the implicit-reasoning paper) score a :class:`~ub_core.problems.LogprobItem` from the probability a model gives to each
 option right after the prompt. Both adapters (lm-eval ``multiple_choice`` requests, Inspect prompt / top
 log-probabilities) obtain one log-probability per *surface variant* of each option and hand them here.
 
-Option probability (seed 001, sec. 2, "we sum the probabilities of common tokenizations"):
+Option probability (the numeric-calibration paper, sec. 2, "we sum the probabilities of common tokenizations"):
 
     P(o) = sum over variants v of o of P(v | prompt),  variants = {o, lower(o), Cap(o), UPPER(o)} x {"", " "}
 
-where P(v | prompt) is the product of the probabilities of v's tokens (seed 003, sec. 3: a multi-token
+where P(v | prompt) is the product of the probabilities of v's tokens (the implicit-reasoning paper, sec. 3: a multi-token
 outcome's probability is the joint probability of its token sequence), i.e. ``exp`` of the summed token
 log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
 same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
@@ -33,7 +33,7 @@ __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
            "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities"]
 
-#: Reference behaviours of seed 001 (sec. 3), fixed here so that the adapters' metric keys are static.
+#: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 
 #: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
@@ -131,7 +131,7 @@ def _checked_logprob(variant: str, value: Any) -> float:
 
 def option_mass(item: LogprobItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
                 variant_token_ids: Mapping[str, Sequence[int]] | None = None) -> np.ndarray:
-    """Probability mass the model puts on each option of ``item`` (seed 001 sec. 2; seed 003 sec. 3):
+    """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the implicit-reasoning paper's sec. 3):
 
         m_i = sum over variants v of option i of exp(logprob(v)),  logprob(v) = sum of v's token log-probs
 
@@ -180,7 +180,7 @@ def exclusive_probabilities(token_keys: Sequence[tuple | None], probs: Sequence[
 
     With digit-by-digit tokenizers, ``P(" 1")`` (tokens ``[" ", "1"]`` or ``["▁1"]``) includes every reply that
     starts with it, ``P(" 12")`` among them, so summing both counts ``" 12"`` twice and inflates outcome 1
-    (seed 003's dice sums up to 36, seed 001's integer intervals). For continuation i with token sequence t_i:
+    (the implicit-reasoning paper's dice sums up to 36, the numeric-calibration paper's integer intervals). For continuation i with token sequence t_i:
 
         P_excl(i) = max(0, P(i) - sum_{j in E_i} P(j)),
         E_i = { j : t_j strictly extends t_i, and no other k with t_k strictly extending t_i is a prefix of t_j }
@@ -234,7 +234,7 @@ def score_row(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, floa
 
     - calibration: ``pm``, ``wd``, ``re``, and ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible
       with the item's output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
-      two options. Their means are compatibility rates, the quantity of seed 001's Figure 2; a single label per
+      two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a single label per
       item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
     - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a

@@ -1,6 +1,6 @@
 """Reference "models" that need no network: the Random Machine (oracle) and a collapsed model.
 
-- :func:`oracle_replies` answers with fresh true draws of the problem (seed 000's *Random Machine*, the ceiling:
+- :func:`oracle_replies` answers with fresh true draws of the problem (UnpredictaBench's *Random Machine*, the ceiling:
   it must score KS@N = 100% up to the expected false rejections). Draws use a seed stream disjoint from the
   ground truth's, so oracle answers are independent of the reference sample.
 - :func:`collapse_replies` always gives the same typical answer (the most frequent value for discrete targets,
@@ -46,7 +46,7 @@ _ODDS_INDEX: dict[str, dict[str, Problem]] = {}
 
 
 def _find_odds(text: str) -> list[Problem]:
-    """Items of the odds bank (seed 004) whose prompt starts ``text``: the subset first, then the full edition. The
+    """Items of the odds bank (the odds paper) whose prompt starts ``text``: the subset first, then the full edition. The
     bank is indexed only when a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long
     openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
     plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
@@ -150,7 +150,7 @@ def outcome_probabilities(problem: Problem) -> dict[str, float] | None:
 
 
 def stability_reply(text: str, mode: str) -> str | None:
-    """The reply of the offline models to a built-in stability (seed 002) question, ``None`` for any other
+    """The reply of the offline models to a built-in stability (the non-determinism paper) question, ``None`` for any other
     prompt: ``oracle`` names the correct letter, ``collapse`` always ``A``; both identically on every run, so
     TARr = TARa = 1."""
     from .problems.stability import find_stability_item

@@ -1,4 +1,4 @@
-"""``ub stability score FILE.jsonl [--json]``: seed 002's stability metrics for runs collected anywhere.
+"""``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected anywhere.
 
 Input: one JSON object per line, one line per reply::
 
@@ -10,7 +10,7 @@ line's options; an unreadable reply is one answer of its own kind (it agrees onl
 in TARa and is never correct; see :mod:`ub_core.metrics.stability`).
 
 Output per task: ``runs`` (N), ``questions`` (Q scored), ``tar_r`` (TARr@N), ``tar_a`` (TARa@N), ``best_acc``,
-``worst_acc``, ``median_acc`` (seed 002, sec. 5.2) and ``parse_failure_rate`` (unreadable replies / replies
+``worst_acc``, ``median_acc`` (the non-determinism paper, sec. 5.2) and ``parse_failure_rate`` (unreadable replies / replies
 scored), all fractions in [0, 1]; plus ``excluded_questions`` and ``gold_questions``. Accuracies are computed over
 the scored questions that have a gold answer, and are ``null`` when none has.
 
@@ -218,7 +218,7 @@ def _cmd(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
 
 def add_parser(sub: Any) -> None:
     """Register ``ub stability score`` on the ``ub`` subparsers."""
-    st = sub.add_parser("stability", help="run-to-run stability (seed 002) of collected replies")
+    st = sub.add_parser("stability", help="run-to-run stability (the non-determinism paper) of collected replies")
     ssub = st.add_subparsers(dest="stability_command", required=True)
     sc = ssub.add_parser("score", help="TARr@N, TARa@N, accuracies and parse failures of a JSONL of replies "
                                        "({task, id, run, reply, options, gold?} per line)")

@@ -196,7 +196,7 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 def _metrics(bank: str, headline: Sequence[str]) -> list:
     """Per key: the NaN-skipping mean and its standard error clustered by ``cluster`` (option pair or
     scenario, as the papers' 95% intervals); for ``behaviour_<b>``, the compatibility rate and the share of
-    grids labelled b (``grid_rate``, seed 001 Figure 3)."""
+    grids labelled b (``grid_rate``, the numeric-calibration paper's Figure 3)."""
     spec: dict[str, list] = {}
     for key in METRIC_KEYS[bank]:
         if key.startswith("behaviour_"):
@@ -233,7 +233,7 @@ def _score(state: TaskState) -> Score:
 
 @scorer(metrics=_metrics("calibration", ("pm", "wd", "re")))
 def calibration_scorer() -> Scorer:
-    """PM, WD, RE and reference behaviours (seed 001) from the option mass."""
+    """PM, WD, RE and reference behaviours (the numeric-calibration paper) from the option mass."""
 
     async def score(state: TaskState, target: Target) -> Score:
         return _score(state)
@@ -243,7 +243,7 @@ def calibration_scorer() -> Scorer:
 
 @scorer(metrics=_metrics("implicit", ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")))
 def implicit_scorer() -> Scorer:
-    """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (seed 003) from the option mass."""
+    """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
 
     async def score(state: TaskState, target: Target) -> Score:
         return _score(state)
@@ -253,7 +253,7 @@ def implicit_scorer() -> Scorer:
 
 @scorer(metrics=_metrics("explicit", ("mcq_acc", "p_correct")))
 def explicit_scorer() -> Scorer:
-    """MCQ accuracy and the probability on the correct letter (seed 003's explicit twin)."""
+    """MCQ accuracy and the probability on the correct letter (the implicit-reasoning paper's explicit twin)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         return _score(state)

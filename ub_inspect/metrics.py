@@ -29,7 +29,7 @@ def _finite_values(scores: list[SampleScore]) -> list[float]:
 @metric
 def nan_mean() -> Metric:
     """Mean over the samples where the value is defined; NaN when none is. NaN marks an undefined value: argmax
-    accuracy without a unique mode, a behaviour that does not apply, an unparseable odds reply (seed 004's MAE is
+    accuracy without a unique mode, a behaviour that does not apply, an unparseable odds reply (the odds paper's MAE is
     over answered questions). The same rule as lm-eval's ``nanmean``."""
 
     def compute(scores: list[SampleScore]) -> float:
@@ -56,8 +56,8 @@ def nan_stderr(cluster: str | None = None) -> Metric:
     """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2.
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
-    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (seed 001 clusters by option pair,
-    seed 003 by scenario); NaN with fewer than two clusters."""
+    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
+    the implicit-reasoning paper by scenario); NaN with fewer than two clusters."""
 
     def compute(scores: list[SampleScore]) -> float:
         pairs = _finite_pairs(scores, cluster)
@@ -77,7 +77,7 @@ def nan_stderr(cluster: str | None = None) -> Metric:
 
 @metric
 def grid_rate(behaviour: str) -> Metric:
-    """Share of option-pair grids classified as ``behaviour`` (seed 001, Figure 3):
+    """Share of option-pair grids classified as ``behaviour`` (the numeric-calibration paper, Figure 3):
     :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each calibration score carries in
     ``metadata["ub"]``; NaN when no item has a reference behaviour."""
 

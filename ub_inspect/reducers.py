@@ -1,7 +1,7 @@
-"""Run-to-run stability as epoch reducers (seed 002):
+"""Run-to-run stability as epoch reducers (the non-determinism paper):
 ``--epochs N --epochs-reducer mean,ub_inspect/tar,ub_inspect/tar_raw``.
 
-Seed 002 repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the parsed
+The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the parsed
 answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
 N runs are already there, so these reducers measure it on any task, unchanged:
 
@@ -59,7 +59,7 @@ def _indicator_score(scores: list[Score], indicator: float, metadata: dict) -> S
 
 @score_reducer(name=registry_name("tar"))
 def tar() -> ScoreReducer:
-    """TARa@N: 1.0 when the parsed answers of all epochs agree (seed 002, sec. 3)."""
+    """TARa@N: 1.0 when the parsed answers of all epochs agree (the non-determinism paper, sec. 3)."""
 
     def reduce(scores: list[Score]) -> Score:
         answers = [parsed_answer(s) for s in scores]
@@ -72,7 +72,7 @@ def tar() -> ScoreReducer:
 
 @score_reducer(name=registry_name("tar_raw"))
 def tar_raw() -> ScoreReducer:
-    """TARr@N: 1.0 when the raw completions of all epochs are identical (seed 002, sec. 3)."""
+    """TARr@N: 1.0 when the raw completions of all epochs are identical (the non-determinism paper, sec. 3)."""
 
     def reduce(scores: list[Score]) -> Score:
         raws = [raw_completion(s) for s in scores]

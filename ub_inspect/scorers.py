@@ -12,7 +12,7 @@ and ``jsd`` (over the problems where they are defined, so one undefined WDZ cann
 per category; the ``total`` of ``wdz_undefined`` and ``constant`` overall and per category (how many problems
 the WDZ mean leaves out; how many collapsed problems the JSD mean includes, which the released notebooks drop
 as NaN); the retry rate
-(share of slots that needed at least one resample) and the average attempts per valid sample (seed 000,
+(share of slots that needed at least one resample) and the average attempts per valid sample (UnpredictaBench,
 appendix K).
 """
 
@@ -57,7 +57,7 @@ def _total(scores: list[SampleScore], key: str) -> float:
 
 @metric
 def retry_rate() -> Metric:
-    """Share of answer slots that needed at least one resample (seed 000, appendix K, "Retry Rate")."""
+    """Share of answer slots that needed at least one resample (UnpredictaBench, appendix K, "Retry Rate")."""
 
     def compute(scores: list[SampleScore]) -> float:
         slots = _total(scores, "slots")
@@ -68,7 +68,7 @@ def retry_rate() -> Metric:
 
 @metric
 def attempts_per_valid() -> Metric:
-    """Generation attempts per valid sample (seed 000, appendix K, "Avg. Attempt")."""
+    """Generation attempts per valid sample (UnpredictaBench, appendix K, "Avg. Attempt")."""
 
     def compute(scores: list[SampleScore]) -> float:
         valid = _total(scores, "n_valid")

@@ -1,6 +1,6 @@
-"""The sampling solver: many independent answers per problem, with top-ups and the retry protocol of seed 000.
+"""The sampling solver: many independent answers per problem, with top-ups and the retry protocol of UnpredictaBench.
 
-Protocol (seed 000, sec. 4.1 and appendix K):
+Protocol (UnpredictaBench, sec. 4.1 and appendix K):
 
 - One request asks for all the samples a problem still needs (``num_choices``). Providers that return fewer
   choices than asked (``hf/`` returns one) are topped up with further requests.

@@ -14,11 +14,11 @@
   the bank's scores (:func:`ub_core.logprob.scored_sample`), plus ``option_mass`` and ``predicted`` lists for the
   sample logs.
 - Intervals and grids. lm-eval computes stderr only for its own aggregations, and treats documents as
-  independent. The papers' 95% intervals are clustered (seed 001 by option pair, seed 003 by scenario), so
+  independent. The papers' 95% intervals are clustered (the numeric-calibration paper by option pair, the implicit-reasoning paper by scenario), so
   each headline metric ``m`` also has ``m_clustered_se``: per document ``[value, cluster]``, aggregated by
   :func:`clustered_se` (:func:`ub_core.metrics.clustered_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
-  (seed 001 Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
+  (the numeric-calibration paper's Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
   :func:`ub_core.logprob.behaviour_entry`.
 """
 

@@ -1,4 +1,4 @@
-"""lm-eval hook functions (``!function`` targets) for the ``ub_odds_*`` tasks ("What are the odds", seed 004).
+"""lm-eval hook functions (``!function`` targets) for the ``ub_odds_*`` tasks ("What are the odds", the odds paper).
 The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; the Inspect task scores with the same
 :func:`~ub_core.metrics.odds_item_scores`, so both frameworks report the same keys and values.
 
@@ -28,7 +28,7 @@ from ub_core.problems.odds import CONVENTIONS, SHOT_COUNTS, TASKS, odds_item, od
 __all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds", "nanmean", "QUESTION_KEYS", "SAMPLING_KEYS"]
 
 QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
-#: Values per sampling problem (seed 004, task 2: 1,000 draws).
+#: Values per sampling problem (the odds paper, task 2: 1,000 draws).
 N_VALUES = 1000
 SAMPLING_KEYS = ("ks_stat",) + tuple(f"ks@{n}" for n in ODDS_KS_NS) + ("n_valid", "n_failed")
 

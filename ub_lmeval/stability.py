@@ -1,4 +1,4 @@
-"""lm-eval hooks of the ``ub_tar`` tasks (run-to-run stability, seed 002). The science is ``ub_core``.
+"""lm-eval hooks of the ``ub_tar`` tasks (run-to-run stability, the non-determinism paper). The science is ``ub_core``.
 
 - :func:`stability_dataset` is the ``custom_dataset``: one subtask's items (built-in, hub or a local export) as
   a ``DatasetDict``; documents hold ``id``, ``category``, ``question``, ``options``, ``answer``, ``source`` and
@@ -9,7 +9,7 @@
   own kind "unreadable" that agrees only with another unreadable reply and is never correct) and returns the
   per-question terms of
   :func:`ub_core.metrics.question_stability`: ``tar_r``, ``tar_a``, ``best_acc``, ``worst_acc`` (0/1, mean over
-  documents = the seed 002 rate), ``acc`` (share of correct runs) and, for ``median_acc`` and ``acc_spread``, the
+  documents = the the non-determinism paper rate), ``acc`` (share of correct runs) and, for ``median_acc`` and ``acc_spread``, the
   document's ``run_correct`` list (0/1 per run); for ``parse_failure_rate``, the document's unreadable count, its
   number of runs and a few unreadable replies with their reasons.
 - :func:`median_run_accuracy` and :func:`run_accuracy_spread` aggregate those lists: stacked they are
@@ -76,12 +76,12 @@ def _by_run(items: Sequence[Sequence[Any]]) -> list[list[Any]]:
 
 
 def median_run_accuracy(items: Sequence[Sequence[Any]]) -> float:
-    """Aggregation: median over runs of the run accuracy (seed 002, sec. 5.2)."""
+    """Aggregation: median over runs of the run accuracy (the non-determinism paper, sec. 5.2)."""
     return median_accuracy(_by_run(items))
 
 
 def run_accuracy_spread(items: Sequence[Sequence[Any]]) -> float:
-    """Aggregation: max - min run accuracy (seed 002, sec. 5.2)."""
+    """Aggregation: max - min run accuracy (the non-determinism paper, sec. 5.2)."""
     return accuracy_spread(_by_run(items))
 
 

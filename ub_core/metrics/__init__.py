@@ -1,4 +1,4 @@
-"""Metrics, one pure function each, with the formula and the paper section in its docstring.
+"""Metrics, one pure function each, with the formula and the paper's section in its docstring.
 
 ``ub_core.metrics`` is the public namespace; the functions live in one module per family of measurements:
 
@@ -9,11 +9,11 @@
 - :mod:`.intervals`: Wilson, bootstrap and cluster-bootstrap intervals, clustered standard errors, summaries.
 - :mod:`.answer_distribution` (UnpredictaBench, sampling-free): KS distance and KS@N pass probability of a model's
   answer distribution read from log-probabilities.
-- :mod:`.calibration` (seed 001): PM, WD, RE, reference behaviours, baselines.
-- :mod:`.implicit` (seed 003): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
-- :mod:`.odds` (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
+- :mod:`.calibration` (the numeric-calibration paper): PM, WD, RE, reference behaviours, baselines.
+- :mod:`.implicit` (the implicit-reasoning paper): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
+- :mod:`.odds` (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
   and grouped summaries.
-- :mod:`.stability` (seed 002): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+- :mod:`.stability` (the non-determinism paper): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
   :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.

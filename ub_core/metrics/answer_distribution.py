@@ -30,7 +30,7 @@ Usage::
     scores = answer_distribution_scores(q, cs.p, cs.values, problem.truth(), support=problem.support)
     scores["ks_distance"], scores["p_pass@100"], scores["p_pass_se@100"]
 
-References: seed 000 (UnpredictaBench) sec. 3.3, eq. 1 (KS@N and its two-sample KS test), appendix C.1 (Lehmer
+References: UnpredictaBench (UnpredictaBench) sec. 3.3, eq. 1 (KS@N and its two-sample KS test), appendix C.1 (Lehmer
 Z1), appendix C.3 (Jensen-Shannon divergence); issue 18 (this route).
 """
 
@@ -153,9 +153,9 @@ def ks_distance(q: Any, p: Any, values: Any) -> float:
     ``D = sup_x |Q(x) - F(x)|`` with ``Q(x) = Σ_{i: v_i <= x} q_i / Σ_i q_i`` (q renormalised on the candidates)
     and ``F(x) = Σ_{i: v_i <= x} p_i / Σ_i p_i``; both are step functions that only jump at candidate values, so
     the supremum is the maximum over the distinct values. It is the population value of the two-sample KS
-    statistic that KS@N tests (seed 000, sec. 3.3, eq. 1): as N grows, the KS@N statistic of i.i.d. draws from q
+    statistic that KS@N tests (UnpredictaBench, sec. 3.3, eq. 1): as N grows, the KS@N statistic of i.i.d. draws from q
     tends to D. The order is the order of the scored scalar: integers, option codes, or for shuffles the Lehmer
-    Z1 values (seed 000, appendix C.1), several orders sharing one Z1.
+    Z1 values (UnpredictaBench, appendix C.1), several orders sharing one Z1.
 
     p is renormalised too: on a support cut at 1 - 1e-6 of the truth's mass this moves F by at most 1e-6.
     Returns a float in [0, 1]; NaN when q has no mass on the candidates.
@@ -238,7 +238,7 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
                 exact_limit: int | None = None, screen: bool = True) -> dict[str, Any]:
     """Probability that KS@N passes when the N answers are drawn i.i.d. from q (issue 18).
 
-    KS@N (seed 000, sec. 3.3, eq. 1) takes the first N valid answers and passes when the two-sample KS p-value
+    KS@N (UnpredictaBench, sec. 3.3, eq. 1) takes the first N valid answers and passes when the two-sample KS p-value
     against the truth draws is ``>= threshold`` (paper: 1e-4). With X_1..X_N i.i.d. from the renormalised q,
 
         p_pass@N = P(KSpvalue(X_1..X_N, truth) >= threshold) = Σ_c Mult(c; N, q) 1[pass(c)]

@@ -1,14 +1,14 @@
-"""Numeric calibration metrics (seed 001): probability mass, Wasserstein distance to the ideal, relative entropy,
+"""Numeric calibration metrics (the numeric-calibration paper): probability mass, Wasserstein distance to the ideal, relative entropy,
 reference behaviours and baselines.
 
 The input of every scorer is ``option_mass``: for each option of a
 :class:`~ub_core.problems.logprob_base.LogprobItem`, the summed next-token probability of its surface variants
-("red", " red", "Red", " Red"; seed 001, section 3.1). The framework adapters compute it. These functions check it
+("red", " red", "Red", " Red"; the numeric-calibration paper, section 3.1). The framework adapters compute it. These functions check it
 and reduce it.
 
 How the paper's numbers pin down WD
 -----------------------------------
-Seed 001 (section 3.2) computes WD with SciPy's ``wasserstein_distance_nd``. Table 2 (51 purple vs 98 white,
+The numeric-calibration paper (section 3.2) computes WD with SciPy's ``wasserstein_distance_nd``. Table 2 (51 purple vs 98 white,
 ideal (0.342, 0.658)) shows these values:
 
 - Pick First (1, 0) has WD 0.93;
@@ -52,7 +52,7 @@ __all__ = [
     "grid_behaviour_rates",
 ]
 
-#: Reference behaviours (seed 001, section 3.5), in tie-break order.
+#: Reference behaviours (the numeric-calibration paper, section 3.5), in tie-break order.
 BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 
 # Option masses are sums of probabilities of disjoint tokens, so they add up to at most 1. The slack absorbs
@@ -119,7 +119,7 @@ def _entropy(p: Sequence[float]) -> float:
 # ------------------------------------------------------------------------------------------------ metrics
 
 def probability_mass(option_mass: Any) -> float:
-    """PM, the total probability on the valid options (seed 001, section 3.2).
+    """PM, the total probability on the valid options (the numeric-calibration paper, section 3.2).
 
     ``PM = sum_i m_i``, where ``m_i = sum_{v in variants(i)} P(v | prompt)`` (section 3.1). It lies in [0, 1]; low PM
     means the model mostly continues with something other than an option.
@@ -135,13 +135,13 @@ def _normalised(m: list[float]) -> list[float]:
 
 
 def normalised_distribution(option_mass: Any) -> np.ndarray:
-    """The model's distribution over the options, ``p_i = m_i / PM`` (seed 001, section 3.1). ValueError when PM
+    """The model's distribution over the options, ``p_i = m_i / PM`` (the numeric-calibration paper, section 3.1). ValueError when PM
     is 0, where the distribution is undefined (Table 2's Null row has RE "n/a")."""
     return np.asarray(_normalised(_mass(option_mass)))
 
 
 def wasserstein_to_ideal(predicted: Any, ideal: Any, positions: Any = None) -> float:
-    """WD between the model's option probabilities and the ideal distribution (seed 001, section 3.2, Table 2).
+    """WD between the model's option probabilities and the ideal distribution (the numeric-calibration paper, section 3.2, Table 2).
 
     The paper's definition (``positions=None``) is ``scipy.stats.wasserstein_distance_nd([m], [q])``. That is the
     optimal transport between two single points of R^k, so it equals the Euclidean distance
@@ -178,7 +178,7 @@ def entropy_bits(p: Any) -> float:
 
 
 def relative_entropy_bits(predicted: Any, ideal: Any) -> float:
-    """RE = H(model) - H(ideal), in bits (seed 001, section 3.2).
+    """RE = H(model) - H(ideal), in bits (the numeric-calibration paper, section 3.2).
 
     ``H(model)`` is the entropy of the normalised option distribution ``m / PM``. ``predicted`` may be the raw
     masses. RE < 0 means the model is more concentrated than the ideal (mode collapse), and RE > 0 means it is more
@@ -212,7 +212,7 @@ def _check_pair(m: list[float], higher: int | None, first: int) -> None:
 
 def compatible_behaviours(option_mass: Any, ideal: Any, *, higher: int | None = None,
                           first: int = 0) -> tuple[str, ...]:
-    """The reference behaviours that this item's output is compatible with (seed 001, section 3.5, Appendix G),
+    """The reference behaviours that this item's output is compatible with (the numeric-calibration paper, section 3.5, Appendix G),
     in :data:`BEHAVIOURS` order.
 
     The references are vectors over the two options, compared with the raw masses ``m`` by the paper's WD (the
@@ -247,7 +247,7 @@ def _compatible_checked(m: list[float], q: list[float], higher: int | None, firs
 
 
 def classify_behaviour(option_mass: Any, ideal: Any, *, higher: int | None = None, first: int = 0) -> str:
-    """One reference behaviour for one item (seed 001, section 3.5): the nearest reference by WD.
+    """One reference behaviour for one item (the numeric-calibration paper, section 3.5): the nearest reference by WD.
 
     The rule is that of :func:`compatible_behaviours`. A tie goes to the earliest name in :data:`BEHAVIOURS`
     (null, calibrated, pick_higher, pick_lower, pick_first, pick_second). Caveat: a single label cannot tell
@@ -279,7 +279,7 @@ def _grid_key(item: Any) -> str:
 
 
 def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
-    """Scores of one calibration item from its option masses (seed 001, sections 3.2 and 3.5).
+    """Scores of one calibration item from its option masses (the numeric-calibration paper, sections 3.2 and 3.5).
 
     Returns the following keys:
 
@@ -327,7 +327,7 @@ def _interval_summary(values: list[float], clusters: list[Any]) -> dict[str, Any
 
 
 def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any]) -> dict[str, Any]:
-    """Means of PM, WD and RE with 95% intervals clustered by option pair, plus behaviour rates (seed 001,
+    """Means of PM, WD and RE with 95% intervals clustered by option pair, plus behaviour rates (the numeric-calibration paper,
     sections 3.4, 3.5 and Appendix G).
 
     ``item_scores[i]`` comes from :func:`calibration_item_scores`, and ``clusters[i]`` is that item's cluster (its
@@ -384,7 +384,7 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
 
 
 def grid_behaviour_rates(item_scores: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float | None], dict[str, str]]:
-    """Share of grids classified as each reference behaviour (seed 001, section 3.5, Figure 3, Appendix G).
+    """Share of grids classified as each reference behaviour (the numeric-calibration paper, section 3.5, Figure 3, Appendix G).
 
     ``item_scores`` are mappings with ``grid``, ``pm`` and ``compatible`` (as :func:`calibration_item_scores`
     returns; items whose ``grid`` is None, those with more than two options, are skipped). For each grid g with
@@ -445,7 +445,7 @@ def _one_hot(k: int, i: int) -> list[float]:
 
 def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7,
                           temperatures: tuple[float, float] = (1.0, 0.01)) -> dict[str, dict[str, Any]]:
-    """Reference behaviours and baselines scored like a model on the same items (seed 001, section 3.5, Table 4).
+    """Reference behaviours and baselines scored like a model on the same items (the numeric-calibration paper, section 3.5, Table 4).
 
     Each value is :func:`summarize_calibration` of the baseline's :func:`calibration_item_scores`, with
     ``skipped`` counting the items where the baseline does not apply:

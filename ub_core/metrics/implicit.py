@@ -1,4 +1,4 @@
-"""Metrics of implicit probabilistic reasoning and its explicit MCQ twin (seed 003, sections 3.4, 3.5, 4.1, 4.2).
+"""Metrics of implicit probabilistic reasoning and its explicit MCQ twin (the implicit-reasoning paper, sections 3.4, 3.5, 4.1, 4.2).
 
 Inputs. ``option_mass[i]`` is the probability the model puts on option ``i``: the summed next-token probability of
 its surface variants, or for a multi-token outcome the product of its tokens' probabilities (section 3.1). The
@@ -59,21 +59,21 @@ def _distribution(x: np.ndarray, name: str) -> None:
 
 
 def chebyshev_distance(p: Any, q: Any) -> float:
-    """Chebyshev (L-infinity) distance ``max_i |p_i - q_i|`` (seed 003, sections 3.4 and 4.2). It measures the
+    """Chebyshev (L-infinity) distance ``max_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It measures the
     largest bias towards or against a single outcome."""
     a, b = _pair(p, q)
     return float(np.max(np.abs(a - b)))
 
 
 def manhattan_distance(p: Any, q: Any) -> float:
-    """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (seed 003, sections 3.4 and 4.2). It is in [0, 2] for two
+    """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It is in [0, 2] for two
     distributions."""
     a, b = _pair(p, q)
     return float(np.sum(np.abs(a - b)))
 
 
 def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
-    """Kullback-Leibler divergence ``KL(p || q) = sum_i p_i ln(p_i / q_i)`` in nats (seed 003, sections 3.4 and 4.2).
+    """Kullback-Leibler divergence ``KL(p || q) = sum_i p_i ln(p_i / q_i)`` in nats (the implicit-reasoning paper, sections 3.4 and 4.2).
 
     Direction. The paper names the metric but does not state a direction. We take ``p`` = the ideal distribution
     and ``q`` = the model's prediction: the extra log-loss of predicting with ``q`` when outcomes follow ``p``.
@@ -99,14 +99,14 @@ def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
 
 
 def missing_mass(option_mass: Any) -> float:
-    """Probability the model puts outside the valid outcomes: ``1 - sum_i option_mass_i`` (seed 003, section 3.5,
+    """Probability the model puts outside the valid outcomes: ``1 - sum_i option_mass_i`` (the implicit-reasoning paper, section 3.5,
     table 1). It can be negative when one outcome's tokens are a prefix of another's (see the module docstring)."""
     m = _mass(option_mass)
     return float(1.0 - m.sum())
 
 
 def unique_mode(ideal: Any) -> int | None:
-    """Index of the ideal distribution's most likely outcome, or None when the maximum is shared. Seed 003
+    """Index of the ideal distribution's most likely outcome, or None when the maximum is shared. The implicit-reasoning paper
     section 4.1 scores argmax accuracy only on problems with a unique maximum. Ties are compared within 1e-12."""
     a = _vector(ideal, "ideal")
     top = float(a.max())
@@ -124,7 +124,7 @@ def _mass(option_mass: Any, n_options: int | None = None) -> np.ndarray:
 
 
 def predicted_distribution(option_mass: Any, n_options: int | None = None) -> np.ndarray:
-    """``option_mass / sum(option_mass)``: the model's distribution over the valid outcomes (seed 003 section 3.4).
+    """``option_mass / sum(option_mass)``: the model's distribution over the valid outcomes (the implicit-reasoning paper's section 3.4).
     All-zero mass has no distribution and is an error."""
     m = _mass(option_mass, n_options)
     total = float(m.sum())
@@ -140,7 +140,7 @@ def _strict_argmax(q: np.ndarray) -> int | None:
 
 
 def implicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]:
-    """Scores of one implicit item (seed 003, sections 3.4, 3.5, 4.1, 4.2).
+    """Scores of one implicit item (the implicit-reasoning paper, sections 3.4, 3.5, 4.1, 4.2).
 
     With ``p = item.probabilities`` and ``q`` = the normalised ``option_mass``, the scores are:
 
@@ -166,7 +166,7 @@ def implicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]
 
 
 def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float]:
-    """Scores of one explicit MCQ item (seed 003, sections 3.1 and 3.4: the probability of the correct answer):
+    """Scores of one explicit MCQ item (the implicit-reasoning paper, sections 3.1 and 3.4: the probability of the correct answer):
 
     - ``mcq_correct`` = 1.0 when the letter with the strictly largest mass is the correct one, else 0.0;
     - ``p_correct`` = option_mass[answer] / sum(option_mass), the normalised probability of the correct letter.
@@ -180,7 +180,7 @@ def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float]:
 
 def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any],
                        confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Mean of each score over items, with a cluster-bootstrap interval (:func:`clustered_interval`; seed 003 reports
+    """Mean of each score over items, with a cluster-bootstrap interval (:func:`clustered_interval`; the implicit-reasoning paper reports
     scenario-level variation, section 4.1 and figure 6).
 
     ``item_scores[k]`` is one item's dict from :func:`implicit_item_scores` or :func:`explicit_item_scores`, and

@@ -101,8 +101,8 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
                        seed: int = 0) -> tuple[float, float]:
     """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
 
-    Items that share a cluster are not independent: they share an option pair (seed 001, section 3 reports 95% CIs
-    clustered by pair) or a scenario (seed 003). Each resample draws C clusters with replacement out of the C
+    Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper, section 3 reports 95% CIs
+    clustered by pair) or a scenario (the implicit-reasoning paper). Each resample draws C clusters with replacement out of the C
     present. Cluster c has value sum ``S_c`` and size ``n_c``; if it is drawn ``w_c`` times, the resample's mean is
     ``sum_c w_c S_c / sum_c w_c n_c``. The interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2``
     percentiles of the ``n_resamples`` resampled means.
@@ -137,7 +137,7 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
 
 def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
     """Cluster-robust standard error of the mean of ``values`` (Miller 2024, "Adding error bars to evals",
-    appendix A; seed 001, section 3 clusters by option pair, seed 003 by scenario).
+    appendix A; the numeric-calibration paper, section 3 clusters by option pair, the implicit-reasoning paper by scenario).
 
     With n values, mean m, and C clusters where cluster c holds the values x_i, i in c:
 

@@ -26,7 +26,7 @@ __all__ = ["ks_2samp_exact", "ks_2samp_permutation_mc"]
 def ks_2samp_exact(a: Any, b: Any) -> tuple[float, float]:
     """Two-sample KS statistic and its exact permutation p-value, valid with ties.
 
-    Statistic (seed 000, sec. 3.3): ``D = max_x |F_a(x) - F_b(x)|`` over the empirical CDFs. Tie blocks: the
+    Statistic (UnpredictaBench, sec. 3.3): ``D = max_x |F_a(x) - F_b(x)|`` over the empirical CDFs. Tie blocks: the
     distinct pooled values with counts c_1..c_K and running totals t_k = c_1 + ... + c_k; the ECDFs only change at
     block ends, so ``D = max_k |A_k/n_a - B_k/n_b|`` with A_k, B_k the counts of a and b among the first t_k
     pooled points. In integers, ``h = D * n_a * n_b = max_k |A_k n_b - B_k n_a|`` (computed exactly), and every
@@ -333,7 +333,7 @@ def _restarting_scan(x: np.ndarray, log_beta: np.ndarray, restart: np.ndarray) -
 # ============================================================================================ Monte-Carlo reference
 
 def ks_2samp_permutation_mc(a: Any, b: Any, n_resamples: int = 1_000_000, seed: int = 0) -> tuple[float, float]:
-    """Monte-Carlo permutation KS test: the published reference (seed 000, sec. 3.3 and its code release).
+    """Monte-Carlo permutation KS test: the published reference (UnpredictaBench, sec. 3.3 and its code release).
 
     Each resample reallocates the pooled tie-block counts between the two samples with
     ``numpy.random.Generator.multivariate_hypergeometric`` (the smaller sample's counts per distinct value; the

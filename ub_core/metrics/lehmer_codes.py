@@ -35,7 +35,7 @@ def _check_distinct(seq: list) -> None:
 
 
 def lehmer(perm: Any) -> tuple[int, ...]:
-    """Lehmer code (seed 000, appendix C.1, eq. 2): ``L_i = #{j > i : perm_j < perm_i}``, L_i in {0..n-i}.
+    """Lehmer code (UnpredictaBench, appendix C.1, eq. 2): ``L_i = #{j > i : perm_j < perm_i}``, L_i in {0..n-i}.
 
     ``perm`` is any sequence of distinct, mutually comparable items (indices 0..n-1, ranks, numbers); a repeated
     item raises ValueError. The code is a bijection from orderings of n items to {0..n-1} x ... x {0}.
@@ -47,14 +47,14 @@ def lehmer(perm: Any) -> tuple[int, ...]:
 
 
 def lehmer_normalized(perm: Any) -> tuple[float, ...]:
-    """Normalised Lehmer code (seed 000, appendix C.1, eq. 3): ``Z_i = L_i / (n - i)`` for i < n, ``Z_n = 0``."""
+    """Normalised Lehmer code (UnpredictaBench, appendix C.1, eq. 3): ``Z_i = L_i / (n - i)`` for i < n, ``Z_n = 0``."""
     code = lehmer(perm)
     n = len(code)
     return tuple(code[i] / (n - 1 - i) if i < n - 1 else 0.0 for i in range(n))
 
 
 def lehmer_z1(perm: Any) -> float:
-    """First normalised Lehmer coordinate ``Z_1 = L_1 / (n - 1)`` (seed 000, appendix C.1); 0.0 when n == 1."""
+    """First normalised Lehmer coordinate ``Z_1 = L_1 / (n - 1)`` (UnpredictaBench, appendix C.1); 0.0 when n == 1."""
     seq = _as_sequence(perm)
     if not seq:
         raise ValueError("a permutation must have at least one item")

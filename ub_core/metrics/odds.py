@@ -1,8 +1,8 @@
-"""Metrics of "What are the odds" (seed 004): absolute error and MAE, the nearest-shot baseline, the KS statistic
+"""Metrics of "What are the odds" (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic
 of sampled values, per-item scores and grouped summaries.
 
 Units: errors are in **percentage points** for both question types (a probability error is ``100 |p_hat - p|``),
-as seed 004's Table 1 reports MAE in % for percentiles and probabilities alike. A reply that cannot be read is
+as the odds paper's Table 1 reports MAE in % for percentiles and probabilities alike. A reply that cannot be read is
 not given an error: it is counted as a parse failure and left out of the MAE (its ``abs_error`` is NaN).
 
 Public names: :func:`absolute_error`, :func:`mae`, :func:`nearest_shot_answer`, :func:`ks_statistic`,
@@ -25,7 +25,7 @@ from ..parsing.odds import parse_percentile, parse_probability  # noqa: F401  (r
 __all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "parse_percentile",
            "parse_probability", "odds_item_scores", "summarize_odds"]
 
-#: The N of KS@N for the sampling task (1,000 draws per problem, seed 004 sec. 3 task 2).
+#: The N of KS@N for the sampling task (1,000 draws per problem, the odds paper's sec. 3 task 2).
 ODDS_KS_NS: tuple[int, ...] = (10, 100, 1000)
 
 
@@ -39,12 +39,12 @@ def _finite(x: Any, name: str) -> float:
 
 
 def absolute_error(predicted: float, truth: float) -> float:
-    """``|predicted - truth|`` (seed 004, sec. 6.1: the per-answer error behind the MAE)."""
+    """``|predicted - truth|`` (the odds paper, sec. 6.1: the per-answer error behind the MAE)."""
     return abs(_finite(predicted, "predicted") - _finite(truth, "truth"))
 
 
 def mae(predicted: Sequence[float], truth: Sequence[float]) -> float:
-    """Mean absolute error ``(1/n) sum_i |predicted_i - truth_i|`` over n >= 1 pairs (seed 004, sec. 6.1 and
+    """Mean absolute error ``(1/n) sum_i |predicted_i - truth_i|`` over n >= 1 pairs (the odds paper, sec. 6.1 and
     Table 1)."""
     p = np.asarray(predicted, dtype=float).reshape(-1)
     t = np.asarray(truth, dtype=float).reshape(-1)
@@ -57,7 +57,7 @@ def mae(predicted: Sequence[float], truth: Sequence[float]) -> float:
 
 def nearest_shot_answer(value: float | Sequence[float], shot_values: Sequence[Any],
                         shot_answers: Sequence[float]) -> float | None:
-    """The nearest-shot baseline (seed 004, sec. 5.1 and Fig. 4): the answer of the in-context example whose
+    """The nearest-shot baseline (the odds paper, sec. 5.1 and Fig. 4): the answer of the in-context example whose
     question is nearest to this one, with no interpolation.
 
     ``value`` is the asked value (percentile task) or the interval ``(lo, hi)`` (probability task); the distance
@@ -83,7 +83,7 @@ def nearest_shot_answer(value: float | Sequence[float], shot_values: Sequence[An
 
 
 def ks_statistic(values: Sequence[float], truth: Sequence[float]) -> float:
-    """Two-sample Kolmogorov-Smirnov statistic ``D = sup_x |F_values(x) - F_truth(x)|`` (seed 004, Table 1,
+    """Two-sample Kolmogorov-Smirnov statistic ``D = sup_x |F_values(x) - F_truth(x)|`` (the odds paper, Table 1,
     "Sampling (K-S)"); ties are handled exactly (both empirical CDFs are right-continuous)."""
     a = np.asarray(values, dtype=float).reshape(-1)
     b = np.asarray(truth, dtype=float).reshape(-1)
@@ -104,7 +104,7 @@ def _as_replies(reply: Any) -> list:
 
 def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, truth: Any = None,
                      truth_size: int = 10_000, truth_seed: int = 0, list_size: int = 1) -> dict[str, float]:
-    """Score one odds item (seed 004, sec. 6.1).
+    """Score one odds item (the odds paper, sec. 6.1).
 
     Percentile and probability items (``reply``: one text or number): ``answer`` (the parsed answer, NaN on
     failure), ``abs_error = 100^[probability] |answer - exact|`` in percentage points, ``baseline_abs_error``
@@ -113,7 +113,7 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
     Sampling items (``reply``: the replies, each a text (a list reply ``{a, b, ...}`` when ``list_size`` > 1, as
     list prompting asks) or an already-parsed number): ``ks_stat`` (KS statistic of all valid values against ``truth_size``
     ground-truth draws; NaN without values), ``ks@N`` (1.0 when the first N values pass the KS test at
-    p >= 1e-4, seed 000's KS@N), ``n_valid``, ``n_failed``.
+    p >= 1e-4, UnpredictaBench's KS@N), ``n_valid``, ``n_failed``.
     """
     meta = item.metadata
     task = meta.get("task")
@@ -163,7 +163,7 @@ def summarize_odds(rows: Iterable[Mapping[str, Any]], metric: str = "abs_error",
                    by: Sequence[str] = ("family", "shots", "context"), confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """MAE (or the mean of ``metric``) overall and grouped by family, shot count and context, each with a
-    percentile-bootstrap interval (seed 004, Table 1, Fig. 4 and Table 2 report these groupings).
+    percentile-bootstrap interval (the odds paper, Table 1, Fig. 4 and Table 2 report these groupings).
 
     ``rows`` are per-item dicts holding ``metric`` and the grouping keys (as Score metadata / lm-eval docs
     have them). NaN entries (parse failures, a baseline without shots) are dropped and counted in ``dropped``.

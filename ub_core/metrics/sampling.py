@@ -27,7 +27,7 @@ __all__ = ["ks_at_n", "wdz", "jsd"]
 
 def ks_at_n(values: Any, truth: Any, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
             method: str = "paper", support: str = "continuous") -> dict[int, dict[str, Any]]:
-    """KS@N per problem (seed 000, sec. 3.3, eq. 1): the first N values against the ground-truth sample.
+    """KS@N per problem (UnpredictaBench, sec. 3.3, eq. 1): the first N values against the ground-truth sample.
 
     For each N in ``ns``: A = ``values[:N]`` (already the valid parsed scalars, in order), B = ``truth``; the
     problem passes at N when the two-sample KS p-value is ``>= threshold`` (paper: 1e-4). KS@N over a bank is
@@ -81,7 +81,7 @@ def ks_at_n(values: Any, truth: Any, ns: Sequence[int] = DEFAULT_NS, threshold: 
 # ============================================================================================ WDZ
 
 def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]:
-    """Debiased Wasserstein-1 distance and its permutation z-score (seed 000, appendix C.2, eq. 5).
+    """Debiased Wasserstein-1 distance and its permutation z-score (UnpredictaBench, appendix C.2, eq. 5).
 
     ``w1 = integral |F_a(x) - F_b(x)| dx`` between the empirical distributions (equal to
     ``scipy.stats.wasserstein_distance(a, b)``; the paper's order-statistic form (eq. 4) is the equal-size case).
@@ -224,7 +224,7 @@ def _split_w1(gaps: np.ndarray, marked: np.ndarray, s: int) -> np.ndarray:
 # ============================================================================================ JSD
 
 def jsd(a: Any, b: Any, grid_size: int = 512, pad: float = 0.1) -> float:
-    """Jensen-Shannon divergence of Gaussian KDEs on a shared grid (seed 000, appendix C.3, eq. 6).
+    """Jensen-Shannon divergence of Gaussian KDEs on a shared grid (UnpredictaBench, appendix C.3, eq. 6).
 
     Each sample gets a Gaussian KDE with Scott's bandwidth, exactly as ``scipy.stats.gaussian_kde`` (kernel sd
     ``h = std(x, ddof=1) * n**(-1/5)``), evaluated on ``grid_size`` (G = 512) equally spaced points over

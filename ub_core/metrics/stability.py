@@ -1,4 +1,4 @@
-"""Run-to-run stability of "deterministic" runs (seed 002, sec. 5.2 "Metrics").
+"""Run-to-run stability of "deterministic" runs (the non-determinism paper, sec. 5.2 "Metrics").
 
 N runs of the same evaluation (temperature 0, top_p 1, a fixed seed) give, for each question q and run r, a raw
 reply ``raw_runs[r][q]`` and its parsed answer ``parsed_runs[r][q]``. The total agreement rates reuse
@@ -42,7 +42,7 @@ def _same(x: Any, y: Any) -> bool:
 
 
 def total_agreement_rate(runs: Sequence[Sequence[Any]]) -> float:
-    """Total agreement rate (seed 002, TARr@N on raw outputs / TARa@N on parsed answers).
+    """Total agreement rate (the non-determinism paper, TARr@N on raw outputs / TARa@N on parsed answers).
 
     ``runs[r][q]`` is run r's output for question q; the rate is the share of questions whose outputs are
     identical (``==``; two float NaNs count as equal, arrays compare element-wise) across all runs. Needs at least one run, all runs of the
@@ -69,7 +69,7 @@ logger = logging.getLogger(__name__)
 def parse_failure_rate(parsed_runs: Sequence[Sequence[Any]]) -> float:
     """Share of unreadable replies: ``(1/(N*Q)) sum_r sum_q [parsed_runs[r][q] is None]``.
 
-    Not a seed 002 metric: it says how much of TARa@N is agreement between unreadable replies (see the module
+    Not a the non-determinism paper metric: it says how much of TARa@N is agreement between unreadable replies (see the module
     docstring)."""
     runs = _matrix(parsed_runs, "parsed_runs")
     return sum(p is None for run in runs for p in run) / (len(runs) * len(runs[0]))
@@ -104,7 +104,7 @@ def _matrix(runs: Sequence[Sequence[Any]], name: str) -> list[list[Any]]:
 
 
 def question_agreement(runs: Sequence[Sequence[Any]]) -> list[bool]:
-    """Per question: are the outputs of all runs identical? (seed 002, sec. 5.2, TAR@N before averaging).
+    """Per question: are the outputs of all runs identical? (the non-determinism paper, sec. 5.2, TAR@N before averaging).
 
     ``agree_q = [runs[0][q] == runs[r][q] for every r]``, compared as :func:`total_agreement_rate` compares (it is
     that function on the one-question slice ``[[run[q]] for run in runs]``), so its mean is TAR@N.
@@ -115,7 +115,7 @@ def question_agreement(runs: Sequence[Sequence[Any]]) -> list[bool]:
 
 def correctness(parsed_runs: Sequence[Sequence[Any]], answers: Sequence[Any]) -> list[list[bool]]:
     """``c[r][q] = parsed_runs[r][q] is not None and parsed_runs[r][q] == answers[q]`` (a parse failure, None, is
-    never correct). The input of every accuracy metric below (seed 002, sec. 5.2)."""
+    never correct). The input of every accuracy metric below (the non-determinism paper, sec. 5.2)."""
     runs = _matrix(parsed_runs, "parsed_runs")
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
         raise ValueError("answers must be a sequence with one correct answer per question")
@@ -137,38 +137,38 @@ def _correct_matrix(correct: Sequence[Sequence[Any]]) -> list[list[bool]]:
 
 
 def run_accuracies(correct: Sequence[Sequence[Any]]) -> list[float]:
-    """Accuracy of each run: ``acc_r = (1/Q) sum_q c[r][q]`` (seed 002, sec. 5.2; ``correct[r][q]`` 0/1)."""
+    """Accuracy of each run: ``acc_r = (1/Q) sum_q c[r][q]`` (the non-determinism paper, sec. 5.2; ``correct[r][q]`` 0/1)."""
     rows = _correct_matrix(correct)
     return [sum(row) / len(row) for row in rows]
 
 
 def best_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """BestAcc@N = ``(1/Q) sum_q max_r c[r][q]``: a question counts when any run got it right (seed 002, 5.2)."""
+    """BestAcc@N = ``(1/Q) sum_q max_r c[r][q]``: a question counts when any run got it right (the non-determinism paper, 5.2)."""
     rows = _correct_matrix(correct)
     return sum(any(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
 
 
 def worst_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """WorstAcc@N = ``(1/Q) sum_q min_r c[r][q]``: a question counts only when every run got it right (seed 002,
+    """WorstAcc@N = ``(1/Q) sum_q min_r c[r][q]``: a question counts only when every run got it right (the non-determinism paper,
     sec. 5.2)."""
     rows = _correct_matrix(correct)
     return sum(all(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
 
 
 def median_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """Median over runs of ``acc_r`` (seed 002, sec. 5.2); with an even N, the mean of the two middle values."""
+    """Median over runs of ``acc_r`` (the non-determinism paper, sec. 5.2); with an even N, the mean of the two middle values."""
     return float(statistics.median(run_accuracies(correct)))
 
 
 def accuracy_spread(correct: Sequence[Sequence[Any]]) -> float:
-    """``max_r acc_r - min_r acc_r``, the maximum-minimum accuracy difference (seed 002, sec. 5.2 and Fig. 1).
+    """``max_r acc_r - min_r acc_r``, the maximum-minimum accuracy difference (the non-determinism paper, sec. 5.2 and Fig. 1).
     Unlike BestAcc - WorstAcc it compares whole runs, so it is never larger than that gap."""
     accs = run_accuracies(correct)
     return max(accs) - min(accs)
 
 
 def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any) -> dict[str, Any]:
-    """One question's N runs -> its contributions (seed 002, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when all raw
+    """One question's N runs -> its contributions (the non-determinism paper, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when all raw
     replies / parsed answers agree), ``best_acc`` (1 when any run is right), ``worst_acc`` (1 when every run is
     right) and ``run_correct`` (0/1 per run). Averaged over questions they give TARr@N, TARa@N, BestAcc and
     WorstAcc; the per-run lists, stacked, give the run accuracies. Used by the lm-eval hooks (one document = one
@@ -185,7 +185,7 @@ def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any) 
 
 def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[Sequence[Any]],
                       answers: Sequence[Any]) -> dict[str, Any]:
-    """All seed 002 stability metrics (sec. 5.2) of N runs over Q questions.
+    """All the non-determinism paper stability metrics (sec. 5.2) of N runs over Q questions.
 
     - ``tar_r`` = TARr@N = ``total_agreement_rate(raw_runs)``: share of questions whose N raw replies are
       identical strings;

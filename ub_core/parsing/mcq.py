@@ -2,7 +2,7 @@
 
 :func:`read_mcq` takes a reply and the option texts in letter order (option i has the letter ``A``, ``B``, ...)
 and returns an :class:`MCQRead`: the chosen letter, or ``None`` with the reason the reply is unreadable. The
-stability task (seed 002, TARa@N: "the parsed answers are the same", sec. 5.2) reads its replies with it, in both
+stability task (the non-determinism paper, TARa@N: "the parsed answers are the same", sec. 5.2) reads its replies with it, in both
 adapters and in ``ub stability score``.
 
 What counts as naming an option, checked in this order of salience (the first step that names something wins):

@@ -152,7 +152,7 @@ def _has_token(s: str) -> bool:
 
 def find_numbers(text: object) -> list[float]:
     """Every finite number mentioned anywhere in ``text``, in order (for values read from reasoning tokens,
-    seed 000 sec. 4.4). Never raises; non-strings and non-finite tokens give nothing."""
+    UnpredictaBench's sec. 4.4). Never raises; non-strings and non-finite tokens give nothing."""
     try:
         t = _prepare(text)
         if t is None:

@@ -67,7 +67,7 @@ _LIST_SIZE_RE = re.compile(r"Give (\d+) independent values, each drawn afresh")
 
 
 def list_instruction(k: int) -> str:
-    """The instruction for list prompting (seed 000, sec. 5.3): ``k`` values in one reply."""
+    """The instruction for list prompting (UnpredictaBench, sec. 5.3): ``k`` values in one reply."""
     return _LIST_INSTRUCTION.format(k=int(k))
 
 

@@ -1,4 +1,4 @@
-"""The numeric calibration bank (seed 001, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
+"""The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
 
 Every item is a :class:`~ub_core.problems.logprob_base.LogprobItem`. Its prompt stops right before the outcome word,
 with no trailing space, because the adapters score the surface variants ``"red"``, ``" red"``, ``"Red"`` and
@@ -7,7 +7,7 @@ marbles give (0.3, 0.7) over (red, blue). An interval of integers gives equal ma
 
 How the published design maps onto this bank
 --------------------------------------------
-- **colors** (seed 001: 165.0K problems, 55 (110) option sets). There are 5 templates, 3 number scales of 100
+- **colors** (the numeric-calibration paper: 165.0K problems, 55 (110) option sets). There are 5 templates, 3 number scales of 100
   ordered number pairs each, and the 110 ordered pairs of 11 colours. That makes 5 x 300 x 110 = 165,000 items.
   The paper gives each scale as "ten numbers" and uses all 10 x 10 ordered pairs, including the 10 equal pairs:
   - ``units``: the numbers 1 to 10;
@@ -59,7 +59,7 @@ BANK_VERSION = "1"
 CATEGORIES = ("colors", "wordproblems", "distributions")
 SIZES = ("subset", "full")
 
-# The three numeric scales (seed 001, section 3.4). The sampled scales were drawn once with
+# The three numeric scales (the numeric-calibration paper, section 3.4). The sampled scales were drawn once with
 # sorted(numpy.random.default_rng(1).choice(range(lo, hi + 1), 10, replace=False)) for (10, 100), then (100, 999)
 # on the same generator. They are frozen here so that ids never depend on the numpy version.
 SCALES: dict[str, tuple[int, ...]] = {

@@ -22,7 +22,7 @@ Each :class:`Candidate` carries
   inside the braces), ``{9, 4}`` for an order of the items. For a chat model it is scored as the start of the
   assistant's reply;
 * ``value``: the scored scalar of :attr:`Problem.sampler`: the integer itself, the 0-based option code, or the
-  order's Lehmer Z1 (seed 000, appendix C.1). Several orders share one Z1, so for shuffles the scalar support has
+  order's Lehmer Z1 (UnpredictaBench, appendix C.1). Several orders share one Z1, so for shuffles the scalar support has
   n values while the candidates are the n! orders;
 * ``p``: the exact true probability: the scipy.stats pmf of the family (``ub_core.distributions.frozen``), the
   component-weighted pmfs of a discrete mixture, the Poisson-weighted negative-binomial series of the compound

@@ -1,7 +1,7 @@
-"""The implicit probabilistic reasoning bank (seed 003): scenarios whose prompt stops right before an outcome.
+"""The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before an outcome.
 
 A model's next-token distribution over the outcomes is compared with the exact outcome distribution
-(seed 003, sections 3.1, 3.4 and 3.6; the grid is appendix A). The five categories and their variants:
+(the implicit-reasoning paper, sections 3.1, 3.4 and 3.6; the grid is appendix A). The five categories and their variants:
 
 - ``dice`` (appendix A.1): 1 to 3 dice with 4, 6, 8, 10 or 12 faces. Variants:
   - ``single``: one roll; the outcome is the total.

@@ -1,5 +1,5 @@
-"""The :class:`LogprobItem` record of the log-probability families: numeric calibration (seed 001), implicit
-probabilistic reasoning (seed 003) and its explicit multiple-choice twin.
+"""The :class:`LogprobItem` record of the log-probability families: numeric calibration (the numeric-calibration paper), implicit
+probabilistic reasoning (the implicit-reasoning paper) and its explicit multiple-choice twin.
 
 These items are scored from next-token probabilities, not from sampled text. The prompt stops just before the
 outcome. Each option's probability is the summed probability of its surface variants, which
@@ -39,7 +39,7 @@ class LogprobItem:
     - ``options``: the canonical outcome strings, for example ``("red", "blue")``, ``("2", ..., "12")`` or
       ``("A", ..., "E")``.
     - ``probabilities``: the ideal distribution over ``options``. It sums to 1.
-    - ``cluster``: the unit for clustered 95% intervals: the option pair (seed 001) or the scenario (seed 003).
+    - ``cluster``: the unit for clustered 95% intervals: the option pair (the numeric-calibration paper) or the scenario (the implicit-reasoning paper).
     - ``answer_index``: the index of the correct letter in an explicit MCQ twin. ``None`` elsewhere.
     - ``metadata``: template id, option order, scale, subset membership, and similar. JSON-serialisable.
     """

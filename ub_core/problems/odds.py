@@ -1,8 +1,8 @@
-"""The "What are the odds" bank (seed 004): percentiles, probabilities and sampling on 12 idealised families.
+"""The "What are the odds" bank (the odds paper): percentiles, probabilities and sampling on 12 idealised families.
 
 What the paper fixes, and how we read it
 ----------------------------------------
-- **Families** (seed 004, sec. 4): normal, log-normal, skew-normal, exponential, power law, uniform, gamma, Gumbel,
+- **Families** (the odds paper, sec. 4): normal, log-normal, skew-normal, exponential, power law, uniform, gamma, Gumbel,
   Poisson, geometric, binomial, and a multinomial read as one outcome's count. Each family has three
   parameterisations: ``p0`` is the question distribution of the paper's released configuration (normal 100/10,
   log-normal 4.0/0.5, exponential rate 1/100, power law alpha 1.8 xmin 100, uniform 70-130, gamma 2/20,
@@ -170,7 +170,7 @@ def _restricted_range_by_key(key: tuple, convention: str = "paper") -> tuple[flo
 
 
 def probability_between(family: str, params: Mapping, lo: float, hi: float, convention: str = "paper") -> float:
-    """Exact ``P(lo <= X <= hi | r_lo <= X <= r_hi)``, both ends inclusive (seed 004, task 3). ``paper``:
+    """Exact ``P(lo <= X <= hi | r_lo <= X <= r_hi)``, both ends inclusive (the odds paper, task 3). ``paper``:
     ``[r_lo, r_hi] = [Q(0.01), Q(0.99)]``, so a continuous central p-interval has probability p. ``release``: the
     range restricted twice (:func:`_restricted_range_by_key`), so a continuous central p-interval (p < 1) has
     probability ``0.98 p / 0.9604 = p / 0.98`` (0.102, 0.204, ..., 0.918, 1), the release's answers."""
@@ -605,7 +605,7 @@ def _data_quantile(rw: RealWorld, q: float) -> float:
 
 
 def _real_world_items(rule: str = "paper") -> list[Problem]:
-    """Seed 004's real-world percentile questions (sec. 5.2, Table 2): the value is the data's value at each test
+    """The odds paper's real-world percentile questions (sec. 5.2, Table 2): the value is the data's value at each test
     percentile (the release's tables), and the answer is that percentile, in every framing (the paper scores all
     framings against the data). ``fitted_answer`` is the percentile of the value under the fitted distribution of
     the idealized framing (exact, scipy)."""
@@ -709,7 +709,7 @@ def _subset(rule: str = "paper") -> tuple[Problem, ...]:
 
 def odds_problems(size: str | None = None, convention: str = "paper") -> tuple[Problem, ...]:
     """The bank: ``size`` ``"subset"`` (default) or ``"full"``; ``convention`` ``"paper"`` (default) or
-    ``"release"`` (the answers, shots and power-law truth of seed 004's public code; ids end in ``-rel``)."""
+    ``"release"`` (the answers, shots and power-law truth of the odds paper's public code; ids end in ``-rel``)."""
     rule = _check_convention(str(convention))
     if size in (None, "subset"):
         return _subset(rule)

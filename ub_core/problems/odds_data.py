@@ -1,4 +1,4 @@
-"""The data of the "What are the odds" bank (seed 004): families, parameterisations, target and shot tables, the
+"""The data of the "What are the odds" bank (the odds paper): families, parameterisations, target and shot tables, the
 real-world distributions with the numbers of the paper's public release, and the prompt wording.
 
 Numbers only; how they become items (exact answers, shots, prompts, editions) is :mod:`ub_core.problems.odds`,
@@ -27,7 +27,7 @@ SHOT_PROBABILITY_POOL = (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0
 SHOT_PERCENTILES = {1: (55,), 3: (35, 55, 75), 5: (15, 35, 55, 75, 95), 7: (15, 25, 35, 55, 75, 85, 95),
                     9: (5, 15, 25, 35, 55, 65, 75, 85, 95)}
 
-#: ``paper`` (default): what seed 004 states. ``release``: what its public code computes (see the module docstring).
+#: ``paper`` (default): what the odds paper states. ``release``: what its public code computes (see the module docstring).
 CONVENTIONS = ("paper", "release")
 # The release's within-distribution shot percentiles (``generate_intermediate_percentiles_stats_examples``): its
 # 7 and 9 shot sets differ from ours (the paper states only the 3-shot set, 35/55/75).
@@ -50,7 +50,7 @@ RELEASE_FAMILY_SHOT_PROBABILITIES = {1: (0.5,), 3: (0.3, 0.5, 0.7), 5: (0.1, 0.3
 # the prompt states xmin.
 RELEASE_POWER_LAW_SHIFT = 0.5
 
-# The restricted range of the probability questions (seed 004, appendix A.2: 1st to 99th percentile).
+# The restricted range of the probability questions (the odds paper, appendix A.2: 1st to 99th percentile).
 RANGE_LOW, RANGE_HIGH = 0.01, 0.99
 # Digits shown for continuous values in prompts (the paper rounds to 3 decimals).
 DECIMALS = 3
@@ -100,7 +100,7 @@ CONTEXTS = ("none", "health", "finance", "climate", "health_normal", "finance_no
 
 @dataclass(frozen=True)
 class RealWorld:
-    """One real-world distribution of seed 004 (sec. 4, appendix C) with the numbers its public release states:
+    """One real-world distribution of the odds paper (sec. 4, appendix C) with the numbers its public release states:
     ``family``/``params`` are the fitted idealised distribution of the "idealized" framing; ``stated_mean`` and
     ``stated_sd`` are the data's mean and sd that the "context" framing states with the family's name (the
     release's ``real_world.py``) and ``normal_mean``/``normal_sd`` those of the Normal approximation

@@ -1,6 +1,6 @@
-"""The run-to-run stability bank (seed 002): multiple-choice questions asked N times at temperature 0.
+"""The run-to-run stability bank (the non-determinism paper): multiple-choice questions asked N times at temperature 0.
 
-Seed 002 (sec. 4, Table 1) measures stability on eight multiple-choice subtasks, four from BIG-Bench Hard and four
+The non-determinism paper (sec. 4, Table 1) measures stability on eight multiple-choice subtasks, four from BIG-Bench Hard and four
 MMLU subjects. The category names here are the upstream config names:
 
 | category | upstream | built-in edition (offline) |
@@ -57,7 +57,7 @@ STANDIN_SUBTASKS = ("ruin_names",) + MMLU_SUBTASKS
 DEFAULT_HUB_IDS = {"bbh": "lukaemon/bbh", "mmlu": "cais/mmlu"}
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-# Built-in sizes. "full" follows seed 002's Table 1 where the items are generated; the table-based stand-ins have
+# Built-in sizes. "full" follows the non-determinism paper's Table 1 where the items are generated; the table-based stand-ins have
 # as many items as their small tables give.
 SUBSET_SIZES = {"navigate": 50, "logical_deduction_three_objects": 50, "geometric_shapes": 50, "ruin_names": 24,
                 "college_mathematics": 50, "high_school_european_history": 30, "professional_accounting": 50,
@@ -136,7 +136,7 @@ class StabilityItem:
 
 
 def parse_answer(text: Any, n_options: int, options: Sequence[str] | None = None) -> str | None:
-    """The letter a reply chooses, or ``None`` when it cannot be read (seed 002's parsed answer, TARa).
+    """The letter a reply chooses, or ``None`` when it cannot be read (the non-determinism paper's parsed answer, TARa).
 
     A thin wrapper around :func:`ub_core.parsing.mcq.read_mcq`: with ``options`` (the option texts in letter order) a
     reply may also name an option by its text or value (``No``, ``\\boxed{35}``); without them only letters are

@@ -21,7 +21,7 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
            "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
 
 # ------------------------------------------------------------------------------------------------ key names
-#: ksn (seed 000): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.ksn_hooks``)
+#: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.ksn_hooks``)
 #: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
 #: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
 KSN_KEYS = ("wdz", "w1_debiased", "jsd", "wdz_undefined", "constant", "n_valid", "n_failed", "attempts", "slots",
@@ -29,7 +29,7 @@ KSN_KEYS = ("wdz", "w1_debiased", "jsd", "wdz_undefined", "constant", "n_valid",
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 
-#: calibration (seed 001)
+#: calibration (the numeric-calibration paper)
 CALIBRATION_KEYS = ("pm", "wd", "re")
 BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 BEHAVIOUR_PREFIX = "behaviour_"
@@ -38,14 +38,14 @@ GRID_PREFIX = "grid_"
 LOGIT_META = "ub"
 LOGIT_EXTRA = ("predicted", "option_mass")
 
-#: implicit (seed 003)
+#: implicit (the implicit-reasoning paper)
 IMPLICIT_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")
-#: explicit MCQ twin (seed 003)
+#: explicit MCQ twin (the implicit-reasoning paper)
 EXPLICIT_KEYS = ("mcq_acc", "p_correct")
-#: odds (seed 004); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
+#: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
 ODDS_KEYS = ("abs_error", "baseline_abs_error", "ks_stat")
 ODDS_META = ("family", "task", "shots", "shot_type", "context")
-#: stability (seed 002); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
+#: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
 #: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
 STABILITY_KEYS = ("tar_r", "tar_a", "parse_failure_rate", "best_acc", "worst_acc", "median_acc", "acc_spread",
                   "run_accuracies")

@@ -1,11 +1,11 @@
 """PNG figures for the report (matplotlib, Agg backend, imported lazily).
 
-- ``ksn_curve``: KS@N over N per model with the Wilson band (seed 000, table 3 as a plot);
+- ``ksn_curve``: KS@N over N per model with the Wilson band (UnpredictaBench, table 3 as a plot);
 - ``ksn_histograms``: one PNG per problem, one panel per model: the model's values (blue) against the ground-truth
-  density (red), as in seed 000, figures 8-11; the truth is ``get_problem(id).truth()``;
+  density (red), as in UnpredictaBench, figures 8-11; the truth is ``get_problem(id).truth()``;
 - ``calibration_heatmaps``: per model, P(first option) by ordered option pair, its gap to the ideal, and the
-  dominant reference behaviour with its rate (seed 001, figure 2); ``behaviour_bars``;
-- ``implicit_bars``: predicted against true outcome probabilities for a few items (seed 003, figure 7);
+  dominant reference behaviour with its rate (the numeric-calibration paper, figure 2); ``behaviour_bars``;
+- ``implicit_bars``: predicted against true outcome probabilities for a few items (the implicit-reasoning paper, figure 7);
 - ``odds_shots``: MAE over the number of shots.
 """
 
@@ -167,7 +167,7 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
     for r in records:
         by_problem[r.problem_id].append(r)
     entries = []
-    # grouped by category, then family (seed 000 figures 8 to 11 group by family)
+    # grouped by category, then family (UnpredictaBench figures 8 to 11 group by family)
     ids = sorted(by_problem, key=lambda i: (by_problem[i][0].category,
                                             str(by_problem[i][0].payload.get("family", "")), i))
     if max_problems is not None:

@@ -1,7 +1,7 @@
 """Summary tables per family (leaderboards and breakdowns) and their CSV / JSON / Markdown files.
 
 Every number is an aggregate of the per-sample metrics in the :class:`SampleTable`; intervals come from
-``ub_core.metrics`` (Wilson for pass rates, the cluster bootstrap for seed 001's option-pair clusters).
+``ub_core.metrics`` (Wilson for pass rates, the cluster bootstrap for the numeric-calibration paper's option-pair clusters).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
                     "wdz_undefined", "n_constant"],
                    keys=("model", "framework", "category"))
     ns = ks_ns_of(records)
-    curve = Table("ksn_curve", "KS@N at every N (seed 000, table 3)", "ksn",
+    curve = Table("ksn_curve", "KS@N at every N (UnpredictaBench, table 3)", "ksn",
                   ["model", "framework", "problems", *[f"ks@{n}" for n in ns]])
     for (model, fw), recs in by_model.items():
         rate = _rate(recs, key_top)
@@ -217,7 +217,7 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
             by_cat.rows.append({"model": model, "framework": fw, "category": cat, **row(crecs)})
     lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
                 "the valid options; re: H(model) - H(ideal) in bits; behaviour_b: share of two-option items " \
-                "compatible with b (seed 001 Figure 2); grid_b: share of option-pair grids classified as b " \
+                "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids classified as b " \
                 "(Figure 3; Null when the grid's mean PM < 0.5)."
     return [lead, by_cat]
 

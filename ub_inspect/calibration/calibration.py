@@ -1,4 +1,4 @@
-"""Numeric calibration (seed 001) as an Inspect task: ``inspect eval ub_inspect/calibration --model
+"""Numeric calibration (the numeric-calibration paper) as an Inspect task: ``inspect eval ub_inspect/calibration --model
 vllm-completions/<model>``.
 
 One Sample per item (colors, wordproblems, distributions); the solver reads the log-probability of every surface

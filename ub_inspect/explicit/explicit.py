@@ -1,4 +1,4 @@
-"""The explicit twin of implicit probabilistic reasoning (seed 003) as an Inspect task: ``inspect eval
+"""The explicit twin of implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect eval
 ub_inspect/explicit --model vllm-completions/<model>``.
 
 One Sample per 5-option MCQ whose prompt ends right before the answer letter; the solver reads each letter

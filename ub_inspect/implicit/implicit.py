@@ -1,4 +1,4 @@
-"""Implicit probabilistic reasoning (seed 003) as an Inspect task: ``inspect eval ub_inspect/implicit --model
+"""Implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect eval ub_inspect/implicit --model
 vllm-completions/<model>``.
 
 One Sample per scenario (dice, coins, preference, choice, statistics) whose prompt ends right before the

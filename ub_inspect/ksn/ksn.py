@@ -22,7 +22,7 @@ from ub_inspect._options import (OptionError, choice, first_per_category, int_li
 from ub_inspect.scorers import ksn_scorer
 from ub_inspect.solvers import collect_values
 
-# max_tokens of seed 000 (sec. 4.1): 64 per single answer, 640 / 2512 for lists of 10 / 35 values.
+# max_tokens of UnpredictaBench (sec. 4.1): 64 per single answer, 640 / 2512 for lists of 10 / 35 values.
 MAX_TOKENS = {1: 64, 10: 640, 35: 2512}
 
 
@@ -65,7 +65,7 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
         ks_ns: the N of KS@N, each at most ``n_samples`` (default: those of 1,2,5,10,20,50,100 that are).
         threshold: KS p-value threshold, in (0, 1) (paper: 1e-4).
         method: ``paper`` (scipy exact for continuous targets, exact permutation otherwise) or ``exact``.
-        list_size: values asked per reply: 1, or list prompting with 10 or 35 (seed 000, sec. 5.3).
+        list_size: values asked per reply: 1, or list prompting with 10 or 35 (UnpredictaBench, sec. 5.3).
         value_source: ``final`` answer or ``reasoning`` tokens (reasoning models, sec. 4.4).
         dataset: ``builtin``, or a path / HF id of the official release (with ``ground_truth``).
         ground_truth: the release's ground_truth_values.json.

@@ -1,4 +1,4 @@
-""""What are the odds" (seed 004) as an Inspect task: ``inspect eval ub_inspect/odds -T task=percentile``.
+""""What are the odds" (the odds paper) as an Inspect task: ``inspect eval ub_inspect/odds -T task=percentile``.
 
 Three tasks on 12 idealised families (and, for percentiles, real-world framings): estimate a percentile, estimate
 the probability of an interval, or draw 1,000 samples. Percentile and probability items get one reply each,
@@ -168,7 +168,7 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
          list_size: int = 1, ks_ns: Any = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
          max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None,
          convention: str = "paper") -> Task:
-    """What are the odds (seed 004).
+    """What are the odds (the odds paper).
 
     Args:
         task: ``percentile``, ``probability`` or ``sampling``.
@@ -186,7 +186,7 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
         max_attempts: sampling: attempts per answer slot before it is skipped.
         temperature: the paper's 0.7.
         max_tokens: per reply (default 64; sampling lists 24 per value).
-        convention: ``paper`` (default: what seed 004 states) or ``release`` (what its public code computes; see
+        convention: ``paper`` (default: what the odds paper states) or ``release`` (what its public code computes; see
             the README's conventions table).
     """
     with task_options("odds"):

@@ -1,4 +1,4 @@
-"""Scorer and metrics of the stability task (seed 002).
+"""Scorer and metrics of the stability task (the non-determinism paper).
 
 The scorer runs once per epoch: it reads the reply with the sample's option texts (:func:`ub_core.parsing.mcq.read_mcq`:
 letters, option texts, values), marks it correct or not, and keeps in ``Score.metadata`` what the run-to-run
@@ -80,37 +80,37 @@ def _summary_metric(key: str):
 
 @metric(name=registry_name("tar_a"), scores="unreduced")
 def tar_a() -> Metric:
-    """TARa@N: share of questions whose parsed answers agree over all epochs (seed 002, sec. 5.2)."""
+    """TARa@N: share of questions whose parsed answers agree over all epochs (the non-determinism paper, sec. 5.2)."""
     return _summary_metric("tar_a")
 
 
 @metric(name=registry_name("tar_r"), scores="unreduced")
 def tar_r() -> Metric:
-    """TARr@N: share of questions whose raw replies are identical over all epochs (seed 002, sec. 5.2)."""
+    """TARr@N: share of questions whose raw replies are identical over all epochs (the non-determinism paper, sec. 5.2)."""
     return _summary_metric("tar_r")
 
 
 @metric(name=registry_name("best_acc"), scores="unreduced")
 def best_acc() -> Metric:
-    """BestAcc@N: a question counts when any epoch is right (seed 002, sec. 5.2)."""
+    """BestAcc@N: a question counts when any epoch is right (the non-determinism paper, sec. 5.2)."""
     return _summary_metric("best_acc")
 
 
 @metric(name=registry_name("worst_acc"), scores="unreduced")
 def worst_acc() -> Metric:
-    """WorstAcc@N: a question counts only when every epoch is right (seed 002, sec. 5.2)."""
+    """WorstAcc@N: a question counts only when every epoch is right (the non-determinism paper, sec. 5.2)."""
     return _summary_metric("worst_acc")
 
 
 @metric(name=registry_name("median_acc"), scores="unreduced")
 def median_acc() -> Metric:
-    """Median over epochs of the epoch accuracy (seed 002, sec. 5.2)."""
+    """Median over epochs of the epoch accuracy (the non-determinism paper, sec. 5.2)."""
     return _summary_metric("median_acc")
 
 
 @metric(name=registry_name("acc_spread"), scores="unreduced")
 def acc_spread() -> Metric:
-    """Maximum minus minimum epoch accuracy (seed 002, sec. 5.2, Fig. 1)."""
+    """Maximum minus minimum epoch accuracy (the non-determinism paper, sec. 5.2, Fig. 1)."""
     return _summary_metric("acc_spread")
 
 

@@ -1,7 +1,7 @@
-"""Run-to-run stability (seed 002) as an Inspect task: ``inspect eval ub_inspect/stability --model vllm/<model>``.
+"""Run-to-run stability (the non-determinism paper) as an Inspect task: ``inspect eval ub_inspect/stability --model vllm/<model>``.
 
 One Sample per multiple-choice question, asked ``epochs`` times at temperature 0 with top_p 1 and a fixed seed
-(seed 002, sec. 5). The scorer marks each epoch; the reducers and metrics give TARr@N, TARa@N, BestAcc, WorstAcc,
+(the non-determinism paper, sec. 5). The scorer marks each epoch; the reducers and metrics give TARr@N, TARa@N, BestAcc, WorstAcc,
 median accuracy and the accuracy spread (see ``scorer.py`` and README.md beside this file).
 """
 
@@ -36,7 +36,7 @@ def record_to_sample(item: StabilityItem) -> Sample:
 def stability(epochs: int = 5, subtasks: Any = None, source: str = "builtin", limit: int | None = None,
               bbh: str | None = None, mmlu: str | None = None, split: str = "test", size: str | None = None,
               seed: int = 0, max_tokens: int | None = None) -> Task:
-    """Seed 002's TARr@N / TARa@N and accuracy extremes over N "deterministic" runs.
+    """The non-determinism paper's TARr@N / TARa@N and accuracy extremes over N "deterministic" runs.
 
     Args:
         epochs: N, the number of identical runs (paper: 10).

@@ -1,4 +1,4 @@
-"""The UnpredictaBench (KS@N) bank: 448 problems with the published composition (seed 000, sec. 3.1-3.2).
+"""The UnpredictaBench (KS@N) bank: 448 problems with the published composition (UnpredictaBench, sec. 3.1-3.2).
 
 Composition, and how the published counts fit together:
 

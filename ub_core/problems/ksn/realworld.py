@@ -1,4 +1,4 @@
-"""The 30 hand-written real-world scenarios of the KS@N bank (seed 000, sec. 3.1 item 7 and appendix B).
+"""The 30 hand-written real-world scenarios of the KS@N bank (UnpredictaBench, sec. 3.1 item 7 and appendix B).
 
 Subcategories and counts follow the published composition: ``os_concurrency`` 6, ``garbage_collection`` 6,
 ``network`` 5, ``distributed_systems`` 5, ``hashing`` 4, ``mcmc`` 4. The scenarios themselves and their wording

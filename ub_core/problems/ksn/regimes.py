@@ -1,4 +1,4 @@
-"""Parameter regimes of the generated UnpredictaBench problems (seed 000, sec. 3.1 and appendix H).
+"""Parameter regimes of the generated UnpredictaBench problems (UnpredictaBench, sec. 3.1 and appendix H).
 
 Each of the 40 families has a *concentrated* setting (low variance, mass near the centre) and a *spread out*
 setting (high variance, broad support). They are chosen so the spread setting's standard deviation is at least

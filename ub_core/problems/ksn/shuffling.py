@@ -1,4 +1,4 @@
-"""The 20 hand-written shuffling problems of the KS@N bank (seed 000, sec. 3.1 item 6, sec. 3.2, appendix C.1).
+"""The 20 hand-written shuffling problems of the KS@N bank (UnpredictaBench, sec. 3.1 item 6, sec. 3.2, appendix C.1).
 
 Composition as published: integer lists 6, ordinal-word lists ("first", "second", ...) 6, word lists 5, decimal
 lists 3; lists of 2 to 5 distinct items, 59 items in all (mean length 2.95). The lists and the wording are ours.
