@@ -163,9 +163,9 @@ def test_numeric_options_are_range_checked(capsys, tmp_path, monkeypatch, argv, 
 # ------------------------------------------------------------------------------------------------ id index
 
 def test_every_id_routes_to_its_own_bank():
-    """ID_PREFIXES is complete and unambiguous for every edition of every bank."""
+    """Each Bank's id_prefixes are complete and unambiguous for every edition of every bank."""
     for name in ub_problems.bank_names():
-        prefixes = ub_problems.ID_PREFIXES[name]
+        prefixes = ub_problems.BANKS[name].id_prefixes
         for size in (None, "full"):
             for p in load_bank(name, size=size):
                 assert ub_problems._candidate_banks(p.id) == [name], (name, p.id)

@@ -1,5 +1,5 @@
 """The log-probability plumbing (ub_core.logprob, ub_core.oracle_logprob) and both adapters for the calibration,
-implicit and explicit banks, offline, on small hand-built fixture banks installed in ub_core.problems._BANKS.
+implicit and explicit banks, offline, on small hand-built fixture banks installed in ub_core.problems.BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
 tests/test_logit_real_banks.py.
@@ -85,8 +85,8 @@ def _explicit(size=None):
 @pytest.fixture(autouse=True)
 def fixture_banks(monkeypatch):
     for name, loader in (("calibration", _calibration), ("implicit", _implicit), ("explicit", _explicit)):
-        monkeypatch.setitem(ub_problems._BANKS, name, loader)
-        monkeypatch.setitem(ub_problems._VERSIONS, name, lambda: "fixture")
+        bank = ub_problems.BANKS[name]
+        monkeypatch.setitem(ub_problems.BANKS, name, ub_problems.Bank(name, loader, lambda: "fixture", bank.id_prefixes))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 

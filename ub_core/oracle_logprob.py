@@ -11,8 +11,8 @@ So the option mass equals the ideal distribution, PM = 1, and the normalised dis
 WD = 0 and KL = 0 (the ceiling). The collapsed model puts all mass on the first option's canonical variant.
 
 The index covers the registered log-probability banks, both editions: the subset is indexed on first use, the
-full editions on the first prompt the subset lacks. Both are rebuilt when a bank's loader in
-``ub_core.problems._BANKS`` changes (tests install fixture banks).
+full editions on the first prompt the subset lacks. Both are rebuilt when a bank's record in
+``ub_core.problems.BANKS`` changes (tests install fixture banks).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ _INDEX_KEY: tuple | None = None
 
 
 def _banks_key() -> tuple:
-    from .problems import _BANKS
+    from .problems import BANKS
 
-    return tuple((name, id(_BANKS.get(name))) for name in LOGPROB_BANKS)
+    return tuple((name, id(BANKS.get(name))) for name in LOGPROB_BANKS)
 
 
 def _index(size: str) -> dict[str, LogprobItem]:
@@ -49,11 +49,11 @@ def _index(size: str) -> dict[str, LogprobItem]:
         _INDEXES.clear()
         _INDEX_KEY = key
     if size not in _INDEXES:
-        from .problems import _BANKS, load_bank
+        from .problems import BANKS, load_bank
 
         idx: dict[str, LogprobItem] = {}
         for name in LOGPROB_BANKS:
-            if name in _BANKS:
+            if name in BANKS:
                 for item in load_bank(name, size=size):
                     idx.setdefault(item.prompt, item)
         _INDEXES[size] = idx

@@ -38,7 +38,7 @@ from ub_core.logprob import (
     scored_sample,
     variant_logprobs_from_choices,
 )
-from ub_core.problems import LogprobItem, load_bank
+from ub_core.problems import LogprobItem, bank_version, load_bank
 
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rate, nan_mean, nan_stderr
@@ -270,4 +270,4 @@ def logit_task_parts(bank: str, categories: Any = None, size: str = "subset", li
     items = load_items(bank, categories, size, limit_per_category, ids)
     return {"dataset": MemoryDataset([record_to_sample(i) for i in items], name=f"unpredictabench-{bank}"),
             "solver": option_logprobs(mode),
-            "metadata": {"bank": bank, "size": size, "mode": mode}}
+            "metadata": {"bank": bank, "size": size, "mode": mode}, "version": bank_version(bank)}

@@ -15,7 +15,7 @@ from functools import lru_cache
 def ub_vllm_class():
     from lm_eval.models.vllm_causallms import VLLM
 
-    from .models import generate_grouped
+    from .grouping import generate_grouped
 
     def with_n(params, n: int):
         clone = copy.deepcopy(params)

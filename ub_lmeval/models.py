@@ -9,8 +9,7 @@ hide the built-ins.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from typing import Any, Sequence
+from typing import Any
 
 import lm_eval.models  # noqa: F401  (fill lm-eval's registry before adding to it)
 from lm_eval.api.model import LM
@@ -21,6 +20,8 @@ from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome
 from ub_core.oracle_logprob import find_logit_item, oracle_choice, oracle_logprob
 from ub_core.oracle import stability_reply
 from ub_core.problems.base import requested_list_size
+
+from .grouping import generate_grouped, group_repeats  # noqa: F401  (re-exported: tests and ub-vllm use them)
 
 __all__ = ["UBOracleLM", "UBCollapseLM", "group_repeats", "UBVLLMPlaceholder"]
 
@@ -35,11 +36,9 @@ class _UBLM(LM):
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         contexts = [req.args[0] for req in requests]
         # group by prompt so a problem's repeats are drawn in one call, in request order
-        groups: OrderedDict[str, list[int]] = OrderedDict()
-        for i, ctx in enumerate(contexts):
-            groups.setdefault(ctx, []).append(i)
         out = [""] * len(contexts)
-        for ctx, idx in groups.items():
+        for idx in group_repeats(contexts):
+            ctx = contexts[idx[0]]
             problem = find_problem(ctx)
             if problem is None and (mcq := stability_reply(ctx, self.mode)) is not None:
                 for i in idx:
@@ -105,49 +104,6 @@ class UBCollapseLM(_UBLM):
 
 
 # ------------------------------------------------------------------------------------------------ ub-vllm
-
-def group_repeats(keys: Sequence[Any]) -> list[list[int]]:
-    """Indices of identical keys, grouped in first-seen order.
-
-    lm-eval expands ``repeats: N`` into N identical requests; grouping them lets one ``SamplingParams(n=N)``
-    call produce all N samples while the prompt is processed once.
-    """
-    groups: OrderedDict[Any, list[int]] = OrderedDict()
-    for i, key in enumerate(keys):
-        groups.setdefault(key, []).append(i)
-    return list(groups.values())
-
-
-class _OneCompletion:
-    """Stands in for a vLLM RequestOutput holding a single completion (lm-eval reads ``outputs[0]``)."""
-
-    __slots__ = ("outputs", "prompt_token_ids")
-
-    def __init__(self, completion: Any, prompt_token_ids: Any) -> None:
-        self.outputs = [completion]
-        self.prompt_token_ids = prompt_token_ids
-
-
-def generate_grouped(requests: Sequence[Sequence[int]], sampling_params: Sequence[Any], generate,
-                     with_n) -> list:
-    """Run ``generate`` once per group of identical (prompt tokens, sampling params) with ``n`` = group size,
-    and hand each original request one of the group's completions, in order.
-
-    ``generate(prompts, params)`` returns one output per prompt whose ``outputs`` holds its ``n`` completions;
-    ``with_n(params, n)`` copies sampling params with ``n`` set. Pure logic, tested without vLLM.
-    """
-    keys = [(tuple(tok), repr(sp)) for tok, sp in zip(requests, sampling_params)]
-    groups = group_repeats(keys)
-    outputs = generate([requests[g[0]] for g in groups], [with_n(sampling_params[g[0]], len(g)) for g in groups])
-    result: list = [None] * len(requests)
-    for group, out in zip(groups, outputs):
-        completions = list(out.outputs)
-        if len(completions) != len(group):
-            raise RuntimeError(f"asked vLLM for {len(group)} completions of one prompt, got {len(completions)}")
-        for i, completion in zip(group, completions):
-            result[i] = _OneCompletion(completion, getattr(out, "prompt_token_ids", None))
-    return result
-
 
 @register_model("ub-vllm")
 class UBVLLMPlaceholder(LM):

@@ -40,7 +40,7 @@ from lm_eval.models.api_models import JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI
 from lm_eval.models.utils import postprocess_generated_text
 
-from .models import group_repeats
+from .grouping import group_repeats
 
 try:  # lm-eval's placeholder for a null completion (the parent's convention)
     from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER as _NONE_ANSWER

@@ -1,8 +1,9 @@
 """Problem banks. ``load_bank(name)`` returns the problems of a bank; ``get_problem(id)`` finds one by id.
 
-Banks: ``ksn`` (UnpredictaBench, 448 problems). The calibration, implicit, explicit, odds and stability banks
-register here as they land: one loader per bank in ``_BANKS`` (called with ``size``) and its version in
-``_VERSIONS``.
+Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
+(which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
+id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
+``ksn`` (UnpredictaBench, 448 problems), ``calibration``, ``implicit``, ``explicit``, ``odds``, ``stability``.
 
 ``size`` picks a bank's edition where it has more than one. ``"subset"`` is a stratified default of a few thousand
 items; ``"full"`` is everything. ``None`` means the bank's default. Banks with one edition (ksn) accept and ignore
@@ -11,13 +12,15 @@ it.
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
 from .logprob_base import LOGPROB_BANKS, LogprobItem
 
-__all__ = ["Problem", "LogprobItem", "LOGPROB_BANKS", "BANK_SIZES", "load_bank", "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS",
-           "SUPPORT_KINDS", "instruction_for", "seed_sequence", "UnknownProblemError"]
+__all__ = ["Problem", "LogprobItem", "LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
+           "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
+           "seed_sequence", "UnknownProblemError"]
 
 
 class UnknownProblemError(KeyError):
@@ -27,62 +30,70 @@ class UnknownProblemError(KeyError):
         return str(self.args[0])
 
 
-def _ksn(size=None):
-    from .ksn import ksn_problems
-
-    return ksn_problems()
-
-
-def _calibration(size=None):
-    from .calibration import calibration_items
-
-    return calibration_items(size or "subset")
-
-
-def _implicit(size=None):
-    from .implicit import implicit_items
-
-    return implicit_items(size)
-
-
-def _explicit(size=None):
-    from .explicit import explicit_items
-
-    return explicit_items(size)
-
-
 BANK_SIZES = ("subset", "full")
 
-def _odds(size=None):
-    from .odds import odds_problems
 
-    return odds_problems(size)
+@dataclass(frozen=True)
+class Bank:
+    """One registered problem bank.
+
+    ``load(size)`` returns its items (``size`` is ``None``, ``"subset"`` or ``"full"``); ``version()`` returns its
+    ``BANK_VERSION`` (a callable, so a bank's module is imported only when it is used); ``id_prefixes`` are the
+    prefixes every id of the bank starts with (empty: any id may belong to it, and every lookup searches it).
+    """
+
+    name: str
+    load: Callable[[str | None], Sequence]
+    version: Callable[[], str]
+    id_prefixes: tuple[str, ...] = ()
 
 
-def _stability(size=None):
-    from .stability import stability_items
-
-    return stability_items(size)
+#: name -> Bank, in registration order.
+BANKS: dict[str, Bank] = {}
 
 
-def _bank_module_version(module: str):
-    return lambda: __import__(f"ub_core.problems.{module}", fromlist=["BANK_VERSION"]).BANK_VERSION
+def register_bank(bank: Bank) -> Bank:
+    """Add ``bank`` to :data:`BANKS` (a name can be registered once)."""
+    if bank.name in BANKS:
+        raise ValueError(f"bank {bank.name!r} is already registered")
+    BANKS[bank.name] = bank
+    return bank
 
 
-_BANKS = {"ksn": _ksn, "calibration": _calibration, "implicit": _implicit, "explicit": _explicit, "odds": _odds,
-          "stability": _stability}
-_VERSIONS = {name: _bank_module_version(name) for name in _BANKS}
+def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions: bool = True,
+                 default_size: str | None = None) -> Bank:
+    """A bank whose loader and ``BANK_VERSION`` live in ``ub_core.problems.<name>``, imported on first use.
+    ``editions=False``: the loader takes no ``size`` (one edition)."""
+    path = f"ub_core.problems.{name}"
+
+    def module():
+        return __import__(path, fromlist=[loader, "BANK_VERSION"])
+
+    def load(size: str | None = None) -> Sequence:
+        fn = getattr(module(), loader)
+        return fn(size or default_size) if editions else fn()
+
+    return Bank(name, load=load, version=lambda: module().BANK_VERSION, id_prefixes=prefixes)
+
+
+register_bank(_module_bank("ksn", "ksn_problems", ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"), editions=False))
+register_bank(_module_bank("calibration", "calibration_items", ("cal-",), default_size="subset"))
+register_bank(_module_bank("implicit", "implicit_items", ("imp-",)))
+register_bank(_module_bank("explicit", "explicit_items", ("exp-",)))
+register_bank(_module_bank("odds", "odds_problems", ("odds-",)))
+register_bank(_module_bank("stability", "stability_items", ("stab_",)))
 
 
 def bank_names() -> tuple[str, ...]:
-    return tuple(_BANKS)
+    return tuple(BANKS)
 
 
 def bank_version(name: str) -> str:
     try:
-        return _VERSIONS[name]()
+        bank = BANKS[name]
     except KeyError:
-        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(_BANKS)}") from None
+        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(BANKS)}") from None
+    return str(bank.version())
 
 
 def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
@@ -92,10 +103,10 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
     if size is not None and size not in BANK_SIZES:
         raise ValueError(f"unknown bank size {size!r}; expected one of {', '.join(BANK_SIZES)}")
     try:
-        loader = _BANKS[name]
+        bank = BANKS[name]
     except KeyError:
-        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(_BANKS)}") from None
-    problems = loader(size)
+        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(BANKS)}") from None
+    problems = bank.load(size)
     if categories:
         wanted = set(categories)
         known = {p.category for p in problems}
@@ -107,46 +118,37 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
     return problems
 
 
-#: Id prefixes per bank, for routing a lookup to the one bank that can hold an id (``tests/test_scoring_cli.py``
-#: checks every id of every edition against this table). A bank missing here is searched for every id.
-ID_PREFIXES: dict[str, tuple[str, ...]] = {
-    "ksn": ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"),
-    "calibration": ("cal-",), "implicit": ("imp-",), "explicit": ("exp-",), "odds": ("odds-",),
-    "stability": ("stab_",),
-}
-
-_INDEX: dict[str, tuple] = {}  # bank -> (its loader, {id: item}), built on first lookup in that bank
+_INDEX: dict[str, tuple] = {}  # bank -> (its Bank record, {id: item}), built on first lookup in that bank
 
 
 def _bank_index(name: str) -> dict:
     """id -> item of one bank: the default edition's items first, then the full edition's (so an id outside a
     default subset still resolves, and an id in both maps to the default edition's object). Rebuilt when the
-    bank's loader in ``_BANKS`` changes (tests install fixture banks)."""
-    loader = _BANKS[name]
+    bank's record in :data:`BANKS` changes (tests install fixture banks)."""
+    record = BANKS[name]
     cached = _INDEX.get(name)
-    if cached is not None and cached[0] is loader:
+    if cached is not None and cached[0] is record:
         return cached[1]
     index: dict = {}
     for size in (None, "full"):
         for p in load_bank(name, size=size):
             index.setdefault(p.id, p)
-    _INDEX[name] = (loader, index)
+    _INDEX[name] = (record, index)
     return index
 
 
 def _candidate_banks(problem_id: str) -> list[str]:
-    return [name for name in _BANKS
-            if name not in ID_PREFIXES or problem_id.startswith(ID_PREFIXES[name])]
+    return [name for name, bank in BANKS.items() if not bank.id_prefixes or problem_id.startswith(bank.id_prefixes)]
 
 
 def get_problem(problem_id: str, bank: str | None = None) -> Problem:
     """Find a problem by id across the banks (or in ``bank``).
 
-    One dict lookup per candidate bank: the id's prefix (:data:`ID_PREFIXES`) names the bank, whose id index is
+    One dict lookup per candidate bank: the id's prefix (:attr:`Bank.id_prefixes`) names the bank, whose id index is
     built once on first use; an id with no known prefix is unknown without loading any bank.
     """
-    if bank is not None and bank not in _BANKS:
-        raise UnknownProblemError(f"unknown bank {bank!r}; known: {', '.join(_BANKS)}")
+    if bank is not None and bank not in BANKS:
+        raise UnknownProblemError(f"unknown bank {bank!r}; known: {', '.join(BANKS)}")
     names = [bank] if bank else _candidate_banks(str(problem_id))
     for name in names:
         item = _bank_index(name).get(problem_id)

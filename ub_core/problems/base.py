@@ -113,6 +113,9 @@ class Problem:
     append_instruction: bool = True
     # The published UnpredictaBench uid of the release problem this one follows (KS@N bank), else None.
     uid: str | None = None
+    # The version of the registered bank that built this problem: it keys the ground-truth cache. None for problems
+    # from outside the registered banks (a user's dataset, the official release), whose truth is never cached.
+    bank_version: str | None = None
 
     def __post_init__(self):
         if self.answer_format not in ANSWER_FORMATS:

@@ -516,7 +516,7 @@ def _percentile_items(spec: _Spec) -> list[Problem]:
             meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, shot_answers=[s["answer"] for s in shots],
                         shot_values=[s["value"] for s in shots],
                         baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots], [s["answer"] for s in shots]))
-            items.append(Problem(id=pid, bank=BANK, category="percentile", task_type="percentile", family=fam,
+            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile", task_type="percentile", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
                                  subcategory="none", low=0.0, high=100.0, metadata=meta, append_instruction=False))
@@ -559,7 +559,7 @@ def _probability_items(spec: _Spec) -> list[Problem]:
                         shot_answers=[s["answer"] for s in shots],
                         baseline_answer=nearest_shot_answer((lo, hi), [(s["lo"], s["hi"]) for s in shots],
                                                         [s["answer"] for s in shots]))
-            items.append(Problem(id=pid, bank=BANK, category="probability", task_type="probability", family=fam,
+            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="probability", task_type="probability", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
                                  subcategory="none", low=0.0, high=1.0, metadata=meta, append_instruction=False))
@@ -589,7 +589,7 @@ def _sampling_items(spec: _Spec) -> list[Problem]:
                            SMP_RELEASE if release else None)
         meta = _base_meta("sampling", spec, k, shot_type)
         meta.update(shot_values=[s["value"] for s in shots])
-        items.append(Problem(id=pid, bank=BANK, category="sampling", task_type="sampling", family=fam,
+        items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="sampling", task_type="sampling", family=fam,
                              params=tp, regime=spec.ptag, modality="text", support=support,
                              answer_format="integer" if support == "discrete" else "number", prompt=prompt,
                              sampler=_family_sampler(fam, tp), subcategory="none", low=low, high=high,
@@ -649,7 +649,7 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
                             shot_answers=[s["answer"] for s in shots], shot_values=[s["value"] for s in shots],
                             baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots],
                                                                 [s["answer"] for s in shots]))
-                items.append(Problem(id=pid, bank=BANK, category="percentile", task_type="percentile",
+                items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile", task_type="percentile",
                                      family=rw.family, params=params, regime=rw.name, modality="text",
                                      support="continuous", answer_format="number", prompt=prompt,
                                      sampler=_point_mass(answer), subcategory=context, low=0.0, high=100.0,

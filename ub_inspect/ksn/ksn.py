@@ -13,7 +13,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from ub_core.metrics import KS_METHODS
-from ub_core.problems import Problem, load_bank
+from ub_core.problems import Problem, bank_version, load_bank
 from ub_core.ksn_scoring import DEFAULT_NS
 
 from ub_inspect._naming import registry_name
@@ -105,4 +105,5 @@ def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, t
                               value_source=value_source, temperature=temperature, max_tokens=tokens),
         scorer=ksn_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed),
         metadata={"bank": "ksn", "dataset": str(dataset), "n_samples": n_samples, "list_size": list_size},
+        version=bank_version("ksn"),
     )

@@ -19,7 +19,7 @@ from inspect_ai.scorer import Score, Scorer, Target, grouped, mean, scorer, stde
 from inspect_ai.solver import Solver, TaskState, generate
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
-from ub_core.problems import Problem
+from ub_core.problems import Problem, bank_version
 from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
 
 from ub_inspect._naming import registry_name
@@ -224,4 +224,5 @@ def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = No
         config=GenerateConfig(temperature=temperature, max_tokens=tokens),
         metadata={"bank": "odds", "task": task_name, "edition": str(edition), "convention": convention,
                   "n_items": len(items)},
+        version=bank_version("odds"),
     )

@@ -15,6 +15,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import mean_score
 from inspect_ai.solver import generate
 
+from ub_core.problems import bank_version
 from ub_core.problems.stability import StabilityItem, load_stability_items
 
 from .._naming import registry_name
@@ -65,4 +66,5 @@ def stability(epochs: int = 5, subtasks: Any = None, source: str = "builtin", li
         config=GenerateConfig(temperature=0.0, top_p=1.0, seed=integer(seed, "seed", low=0),
                               max_tokens=None if max_tokens is None else positive_int(max_tokens, "max_tokens")),
         metadata={"bank": "stability", "source": str(source), "epochs": n},
+        version=bank_version("stability"),
     )

@@ -68,7 +68,7 @@ def _scalar_problem(pid: str, category: str, task_type: str, family: str, params
     def sampler(rng: np.random.Generator, size: int, _fam=fam, _p=params) -> np.ndarray:
         return _fam.draw(rng, _p, size)
 
-    return Problem(id=pid, bank=BANK, category=category, task_type=task_type, family=family, params=params,
+    return Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category=category, task_type=task_type, family=family, params=params,
                    regime=regime, modality=modality, support=D.support_kind(family, params), answer_format=fmt_,
                    prompt=prompt, sampler=sampler, options=options, low=low, high=high,
                    metadata=metadata or {})

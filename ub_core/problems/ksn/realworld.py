@@ -27,6 +27,7 @@ import numpy as np
 
 from ..base import Problem
 from ..exact_pmf import F, pmf_modality
+from .bank import BANK_VERSION
 from .realworld_systems import (
     _distributed_systems,
     _garbage_collection,
@@ -82,7 +83,7 @@ def _make_problem(spec: dict) -> Problem:
     metadata = {"title": spec["title"], "form": spec["form"],
                 "exact_pmf": {k: float(q) for k, q in pmf.items()},
                 "exact_pmf_fraction": {k: str(q) for k, q in pmf.items()}}
-    common = dict(id=spec["id"], bank=BANK, category="real_world", task_type="real_world",
+    common = dict(id=spec["id"], bank=BANK, bank_version=BANK_VERSION, category="real_world", task_type="real_world",
                   subcategory=spec["subcategory"], regime="none", prompt=spec["prompt"], metadata=metadata)
     if spec["kind"] == "option":
         labels = tuple(keys)

@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..base import Problem
+from .bank import BANK_VERSION
 
 __all__ = ["shuffling_problems", "SHUFFLE_LISTS", "TYPE_COUNTS"]
 
@@ -91,7 +92,7 @@ def _make(index: int, list_type: str, number: int, items: tuple) -> Problem:
 
     pmf = z1_pmf(n)
     return Problem(
-        id=f"sh-{list_type}-{number:02d}", bank=BANK, category="shuffling", task_type="shuffling",
+        id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling", task_type="shuffling",
         subcategory=list_type, family="uniform_permutation", params={"n": n, "items": list(items)},
         regime="none", modality="unimodal", support="permutation", answer_format="permutation",
         prompt=_prompt(index, items), sampler=sampler, options=options, low=0.0, high=1.0,

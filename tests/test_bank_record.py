@@ -1,0 +1,150 @@
+"""The Bank record: one registration adds a bank; its version keys the cache and versions the Inspect tasks and the
+lm-eval YAMLs; the packages have no module-level import circles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from ub_core import problems as ub_problems
+from ub_core.cache import truth_path
+from ub_core.problems import Bank, Problem, bank_version, get_problem, load_bank
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _toy_problem(version: str | None) -> Problem:
+    return Problem(id="toy-1", bank="toy", bank_version=version, category="toy", task_type="toy", family="uniform",
+                   params={}, regime="none", modality="unimodal", support="continuous", answer_format="number",
+                   prompt="Pick a number in [0, 1].", sampler=lambda rng, n: rng.uniform(0, 1, n))
+
+
+def test_one_registration_adds_a_bank(monkeypatch, tmp_path):
+    monkeypatch.setenv("UB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(ub_problems, "BANKS", dict(ub_problems.BANKS))
+    ub_problems.register_bank(Bank("toy", load=lambda size=None: (_toy_problem("7"),), version=lambda: "7",
+                                   id_prefixes=("toy-",)))
+    assert load_bank("toy")[0].id == "toy-1" and bank_version("toy") == "7"
+    p = get_problem("toy-1")
+    assert p.bank == "toy" and "toy" in ub_problems.bank_names()
+    np.testing.assert_array_equal(p.truth(50, seed=3), p.draw(50, seed=3))
+    path = truth_path(p, 50, 3)
+    assert path.is_file() and path.parent.name == "toy-v7"  # the problem's bank version keys its cache file
+    with pytest.raises(ValueError, match="already registered"):
+        ub_problems.register_bank(Bank("toy", load=lambda size=None: (), version=lambda: "8"))
+
+
+def test_problems_outside_the_registered_banks_are_never_cached(monkeypatch, tmp_path):
+    monkeypatch.setenv("UB_CACHE_DIR", str(tmp_path))
+    p = _toy_problem(None)
+    np.testing.assert_array_equal(p.truth(20), p.draw(20))
+    assert not list(tmp_path.rglob("*.npz"))
+
+
+def test_every_problem_carries_its_banks_version():
+    for name in ("ksn", "odds"):
+        assert {p.bank_version for p in load_bank(name)} == {bank_version(name)}
+
+
+@pytest.mark.parametrize("task, args, bank", [
+    ("ub_inspect.ksn.ksn:ksn", {"limit_per_category": 1}, "ksn"),
+    ("ub_inspect.calibration.calibration:calibration", {"limit_per_category": 1}, "calibration"),
+    ("ub_inspect.implicit.implicit:implicit", {"limit_per_category": 1}, "implicit"),
+    ("ub_inspect.explicit.explicit:explicit", {"limit_per_category": 1}, "explicit"),
+    ("ub_inspect.odds.odds:odds", {}, "odds"),
+    ("ub_inspect.stability.stability:stability", {}, "stability"),
+])
+def test_inspect_tasks_are_versioned_by_their_bank(task, args, bank):
+    import importlib
+
+    module, name = task.split(":")
+    t = getattr(importlib.import_module(module), name)(**args)
+    assert str(t.version) == bank_version(bank)
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # lm-eval's !function tags
+
+
+def _yaml_bank(path: Path, doc: dict) -> str:
+    bank = (doc.get("metadata") or {}).get("bank")
+    if bank:
+        return bank
+    folder = path.parent.name
+    if folder == "logprob":
+        return "implicit" if "implicit" in path.name else "calibration"
+    return {"ksn": "ksn", "explicit": "explicit", "odds": "odds", "stability": "stability"}.get(folder, folder)
+
+
+def test_lmeval_yaml_versions_equal_their_banks_version():
+    seen = 0
+    for path in sorted((ROOT / "ub_lmeval" / "task_yamls").rglob("*")):
+        if not (path.suffix == ".yaml" or path.name.endswith("_yaml")):
+            continue
+        doc = yaml.load(path.read_text(), Loader=_Loader) or {}
+        version = (doc.get("metadata") or {}).get("version")
+        if version is None:
+            continue
+        seen += 1
+        assert float(version) == float(bank_version(_yaml_bank(path, doc))), path.relative_to(ROOT)
+    assert seen >= 30
+
+
+def _module_imports(path: Path, package_root: Path) -> set[str]:
+    """Modules a file imports at module level (imports inside functions break circles on purpose)."""
+    rel = path.relative_to(package_root).with_suffix("")
+    parts = list(rel.parts)
+    me = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    pkg = me if parts[-1] == "__init__" else ".".join(parts[:-1])
+    out = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out |= {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in out if m.split(".")[0] in ("ub_core", "ub_inspect", "ub_lmeval")}
+
+
+def test_no_module_level_import_circles():
+    graph: dict[str, set[str]] = {}
+    for package in ("ub_core", "ub_inspect", "ub_lmeval"):
+        for path in (ROOT / package).rglob("*.py"):
+            rel = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+            graph[name] = _module_imports(path, ROOT)
+    graph = {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+    # a package's __init__ importing its own submodules is how packages re-export; only other edges can close a circle
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, stack: list[str]) -> bool:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if m.startswith(d + ".") or d.startswith(m + "."):
+                continue  # package <-> its own submodule
+            if state.get(d) == 1:
+                cycle.extend(stack[stack.index(d):] + [d] if d in stack else [m, d])
+                return True
+            if state.get(d) is None and visit(d, stack + [d]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(graph):
+        if state.get(m) is None and visit(m, [m]):
+            break
+    assert not cycle, " -> ".join(cycle)
