@@ -39,6 +39,7 @@ from inspect_ai.solver import TaskState
 
 from ub_core.problems import Problem
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
+from ub_core.metric_spec import KSN_METRICS as KSN_SPEC, is_ks_key
 
 from .metrics import nan_mean, nan_stderr, total
 from .solvers import STORE_KEY
@@ -77,17 +78,30 @@ def attempts_per_valid() -> Metric:
     return compute
 
 
-def _per_key(*metrics, by=mean) -> list:
-    return [*metrics, grouped(by(), "category", all=False)]
+# Inspect metrics of each aggregation in the spec: the headline metric, and its standard error
+_AGGREGATIONS = {"mean": (mean, stderr), "nanmean": (nan_mean, nan_stderr), "total": (total, None)}
 
 
-KSN_METRICS = [
-    {"ks@*": _per_key(mean(), stderr())},
-    {"wdz": _per_key(nan_mean(), nan_stderr(), by=nan_mean), "jsd": _per_key(nan_mean(), nan_stderr(), by=nan_mean),
-     "wdz_undefined": _per_key(total(), by=total), "constant": _per_key(total(), by=total), "n_valid": [mean()]},
-    retry_rate(),
-    attempts_per_valid(),
-]
+def spec_metrics(specs) -> list:
+    """Inspect's metric dicts for a family's :mod:`ub_core.metric_spec` entries: each metric's aggregation, its
+    standard error where the spec asks, and the per-category ``grouped`` value. The ``ks@N`` entries become one
+    ``ks@*`` entry, so a run with other Ns (``-T ns=``) reports those."""
+    ks, rest = {}, {}
+    for m in specs:
+        if "inspect" not in m.adapters:
+            continue
+        head, err = _AGGREGATIONS[m.aggregation]
+        fns = [head()] + ([err()] if m.stderr and err else [])
+        if m.per_category:
+            fns.append(grouped(head(), "category", all=False))
+        if is_ks_key(m.key):
+            ks["ks@*"] = fns
+        else:
+            rest[m.key] = fns
+    return [d for d in (ks, rest) if d]
+
+
+KSN_METRICS = [*spec_metrics(KSN_SPEC), retry_rate(), attempts_per_valid()]
 
 
 def _digest(outputs: list) -> str:

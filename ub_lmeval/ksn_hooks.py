@@ -17,13 +17,13 @@ import math
 from typing import Any
 
 from ub_core.problems import bank_names, get_problem, load_bank
-from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, score_values
+from ub_core.ksn_scoring import parse_outputs, score_values
+from ub_core.metric_spec import KSN_METRICS, metric_keys
 
 __all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "total", "count",
            "KSN_METRIC_KEYS"]
 
-KSN_METRIC_KEYS = tuple(f"ks@{n}" for n in DEFAULT_NS) + ("wdz", "jsd", "wdz_undefined", "constant", "n_valid",
-                                                         "n_failed")
+KSN_METRIC_KEYS = metric_keys("ksn", "lmeval")  # the spec's lm-eval metrics (the YAML metric_list is checked against it)
 
 
 def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
@@ -70,15 +70,18 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     problem = get_problem(doc["id"])
     values, failures = parse_outputs(problem, [str(g) for g in generations])
     row = score_values(problem, values, n_failed=len(failures))
-    out: dict[str, Any] = {f"ks@{n}": row[f"ks@{n}"] for n in DEFAULT_NS}
-    out["wdz"] = float("nan") if row["wdz"] is None else row["wdz"]
-    out["jsd"] = float("nan") if row["jsd"] is None else row["jsd"]
-    out["wdz_undefined"] = 1.0 if row["wdz_undefined"] else 0.0
-    out["constant"] = 1.0 if row["constant"] else 0.0
-    out["n_valid"] = row["n_valid"]
-    out["n_failed"] = row["n_failed"]
+    out: dict[str, Any] = {m.key: _lmeval_value(m, row[m.key]) for m in KSN_METRICS if "lmeval" in m.adapters}
     out["values"] = values
     return out
+
+
+def _lmeval_value(spec, value: Any) -> Any:
+    """A score value as lm-eval aggregates it: an undefined value is NaN (left out by ``nanmean``), a flag 1.0/0.0."""
+    if spec.aggregation == "total":
+        return 1.0 if value else 0.0
+    if spec.nan_policy == "skip" and value is None:
+        return float("nan")
+    return value
 
 
 def _finite(items: list) -> list[float]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from ..metric_spec import is_ks_key, metric_keys
+
 __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
            "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
 
@@ -24,8 +26,7 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.ksn_hooks``)
 #: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
 #: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
-KSN_KEYS = ("wdz", "w1_debiased", "jsd", "wdz_undefined", "constant", "n_valid", "n_failed", "attempts", "slots",
-            "retried_slots")
+KSN_KEYS = tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 

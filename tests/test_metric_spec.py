@@ -1,0 +1,95 @@
+"""The KS@N metric keys are spelled once, in ub_core.metric_spec: the lm-eval YAML, the lm-eval hooks, the Inspect
+metrics and the report agree with it, and a new metric needs only a spec entry (plus its pure function)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ub_core import metric_spec
+from ub_core.metric_spec import KSN_METRICS, MetricSpec, is_ks_key, metric, metric_keys
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+
+_LMEVAL_AGG = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!function utils.total"}
+
+
+def test_ksn_yaml_metric_list_equals_the_spec():
+    doc = yaml.load((ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml").read_text(), Loader=_Loader)
+    listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
+    expected = [(m.key, _LMEVAL_AGG[m.aggregation], m.higher_is_better) for m in KSN_METRICS if "lmeval" in m.adapters]
+    # the parsed values ride along as a counted pseudo-metric, so --log_samples keeps them
+    assert listed == expected + [("values", "!function utils.count", True)]
+
+
+def test_lmeval_hooks_report_exactly_the_spec_keys():
+    from ub_core.oracle import oracle_replies
+    from ub_core.problems import load_bank
+    from ub_lmeval.ksn_hooks import KSN_METRIC_KEYS, process_results_ksn
+
+    assert KSN_METRIC_KEYS == metric_keys("ksn", "lmeval")
+    p = load_bank("ksn")[0]
+    row = process_results_ksn({"id": p.id}, [oracle_replies(p, 100, seed=1)])
+    assert tuple(k for k in row if k != "values") == KSN_METRIC_KEYS
+
+
+def test_inspect_metrics_derive_from_the_spec():
+    from ub_inspect.scorers import KSN_METRICS as INSPECT
+
+    dicts = [m for m in INSPECT if isinstance(m, dict)]
+    keys = [k for d in dicts for k in d]
+    assert keys == ["ks@*"] + [m.key for m in KSN_METRICS if "inspect" in m.adapters and not is_ks_key(m.key)]
+    sizes = {k: len(v) for d in dicts for k, v in d.items()}
+    for m in KSN_METRICS:
+        if "inspect" in m.adapters:
+            want = 1 + (m.stderr and m.aggregation != "total") + m.per_category
+            assert sizes["ks@*" if is_ks_key(m.key) else m.key] == want, m.key
+
+
+def test_report_keys_derive_from_the_spec():
+    from ub_core.report.families import KSN_KEYS
+
+    assert KSN_KEYS == tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
+    assert set(KSN_KEYS) >= {"wdz", "jsd", "wdz_undefined", "constant", "w1_debiased", "attempts"}
+
+
+def test_a_toy_metric_needs_only_a_spec_entry(monkeypatch):
+    """Add a metric to the spec and give score_values the value: Inspect, lm-eval and the report pick it up with
+    no adapter edit."""
+    import ub_lmeval.ksn_hooks as hooks
+    from ub_core.oracle import oracle_replies
+    from ub_core.problems import load_bank
+    from ub_inspect.scorers import spec_metrics
+
+    toy = MetricSpec("toy_gap", "toy gap", False, "nanmean", "skip")
+    spec = (*KSN_METRICS, toy)
+    inspect_dicts = spec_metrics(spec)
+    assert "toy_gap" in inspect_dicts[-1] and len(inspect_dicts[-1]["toy_gap"]) == 3  # nan_mean, stderr, grouped
+
+    real = hooks.score_values
+    monkeypatch.setattr(hooks, "KSN_METRICS", spec)
+    monkeypatch.setattr(hooks, "score_values", lambda *a, **k: {**real(*a, **k), "toy_gap": None})
+    p = load_bank("ksn")[0]
+    row = hooks.process_results_ksn({"id": p.id}, [oracle_replies(p, 10, seed=1)])
+    assert row["toy_gap"] != row["toy_gap"]  # NaN: undefined, left out of lm-eval's nanmean
+
+    monkeypatch.setattr(metric_spec, "_FAMILIES", {"ksn": spec})
+    assert metric_keys("ksn")[-1] == "toy_gap" and metric("ksn", "toy_gap") is toy
+
+
+def test_spec_refuses_unknown_aggregations_and_keys():
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        MetricSpec("x", "x", True, aggregation="median")
+    with pytest.raises(KeyError, match="no metric"):
+        metric("ksn", "nope")
+    assert dataclasses.is_dataclass(KSN_METRICS[0]) and all(m.key for m in KSN_METRICS)

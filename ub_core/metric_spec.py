@@ -1,0 +1,86 @@
+"""One metric spec per family: every metric's key, direction, aggregation, NaN policy and display name, written
+once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.scorers``), lm-eval's metric keys
+(``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
+``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
+
+Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`ub_core.ksn_scoring.score_values`
+(with the pure function in :mod:`ub_core.metrics`); the adapters and the report pick it up.
+
+Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
+NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the
+value is always defined), ``skip`` (undefined values leave the mean; their count is another metric), ``count``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .metrics import DEFAULT_NS
+
+__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "metric_keys", "metric", "is_ks_key"]
+
+AGGREGATIONS = ("mean", "nanmean", "total")
+NAN_POLICIES = ("never", "skip", "count")
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric of a family's per-problem score."""
+
+    key: str
+    display: str
+    higher_is_better: bool
+    aggregation: str = "mean"
+    nan_policy: str = "never"
+    #: Inspect reports it per category too (``grouped`` by the sample's category)
+    per_category: bool = True
+    #: Inspect reports a standard error beside the mean
+    stderr: bool = True
+    #: which adapters report it as a metric; empty for a key that is only recorded per problem (the report reads it)
+    adapters: frozenset = frozenset({"inspect", "lmeval"})
+
+    def __post_init__(self):
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"{self.key}: unknown aggregation {self.aggregation!r}")
+        if self.nan_policy not in NAN_POLICIES:
+            raise ValueError(f"{self.key}: unknown NaN policy {self.nan_policy!r}")
+
+
+_RECORDED = frozenset()  # recorded per problem, read by the report, not a metric of its own
+
+#: KS@N (UnpredictaBench, section 3.3 and appendix C): every key of a problem's score, in report order. ``ks@N``
+#: is one entry per default N (a task run with other Ns reports those: the adapters match ``ks@*``).
+KSN_METRICS: tuple[MetricSpec, ...] = (
+    *(MetricSpec(f"ks@{n}", f"KS@{n}", True) for n in DEFAULT_NS),
+    MetricSpec("wdz", "WDZ", False, "nanmean", "skip"),
+    MetricSpec("w1_debiased", "debiased W1", False, "nanmean", "skip", adapters=_RECORDED),
+    MetricSpec("jsd", "JSD", False, "nanmean", "skip"),
+    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False),
+    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False),
+    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False),
+    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, adapters=frozenset({"lmeval"})),
+    # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.scorers)
+    MetricSpec("attempts", "generation attempts", False, adapters=_RECORDED),
+    MetricSpec("slots", "answer slots", True, adapters=_RECORDED),
+    MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED),
+)
+
+_FAMILIES = {"ksn": KSN_METRICS}
+
+
+def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:
+    """The score keys of ``family`` in spec order; with ``adapter``, only the metrics that adapter reports."""
+    return tuple(m.key for m in _FAMILIES[family] if adapter is None or adapter in m.adapters)
+
+
+def is_ks_key(key: str) -> bool:
+    """``ks@N`` for any N (a run may use other Ns than the defaults)."""
+    return key.startswith("ks@") and key[3:].isdigit()
+
+
+def metric(family: str, key: str) -> MetricSpec:
+    """The spec of one metric; a one-line KeyError for an unknown key."""
+    for m in _FAMILIES[family]:
+        if m.key == key:
+            return m
+    raise KeyError(f"no metric {key!r} in the {family} spec")
