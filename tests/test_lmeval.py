@@ -74,8 +74,8 @@ def test_parity_with_the_inspect_scorer():
     from inspect_ai.solver import TaskState
     from inspect_ai.model import ModelName
 
-    from ub_inspect.scorers import ksn_scorer
-    from ub_inspect.solvers import STORE_KEY
+    from ub_inspect.ksn.scorer import ksn_scorer
+    from ub_inspect.ksn.solver import STORE_KEY
 
     problems = [p for p in load_bank("ksn")][::40]
     docs = {d["id"]: d for d in ksn_docs()}

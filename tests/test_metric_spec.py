@@ -44,7 +44,7 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
 
 def test_inspect_metrics_derive_from_the_spec():
-    from ub_inspect.scorers import KSN_METRICS as INSPECT
+    from ub_inspect.ksn.scorer import KSN_METRICS as INSPECT
 
     dicts = [m for m in INSPECT if isinstance(m, dict)]
     keys = [k for d in dicts for k in d]
@@ -69,7 +69,7 @@ def test_a_toy_metric_needs_only_a_spec_entry(monkeypatch):
     import ub_lmeval.ksn_hooks as hooks
     from ub_core.oracle import oracle_replies
     from ub_core.problems import load_bank
-    from ub_inspect.scorers import spec_metrics
+    from ub_inspect.ksn.scorer import spec_metrics
 
     toy = MetricSpec("toy_gap", "toy gap", False, "nanmean", "skip")
     spec = (*KSN_METRICS, toy)

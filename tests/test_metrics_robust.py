@@ -207,7 +207,7 @@ def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypa
     pytest.importorskip("inspect_ai")
     from inspect_ai import eval as inspect_eval
 
-    import ub_inspect.scorers as scorers
+    import ub_inspect.ksn.scorer as scorers
     from ub_inspect.ksn import ksn
 
     task = ksn(categories="text_explicit,code_explicit", limit_per_category=3, n_samples=10, ks_ns="10")

@@ -1,5 +1,5 @@
 """One metric spec per family: every metric's key, direction, aggregation, NaN policy and display name, written
-once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.scorers``), lm-eval's metric keys
+once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scorer``), lm-eval's metric keys
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
 ``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
 
@@ -59,7 +59,7 @@ KSN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("constant", "constant samples", False, "total", "count", stderr=False),
     MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False),
     MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, adapters=frozenset({"lmeval"})),
-    # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.scorers)
+    # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.ksn.scorer)
     MetricSpec("attempts", "generation attempts", False, adapters=_RECORDED),
     MetricSpec("slots", "answer slots", True, adapters=_RECORDED),
     MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED),

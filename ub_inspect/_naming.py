@@ -9,17 +9,16 @@ would not prefix them.
 
 from __future__ import annotations
 
+from ._inspect_private import installed_package_name
+
 
 def _anchor() -> None:  # an object defined in this package, to ask Inspect how it names our objects
     return None
 
 
 def _inspect_prefixes_us() -> bool:
-    try:
-        from inspect_ai._util.package import get_installed_package_name
-    except ImportError:  # pragma: no cover - private helper moved; naming explicitly is always safe then
-        return False
-    return get_installed_package_name(_anchor) == "ub_inspect"
+    # None when Inspect's private helper moved: naming explicitly is always safe then
+    return installed_package_name(_anchor) == "ub_inspect"
 
 
 def registry_name(short: str) -> str:

@@ -20,11 +20,7 @@ from rich.markup import escape
 
 from ub_core.problems import UnknownProblemError
 
-try:  # the one private Inspect import for errors; tests/test_inspect_options.py fails loudly if it moves
-    from inspect_ai._util.error import PrerequisiteError as _CleanlyPrinted
-except ImportError:  # pragma: no cover - Inspect moved it: a plain ValueError (a traceback, the same last line)
-    class _CleanlyPrinted(Exception):  # type: ignore[no-redef]
-        pass
+from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
 __all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
            "select_ids", "first_per_category"]

@@ -23,7 +23,7 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
            "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
 
 # ------------------------------------------------------------------------------------------------ key names
-#: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.scorers``, ``ub_lmeval.ksn_hooks``)
+#: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
 #: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
 #: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
 KSN_KEYS = tuple(k for k in metric_keys("ksn") if not is_ks_key(k))

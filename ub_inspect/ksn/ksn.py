@@ -19,8 +19,8 @@ from ub_core.ksn_scoring import DEFAULT_NS
 from ub_inspect._naming import registry_name
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
-from ub_inspect.scorers import ksn_scorer
-from ub_inspect.solvers import collect_values
+from .scorer import ksn_scorer
+from .solver import collect_values
 
 # max_tokens of UnpredictaBench (sec. 4.1): 64 per single answer, 640 / 2512 for lists of 10 / 35 values.
 MAX_TOKENS = {1: 64, 10: 640, 35: 2512}

@@ -3,7 +3,7 @@
 Three tasks on 12 idealised families (and, for percentiles, real-world framings): estimate a percentile, estimate
 the probability of an interval, or draw 1,000 samples. Percentile and probability items get one reply each,
 scored by absolute error (percentage points) against the exact answer and against the nearest-shot baseline;
-sampling items collect 1,000 values with ``ub_inspect.solvers.collect_values`` and are scored by the KS statistic
+sampling items collect 1,000 values with ``ub_inspect.ksn.solver.collect_values`` and are scored by the KS statistic
 and KS@N. The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; see README.md beside this file.
 """
 
@@ -26,7 +26,7 @@ from ub_inspect._naming import registry_name
 from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
                                  task_options)
 from ub_inspect.metrics import nan_mean, nan_stderr
-from ub_inspect.solvers import STORE_KEY, collect_values
+from ub_inspect.ksn.solver import STORE_KEY, collect_values
 
 __all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
 

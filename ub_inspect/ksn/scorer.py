@@ -41,8 +41,8 @@ from ub_core.problems import Problem
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
 from ub_core.metric_spec import KSN_METRICS as KSN_SPEC, is_ks_key
 
-from .metrics import nan_mean, nan_stderr, total
-from .solvers import STORE_KEY
+from ..metrics import nan_mean, nan_stderr, total
+from .solver import STORE_KEY
 
 __all__ = ["ksn_scorer", "retry_rate", "attempts_per_valid"]
 
@@ -117,7 +117,7 @@ def _nan_if_none(x) -> float:
 @scorer(metrics=KSN_METRICS)
 def ksn_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
                method: str = "paper", gt_size: int = 10_000, gt_seed: int = 0) -> Scorer:
-    """Score the values collected by :func:`ub_inspect.solvers.collect_values` against the ground truth."""
+    """Score the values collected by :func:`ub_inspect.ksn.solver.collect_values` against the ground truth."""
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = problems[str(state.sample_id)]
