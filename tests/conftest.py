@@ -14,3 +14,14 @@ def tiny_trained_model():
     from support.tiny_trained import ensure_tiny_trained
 
     return ensure_tiny_trained()
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory):
+    """Folder of a tiny untrained Llama and its tokenizer (tests/tiny_model.py), written once per session: the
+    tests only read it."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))

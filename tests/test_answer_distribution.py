@@ -182,6 +182,7 @@ def test_auto_mode_takes_the_exact_sum_when_it_is_no_more_work():
 
 # ------------------------------------------------------------------------------------------ the bank
 
+@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
 def test_oracle_on_every_enumerable_problem():
     """q = p: ks_distance is 0 up to rounding (<= 0.01 required), and p_pass@100 >= 0.98. Under q = p the answers
     and the truth draws are exchangeable, so the permutation test rejects at 1e-4 with probability <= 1e-4

@@ -227,13 +227,6 @@ def test_tar_on_our_task(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ hf/ provider
 
-@pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory):
-    from tiny_model import build_tiny_llama
-
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
-
-
 @pytest.mark.slow
 def test_tiny_local_model_through_hf_provider(tiny_llama, tmp_path, monkeypatch):
     """A real (untrained) local model through Inspect's hf/ provider: one choice per request, so every answer

@@ -180,12 +180,10 @@ def test_ub_lm_eval_wrapper_and_tasks_dir(tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_local_model_through_hf(task_manager, tmp_path_factory, monkeypatch):
+def test_tiny_local_model_through_hf(task_manager, tiny_llama, monkeypatch):
     """A real local model (untrained, from scratch) through lm-eval's hf backend, one problem, offline."""
-    from tiny_model import build_tiny_llama
-
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    path = build_tiny_llama(tmp_path_factory.mktemp("tiny_llama_lm"))
+    path = tiny_llama
     res = _evaluate(task_manager, "hf", ["ub_ksn_real_world"], limit=1,
                     model_args=f"pretrained={path},dtype=float32", device="cpu", batch_size=64, log_samples=True)
     row = res["results"]["ub_ksn_real_world"]

@@ -69,6 +69,7 @@ def test_ids_list_of_non_strings_is_compared_as_text():
         ksn_docs(None, [5])
 
 
+@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
 def test_plain_lm_eval_cli_with_ids_on_the_group(tmp_path):
     """The plain ``lm_eval`` command (our folder as --include_path; its ``dummy`` model, since ub-oracle is
     registered by ub-lm-eval), ids from two categories: two categories report, the five others are skipped."""
@@ -89,6 +90,7 @@ def test_plain_lm_eval_cli_with_ids_on_the_group(tmp_path):
     assert out["ub_ksn"]["sample_len"] == 2
 
 
+@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
 def test_ub_lm_eval_cli_with_ids_of_one_category(tmp_path):
     """``ub-lm-eval`` with ub-oracle, ids of one category only."""
     ids = _ids("code_implicit", 2)

@@ -227,16 +227,15 @@ def test_lmeval_collapse_and_size_metadata(task_manager):
     assert res["n-samples"]["ub_calibration_colors"]["effective"] == 3
 
 
-def test_lmeval_tiny_hf_model_end_to_end(tmp_path_factory):
+def test_lmeval_tiny_hf_model_end_to_end(tiny_llama):
     """A real (untrained) local model through lm-eval's hf backend; the tokenizer reaches custom_dataset
     through the metadata (as the CLI passes model_args), so variants are deduplicated by token ids."""
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
-    from tiny_model import build_tiny_llama
 
     import ub_lmeval
 
-    path = str(build_tiny_llama(tmp_path_factory.mktemp("tiny_llama_logit")))
+    path = str(tiny_llama)
     tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"pretrained": path})
     res = simple_evaluate(model="hf", model_args=f"pretrained={path},dtype=float32", tasks=["ub_calibration_colors"],
                           task_manager=tm, device="cpu", batch_size=16, log_samples=True)
@@ -249,20 +248,16 @@ def test_lmeval_tiny_hf_model_end_to_end(tmp_path_factory):
     assert 0.0 < sum(sample["option_mass"]) <= 1.0 and sum(sample["predicted"]) == pytest.approx(1.0)
 
 
-def test_continuation_token_ids_match_lm_eval_encode_pair():
+def test_continuation_token_ids_match_lm_eval_encode_pair(tiny_llama):
     from transformers import AutoTokenizer
 
     from ub_lmeval.logprob_hooks import continuation_token_ids
 
-    from tiny_model import build_tiny_llama
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        tok = AutoTokenizer.from_pretrained(str(build_tiny_llama(d)))
-        ctx = "the value is"
-        for cont in (" 42", "42", " Value"):
-            whole = tok.encode(ctx + cont)
-            assert continuation_token_ids(tok, ctx, cont) == whole[len(tok.encode(ctx)):]
+    tok = AutoTokenizer.from_pretrained(str(tiny_llama))
+    ctx = "the value is"
+    for cont in (" 42", "42", " Value"):
+        whole = tok.encode(ctx + cont)
+        assert continuation_token_ids(tok, ctx, cont) == whole[len(tok.encode(ctx)):]
 
 
 # ------------------------------------------------------------------------------------------------ Inspect

@@ -166,16 +166,15 @@ def test_lmeval_clustered_se_follows_the_option_pairs(task_manager):
 
 
 @pytest.mark.slow
-def test_lmeval_tiny_local_model_runs_ub_logit(tmp_path_factory):
+def test_lmeval_tiny_local_model_runs_ub_logit(tiny_llama):
     """An untrained tiny Llama built here runs every ub_logit task end to end through lm-eval's hf backend,
     with variants deduplicated by its token ids; every score is in its range."""
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
-    from tiny_model import build_tiny_llama
 
     import ub_lmeval
 
-    path = str(build_tiny_llama(tmp_path_factory.mktemp("tiny_llama_real_logit")))
+    path = str(tiny_llama)
     tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"pretrained": path})
     res = simple_evaluate(model="hf", model_args=f"pretrained={path},dtype=float32", tasks=["ub_logit"],
                           task_manager=tm, device="cpu", batch_size=32, limit=2, log_samples=True)
@@ -259,15 +258,14 @@ def test_exclusive_probabilities_by_hand():
     assert exclusive_probabilities([(1,), (1, 2)], [0.2, 0.2 + 1e-17]) == [0.0, pytest.approx(0.2)]
 
 
-def test_lmeval_counts_a_digit_prefix_once(tmp_path):
+def test_lmeval_counts_a_digit_prefix_once(tiny_llama):
     """With a digit-by-digit tokenizer, " 12" is " 1" then "2": lm-eval's log-likelihood of " 1" holds the mass of
     " 12" too. The docs keep the token ids and process_results removes the double count."""
-    from tiny_model import build_tiny_llama
     from transformers import AutoTokenizer
 
     from ub_lmeval.logprob_hooks import logit_docs, process_results_logit
 
-    tok = AutoTokenizer.from_pretrained(str(build_tiny_llama(tmp_path / "m")))
+    tok = AutoTokenizer.from_pretrained(str(tiny_llama))
     doc = logit_docs("implicit", "dice", tokenizer=tok, ids="imp-dice-single-1d12")[0]
     ids = dict(zip(doc["choices"], map(tuple, doc["choice_token_ids"])))
     one, twelve = ids[" 1"], ids[" 12"]
@@ -291,15 +289,14 @@ def test_top_logprobs_counts_variants_it_cannot_read():
 
 
 @pytest.mark.slow
-def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tmp_path):
+def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tiny_llama, tmp_path):
     """Inspect's hf/ provider samples by default, and transformers refuses temperature 0 when sampling: the logit
     solvers ask at temperature 1 (the model's own distribution), so a plain `--model hf/<path>` runs."""
     from inspect_ai import eval as inspect_eval
-    from tiny_model import build_tiny_llama
 
     from ub_inspect.calibration import calibration
 
-    path = build_tiny_llama(tmp_path / "m")
+    path = tiny_llama
     log = inspect_eval(calibration(mode="top_logprobs", categories="colors", limit_per_category=3),
                        model=f"hf/{path}", log_dir=str(tmp_path / "logs"), display="none")[0]
     assert log.status == "success", log.error

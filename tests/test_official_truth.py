@@ -96,6 +96,7 @@ def test_good_programs_land_in_release_layout(tmp_path):
         == 10_000
 
 
+@pytest.mark.slow  # runs a dozen hostile programs to their limits: the full suite runs it
 def test_hostile_programs_fail_with_reason_and_others_finish(tmp_path):
     for uid, (code, _) in HOSTILE.items():
         _write(tmp_path, FOLDER, uid, code)

@@ -274,6 +274,7 @@ def test_inspect_eval_set_many_models_on_their_servers(tmp_path, monkeypatch):
     assert ks == {"openai-api/srva/good": [1.0, 1.0], "openai-api/srvb/collapsed": [0.0, 0.0]}
 
 
+@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
 def test_ub_lm_eval_command_line(tmp_path):
     """``ub-lm-eval --model ub-openai-completions`` (the CLI, in a subprocess) against the stand-in server."""
     import json

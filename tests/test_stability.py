@@ -415,13 +415,11 @@ def test_inspect_fake_models_give_the_injected_tar(tmp_path):
 
 
 @pytest.mark.slow
-def test_inspect_hf_greedy_is_fully_stable(tmp_path_factory):
+def test_inspect_hf_greedy_is_fully_stable(tiny_llama, tmp_path_factory):
     """A real local model through Inspect's hf/ provider, greedy (-M do_sample=false: the provider samples by
     default, and transformers refuses temperature 0 when sampling). Greedy decoding of the same prompt on one CPU
     process is deterministic, so TARr = TARa = 1 whatever the model answers, and best = worst accuracy."""
-    from tiny_model import build_tiny_llama
-
-    path = build_tiny_llama(tmp_path_factory.mktemp("tiny_stab"))
+    path = tiny_llama
     model = get_model(f"hf/{path}", do_sample=False, memoize=False)
     log = inspect_eval(stability(epochs=3, limit=1, subtasks="navigate,geometric_shapes", max_tokens=8),
                        model=model, log_dir=str(tmp_path_factory.mktemp("logs")), display="none")[0]
