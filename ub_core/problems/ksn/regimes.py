@@ -80,7 +80,7 @@ REGIMES: dict[str, dict[str, dict]] = {
 }
 
 
-#: The kinds of per-family templates (``problems/ksn/code_implicit.py`` and ``implicit_text.py`` register theirs).
+#: The kinds of per-family templates (``problems/ksn/code_implicit.py`` and ``problems/ksn/text_implicit.py`` register theirs).
 TEMPLATE_KINDS = ("code_implicit", "text_implicit")
 
 # kind -> {family: builder}, filled by the @template decorator when a template module is imported
