@@ -43,6 +43,8 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special
 
+from .samples import _sample
+
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
            "p_pass_profile", "answer_distribution_scores", "P_PASS_DRAWS", "P_PASS_MODES"]
 
@@ -59,19 +61,12 @@ _EXACT_HARD_LIMIT = 1_000_000
 # ============================================================================================ input checks
 
 def _vector(x: Any, name: str) -> np.ndarray:
+    """A non-empty 1-D float array without NaN (the shared checks of :func:`.samples._sample`)."""
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a sequence of numbers") from None
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
-    return arr
+    return _sample(arr, name)
 
 
 def _masses(x: Any, name: str) -> np.ndarray:
