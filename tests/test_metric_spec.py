@@ -93,3 +93,33 @@ def test_spec_refuses_unknown_aggregations_and_keys():
     with pytest.raises(KeyError, match="no metric"):
         metric("ksn", "nope")
     assert dataclasses.is_dataclass(KSN_METRICS[0]) and all(m.key for m in KSN_METRICS)
+
+
+@pytest.mark.parametrize("family, path", [
+    ("calibration", "ub_lmeval/task_yamls/logprob/_ub_calibration_template_yaml"),
+    ("implicit", "ub_lmeval/task_yamls/logprob/_ub_implicit_template_yaml"),
+    ("explicit", "ub_lmeval/task_yamls/explicit/_ub_explicit_template_yaml"),
+])
+def test_logprob_yaml_metric_lists_equal_the_spec(family, path):
+    """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and direction; their
+    companions (clustered SEs, grid rates, payload counts) follow, each named after a spec metric."""
+    doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
+    listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
+    heads = [row for row in listed if row[1] == "!function utils.nanmean"]
+    spec = metric_spec._FAMILIES[family]
+    assert heads == [(m.key, _LMEVAL_AGG[m.aggregation], m.higher_is_better) for m in spec]
+    keys = set(metric_keys(family))
+    for name, _, _ in listed[len(heads):]:
+        base = name.removesuffix("_clustered_se")
+        grid = "behaviour_" + name.removeprefix("grid_")
+        assert base in keys or grid in keys or name in ("option_mass", "predicted", "n_options"), name
+
+
+def test_logprob_keys_and_behaviours_derive_from_the_spec():
+    from ub_core.logprob import BEHAVIOURS, METRIC_KEYS
+    from ub_core.report import families
+
+    assert METRIC_KEYS == {b: metric_keys(b) for b in ("calibration", "implicit", "explicit")}
+    assert BEHAVIOURS == metric_spec.BEHAVIOURS == families.BEHAVIOURS
+    assert families.IMPLICIT_KEYS == metric_keys("implicit") and families.EXPLICIT_KEYS == metric_keys("explicit")
+    assert families.CALIBRATION_KEYS == ("pm", "wd", "re")

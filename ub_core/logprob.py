@@ -27,6 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .metric_spec import BEHAVIOURS as _SPEC_BEHAVIOURS, metric_keys
 from .problems.logprob_base import LogprobItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
@@ -34,14 +35,10 @@ __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant",
            "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities"]
 
 #: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are static.
-BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
+BEHAVIOURS = _SPEC_BEHAVIOURS  # the reference behaviours, named once in ub_core.metric_spec
 
 #: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
-METRIC_KEYS = {
-    "calibration": ("pm", "wd", "re", *(f"behaviour_{b}" for b in BEHAVIOURS)),
-    "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
-    "explicit": ("mcq_acc", "p_correct"),
-}
+METRIC_KEYS = {bank: metric_keys(bank) for bank in ("calibration", "implicit", "explicit")}  # ub_core.metric_spec
 
 _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
             "explicit": "explicit_item_scores"}

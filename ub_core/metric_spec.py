@@ -3,6 +3,9 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
 ``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
 
+Specs so far: KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin; odds and stability
+still list their keys in ``ub_core.report.families``.
+
 Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`ub_core.ksn_scoring.score_values`
 (with the pure function in :mod:`ub_core.metrics`); the adapters and the report pick it up.
 
@@ -17,7 +20,8 @@ from dataclasses import dataclass
 
 from .metrics import DEFAULT_NS
 
-__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "metric_keys", "metric", "is_ks_key"]
+__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
+           "BEHAVIOURS", "metric_keys", "metric", "is_ks_key"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 NAN_POLICIES = ("never", "skip", "count")
@@ -65,7 +69,32 @@ KSN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED),
 )
 
-_FAMILIES = {"ksn": KSN_METRICS}
+def _nanmean(key: str, display: str, higher_is_better: bool) -> MetricSpec:
+    return MetricSpec(key, display, higher_is_better, "nanmean", "skip")
+
+
+#: The numeric-calibration paper's reference behaviours (section 4): which one a two-option item's output is
+#: compatible with. Each is a 0/1 flag per item whose mean is a rate.
+BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
+
+#: Numeric calibration: probability mass on the options (PM), Wasserstein distance (WD) and RE, then the
+#: behaviour rates. lm-eval adds a clustered standard error and a grid rate per metric (``ub_lmeval/task_yamls``).
+CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
+    _nanmean("pm", "PM", True), _nanmean("wd", "WD", False), _nanmean("re", "RE", True),
+    *(_nanmean(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated") for b in BEHAVIOURS),
+)
+#: Implicit probabilistic reasoning: distances between the model's and the true outcome distributions, the mass
+#: outside the outcomes, and whether the most likely outcome is right.
+IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
+    _nanmean("chebyshev", "Chebyshev", False), _nanmean("manhattan", "Manhattan", False), _nanmean("kl", "KL", False),
+    _nanmean("missing_mass", "missing mass", False), _nanmean("argmax_acc", "argmax accuracy", True),
+)
+#: Its explicit MCQ twin: accuracy, and the probability of the correct option.
+EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", True),
+                                             _nanmean("p_correct", "P(correct)", True))
+
+_FAMILIES = {"ksn": KSN_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
+             "explicit": EXPLICIT_METRICS}
 
 
 def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metric_spec import is_ks_key, metric_keys
+from ..metric_spec import BEHAVIOURS as SPEC_BEHAVIOURS, is_ks_key, metric_keys
 
 __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
            "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
@@ -31,8 +31,8 @@ KSN_KEYS = tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
 KSN_VALUES = "values"
 
 #: calibration (the numeric-calibration paper)
-CALIBRATION_KEYS = ("pm", "wd", "re")
-BEHAVIOURS = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
+CALIBRATION_KEYS = tuple(k for k in metric_keys("calibration") if not k.startswith("behaviour_"))
+BEHAVIOURS = SPEC_BEHAVIOURS
 BEHAVIOUR_PREFIX = "behaviour_"
 GRID_PREFIX = "grid_"
 #: LogprobItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
@@ -40,9 +40,9 @@ LOGIT_META = "ub"
 LOGIT_EXTRA = ("predicted", "option_mass")
 
 #: implicit (the implicit-reasoning paper)
-IMPLICIT_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")
+IMPLICIT_KEYS = metric_keys("implicit")
 #: explicit MCQ twin (the implicit-reasoning paper)
-EXPLICIT_KEYS = ("mcq_acc", "p_correct")
+EXPLICIT_KEYS = metric_keys("explicit")
 #: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
 ODDS_KEYS = ("abs_error", "baseline_abs_error", "ks_stat")
 ODDS_META = ("family", "task", "shots", "shot_type", "context")
