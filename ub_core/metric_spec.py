@@ -3,7 +3,7 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
 ``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
 
-Specs so far: KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin; odds and stability
+Specs so far: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin; odds and stability
 still list their keys in ``ub_core.report.families``.
 
 Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`ub_core.ksn_scoring.score_values`
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from .metrics import DEFAULT_NS
 
-__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
+__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
+           "EXPLICIT_METRICS",
            "BEHAVIOURS", "metric_keys", "metric", "is_ks_key"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
@@ -93,7 +94,20 @@ IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
 EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", True),
                                              _nanmean("p_correct", "P(correct)", True))
 
-_FAMILIES = {"ksn": KSN_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
+#: Sampling-free KS@N (issue 18; ``ub_core.ksn_logprob``): the model's whole answer distribution q, read from the
+#: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
+#: at N i.i.d. answers from q; its standard error (Monte Carlo where the exact sum is too large) is recorded per
+#: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out).
+KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("valid_mass", "mass on well-formed answers", True),
+    _nanmean("ks_distance", "KS distance", False),
+    *(_nanmean(f"p_pass@{n}", f"P(KS@{n} passes)", True) for n in DEFAULT_NS),
+    _nanmean("jsd", "JSD", False),
+    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True),
+    MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False),
+)
+
+_FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
              "explicit": EXPLICIT_METRICS}
 
 

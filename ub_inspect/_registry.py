@@ -6,6 +6,7 @@ from .calibration import calibration
 from .explicit import explicit
 from .implicit import implicit
 from .ksn import ksn
+from .ksn_logprob import ksn_logprob
 from .odds import odds
 from .reducers import tar, tar_raw
 from .stability import stability
@@ -19,4 +20,4 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "calibration", "implicit", "explicit", "odds", "stability", "tar", "tar_raw", "ub"]
+__all__ = ["ksn", "ksn_logprob", "calibration", "implicit", "explicit", "odds", "stability", "tar", "tar_raw", "ub"]

@@ -45,7 +45,7 @@ from .metrics import grid_rate, nan_mean, nan_stderr
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
-           "variant_logprob_from_prompt_logprobs", "logit_task_parts", "multi_token_variants"]
+           "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "logit_task_parts", "multi_token_variants"]
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,10 @@ def _no_logprobs(what: str, mode: str) -> LogprobsUnavailableError:
         f"any provider with top_logprobs for top_logprobs); try -T mode={other} or another provider.")
 
 
-async def _by_prompt_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float], int]:
+async def continuation_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float], int]:
+    """The summed log-probability of each of ``choices`` right after ``prompt``: one request per choice with
+    ``prompt_logprobs`` (the provider's prefix cache shares the prompt), plus how many choices' first token also
+    held the end of the prompt (:func:`variant_logprob_from_prompt_logprobs`)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
     outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
@@ -173,7 +176,7 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
         choices, _ = flatten_variants(item)
         merged = multi = 0
         if mode == "prompt_logprobs":
-            values, merged = await _by_prompt_logprobs(item.prompt, choices)
+            values, merged = await continuation_logprobs(item.prompt, choices)
         else:
             values, multi = await _by_top_logprobs(item.prompt, choices)
             if multi:

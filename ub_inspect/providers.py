@@ -14,6 +14,8 @@ tokens with a downloaded tokenizer, which fails offline.
   an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
   continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
   ``ub/collapse`` puts all mass on the first option.
+- For sampling-free KS@N (``ub_inspect/ksn_logprob``), a KS@N prompt followed by a candidate answer, asked with
+  ``prompt_logprobs``, gets the candidate's true log-probability (``ub/collapse``: all mass on its one answer).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from inspect_ai.model import (
 )
 
 from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
+from ub_core.ksn_logprob import oracle_candidate_logprob
 from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
 from ub_core.problems import LogprobItem
 from ub_core.oracle import stability_reply
@@ -79,6 +82,8 @@ class UBModelAPI(ModelAPI):
         if logit is not None:
             return self._logit_output(*logit, text, n, config)
         problem = find_problem(text)
+        if problem is not None and config.prompt_logprobs and text.startswith(problem.full_prompt):
+            return self._candidate_output(problem, text[len(problem.full_prompt):], text, n)
         if problem is None and (mcq := stability_reply(text, self.mode)) is not None:
             return self._output([mcq] * n, text, None, config)
         if problem is None:
@@ -137,6 +142,23 @@ class UBModelAPI(ModelAPI):
         choices = [ChatCompletionChoice(
             message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),
             stop_reason="stop", logprobs=logprobs, prompt_logprobs=prompt_logprobs) for _ in range(n)]
+        n_in = len(prompt.split())
+        return ModelOutput(model=f"ub/{self.mode}", choices=choices,
+                           usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))
+
+
+    def _candidate_output(self, problem: Problem, continuation: str, prompt: str, n: int) -> ModelOutput:
+        """Sampling-free KS@N (``ub_inspect/ksn_logprob``): the prompt followed by a candidate answer gets
+        ``prompt_logprobs`` with the candidate's reference log-probability (:mod:`ub_core.ksn_logprob`); the
+        reply is the answer ub/collapse gives."""
+        content = [Logprob(token=problem.full_prompt, logprob=0.0)]
+        if continuation:
+            content.append(Logprob(token=continuation,
+                                   logprob=_finite(oracle_candidate_logprob(problem, continuation, self.mode))))
+        reply = render_replies(problem, [collapse_value(problem)])[0]
+        choices = [ChatCompletionChoice(
+            message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),
+            stop_reason="stop", prompt_logprobs=Logprobs(content=content)) for _ in range(n)]
         n_in = len(prompt.split())
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))

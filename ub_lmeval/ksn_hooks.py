@@ -70,12 +70,12 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     problem = get_problem(doc["id"])
     values, failures = parse_outputs(problem, [str(g) for g in generations])
     row = score_values(problem, values, n_failed=len(failures))
-    out: dict[str, Any] = {m.key: _lmeval_value(m, row[m.key]) for m in KSN_METRICS if "lmeval" in m.adapters}
+    out: dict[str, Any] = {m.key: lmeval_value(m, row[m.key]) for m in KSN_METRICS if "lmeval" in m.adapters}
     out["values"] = values
     return out
 
 
-def _lmeval_value(spec, value: Any) -> Any:
+def lmeval_value(spec, value: Any) -> Any:
     """A score value as lm-eval aggregates it: an undefined value is NaN (left out by ``nanmean``), a flag 1.0/0.0."""
     if spec.aggregation == "total":
         return 1.0 if value else 0.0

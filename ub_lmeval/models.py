@@ -17,9 +17,11 @@ from lm_eval.api.registry import register_model
 
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             render_value)
+from ub_core.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
 from ub_core.oracle_logprob import find_logit_item, oracle_choice, oracle_logprob
 from ub_core.oracle import stability_reply
 from ub_core.problems.base import requested_list_size
+from ub_core.problems.candidates import candidate_set
 
 from .grouping import generate_grouped, group_repeats  # noqa: F401  (re-exported: tests and ub-vllm use them)
 
@@ -32,6 +34,7 @@ class _UBLM(LM):
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:  # lm-eval passes batch_size, device, ...
         super().__init__()
         self.seed = int(seed)
+        self._best: dict[str, str] = {}
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         contexts = [req.args[0] for req in requests]
@@ -71,6 +74,10 @@ class _UBLM(LM):
                 out.append((lp, lp > -math.inf and str(cont) == f" {top}"))
                 continue
             problem = find_problem(ctx)
+            if problem is not None and ctx == problem.full_prompt and candidate_set(problem) is not None:
+                # sampling-free KS@N (ub_ksn_logprob): a candidate after " " (raw) or "" (--apply_chat_template)
+                out.append(self._candidate(problem, str(cont)))
+                continue
             probs = outcome_probabilities(problem) if problem is not None else None
             if not probs:
                 out.append((-math.inf, False))
@@ -84,6 +91,22 @@ class _UBLM(LM):
             best = max(probs, key=probs.get)
             out.append((math.log(q) if q > 0 else -math.inf, label == best))
         return out
+
+    def _candidate(self, problem, cont: str) -> tuple[float, bool]:
+        delim = RAW_DELIMITER if cont.startswith(RAW_DELIMITER) else CHAT_DELIMITER
+        lp = oracle_candidate_logprob(problem, cont, self.mode, delim)
+        if problem.id not in self._best:  # the greedy candidate, once per problem (collapse_value reads the truth)
+            self._best[problem.id] = max((oracle_candidate_logprob(problem, RAW_DELIMITER + c, self.mode), c)
+                                         for c in candidate_set(problem).texts)[1]
+        return lp, lp > -math.inf and cont == delim + self._best[problem.id]
+
+    # --apply_chat_template: the offline models have no chat template; the user message is the prompt, as is
+    def apply_chat_template(self, chat_history: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        return "\n\n".join(str(m.get("content", "")) for m in chat_history)
+
+    @property
+    def tokenizer_name(self) -> str:
+        return f"ub-{self.mode}"
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False) -> list[float]:
         raise NotImplementedError(f"ub-{self.mode} has no rolling log-likelihood (it is not a language model)")

@@ -82,10 +82,16 @@ def attempts_per_valid() -> Metric:
 _AGGREGATIONS = {"mean": (mean, stderr), "nanmean": (nan_mean, nan_stderr), "total": (total, None)}
 
 
+def _per_n(key: str) -> str | None:
+    """``name@*`` for a per-N key ``name@N`` other than ``ks@N`` (``p_pass@100``), else None."""
+    head, sep, n = key.partition("@")
+    return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
+
+
 def spec_metrics(specs) -> list:
     """Inspect's metric dicts for a family's :mod:`ub_core.metric_spec` entries: each metric's aggregation, its
     standard error where the spec asks, and the per-category ``grouped`` value. The ``ks@N`` entries become one
-    ``ks@*`` entry, so a run with other Ns (``-T ns=``) reports those."""
+    ``ks@*`` entry (and ``p_pass@N`` one ``p_pass@*``), so a run with other Ns (``-T ks_ns=``) reports those."""
     ks, rest = {}, {}
     for m in specs:
         if "inspect" not in m.adapters:
@@ -96,6 +102,8 @@ def spec_metrics(specs) -> list:
             fns.append(grouped(head(), "category", all=False))
         if is_ks_key(m.key):
             ks["ks@*"] = fns
+        elif _per_n(m.key):  # p_pass@N: one entry for any N, like ks@N
+            rest[_per_n(m.key)] = fns
         else:
             rest[m.key] = fns
     return [d for d in (ks, rest) if d]

@@ -1,0 +1,160 @@
+"""Sampling-free KS@N as an Inspect task: ``inspect eval ub_inspect/ksn_logprob --model vllm-completions/<model>``.
+
+One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``). The solver reads
+the log-probability of every candidate answer after the prompt (one ``prompt_logprobs`` request per candidate;
+vLLM's prefix caching computes the shared prompt once), the scorer turns them into the model's answer
+distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and
+``entropy_ratio`` (:mod:`ub_core.ksn_logprob`). See README.md beside this file.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import get_model
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ub_core.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidate_record, load_chat_tokenizer,
+                                 logprob_problems, render_chat, score_candidate_logprobs)
+from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.metrics import DEFAULT_NS, KS_METHODS
+from ub_core.problems import Problem, bank_version, load_bank
+
+from ub_inspect._naming import registry_name
+from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
+                                 select_ids, str_list, task_options)
+from ub_inspect.ksn.scorer import spec_metrics
+from ub_inspect.logprobs import LogprobsUnavailableError, continuation_logprobs
+
+__all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "STORE_KEY"]
+
+STORE_KEY = "ub_ksn_logprob"
+
+
+def record_to_sample(problem: Problem) -> Sample:
+    """One enumerable problem -> one Sample: the KS@N prompt as input, its candidates in ``metadata["ub"]``."""
+    rec = candidate_record(problem)
+    return Sample(id=problem.id, input=rec["prompt"], metadata={
+        "category": problem.category, "family": problem.family, "kind": rec["kind"],
+        "n_candidates": len(rec["candidates"]), "ub": rec})
+
+
+def _chat_tokenizer(chat_template: str | None):
+    """The tokenizer whose chat template renders the prompt: ``model`` = the evaluated model's own (its name is
+    a local folder or a cached hub id), any other value names one."""
+    if chat_template is None:
+        return None
+    name = chat_template
+    if chat_template == "model":
+        try:
+            name = get_model().name
+        except Exception as exc:  # noqa: BLE001 - one line for the user
+            raise OptionError(f"option chat_template=model: no active model ({exc})") from None
+    try:
+        return load_chat_tokenizer(name)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
+@solver
+def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None) -> Solver:
+    """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``) and
+    keep them in the store under ``ub_ksn_logprob``: ``{"context", "delimiter", "logprobs", "boundary_merged"}``
+    (``None`` = probability 0)."""
+    state_cache: dict[str, Any] = {}
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if "tokenizer" not in state_cache:  # the active model is known only inside the solver
+            state_cache["tokenizer"] = _chat_tokenizer(chat_template)
+        tok = state_cache["tokenizer"]
+        rec = state.metadata["ub"]
+        delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
+        context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
+        texts = [delim + c for c in rec["candidates"]]
+        values, merged = await continuation_logprobs(context, texts)
+        state.store.set(STORE_KEY, {"context": "chat" if tok is not None else "raw", "delimiter": delim,
+                                    "logprobs": [None if v == -math.inf else float(v) for v in values],
+                                    "boundary_merged": merged})
+        return state
+
+    return solve
+
+
+@scorer(metrics=spec_metrics(KSN_LOGPROB_METRICS))
+def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
+                       method: str = "paper", gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000,
+                       seed: int = 0) -> Scorer:
+    """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        problem = problems[str(state.sample_id)]
+        record = state.store.get(STORE_KEY)
+        if not record:
+            raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
+                                           f"candidate_logprobs solver before this scorer")
+        scores, payload = score_candidate_logprobs(problem, record["logprobs"], ns=ks_ns, threshold=threshold,
+                                                   method=method, truth_size=gt_size, truth_seed=gt_seed,
+                                                   draws=draws, seed=seed)
+        q = payload["q"]
+        rec = state.metadata["ub"]
+        answer = rec["candidates"][max(range(len(q)), key=q.__getitem__)] if q else ""
+        return Score(value=scores, answer=answer,
+                     explanation=(f"valid mass {scores['valid_mass']:.3g}; KS distance {scores['ks_distance']:.3g}; "
+                                  f"P(KS@{max(ks_ns)} passes) {scores[f'p_pass@{max(ks_ns)}']:.3g}"),
+                     metadata={"ub": {**payload, "p": rec["p"], "values": rec["values"],
+                                      "candidates": rec["candidates"], "logprobs": record["logprobs"],
+                                      "context": record["context"], "delimiter": record["delimiter"],
+                                      "boundary_merged": int(record.get("boundary_merged", 0))}})
+
+    return score
+
+
+@task(name=registry_name("ksn_logprob"))
+def ksn_logprob(categories: Any = None, ks_ns: Any = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
+                chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
+                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: Any = None) -> Task:
+    """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
+
+    Args:
+        categories: subset of the KS@N categories (a list or a comma-separated string; default all).
+        ks_ns: the N of ``p_pass@N`` (default 1, 2, 5, 10, 20, 50, 100).
+        threshold: KS p-value threshold, in (0, 1) (UnpredictaBench: 1e-4).
+        method: ``paper`` or ``exact``, as in ``ub_inspect/ksn``.
+        chat_template: render the prompt as a user message through a chat template before the candidates:
+            ``model`` (the evaluated model's tokenizer) or a tokenizer folder / cached hub id. Default: raw text.
+        delimiter: text between the context and each candidate; default ``" "`` after raw text, ``""`` after a
+            chat template (lm-eval's rule).
+        gt_size: ground-truth draws per problem (paper: 10,000).
+        seed: ground-truth seed (an integer >= 0); the Monte-Carlo draws of ``p_pass@N`` use it too.
+        draws: Monte-Carlo draws of ``p_pass@N`` where the exact sum is larger (at least 2,000).
+        limit_per_category: keep only the first N problems of each category (quick checks).
+        ids: keep only these problem ids (a list or a comma-separated string), in bank order.
+    """
+    with task_options("ksn_logprob"):
+        cats = str_list(categories, "categories")
+        ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
+        threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
+        method = choice(method, "method", KS_METHODS)
+        gt_size = positive_int(gt_size, "gt_size")
+        seed = integer(seed, "seed", low=0)
+        draws = positive_int(draws, "draws")
+        if draws < 2000:
+            raise OptionError(f"option draws: at least 2000 Monte-Carlo draws, got {draws}")
+        if chat_template is not None and not str(chat_template).strip():
+            raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
+        problems = [p for p, _ in logprob_problems(load_bank("ksn", categories=cats))]
+        problems = select_ids(first_per_category(problems, limit_per_category), ids)
+    by_id = {p.id: p for p in problems}
+    return Task(
+        dataset=MemoryDataset([record_to_sample(p) for p in problems], name="unpredictabench-ksn-logprob"),
+        solver=candidate_logprobs(None if chat_template is None else str(chat_template),
+                                  None if delimiter is None else str(delimiter)),
+        scorer=ksn_logprob_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size,
+                                  gt_seed=seed, draws=draws, seed=seed),
+        metadata={"bank": "ksn", "route": "logprob", "chat_template": chat_template},
+        version=bank_version("ksn"),
+    )
