@@ -96,11 +96,10 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
                                      ns=ns, threshold=threshold, method=method, support=problem.support,
                                      draws=draws, seed=seed)
     total = float(math.fsum(q.tolist()))
-    scores: dict[str, float] = {"valid_mass": raw["valid_mass"], "ks_distance": raw["ks_distance"],
-                                "jsd": raw["jsd"], "entropy_ratio": raw["entropy_ratio"]}
-    for n in sorted({int(n) for n in ns}):
+    scores: dict[str, float] = {"valid_mass": raw["valid_mass"], "ks_distance": raw["ks_distance"]}
+    for n in sorted({int(n) for n in ns}):  # in the spec's order (ub_core.metric_spec)
         scores[f"p_pass@{n}"] = raw[f"p_pass@{n}"]
-    scores["no_mass"] = float(total <= 0)
+    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=float(total <= 0))
     payload = {"q": [float(x) / total for x in q] if total > 0 else None,
                **{k: v for k, v in raw.items() if k.startswith(("p_pass_se@", "p_pass_exact@"))}}
     return scores, payload

@@ -1,0 +1,247 @@
+"""Sampling-free KS@N (issue 18) in both frameworks: ub_core.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
+
+The oracle gives every candidate its true log-probability (q = p: ks_distance 0, p_pass@100 the truth's own pass
+rate, >= 0.98); the collapsed model puts all mass on one answer (ks_distance large). Chat templates: the prompt is
+rendered as one user message and the candidate follows with no delimiter (lm-eval's --apply_chat_template rule),
+checked against a real tokenizer with a template."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, RAW_DELIMITER, candidate_record, logprob_problems,
+                                 oracle_candidate_logprob, render_chat, score_candidate_logprobs,
+                                 split_candidate_text)
+from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.problems import get_problem, load_bank
+from ub_core.problems.candidates import candidate_set
+
+ROOT = Path(__file__).resolve().parents[1]
+# one problem of each candidate kind: a small discrete support, a cut infinite one, a label problem, a shuffle
+IDS = ("te-bernoulli-spread", "te-poisson-conc", "rw-mcmc-01", "sh-integer-06")
+
+
+def _oracle_lps(problem, mode="oracle"):
+    return [oracle_candidate_logprob(problem, RAW_DELIMITER + t, mode) for t in candidate_set(problem).texts]
+
+
+@pytest.mark.parametrize("pid", IDS)
+def test_oracle_scores_the_ceiling_and_collapse_is_far(pid):
+    p = get_problem(pid)
+    scores, payload = score_candidate_logprobs(p, _oracle_lps(p))
+    assert tuple(scores) == METRIC_KEYS
+    assert scores["ks_distance"] <= 1e-9 and scores["jsd"] <= 1e-9 and scores["valid_mass"] == pytest.approx(1)
+    assert scores["p_pass@100"] >= 0.98 and scores["entropy_ratio"] == pytest.approx(1) and scores["no_mass"] == 0
+    assert payload["q"] == pytest.approx(list(candidate_set(p).p / candidate_set(p).p.sum()))
+    collapsed, _ = score_candidate_logprobs(p, _oracle_lps(p, "collapse"))
+    assert collapsed["ks_distance"] >= 0.3 and collapsed["entropy_ratio"] == 0.0
+
+
+def test_collapse_puts_its_mass_on_the_answer_ub_collapse_repeats():
+    from ub_core.oracle import collapse_replies
+
+    for pid in IDS:
+        p = get_problem(pid)
+        (reply,) = collapse_replies(p, 1)
+        assert oracle_candidate_logprob(p, " " + reply, "collapse") == 0.0
+        assert sum(lp == 0.0 for lp in _oracle_lps(p, "collapse")) == 1
+
+
+def test_candidate_text_and_delimiters():
+    p = get_problem("te-bernoulli-spread")
+    assert split_candidate_text(p, " {1}") == 1 and split_candidate_text(p, "{1}", CHAT_DELIMITER) == 1
+    # not a candidate: wrong delimiter, trailing text, another answer
+    for cont in ("{1}", " {1} ", " 1", " {2}", ""):
+        assert split_candidate_text(p, cont) is None, cont
+        assert oracle_candidate_logprob(p, cont) == -math.inf
+    with pytest.raises(ValueError, match="unknown mode"):
+        oracle_candidate_logprob(p, " {1}", "sampler")
+
+
+def test_hostile_logprobs_give_one_line_errors_or_a_counted_no_mass():
+    p = get_problem("rw-mcmc-01")
+    n = len(candidate_set(p))
+    with pytest.raises(ValueError, match="log-probabilities for"):
+        score_candidate_logprobs(p, [0.0] * (n + 1))
+    with pytest.raises(ValueError):
+        score_candidate_logprobs(p, [float("nan")] * n)
+    with pytest.raises(ValueError):
+        score_candidate_logprobs(p, [0.5] + [-1.0] * (n - 1))
+    scores, payload = score_candidate_logprobs(p, [None] * n)  # nothing observed: no answer distribution
+    assert scores["no_mass"] == 1.0 and scores["valid_mass"] == 0.0 and payload["q"] is None
+    assert all(math.isnan(scores[k]) for k in ("ks_distance", "jsd", "entropy_ratio", "p_pass@100"))
+    with pytest.raises(ValueError, match="cannot be listed"):
+        candidate_record(get_problem("te-normal-conc"))
+
+
+def test_every_enumerable_problem_has_a_record_and_no_other_does():
+    bank = load_bank("ksn")
+    rows = logprob_problems(bank)
+    assert len(rows) == sum(candidate_set(p) is not None for p in bank) == 154
+    rec = candidate_record(*rows[0])
+    assert rec["prompt"] == rows[0][0].full_prompt and len(rec["candidates"]) == len(rec["p"]) == len(rec["values"])
+
+
+class _Tok:
+    """A tokenizer stand-in with a template that writes the BOS token (as Llama 3's does)."""
+
+    bos_token = "<s>"
+
+    def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+        assert tokenize is False and add_generation_prompt is True
+        return "<s>[USER] " + messages[0]["content"] + " [/USER]"
+
+
+def test_render_chat_drops_the_template_bos_the_server_adds_again():
+    assert render_chat(_Tok(), "How many?") == "[USER] How many? [/USER]"
+
+
+def test_render_chat_with_a_real_template(tiny_trained_model):
+    from support.tiny_trained import chat_text
+    from ub_core.ksn_logprob import load_chat_tokenizer
+
+    tok = load_chat_tokenizer(str(tiny_trained_model))
+    prompt = get_problem("te-bernoulli-spread").full_prompt
+    assert render_chat(tok, prompt) == chat_text(prompt)
+    with pytest.raises(ValueError, match="cannot load the tokenizer"):
+        load_chat_tokenizer(str(tiny_trained_model) + "-missing")
+
+
+# ------------------------------------------------------------------------------------------------ Inspect
+
+def _inspect(model, tmp_path, **kw):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.ksn_logprob import ksn_logprob
+
+    log = inspect_eval(ksn_logprob(ids=",".join(IDS), **kw), model=model, log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "success", log.error
+    return log
+
+
+def _metric(log, key, name):
+    return next(s.metrics[name].value for s in log.results.scores if s.name == key)
+
+
+def test_inspect_oracle_and_collapse(tmp_path):
+    log = _inspect("ub/oracle", tmp_path)
+    assert _metric(log, "ks_distance", "nan_mean") <= 0.01 and _metric(log, "p_pass@100", "nan_mean") >= 0.98
+    assert _metric(log, "valid_mass", "mean") == pytest.approx(1.0)
+    for s in log.samples:
+        ub = s.scores["ksn_logprob_scorer"].metadata["ub"]
+        assert ub["context"] == "raw" and ub["delimiter"] == " " and ub["q"] == pytest.approx(ub["p"], rel=1.01e-6)  # renormalised: cut tails hold <= 1e-6
+    log = _inspect("ub/collapse", tmp_path)
+    assert _metric(log, "ks_distance", "nan_mean") >= 0.3 and _metric(log, "entropy_ratio", "nan_mean") == 0.0
+
+
+def test_inspect_options_give_one_line_errors():
+    from ub_inspect.ksn_logprob import ksn_logprob
+
+    with pytest.raises(ValueError, match="option draws: at least 2000"):
+        ksn_logprob(draws=100)
+    with pytest.raises(ValueError, match="option chat_template"):
+        ksn_logprob(chat_template=" ")
+    with pytest.raises(ValueError, match="ids: not among the selected items: te-normal-conc"):
+        ksn_logprob(ids="te-normal-conc")  # continuous: no listed support
+
+
+def test_inspect_chat_template_that_cannot_load_fails_the_run_with_one_line(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from ub_inspect.ksn_logprob import ksn_logprob
+
+    log = inspect_eval(ksn_logprob(ids=IDS[0], chat_template=str(tmp_path / "nothing")), model="ub/oracle",
+                       log_dir=str(tmp_path), display="none")[0]
+    assert log.status == "error" and "chat_template: cannot load the tokenizer" in log.error.message
+
+
+# ------------------------------------------------------------------------------------------------ lm-eval
+
+def _lmeval(model, chat=False, model_args=""):
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ",".join(IDS)})
+    return simple_evaluate(model=model, model_args=model_args, tasks=["ub_ksn_logprob"], task_manager=tm,
+                           log_samples=True, apply_chat_template=chat)
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_lmeval_oracle_and_collapse(chat):
+    res = _lmeval("ub-oracle", chat)
+    group = res["results"]["ub_ksn_logprob"]
+    assert group["ks_distance,none"] <= 0.01 and group["p_pass@100,none"] >= 0.98
+    samples = [s for task in res["samples"].values() for s in task]
+    assert sorted(s["doc"]["id"] for s in samples) == sorted(IDS)
+    for s in samples:  # raw: " {k}" after the prompt; chat: "{k}" as the start of the reply
+        assert all(a[1].startswith("{" if chat else " {") for a in s["arguments"])
+    res = _lmeval("ub-collapse", chat)
+    assert res["results"]["ub_ksn_logprob"]["ks_distance,none"] >= 0.3
+
+
+def test_lmeval_hooks_report_exactly_the_spec_keys():
+    from ub_lmeval.ksn_logprob_hooks import ksn_logprob_docs, process_results_ksn_logprob
+
+    (doc,) = ksn_logprob_docs("real_world", ids="rw-mcmc-01")
+    p = get_problem(doc["id"])
+    row = process_results_ksn_logprob(doc, [(lp, False) for lp in _oracle_lps(p)])
+    assert tuple(k for k in row if k != "q") == tuple(m.key for m in KSN_LOGPROB_METRICS if "lmeval" in m.adapters)
+    with pytest.raises(ValueError, match="expected 4 log-likelihood results"):
+        process_results_ksn_logprob(doc, [(0.0, False)])
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+
+
+def test_yaml_metric_list_equals_the_spec_and_categories_match_the_bank():
+    from ub_core.problems.ksn import CATEGORIES
+
+    folder = ROOT / "ub_lmeval/task_yamls/ksn_logprob"
+    doc = yaml.load((folder / "_ub_ksn_logprob_template_yaml").read_text(), Loader=_Loader)
+    agg = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!function utils.total"}
+    listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
+    assert listed == [(m.key, agg[m.aggregation], m.higher_is_better) for m in KSN_LOGPROB_METRICS
+                      if "lmeval" in m.adapters] + [("q", "!function utils.count", True)]
+    group = yaml.load((folder / "ub_ksn_logprob.yaml").read_text(), Loader=_Loader)
+    assert group["task"] == [f"ub_ksn_logprob_{c}" for c in CATEGORIES]
+
+
+def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monkeypatch):
+    """lm-eval's hf backend with --apply_chat_template on a tokenizer with a template: each candidate's
+    log-likelihood is that of "{k}" right after the rendered prompt, as computed here from the model's logits."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    pid = "te-bernoulli-spread"
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": pid})
+    res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
+                          tasks=["ub_ksn_logprob_text_explicit"], task_manager=tm, apply_chat_template=True,
+                          log_samples=True, batch_size=4)
+    (sample,) = res["samples"]["ub_ksn_logprob_text_explicit"]
+    tok = AutoTokenizer.from_pretrained(str(tiny_trained_model))
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_trained_model), torch_dtype=torch.float32).eval()
+    context = render_chat(tok, get_problem(pid).full_prompt)
+    for (ctx, cont), resp in zip((a for a in sample["arguments"]), sample["resps"]):
+        assert cont in ("{0}", "{1}") and ctx.endswith(context)
+        ids_ctx = tok(ctx)["input_ids"]
+        ids_all = tok(ctx + cont)["input_ids"]
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([ids_all])).logits[0].float(), -1)
+        want = sum(logp[i - 1, ids_all[i]].item() for i in range(len(ids_ctx), len(ids_all)))
+        assert resp[0][0] == pytest.approx(want, abs=1e-4)
