@@ -245,3 +245,33 @@ def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monk
             logp = torch.log_softmax(model(torch.tensor([ids_all])).logits[0].float(), -1)
         want = sum(logp[i - 1, ids_all[i]].item() for i in range(len(ids_ctx), len(ids_all)))
         assert resp[0][0] == pytest.approx(want, abs=1e-4)
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+def test_report_shows_predicted_vs_sampled_and_q_vs_truth(tmp_path):
+    """ub report: a sampling-free run and a KS@N run of one model give the means table, the predicted-vs-sampled
+    table (for ub/collapse both are exact: its one answer passes KS@N with probability 0 or 1) and a q-vs-truth
+    figure per category."""
+    import json
+
+    from inspect_ai import eval as inspect_eval
+
+    from ub_core.report import build_report
+    from ub_inspect.ksn import ksn
+    from ub_inspect.ksn_logprob import ksn_logprob
+
+    logs = tmp_path / "logs"
+    for task in (ksn_logprob(ids=",".join(IDS)), ksn(ids=",".join(IDS))):
+        assert inspect_eval(task, model="ub/collapse", log_dir=str(logs), display="none")[0].status == "success"
+    build_report([logs], tmp_path / "out")
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["tables"]["ksn_logprob_by_category"]["family"] == "ksn_logprob"
+    rows = [r for r in summary["tables"]["ksn_logprob_vs_sampled"]["rows"] if r["category"] == "all"]
+    assert {r["N"] for r in rows} == {1, 2, 5, 10, 20, 50, 100}
+    for r in rows:
+        assert r["problems"] == len(IDS) and r["predicted_p_pass"] == pytest.approx(r["sampled_ks_pass"]), r
+    figures = sorted(p.name for p in (tmp_path / "out/ksn_logprob").glob("*.png"))
+    # one figure per category (text_explicit has two of IDS: the one furthest from the truth is drawn)
+    assert len(figures) == 3 and {"rw-mcmc-01.png", "sh-integer-06.png"} <= set(figures)
+    assert set(figures) <= {f"{pid}.png" for pid in IDS}

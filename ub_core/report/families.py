@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from ..metric_spec import BEHAVIOURS as SPEC_BEHAVIOURS, is_ks_key, metric_keys
 
 __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
-           "EXPLICIT_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
+           "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -29,6 +29,11 @@ __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS",
 KSN_KEYS = tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
+
+#: sampling-free KS@N (issue 18: ``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
+#: its payload (Inspect ``Score.metadata["ub"]``; lm-eval ``doc`` + the line's ``q``) holds the distributions
+KSN_LOGPROB_KEYS = tuple(k for k in metric_keys("ksn_logprob") if not k.startswith("p_pass@"))
+KSN_LOGPROB_META = ("q", "p", "values", "candidates")
 
 #: calibration (the numeric-calibration paper)
 CALIBRATION_KEYS = tuple(k for k in metric_keys("calibration") if not k.startswith("behaviour_"))
@@ -91,6 +96,19 @@ def _ksn(values, meta, doc) -> Extracted:
     for k in ("support", "family", "regime", "subcategory"):
         if k in doc:
             payload[k] = doc[k]
+    return _category(doc), metrics, payload
+
+
+def _ksn_logprob(values, meta, doc) -> Extracted:
+    metrics = {k: v for k, v in values.items() if k.startswith("p_pass@")}
+    metrics.update(_pick(values, KSN_LOGPROB_KEYS))
+    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    payload = {}
+    for k in KSN_LOGPROB_META:
+        for src in (record, meta, doc):
+            if isinstance(src.get(k), list):
+                payload[k] = list(src[k])
+                break
     return _category(doc), metrics, payload
 
 
@@ -157,6 +175,7 @@ def _stability(values, meta, doc) -> Extracted:
 
 FAMILIES: tuple[Family, ...] = (
     Family("ksn", "UnpredictaBench (KS@N)", _is_ksn, _ksn),
+    Family("ksn_logprob", "Sampling-free KS@N (log-probabilities)", lambda v: "ks_distance" in v, _ksn_logprob),
     Family("calibration", "Numeric calibration", lambda v: any(k in v for k in CALIBRATION_KEYS), _calibration),
     Family("implicit", "Implicit probabilistic reasoning", lambda v: any(k in v for k in IMPLICIT_KEYS[:3]),
            _implicit),

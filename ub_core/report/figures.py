@@ -376,6 +376,60 @@ def implicit_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int
     return out
 
 
+def ksn_logprob_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: int = 7,
+                     on_error: Callable[[str, BaseException], None] | None = None) -> list[dict]:
+    """The model's answer distribution q against the truth p, over the scored scalar (candidates that share a
+    value, e.g. the orders of a shuffle with one Lehmer Z1, pooled): per category, the problem where the first
+    model is furthest from the truth (largest ``ks_distance``), up to ``max_items``."""
+    plt = _plt()
+
+    def usable(r):
+        pl = r.payload
+        return isinstance(pl.get("q"), list) and isinstance(pl.get("p"), list) and isinstance(pl.get("values"), list) \
+            and len(pl["q"]) == len(pl["p"]) == len(pl["values"]) > 0
+
+    recs_all = [r for r in records if usable(r)]
+    if not recs_all:
+        return []
+    first = (recs_all[0].model, recs_all[0].framework)
+    picks = []
+    for cat in sorted({r.category for r in recs_all}):
+        cands = [r for r in recs_all if r.category == cat and (r.model, r.framework) == first]
+        if cands:
+            picks.append(max(cands, key=lambda r: (r.metric("ks_distance") or 0.0)).problem_id)
+    out = []
+    for pid in picks[:max_items]:
+        with _one_item(on_error, f"answer distribution for {pid}"):
+            recs = [r for r in recs_all if r.problem_id == pid]
+            vals = np.asarray(recs[0].payload["values"], dtype=float)
+            xs = np.unique(vals)
+
+            def pooled(mass):
+                m = np.asarray(mass, dtype=float)
+                return np.array([m[vals == x].sum() for x in xs])
+
+            k = 1 + len(recs)
+            width = 0.8 / k
+            x = np.arange(xs.size)
+            fig, ax = plt.subplots(figsize=(max(4.0, 0.3 * xs.size * k / 2 + 2.5), 2.8))
+            ax.bar(x, pooled(recs[0].payload["p"]), width, color=GREEN, label="truth")
+            for i, r in enumerate(recs, 1):
+                ax.bar(x + i * width, pooled(r.payload["q"]), width, label=_label(r.model, r.framework),
+                       color=plt.get_cmap("Blues")(0.45 + 0.5 * i / k))
+            step = max(1, xs.size // 20)
+            ax.set_xticks((x + 0.4 - width / 2)[::step])
+            ax.set_xticklabels([f"{v:g}" for v in xs[::step]], fontsize=7)
+            ax.set_ylabel("probability", fontsize=8)
+            ax.legend(fontsize=6)
+            ax.set_title(f"{pid} ({recs[0].category}): KS distance "
+                         f"{recs[0].metric('ks_distance') if recs[0].metric('ks_distance') is not None else float('nan'):.3f}",
+                         fontsize=7)
+            rel = Path("ksn_logprob") / f"{safe_name(pid)}.png"
+            _save(fig, out_dir / rel)
+            out.append({"id": pid, "category": recs[0].category, "file": rel.as_posix()})
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ odds
 
 def odds_shots(rows: Sequence[dict[str, Any]], path: Path) -> Path | None:

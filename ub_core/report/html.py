@@ -44,7 +44,7 @@ def _fmt(v: Any) -> str:
 class _Guarded:
     """Calls into :mod:`.figures`; a figure that fails on hostile data becomes a counted skip, not a crash."""
 
-    _PER_ITEM = ("ksn_histograms", "calibration_heatmaps", "implicit_bars")
+    _PER_ITEM = ("ksn_histograms", "calibration_heatmaps", "implicit_bars", "ksn_logprob_bars")
 
     def __init__(self, table: SampleTable):
         from . import figures
@@ -91,6 +91,10 @@ def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_
             "KS@N over N (95% Wilson band) for each model")
         gallery = F.ksn_histograms(table.family("ksn"), out, max_problems=max_histograms)
         files += [out / g["file"] for g in gallery]
+    if "ksn_logprob" in tables:
+        for b in F.ksn_logprob_bars(table.family("ksn_logprob"), out):
+            add("ksn_logprob", "ksn-logprob-bars", out / b["file"],
+                f"{b['id']} ({b['category']}): the model's answer distribution q vs the truth")
     if "calibration" in tables:
         for h in F.calibration_heatmaps(table.family("calibration"), out):
             add("calibration", "calibration-heatmap", out / h["file"],

@@ -250,6 +250,53 @@ def _means_by_category(records, name, title, family, keys, rate_key=None, cluste
     return t
 
 
+# Provider prefixes that name the route, not the model: the same weights sampled through vllm/ and scored through
+# vllm-completions/ are one model for the predicted-vs-sampled table.
+_ROUTE_PREFIXES = ("vllm-completions/", "vllm/", "hf/", "openai-api-completions/", "openai-api/", "sglang/")
+
+
+def _model_key(model: str) -> str:
+    for pre in _ROUTE_PREFIXES:
+        if model.startswith(pre):
+            return model[len(pre):]
+    return model
+
+
+def _ksn_logprob_tables(records, ksn_records=()):
+    """Means by category, and where the same model (provider prefix aside) was also sampled with KS@N on the same
+    problems, the predicted ``p_pass@N`` next to the sampled KS@N pass rate on those problems."""
+    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio"]
+    tables = [_means_by_category(records, "ksn_logprob_by_category", "Sampling-free KS@N by category (answer "
+                                 "distribution from candidate log-probabilities)", "ksn_logprob", keys)]
+    sampled = {}
+    for r in ksn_records:
+        sampled.setdefault((_model_key(r.model), r.problem_id), []).append(r)
+    cols = ["model", "category", "problems", "N", "predicted_p_pass", "sampled_ks_pass"]
+    t = Table("ksn_logprob_vs_sampled", "Predicted P(KS@N passes) from log-probabilities vs the sampled KS@N pass "
+              "rate, on the problems run both ways", "ksn_logprob", cols, keys=("model", "category", "N"))
+    for model, recs in sorted(_group(records, lambda r: _model_key(r.model)).items()):
+        pairs = [(r, sampled[(model, r.problem_id)]) for r in recs if (model, r.problem_id) in sampled]
+        if not pairs:
+            continue
+        for cat, cpairs in [("all", pairs)] + sorted(_group(pairs, lambda pr: pr[0].category).items()):
+            for n in ks_ns_of_p_pass(records):
+                pred = [r.metric(f"p_pass@{n}") for r, _ in cpairs]
+                obs = [s.metric(f"ks@{n}") for _, ss in cpairs for s in ss]
+                pred, obs = [x for x in pred if x is not None], [x for x in obs if x is not None]
+                if pred and obs:
+                    t.rows.append({"model": model, "category": cat, "problems": len(cpairs), "N": n,
+                                   "predicted_p_pass": sum(pred) / len(pred), "sampled_ks_pass": sum(obs) / len(obs)})
+    if t.rows:
+        tables.append(t)
+    return tables
+
+
+def ks_ns_of_p_pass(records: Iterable[SampleRecord]) -> list[int]:
+    """The N of the ``p_pass@N`` keys present, in increasing order."""
+    ns = {int(k[7:]) for r in records for k in r.metrics if k.startswith("p_pass@") and k[7:].isdigit()}
+    return sorted(ns)
+
+
 def _implicit_tables(records):
     t = _means_by_category(records, "implicit_by_category", "Implicit probabilistic reasoning by scenario "
                            "(distances to the true outcome distribution, Chebyshev with a 95% CI clustered by "
@@ -358,6 +405,8 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
         recs = table.family(fam)
         if recs:
             out[fam] = build(recs)
+        if fam == "ksn" and table.family("ksn_logprob"):
+            out["ksn_logprob"] = _ksn_logprob_tables(table.family("ksn_logprob"), recs)
     stab = table.family("stability")
     if stab or any(k[2] == "stability" for k in table.aggregates):
         out["stability"] = _stability_tables(stab, table.aggregates)
