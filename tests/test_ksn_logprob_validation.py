@@ -69,7 +69,7 @@ def _samples(lm, problem, count: int, seed: int) -> tuple[list[float], int]:
 
     Ancestral sampling at temperature 1 from the model's full next-token distribution (what ``generate`` does with
     ``do_sample=True, top_k=0, top_p=1``), with the prompt's key/value cache computed once and repeated over a
-    batch of BATCH replies: ``generate`` would recompute the ~300-token prompt for every reply."""
+    batch of BATCH replies: ``generate`` would recompute the prompt (60 to 500 tokens) for every reply."""
     import torch
 
     tok, model = lm
