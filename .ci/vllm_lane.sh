@@ -233,7 +233,35 @@ ub-lm-eval --model ub-openai-completions \
   --output_path "$work/out_served"
 served_lm_s=$(( $(date +%s) - t0 ))
 m2="$(metrics)"
+# 5. sampling-free KS@N (ub_inspect/ksn_logprob) on the same server: vllm-completions/ reads each candidate's
+# prompt_logprobs; raw prompt, and the tiny model's chat template (it learnt " {k}" after "assistant:", hence the
+# delimiter " ")
+logprob_ids="te-bernoulli-spread,te-discrete_uniform-conc"
+t0=$(date +%s)
+VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob --model vllm-completions/tiny \
+  -T "ids=$logprob_ids" --log-dir "$work/inspect_logprob" --display none --log-level warning
+VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob --model vllm-completions/tiny \
+  -T "ids=$logprob_ids" -T "chat_template=$model" -T 'delimiter=" "' --log-dir "$work/inspect_logprob_chat" \
+  --display none --log-level warning
+served_logprob_s=$(( $(date +%s) - t0 ))
 kill "$serve_pid" 2>/dev/null || true
+"$venv/bin/python" - "$work" "$served_logprob_s" <<'PY'
+import glob, sys
+from inspect_ai.log import read_eval_log
+
+work, wall = sys.argv[1], int(sys.argv[2])
+for folder, context in (("inspect_logprob", "raw"), ("inspect_logprob_chat", "chat")):
+    log = read_eval_log(glob.glob(f"{work}/{folder}/*.eval")[0])
+    assert log.status == "success", log.error
+    for s in log.samples:
+        v, ub = s.scores["ksn_logprob_scorer"].value, s.scores["ksn_logprob_scorer"].metadata["ub"]
+        # the model learnt these two answer distributions within ~0.01 (tests/test_trained_model.py)
+        assert ub["context"] == context and v["valid_mass"] >= 0.99 and v["ks_distance"] <= 0.03, (folder, s.id, v)
+        assert v["p_pass@100"] >= 0.98, (folder, s.id, v)
+        print(f"  ksn_logprob vllm-completions/ ({context}) {s.id}: q {[round(x, 4) for x in ub['q']]}, "
+              f"valid mass {v['valid_mass']:.4f}, KS distance {v['ks_distance']:.4f}, p_pass@100 {v['p_pass@100']:.4f}")
+print(f"  ksn_logprob on the server: {wall}s for both runs")
+PY
 "$venv/bin/python" - "$work" "$ids" "$m0" "$m1" "$m2" "$serve_start_s" "$served_inspect_s" "$served_lm_s" <<'PY'
 import glob, json, sys
 from inspect_ai.log import read_eval_log
