@@ -75,9 +75,12 @@ class _UBLM(LM):
                 continue
             problem = find_problem(ctx)
             if problem is not None and ctx == problem.full_prompt and candidate_set(problem) is not None:
-                # sampling-free KS@N (ub_ksn_logprob): a candidate after " " (raw) or "" (--apply_chat_template)
-                out.append(self._candidate(problem, str(cont)))
-                continue
+                # sampling-free KS@N (ub_ksn_logprob): a candidate after " " (raw) or "" (--apply_chat_template);
+                # anything else (a bare " red") falls through to the outcome table below
+                lp, greedy = self._candidate(problem, str(cont))
+                if lp > -math.inf:
+                    out.append((lp, greedy))
+                    continue
             probs = outcome_probabilities(problem) if problem is not None else None
             if not probs:
                 out.append((-math.inf, False))
