@@ -170,3 +170,32 @@ def test_no_module_level_import_circles():
         if state.get(m) is None and visit(m, [m]):
             break
     assert not cycle, " -> ".join(cycle)
+
+
+def test_every_bank_answers_for_its_own_prompts_through_find_item():
+    """Bank.find is each bank's prompt index; find_item asks them in turn, so the offline models need no per-bank
+    code: one prompt of every registered bank (a KS@N prompt with a candidate after it, as the log-probability route
+    sends it; a log-probability prompt with a continuation) resolves to that bank and item."""
+    from ub_core.problems import find_item
+
+    for name, bank in ub_problems.BANKS.items():
+        assert bank.find is not None, name
+        item = load_bank(name)[0]
+        prompt = getattr(item, "full_prompt", None) or item.prompt
+        found = find_item(prompt)
+        assert found is not None and (found[0], found[1].id) == (name, item.id), name
+    assert find_item(get_problem("te-poisson-conc").full_prompt + " {3}")[1].id == "te-poisson-conc"
+    cal = load_bank("calibration")[0]
+    assert find_item(cal.prompt + " red") == ("calibration", cal)
+    assert find_item("What is the capital of France?") is None
+
+
+def test_a_toy_bank_with_a_prompt_index_is_found(monkeypatch):
+    from ub_core.oracle import find_problem
+    from ub_core.problems import find_item
+
+    monkeypatch.setattr(ub_problems, "BANKS", dict(ub_problems.BANKS))
+    toy = _toy_problem("1")
+    ub_problems.register_bank(Bank("toy", load=lambda size=None: (toy,), version=lambda: "1", id_prefixes=("toy-",),
+                                   find=lambda text: toy if text.startswith(toy.prompt) else None))
+    assert find_item(toy.full_prompt) == ("toy", toy) and find_problem(toy.full_prompt) is toy

@@ -7,6 +7,8 @@ tests/test_logit_real_banks.py.
 
 from __future__ import annotations
 
+import dataclasses
+
 import asyncio
 import json
 import math
@@ -86,7 +88,8 @@ def _explicit(size=None):
 def fixture_banks(monkeypatch):
     for name, loader in (("calibration", _calibration), ("implicit", _implicit), ("explicit", _explicit)):
         bank = ub_problems.BANKS[name]
-        monkeypatch.setitem(ub_problems.BANKS, name, ub_problems.Bank(name, loader, lambda: "fixture", bank.id_prefixes))
+        # same record, other items: the prompt index (Bank.find) reads them through load_bank
+        monkeypatch.setitem(ub_problems.BANKS, name, dataclasses.replace(bank, load=loader, version=lambda: "fixture"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 

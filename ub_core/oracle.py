@@ -19,50 +19,27 @@ from .problems.base import Problem, seed_sequence
 
 __all__ = ["find_problem", "oracle_values", "oracle_replies", "collapse_value", "collapse_replies", "render_value",
            "render_replies",
-           "outcome_probabilities", "stability_reply"]
-
-_INDEX: dict[str, list[Problem]] | None = None
-_KEY = 40  # index prompts by their first characters (every prompt is longer); confirmed by a prefix match
-
+           "outcome_probabilities", "stability_reply", "text_reply"]
 
 def find_problem(text: str) -> Problem | None:
-    """The built-in KS@N problem whose task text starts ``text`` (any instruction may follow it): how the
-    offline models, which see only the prompt, know what they are asked."""
-    global _INDEX
-    if _INDEX is None:
-        from .problems import load_bank
+    """The built-in sampled problem (KS@N or odds) whose prompt ``text`` states (any instruction may follow it):
+    how the offline models, which see only the prompt, know what they are asked. The banks' own prompt indexes
+    answer (:func:`ub_core.problems.find_item`)."""
+    from .problems import find_item
 
-        idx: dict[str, list[Problem]] = {}
-        for p in load_bank("ksn"):
-            idx.setdefault(p.prompt[:_KEY], []).append(p)
-        _INDEX = idx
-    matches = [p for p in _INDEX.get(str(text)[:_KEY], ()) if str(text).startswith(p.prompt)]
-    if not matches:
-        matches = _find_odds(str(text))
-    return max(matches, key=lambda p: len(p.prompt)) if matches else None
+    hit = find_item(text)
+    return hit[1] if hit is not None and isinstance(hit[1], Problem) else None
 
 
-_ODDS_INDEX: dict[str, dict[str, Problem]] = {}
+def text_reply(item, mode: str) -> str | None:
+    """The one reply of the offline models to a question with a single right answer (a stability item: the
+    correct letter for the oracle, always ``A`` for collapse), ``None`` for an item they answer otherwise
+    (sampled problems are drawn, log-probability items are scored)."""
+    from .problems.stability import StabilityItem
 
-
-def _find_odds(text: str) -> list[Problem]:
-    """Items of the odds bank (the odds paper) whose prompt starts ``text``: the subset first, then the full edition. The
-    bank is indexed only when a prompt is not a KS@N one, so KS@N runs never build it. Its prompts share long
-    openings (the task text and the worked examples), so they are indexed whole: ``text`` is a prompt, or a prompt
-    plus one appended instruction paragraph (sampling items); anything else falls back to a scan."""
-    from .problems.odds import PROMPT_OPENINGS, odds_problems, prompt_convention
-
-    if not text.startswith(PROMPT_OPENINGS):
-        return []
-    rule = prompt_convention(text)  # the paper's or the public release's answers (odds README, conventions)
-    for edition in ("subset", "full"):
-        if edition + rule not in _ODDS_INDEX:
-            _ODDS_INDEX[edition + rule] = {p.prompt: p for p in odds_problems(edition, rule)}
-        index = _ODDS_INDEX[edition + rule]
-        for cand in (text, text.rsplit("\n\n", 1)[0]):
-            if cand in index:
-                return [index[cand]]
-    return [p for prompt, p in _ODDS_INDEX["full" + rule].items() if text.startswith(prompt)]
+    if isinstance(item, StabilityItem):
+        return f"ANSWER: {item.answer if mode == 'oracle' else 'A'}"
+    return None
 
 
 # Offsets the oracle's seed stream from the ground truth's (seed_sequence(id, seed) with small seeds).
@@ -156,6 +133,4 @@ def stability_reply(text: str, mode: str) -> str | None:
     from .problems.stability import find_stability_item
 
     item = find_stability_item(text)
-    if item is None:
-        return None
-    return f"ANSWER: {item.answer if mode == 'oracle' else 'A'}"
+    return None if item is None else text_reply(item, mode)

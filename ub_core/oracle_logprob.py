@@ -17,13 +17,14 @@ full editions on the first prompt the subset lacks. Both are rebuilt when a bank
 
 from __future__ import annotations
 
+import functools
 import math
 
 from .logprob import canonical_variant
 from .problems.logprob_base import LOGPROB_BANKS, LogprobItem
 
 __all__ = ["LOGIT_MODES", "find_logit_item", "split_logit_text", "oracle_logprob", "oracle_variant_logprobs",
-           "oracle_top_logprobs", "oracle_choice"]
+           "oracle_top_logprobs", "oracle_choice", "find_calibration_item", "find_implicit_item", "find_explicit_item"]
 
 LOGIT_MODES = ("oracle", "collapse")
 
@@ -39,7 +40,8 @@ _INDEX_KEY: tuple | None = None
 def _banks_key() -> tuple:
     from .problems import BANKS
 
-    return tuple((name, id(BANKS.get(name))) for name in LOGPROB_BANKS)
+    # the records themselves (hashable, frozen), not their ids: a freed fixture record's id may be reused
+    return tuple((name, BANKS.get(name)) for name in LOGPROB_BANKS)
 
 
 def _index(size: str) -> dict[str, LogprobItem]:
@@ -89,6 +91,31 @@ def split_logit_text(text: str) -> tuple[LogprobItem, str] | None:
         return None
     item, pos = hit
     return item, text[cuts[pos]:]
+
+
+@functools.lru_cache(maxsize=256)
+def _split_cached(text: str, key: tuple) -> tuple[LogprobItem, str] | None:
+    return split_logit_text(text)
+
+
+def _find_in(bank: str, text: str) -> LogprobItem | None:
+    """One log-probability bank's prompt index (``Bank.find``): the item of ``bank`` whose prompt starts ``text``
+    (a continuation may follow). The three banks share one index; the last lookups are cached, so asking the
+    three in turn searches once."""
+    hit = _split_cached(str(text), _banks_key())
+    return hit[0] if hit is not None and hit[0].bank == bank else None
+
+
+def find_calibration_item(text: str) -> LogprobItem | None:
+    return _find_in("calibration", text)
+
+
+def find_implicit_item(text: str) -> LogprobItem | None:
+    return _find_in("implicit", text)
+
+
+def find_explicit_item(text: str) -> LogprobItem | None:
+    return _find_in("explicit", text)
 
 
 def _mass(item: LogprobItem, mode: str) -> list[float]:

@@ -38,12 +38,11 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
-from ub_core.oracle import collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies
 from ub_core.ksn_logprob import oracle_candidate_logprob
-from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs, split_logit_text
-from ub_core.problems import LogprobItem
-from ub_core.oracle import stability_reply
-from ub_core.problems import Problem
+from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
+                            text_reply)
+from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs
+from ub_core.problems import LogprobItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 __all__ = ["UBModelAPI", "find_problem"]
@@ -78,17 +77,18 @@ class UBModelAPI(ModelAPI):
         users = [m for m in input if getattr(m, "role", None) == "user"]
         text = _message_text(users[-1]) if users else ""
         n = max(1, int(config.num_choices or 1))
-        logit = split_logit_text(text)
-        if logit is not None:
-            return self._logit_output(*logit, text, n, config)
-        problem = find_problem(text)
-        if problem is not None and config.prompt_logprobs and text.startswith(problem.full_prompt):
-            return self._candidate_output(problem, text[len(problem.full_prompt):], text, n)
-        if problem is None and (mcq := stability_reply(text, self.mode)) is not None:
-            return self._output([mcq] * n, text, None, config)
-        if problem is None:
-            reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
+        found = find_item(text)  # every bank's prompt index (ub_core.problems.Bank.find)
+        item = found[1] if found is not None else None
+        if isinstance(item, LogprobItem):
+            return self._logit_output(item, text[len(item.prompt):], text, n, config)
+        if not isinstance(item, Problem):
+            reply = text_reply(item, self.mode) if item is not None else None
+            if reply is None:
+                reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
             return self._output([reply] * n, text, None, config)
+        problem = item
+        if config.prompt_logprobs and text.startswith(problem.full_prompt):
+            return self._candidate_output(problem, text[len(problem.full_prompt):], text, n)
         k = requested_list_size(text)
         if self.mode == "collapse":
             values = [collapse_value(problem)] * (n * k)

@@ -15,11 +15,11 @@ import lm_eval.models  # noqa: F401  (fill lm-eval's registry before adding to i
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
-                            render_value)
+from ub_core.oracle import (collapse_value, oracle_values, outcome_probabilities, render_replies, render_value,
+                            text_reply)
 from ub_core.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
-from ub_core.oracle_logprob import find_logit_item, oracle_choice, oracle_logprob
-from ub_core.oracle import stability_reply
+from ub_core.oracle_logprob import oracle_choice, oracle_logprob
+from ub_core.problems import LogprobItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.candidates import candidate_set
 
@@ -42,14 +42,12 @@ class _UBLM(LM):
         out = [""] * len(contexts)
         for idx in group_repeats(contexts):
             ctx = contexts[idx[0]]
-            problem = find_problem(ctx)
-            if problem is None and (mcq := stability_reply(ctx, self.mode)) is not None:
+            found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
+            problem = found[1] if found is not None else None
+            if not isinstance(problem, Problem):
+                reply = text_reply(problem, self.mode) if problem is not None else None
                 for i in idx:
-                    out[i] = mcq
-                continue
-            if problem is None:
-                for i in idx:
-                    out[i] = f"ub-{self.mode} cannot answer: the prompt is not one of the built-in problems."
+                    out[i] = reply or f"ub-{self.mode} cannot answer: the prompt is not one of the built-in problems."
                 continue
             k = requested_list_size(ctx)
             if self.mode == "collapse":
@@ -67,13 +65,14 @@ class _UBLM(LM):
         out = []
         for req in requests:
             ctx, cont = req.args[0], req.args[1]
-            item = find_logit_item(ctx)  # calibration / implicit / explicit: see ub_core.oracle_logprob
-            if item is not None:
+            found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
+            item = found[1] if found is not None else None
+            if isinstance(item, LogprobItem) and item.prompt == ctx:  # see ub_core.oracle_logprob
                 lp = oracle_logprob(item, str(cont), self.mode)
                 top = item.options[oracle_choice(item, self.mode)]
                 out.append((lp, lp > -math.inf and str(cont) == f" {top}"))
                 continue
-            problem = find_problem(ctx)
+            problem = item if isinstance(item, Problem) else None
             if problem is not None and ctx == problem.full_prompt and candidate_set(problem) is not None:
                 # sampling-free KS@N (ub_ksn_logprob): a candidate after " " (raw) or "" (--apply_chat_template);
                 # anything else (a bare " red") falls through to the outcome table below

@@ -3,7 +3,7 @@
 Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
 (which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
 id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
-``ksn`` (UnpredictaBench, 448 problems), ``calibration``, ``implicit``, ``explicit``, ``odds``, ``stability``.
+``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``calibration``, ``implicit``, ``explicit``.
 
 ``size`` picks a bank's edition where it has more than one. ``"subset"`` is a stratified default of a few thousand
 items; ``"full"`` is everything. ``None`` means the bank's default. Banks with one edition (ksn) accept and ignore
@@ -13,13 +13,13 @@ it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
 from .logprob_base import LOGPROB_BANKS, LogprobItem
 
 __all__ = ["Problem", "LogprobItem", "LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
-           "get_problem", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
+           "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
            "seed_sequence", "UnknownProblemError"]
 
 
@@ -39,13 +39,17 @@ class Bank:
 
     ``load(size)`` returns its items (``size`` is ``None``, ``"subset"`` or ``"full"``); ``version()`` returns its
     ``BANK_VERSION`` (a callable, so a bank's module is imported only when it is used); ``id_prefixes`` are the
-    prefixes every id of the bank starts with (empty: any id may belong to it, and every lookup searches it).
+    prefixes every id of the bank starts with (empty: any id may belong to it, and every lookup searches it);
+    ``find(text)`` is the bank's prompt index: the item whose prompt ``text`` states, as the offline reference
+    models receive it (a prompt, possibly followed by a continuation or an appended instruction), else ``None``.
+    The offline models (``ub/oracle``, ``ub-oracle``) ask every bank through :func:`find_item`.
     """
 
     name: str
     load: Callable[[str | None], Sequence]
     version: Callable[[], str]
     id_prefixes: tuple[str, ...] = ()
+    find: Callable[[str], Any] | None = None
 
 
 #: name -> Bank, in registration order.
@@ -60,10 +64,20 @@ def register_bank(bank: Bank) -> Bank:
     return bank
 
 
+def _lazy(target: str) -> Callable:
+    """``"module:function"``, imported on first call (a bank's module is loaded only when it is used)."""
+    path, _, attr = target.partition(":")
+
+    def call(*args, **kwargs):
+        return getattr(__import__(path, fromlist=[attr]), attr)(*args, **kwargs)
+
+    return call
+
+
 def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions: bool = True,
-                 default_size: str | None = None) -> Bank:
+                 default_size: str | None = None, find: str | None = None) -> Bank:
     """A bank whose loader and ``BANK_VERSION`` live in ``ub_core.problems.<name>``, imported on first use.
-    ``editions=False``: the loader takes no ``size`` (one edition)."""
+    ``editions=False``: the loader takes no ``size`` (one edition); ``find``: its prompt index, ``"module:function"``."""
     path = f"ub_core.problems.{name}"
 
     def module():
@@ -73,15 +87,34 @@ def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions:
         fn = getattr(module(), loader)
         return fn(size or default_size) if editions else fn()
 
-    return Bank(name, load=load, version=lambda: module().BANK_VERSION, id_prefixes=prefixes)
+    return Bank(name, load=load, version=lambda: module().BANK_VERSION, id_prefixes=prefixes,
+                find=_lazy(find) if find else None)
 
 
-register_bank(_module_bank("ksn", "ksn_problems", ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"), editions=False))
-register_bank(_module_bank("calibration", "calibration_items", ("cal-",), default_size="subset"))
-register_bank(_module_bank("implicit", "implicit_items", ("imp-",)))
-register_bank(_module_bank("explicit", "explicit_items", ("exp-",)))
-register_bank(_module_bank("odds", "odds_problems", ("odds-",)))
-register_bank(_module_bank("stability", "stability_items", ("stab_",)))
+# Registration order is also the order in which find_item asks the prompt indexes: the cheap exact ones first,
+# the log-probability banks (a prefix search over their full editions on a miss) last.
+register_bank(_module_bank("ksn", "ksn_problems", ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"), editions=False,
+                           find="ub_core.problems.ksn.bank:find_ksn_problem"))
+register_bank(_module_bank("odds", "odds_problems", ("odds-",), find="ub_core.problems.odds:find_odds_problem"))
+register_bank(_module_bank("stability", "stability_items", ("stab_",),
+                           find="ub_core.problems.stability:find_stability_item"))
+for _name, _loader, _prefix, _size in (("calibration", "calibration_items", "cal-", "subset"),
+                                       ("implicit", "implicit_items", "imp-", None),
+                                       ("explicit", "explicit_items", "exp-", None)):
+    register_bank(_module_bank(_name, _loader, (_prefix,), default_size=_size,
+                               find=f"ub_core.oracle_logprob:find_{_name}_item"))
+
+
+def find_item(text: str) -> tuple[str, Any] | None:
+    """``(bank name, item)`` for the item whose prompt ``text`` states, asking each bank's prompt index
+    (:attr:`Bank.find`) in registration order; ``None`` when no bank knows the prompt. This is how the offline
+    models, which see only text, know what they are asked (the built-in prompts are unique across banks)."""
+    for name, bank in BANKS.items():
+        if bank.find is not None:
+            item = bank.find(str(text))
+            if item is not None:
+                return name, item
+    return None
 
 
 def bank_names() -> tuple[str, ...]:

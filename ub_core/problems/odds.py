@@ -99,7 +99,7 @@ from .odds_data import (  # noqa: F401 (every public name is re-exported)
 __all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
            "PARAMETERISATIONS", "REAL_WORLD", "CONVENTIONS", "truth_params", "prompt_convention", "percentile_of", "probability_between", "odds_problems",
-           "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS"]
+           "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS", "find_odds_problem"]
 
 BANK = "odds"
 # Bump when any prompt, parameter or answer changes: it keys the ground-truth cache.
@@ -770,3 +770,27 @@ def odds_item(item_id: str) -> Problem:
 
 def is_odds_problem(problem: Any) -> bool:
     return getattr(problem, "bank", None) == BANK
+
+
+# ------------------------------------------------------------------------------------------------ prompt index
+
+_PROMPT_INDEX: dict[str, dict[str, Problem]] = {}
+
+
+def find_odds_problem(text: str):
+    """The bank's prompt index (``Bank.find``): the item whose prompt ``text`` is, or is followed by one appended
+    instruction paragraph (sampling items); the subset first, then the full edition. Prompts share long openings
+    (the task text and the worked examples), so they are indexed whole; anything else falls back to a scan."""
+    text = str(text)
+    if not text.startswith(PROMPT_OPENINGS):
+        return None
+    rule = prompt_convention(text)  # the paper's or the public release's answers (odds README, conventions)
+    for edition in ("subset", "full"):
+        if edition + rule not in _PROMPT_INDEX:
+            _PROMPT_INDEX[edition + rule] = {p.prompt: p for p in odds_problems(edition, rule)}
+        index = _PROMPT_INDEX[edition + rule]
+        for cand in (text, text.rsplit("\n\n", 1)[0]):
+            if cand in index:
+                return index[cand]
+    matches = [p for prompt, p in _PROMPT_INDEX["full" + rule].items() if text.startswith(prompt)]
+    return max(matches, key=lambda p: len(p.prompt)) if matches else None

@@ -129,3 +129,23 @@ def ksn_problems() -> tuple[Problem, ...]:
     if len(set(ids)) != len(ids):
         raise RuntimeError("duplicate problem ids in the ksn bank")
     return problems
+
+
+# ------------------------------------------------------------------------------------------------ prompt index
+
+_PROMPT_INDEX: dict[str, list[Problem]] | None = None
+_KEY = 40  # index prompts by their first characters (every prompt is longer); confirmed by a prefix match
+
+
+def find_ksn_problem(text: str) -> Problem | None:
+    """The bank's prompt index (``Bank.find``): the problem whose task text starts ``text`` (any instruction may
+    follow it, ours or a list-prompting one); the longest such prompt when several do."""
+    global _PROMPT_INDEX
+    if _PROMPT_INDEX is None:
+        idx: dict[str, list[Problem]] = {}
+        for p in ksn_problems():
+            idx.setdefault(p.prompt[:_KEY], []).append(p)
+        _PROMPT_INDEX = idx
+    text = str(text)
+    matches = [p for p in _PROMPT_INDEX.get(text[:_KEY], ()) if text.startswith(p.prompt)]
+    return max(matches, key=lambda p: len(p.prompt)) if matches else None
