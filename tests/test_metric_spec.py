@@ -123,3 +123,46 @@ def test_logprob_keys_and_behaviours_derive_from_the_spec():
     assert BEHAVIOURS == metric_spec.BEHAVIOURS == families.BEHAVIOURS
     assert families.IMPLICIT_KEYS == metric_keys("implicit") and families.EXPLICIT_KEYS == metric_keys("explicit")
     assert families.CALIBRATION_KEYS == ("pm", "wd", "re")
+
+
+def _lmeval_rows(spec) -> list[tuple]:
+    return [(m.key, f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation else _LMEVAL_AGG[m.aggregation],
+             m.higher_is_better) for m in spec if "lmeval" in m.adapters]
+
+
+@pytest.mark.parametrize("family, path", [
+    ("odds_question", "ub_lmeval/task_yamls/odds/_ub_odds_template_yaml"),
+    ("odds_sampling", "ub_lmeval/task_yamls/odds/ub_odds_sampling.yaml"),
+    ("stability", "ub_lmeval/task_yamls/stability/_ub_tar_template_yaml"),
+    ("ksn_logprob", "ub_lmeval/task_yamls/ksn_logprob/_ub_ksn_logprob_template_yaml"),
+])
+def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family, path):
+    doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
+    listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
+    expected = _lmeval_rows(metric_spec.metric_specs(family))
+    assert listed[:len(expected)] == expected
+    assert all(row[1] == "!function utils.count" for row in listed[len(expected):])  # payload lists ride along
+
+
+def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
+    from ub_inspect.logprobs import _metrics
+    from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
+
+    def keys(dicts):
+        return [k for d in dicts for k in d]
+
+    assert keys(QUESTION_METRICS) == list(metric_keys("odds_question", "inspect"))
+    assert keys(SAMPLING_METRICS) == ["ks@*"] + [k for k in metric_keys("odds_sampling") if not is_ks_key(k)]
+    for bank in ("calibration", "implicit", "explicit"):
+        assert sorted(keys(_metrics(bank))) == sorted(metric_keys(bank))
+    sizes = {k: len(v) for d in QUESTION_METRICS for k, v in d.items()}
+    assert sizes == {"abs_error": 3, "baseline_abs_error": 2, "parse_failed": 1}  # abs_error also by family
+
+
+def test_report_odds_and_stability_keys_derive_from_the_spec():
+    from ub_core.report import families
+
+    assert families.ODDS_KEYS == ("abs_error", "baseline_abs_error", "ks_stat")
+    assert set(families.STABILITY_KEYS) == (set(metric_keys("stability")) - {"acc"}) | {"run_accuracies"}
+    with pytest.raises(KeyError, match="no metric spec for 'nope'"):
+        metric_spec.metric_specs("nope")

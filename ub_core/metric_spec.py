@@ -3,8 +3,8 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
 ``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
 
-Specs so far: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin; odds and stability
-still list their keys in ``ub_core.report.families``.
+Specs: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin, the odds
+paper's question and sampling tasks, and run-to-run stability.
 
 Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`ub_core.ksn_scoring.score_values`
 (with the pure function in :mod:`ub_core.metrics`); the adapters and the report pick it up.
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .metrics import DEFAULT_NS
+from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
-           "EXPLICIT_METRICS",
-           "BEHAVIOURS", "metric_keys", "metric", "is_ks_key"]
+           "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
+           "BEHAVIOURS", "metric_specs", "metric_keys", "metric", "is_ks_key"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 NAN_POLICIES = ("never", "skip", "count")
@@ -43,6 +43,10 @@ class MetricSpec:
     stderr: bool = True
     #: which adapters report it as a metric; empty for a key that is only recorded per problem (the report reads it)
     adapters: frozenset = frozenset({"inspect", "lmeval"})
+    #: the sample metadata key Inspect groups the per-group value by (``per_category``)
+    group: str = "category"
+    #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``aggregation`` implies
+    lmeval_aggregation: str | None = None
 
     def __post_init__(self):
         if self.aggregation not in AGGREGATIONS:
@@ -107,8 +111,43 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False),
 )
 
-_FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
+#: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute
+#: error against the exact answer and against the nearest-shot baseline; sampling items (task 2) the KS statistic
+#: of 1,000 values and KS@N at N = 10, 100, 1000. Inspect groups the headline errors by distribution family.
+ODDS_QUESTION_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("abs_error", "absolute error", False, "nanmean", "skip", group="family"),
+    MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, "nanmean", "skip", per_category=False),
+    MetricSpec("parse_failed", "unparsed replies", False, per_category=False, stderr=False),
+)
+ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("ks_stat", "KS statistic", False, "nanmean", "skip", group="family"),
+    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, per_category=False) for n in ODDS_KS_NS),
+    MetricSpec("n_valid", "valid values", True, per_category=False, stderr=False),
+    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False),
+)
+#: Run-to-run stability (the non-determinism paper): total agreement of raw replies (TARr) and of parsed answers
+#: (TARa) over N runs, the best, worst and median run accuracy, their spread (best - worst) and the share of
+#: unreadable replies. Inspect computes them over epochs with its own metrics (``ub_inspect.stability.scorer``).
+STABILITY_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("tar_r", "TARr", True), MetricSpec("tar_a", "TARa", True),
+    MetricSpec("best_acc", "best run accuracy", True), MetricSpec("worst_acc", "worst run accuracy", True),
+    MetricSpec("acc", "accuracy", True),
+    MetricSpec("median_acc", "median run accuracy", True, lmeval_aggregation="median_run_accuracy"),
+    MetricSpec("acc_spread", "accuracy spread (best - worst)", False, lmeval_aggregation="run_accuracy_spread"),
+    MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate"),
+)
+
+_FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "odds_question": ODDS_QUESTION_METRICS,
+             "odds_sampling": ODDS_SAMPLING_METRICS, "stability": STABILITY_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
              "explicit": EXPLICIT_METRICS}
+
+
+def metric_specs(family: str) -> tuple[MetricSpec, ...]:
+    """The spec of ``family`` (a one-line KeyError for an unknown family)."""
+    try:
+        return _FAMILIES[family]
+    except KeyError:
+        raise KeyError(f"no metric spec for {family!r}; known: {', '.join(_FAMILIES)}") from None
 
 
 def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
-from inspect_ai.scorer import Score, Scorer, Target, grouped, scorer
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ub_core.logprob import (
@@ -41,7 +41,9 @@ from ub_core.logprob import (
 from ub_core.problems import LogprobItem, bank_version, load_bank
 
 from ._options import choice, first_per_category, select_ids, str_list
-from .metrics import grid_rate, nan_mean, nan_stderr
+from ub_core.metric_spec import metric_specs
+
+from .metrics import grid_rate, nan_mean, nan_stderr, spec_metrics
 
 __all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -196,19 +198,16 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 
 
 
-def _metrics(bank: str, headline: Sequence[str]) -> list:
-    """Per key: the NaN-skipping mean and its standard error clustered by ``cluster`` (option pair or
-    scenario, as the papers' 95% intervals); for ``behaviour_<b>``, the compatibility rate and the share of
-    grids labelled b (``grid_rate``, the numeric-calibration paper's Figure 3)."""
-    spec: dict[str, list] = {}
-    for key in METRIC_KEYS[bank]:
-        if key.startswith("behaviour_"):
-            spec[key] = [nan_mean(), grid_rate(key[len("behaviour_"):])]
-        elif key in headline:
-            spec[key] = [nan_mean(), nan_stderr(cluster="cluster"), grouped(nan_mean(), "category", all=False)]
-        else:
-            spec[key] = [nan_mean(), nan_stderr(cluster="cluster")]
-    return [spec]
+def _metrics(bank: str) -> list:
+    """From the bank's :mod:`ub_core.metric_spec` entries: per key the NaN-skipping mean, its standard error
+    clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals) and the per-category value;
+    for ``behaviour_<b>``, the compatibility rate and the share of grids labelled b (``grid_rate``, the
+    numeric-calibration paper's Figure 3)."""
+    specs = metric_specs(bank)
+    out = spec_metrics([m for m in specs if not m.key.startswith("behaviour_")], cluster="cluster")
+    behaviours = {m.key: [nan_mean(), grid_rate(m.key[len("behaviour_"):])] for m in specs
+                  if m.key.startswith("behaviour_")}
+    return out + ([behaviours] if behaviours else [])
 
 
 # ------------------------------------------------------------------------------------------------ scorers
@@ -234,7 +233,7 @@ def _score(state: TaskState) -> Score:
                                   "multi_token_variants": int(record.get("multi_token_variants", 0))}})
 
 
-@scorer(metrics=_metrics("calibration", ("pm", "wd", "re")))
+@scorer(metrics=_metrics("calibration"))
 def calibration_scorer() -> Scorer:
     """PM, WD, RE and reference behaviours (the numeric-calibration paper) from the option mass."""
 
@@ -244,7 +243,7 @@ def calibration_scorer() -> Scorer:
     return score
 
 
-@scorer(metrics=_metrics("implicit", ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")))
+@scorer(metrics=_metrics("implicit"))
 def implicit_scorer() -> Scorer:
     """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
 
@@ -254,7 +253,7 @@ def implicit_scorer() -> Scorer:
     return score
 
 
-@scorer(metrics=_metrics("explicit", ("mcq_acc", "p_correct")))
+@scorer(metrics=_metrics("explicit"))
 def explicit_scorer() -> Scorer:
     """MCQ accuracy and the probability on the correct letter (the implicit-reasoning paper's explicit twin)."""
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, metric
+from inspect_ai.scorer import Metric, SampleScore, grouped, mean, metric, stderr
 
-__all__ = ["nan_mean", "nan_stderr", "grid_rate", "total"]
+from ub_core.metric_spec import is_ks_key
+
+__all__ = ["nan_mean", "nan_stderr", "grid_rate", "total", "spec_metrics"]
 
 
 def _finite_pairs(scores: list[SampleScore], cluster: str | None = None) -> list[tuple[float, str]]:
@@ -90,3 +92,38 @@ def grid_rate(behaviour: str) -> Metric:
         return float("nan") if value is None else float(value)
 
     return compute
+
+
+# ------------------------------------------------------------------------------------------------ from the spec
+
+_AGGREGATIONS = {"mean": (mean, stderr), "nanmean": (nan_mean, nan_stderr), "total": (total, None)}
+
+
+def _per_n(key: str) -> str | None:
+    """``name@*`` for a per-N key ``name@N`` other than ``ks@N`` (``p_pass@100``), else None."""
+    head, sep, n = key.partition("@")
+    return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
+
+
+def spec_metrics(specs, cluster: str | None = None) -> list:
+    """Inspect's metric dicts for a family's :mod:`ub_core.metric_spec` entries: each metric's aggregation, its
+    standard error where the spec asks (clustered by the sample metadata key ``cluster`` for NaN-skipping means,
+    where given), and the per-group ``grouped`` value (by ``MetricSpec.group``). The ``ks@N`` entries become one
+    ``ks@*`` entry (and ``p_pass@N`` one ``p_pass@*``), so a run with other Ns (``-T ks_ns=``) reports those."""
+    ks, rest = {}, {}
+    for m in specs:
+        if "inspect" not in m.adapters:
+            continue
+        head, err = _AGGREGATIONS[m.aggregation]
+        fns = [head()]
+        if m.stderr and err:
+            fns.append(err(cluster=cluster) if cluster and err is nan_stderr else err())
+        if m.per_category:
+            fns.append(grouped(head(), m.group, all=False))
+        if is_ks_key(m.key):
+            ks["ks@*"] = fns
+        elif _per_n(m.key):  # p_pass@N: one entry for any N, like ks@N
+            rest[_per_n(m.key)] = fns
+        else:
+            rest[m.key] = fns
+    return [d for d in (ks, rest) if d]

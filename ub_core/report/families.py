@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metric_spec import BEHAVIOURS as SPEC_BEHAVIOURS, is_ks_key, metric_keys
+from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, is_ks_key,
+                           metric_keys)
 
 __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
            "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
@@ -49,12 +50,11 @@ IMPLICIT_KEYS = metric_keys("implicit")
 #: explicit MCQ twin (the implicit-reasoning paper)
 EXPLICIT_KEYS = metric_keys("explicit")
 #: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
-ODDS_KEYS = ("abs_error", "baseline_abs_error", "ks_stat")
+ODDS_KEYS = tuple(m.key for m in (*ODDS_QUESTION_METRICS, *ODDS_SAMPLING_METRICS) if m.nan_policy == "skip")
 ODDS_META = ("family", "task", "shots", "shot_type", "context")
 #: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
 #: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
-STABILITY_KEYS = ("tar_r", "tar_a", "parse_failure_rate", "best_acc", "worst_acc", "median_acc", "acc_spread",
-                  "run_accuracies")
+STABILITY_KEYS = (*(k for k in metric_keys("stability") if k != "acc"), "run_accuracies")
 
 
 Extracted = tuple[str, dict[str, Any], dict[str, Any]]  # (category, metrics, payload)

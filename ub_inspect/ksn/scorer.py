@@ -41,7 +41,7 @@ from ub_core.problems import Problem
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
 from ub_core.metric_spec import KSN_METRICS as KSN_SPEC, is_ks_key
 
-from ..metrics import nan_mean, nan_stderr, total
+from ..metrics import nan_mean, nan_stderr, spec_metrics, total  # noqa: F401  (spec_metrics re-exported)
 from .solver import STORE_KEY
 
 __all__ = ["ksn_scorer", "retry_rate", "attempts_per_valid"]
@@ -79,36 +79,6 @@ def attempts_per_valid() -> Metric:
 
 
 # Inspect metrics of each aggregation in the spec: the headline metric, and its standard error
-_AGGREGATIONS = {"mean": (mean, stderr), "nanmean": (nan_mean, nan_stderr), "total": (total, None)}
-
-
-def _per_n(key: str) -> str | None:
-    """``name@*`` for a per-N key ``name@N`` other than ``ks@N`` (``p_pass@100``), else None."""
-    head, sep, n = key.partition("@")
-    return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
-
-
-def spec_metrics(specs) -> list:
-    """Inspect's metric dicts for a family's :mod:`ub_core.metric_spec` entries: each metric's aggregation, its
-    standard error where the spec asks, and the per-category ``grouped`` value. The ``ks@N`` entries become one
-    ``ks@*`` entry (and ``p_pass@N`` one ``p_pass@*``), so a run with other Ns (``-T ks_ns=``) reports those."""
-    ks, rest = {}, {}
-    for m in specs:
-        if "inspect" not in m.adapters:
-            continue
-        head, err = _AGGREGATIONS[m.aggregation]
-        fns = [head()] + ([err()] if m.stderr and err else [])
-        if m.per_category:
-            fns.append(grouped(head(), "category", all=False))
-        if is_ks_key(m.key):
-            ks["ks@*"] = fns
-        elif _per_n(m.key):  # p_pass@N: one entry for any N, like ks@N
-            rest[_per_n(m.key)] = fns
-        else:
-            rest[m.key] = fns
-    return [d for d in (ks, rest) if d]
-
-
 KSN_METRICS = [*spec_metrics(KSN_SPEC), retry_rate(), attempts_per_valid()]
 
 

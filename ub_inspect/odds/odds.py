@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, Scorer, Target, grouped, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Solver, TaskState, generate
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
@@ -25,7 +25,8 @@ from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, 
 from ub_inspect._naming import registry_name
 from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
                                  task_options)
-from ub_inspect.metrics import nan_mean, nan_stderr
+from ub_core.metric_spec import ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS
+from ub_inspect.metrics import spec_metrics
 from ub_inspect.ksn.solver import STORE_KEY, collect_values
 
 __all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
@@ -52,19 +53,8 @@ def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
 
 
 
-def _with_family(*metrics) -> list:
-    return [*metrics, grouped(nan_mean(), "family", all=False)]
-
-
-QUESTION_METRICS = [
-    {"abs_error": _with_family(nan_mean(), nan_stderr()),
-     "baseline_abs_error": [nan_mean(), nan_stderr()],
-     "parse_failed": [mean()]},
-]
-SAMPLING_METRICS = [
-    {"ks_stat": _with_family(nan_mean(), nan_stderr()), "ks@*": [mean(), stderr()],
-     "n_valid": [mean()], "n_failed": [mean()]},
-]
+QUESTION_METRICS = spec_metrics(ODDS_QUESTION_METRICS)  # ub_core.metric_spec: errors grouped by family
+SAMPLING_METRICS = spec_metrics(ODDS_SAMPLING_METRICS)
 
 
 def _score(item: Problem, row: Mapping[str, float], answer: str, explanation: str, extra: dict) -> Score:
