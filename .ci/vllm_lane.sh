@@ -114,6 +114,7 @@ logit_ub_s=$(( $(date +%s) - t0 ))
 import glob, json, sys
 from pathlib import Path
 from inspect_ai.log import read_eval_log
+from ub_inspect.ksn.solver import CollectedValues
 
 work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s, logit_ub_s = (sys.argv[1], sys.argv[2].split(","),
                                                                            *map(int, sys.argv[3:]))
@@ -128,7 +129,7 @@ for s in log.samples:
     ns = [(e.call.request or {}).get("n") if e.call else None for e in calls]
     per_sample[s.id] = ns
     ks = s.scores["ksn_scorer"].value
-    assert ks["ks@100"] == (1.0 if s.id in trained else 0.0), (s.id, ks["ks@100"], s.store["ub"]["values"][:10])
+    assert ks["ks@100"] == (1.0 if s.id in trained else 0.0), (s.id, ks["ks@100"], s.store_as(CollectedValues).values[:10])
     assert ns[0] == 100, (s.id, ns)  # every problem's 100 answers are asked for in one request
     if s.id in trained:
         assert len(ns) <= 2, (s.id, ns)  # plus a top-up only if a reply was invalid

@@ -75,7 +75,7 @@ def test_parity_with_the_inspect_scorer():
     from inspect_ai.model import ModelName
 
     from ub_inspect.ksn.scorer import ksn_scorer
-    from ub_inspect.ksn.solver import STORE_KEY
+    from ub_inspect.ksn.solver import CollectedValues
 
     problems = [p for p in load_bank("ksn")][::40]
     docs = {d["id"]: d for d in ksn_docs()}
@@ -89,8 +89,9 @@ def test_parity_with_the_inspect_scorer():
             res = p.parse(r)
             (values.append(res.value) if res.ok else failures.append(res.error))
         state = TaskState(model=ModelName("ub/oracle"), sample_id=p.id, epoch=1, input=p.full_prompt, messages=[])
-        state.store.set(STORE_KEY, {"values": values, "failures": failures, "outputs": replies,
-                                    "attempts": 100, "slots": 100, "retried_slots": 0})
+        record = state.store_as(CollectedValues)
+        record.values, record.failures, record.outputs = values, failures, replies
+        record.attempts, record.slots, record.retried_slots = 100, 100, 0
         inspect_rows.append(asyncio.run(scorer(state, Target(""))).value)
     for lm, ins in zip(lm_rows, inspect_rows):
         for n in NS:

@@ -356,7 +356,7 @@ def test_parity_same_logprobs_same_scores_in_both_adapters():
     from inspect_ai.scorer import SampleScore
     from inspect_ai.solver import TaskState
 
-    from ub_inspect.logprobs import (STORE_KEY, calibration_scorer, explicit_scorer, implicit_scorer, nan_mean,
+    from ub_inspect.logprobs import (OptionLogprobs, calibration_scorer, explicit_scorer, implicit_scorer, nan_mean,
                                      record_to_sample)
     from ub_lmeval.logprob_hooks import logit_docs, nanmean, process_results_logit
 
@@ -372,9 +372,9 @@ def test_parity_same_logprobs_same_scores_in_both_adapters():
             sample = record_to_sample(item)
             state = TaskState(model=ModelName("ub/oracle"), sample_id=item.id, epoch=1, input=item.prompt,
                               messages=[], metadata=sample.metadata)
-            state.store.set(STORE_KEY, {"mode": "prompt_logprobs", "choices": doc["choices"],
-                                        "logprobs": [None if lp == -math.inf else lp for lp in lps],
-                                        "boundary_merged": 0})
+            record = state.store_as(OptionLogprobs)
+            record.mode, record.choices = "prompt_logprobs", list(doc["choices"])
+            record.logprobs = [None if lp == -math.inf else lp for lp in lps]
             inspect_scores.append(asyncio.run(scorers[bank](state, None)))
         for lm, sc in zip(lm_rows, inspect_scores):
             for key in METRIC_KEYS[bank]:

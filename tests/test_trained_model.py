@@ -209,7 +209,9 @@ def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
                        log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     ks = {s.id: s.scores["ksn_scorer"].value["ks@100"] for s in log.samples}
-    values = {s.id: s.store["ub"]["values"] for s in log.samples}
+    from ub_inspect.ksn.solver import CollectedValues
+
+    values = {s.id: s.store_as(CollectedValues).values for s in log.samples}
     _check_ks_claims(hf, chat=True, bos=True, ks_at_100=ks, values=values, retries=True)
 
 

@@ -28,7 +28,7 @@ puts all mass on the answer ``ub/collapse`` repeats in KS@N (:func:`ub_core.orac
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from .metric_spec import metric_keys
 from .metrics import DEFAULT_NS

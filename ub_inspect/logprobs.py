@@ -14,9 +14,9 @@ Two ways to get the log-probabilities (``mode``):
   (absent = probability 0). Exact only where every variant is a single token and the continuation follows
   the prompt directly (completions providers); with chat providers it measures the reply's first token.
 
-The solver keeps what it read in the sample store under ``ub_logit``:
-``{"mode", "choices": [variant, ...], "logprobs": [float | None, ...], "boundary_merged": int}`` (``None`` =
-not observed / probability 0). The scorer turns it into the option mass and the bank's scores.
+The solver keeps what it read in the typed store model :class:`OptionLogprobs` (mode, the variant list, their
+log-probabilities with ``None`` = not observed / probability 0, and the boundary and multi-token counts). The
+scorer turns it into the option mass and the bank's scores.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import StoreModel
+from pydantic import Field
 
 from ub_core.logprob import (
-    METRIC_KEYS,
     flatten_variants,
     option_mass,
     scored_sample,
@@ -45,14 +46,24 @@ from ub_core.metric_spec import metric_specs
 
 from .metrics import grid_rate, nan_mean, nan_stderr, spec_metrics
 
-__all__ = ["MODES", "STORE_KEY", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
+__all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
            "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "logit_task_parts", "multi_token_variants"]
 
 log = logging.getLogger(__name__)
 
 MODES = ("prompt_logprobs", "top_logprobs")
-STORE_KEY = "ub_logit"
+
+
+class OptionLogprobs(StoreModel):
+    """What :func:`option_logprobs` read for one sample (stored as ``OptionLogprobs:<field>``)."""
+
+    mode: str = ""  # prompt_logprobs or top_logprobs; empty until the solver ran
+    choices: list[str] = Field(default_factory=list)  # every surface variant of every option
+    logprobs: list[float | None] = Field(default_factory=list)  # None = not observed / probability 0
+    boundary_merged: int = 0  # variants whose first token also held the end of the prompt
+    multi_token_variants: int = 0  # top_logprobs: variants that span several tokens (read as 0)
+
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
 # The papers read the model's own next-token distribution, i.e. at temperature 1. Servers report raw log-probabilities
 # whatever the temperature, but transformers scales its scores by it (and refuses 0 when sampling), so 1 is the
@@ -170,7 +181,7 @@ def _token_text(token: str) -> str:
 @solver
 def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
     """Read the log-probability of every surface variant of every option after the prompt (module docstring)
-    and keep them in the store under ``ub_logit``."""
+    and keep them in the store (:class:`OptionLogprobs`)."""
     mode = choice(mode, "mode", MODES)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -187,8 +198,9 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
                             multi)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
-        state.store.set(STORE_KEY, {"mode": mode, "choices": list(choices), "logprobs": logprobs,
-                                    "boundary_merged": merged, "multi_token_variants": multi})
+        record = state.store_as(OptionLogprobs)
+        record.mode, record.choices, record.logprobs = mode, list(choices), logprobs
+        record.boundary_merged, record.multi_token_variants = merged, multi
         return state
 
     return solve
@@ -214,11 +226,11 @@ def _metrics(bank: str) -> list:
 
 def _score(state: TaskState) -> Score:
     item = LogprobItem.from_record(state.metadata["ub"])
-    record = state.store.get(STORE_KEY)
-    if not record:
+    record = state.store_as(OptionLogprobs)
+    if not record.mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
-    mass = option_mass(item, variant_logprobs_from_choices(record["choices"], record["logprobs"]))
+    mass = option_mass(item, variant_logprobs_from_choices(record.choices, record.logprobs))
     value, payload = scored_sample(item, mass)
     predicted = payload["predicted"]
     answer = item.options[max(range(len(mass)), key=lambda i: mass[i])] if predicted is not None else ""
@@ -227,10 +239,10 @@ def _score(state: TaskState) -> Score:
                  explanation=f"mass on the options {pm:.3g}; normalised "
                              + ("-" if predicted is None else ", ".join(
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
-                 metadata={"ub": {**item.to_record(), **payload, "mode": record["mode"],
-                                  "choices": list(record["choices"]), "logprobs": list(record["logprobs"]),
-                                  "boundary_merged": int(record.get("boundary_merged", 0)),
-                                  "multi_token_variants": int(record.get("multi_token_variants", 0))}})
+                 metadata={"ub": {**item.to_record(), **payload, "mode": record.mode,
+                                  "choices": list(record.choices), "logprobs": list(record.logprobs),
+                                  "boundary_merged": int(record.boundary_merged),
+                                  "multi_token_variants": int(record.multi_token_variants)}})
 
 
 @scorer(metrics=_metrics("calibration"))

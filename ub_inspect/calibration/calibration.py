@@ -8,7 +8,6 @@ the reference-behaviour rates. See README.md beside this file.
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Task, task
 
@@ -18,8 +17,8 @@ from ub_inspect.logprobs import calibration_scorer, logit_task_parts
 
 
 @task(name=registry_name("calibration"))
-def calibration(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-                mode: str = "prompt_logprobs", ids: Any = None) -> Task:
+def calibration(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
+                mode: str = "prompt_logprobs", ids: str | list[str] | None = None) -> Task:
     """Numeric calibration of next-token probabilities.
 
     Args:

@@ -8,7 +8,6 @@ the normalised probability on the correct letter. See README.md beside this file
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Task, task
 
@@ -18,8 +17,8 @@ from ub_inspect.logprobs import explicit_scorer, logit_task_parts
 
 
 @task(name=registry_name("explicit"))
-def explicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-             mode: str = "prompt_logprobs", ids: Any = None) -> Task:
+def explicit(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
+             mode: str = "prompt_logprobs", ids: str | list[str] | None = None) -> Task:
     """Explicit probabilistic reasoning: MCQ answered by the next-token probability of each letter.
 
     Args:

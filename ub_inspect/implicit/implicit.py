@@ -9,7 +9,6 @@ See README.md beside this file.
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Task, task
 
@@ -19,8 +18,8 @@ from ub_inspect.logprobs import implicit_scorer, logit_task_parts
 
 
 @task(name=registry_name("implicit"))
-def implicit(categories: Any = None, size: str = "subset", limit_per_category: int | None = None,
-             mode: str = "prompt_logprobs", ids: Any = None) -> Task:
+def implicit(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
+             mode: str = "prompt_logprobs", ids: str | list[str] | None = None) -> Task:
     """Implicit probabilistic reasoning from next-token probabilities.
 
     Args:

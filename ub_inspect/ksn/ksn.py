@@ -7,7 +7,6 @@ truth. See README.md beside this file for options and results.
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -51,11 +50,11 @@ def load_problems(dataset: str = "builtin", ground_truth: str | None = None, spl
 
 
 @task(name=registry_name("ksn"))
-def ksn(categories: Any = None, n_samples: int = 100, ks_ns: Any = DEFAULT_NS, threshold: float = 1e-4,
+def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4,
         method: str = "paper", list_size: int = 1, value_source: str = "final", dataset: str = "builtin",
         ground_truth: str | None = None, split: str = "train", gt_size: int = 10_000, seed: int = 0,
         max_attempts: int = 5, temperature: float = 1.0, max_tokens: int | None = None,
-        limit_per_category: int | None = None, ids: Any = None) -> Task:
+        limit_per_category: int | None = None, ids: str | list[str] | None = None) -> Task:
     """UnpredictaBench KS@N.
 
     Args:

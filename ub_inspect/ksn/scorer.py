@@ -23,26 +23,15 @@ import json
 import math
 from typing import Mapping, Sequence
 
-from inspect_ai.scorer import (
-    Score,
-    Scorer,
-    Target,
-    grouped,
-    mean,
-    metric,
-    Metric,
-    SampleScore,
-    scorer,
-    stderr,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from ub_core.problems import Problem
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
-from ub_core.metric_spec import KSN_METRICS as KSN_SPEC, is_ks_key
+from ub_core.metric_spec import KSN_METRICS as KSN_SPEC
 
-from ..metrics import nan_mean, nan_stderr, spec_metrics, total  # noqa: F401  (spec_metrics re-exported)
-from .solver import STORE_KEY
+from ..metrics import spec_metrics
+from .solver import CollectedValues
 
 __all__ = ["ksn_scorer", "retry_rate", "attempts_per_valid"]
 
@@ -99,9 +88,9 @@ def ksn_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_N
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = problems[str(state.sample_id)]
-        record = state.store.get(STORE_KEY) or {}
-        values = list(record.get("values", []))
-        failures = list(record.get("failures", []))
+        record = state.store_as(CollectedValues)
+        values = list(record.values)
+        failures = list(record.failures)
         row = score_values(problem, values, ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size,
                            truth_seed=gt_seed, n_failed=len(failures))
         value: dict[str, float] = {}
@@ -115,16 +104,16 @@ def ksn_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_N
         value["n_valid"] = row["n_valid"]
         value["n_failed"] = row["n_failed"]
         for key in ("attempts", "slots", "retried_slots"):
-            value[key] = int(record.get(key, 0))
+            value[key] = int(getattr(record, key))
         top = max(ks_ns)
         p_top = row[f"p@{top}"]
         explanation = (f"{row['n_valid']} valid values from {value['attempts']} attempts; KS@{top} "
                        + ("short" if p_top is None else f"p = {p_top:.3g}")
                        + ("" if row["wdz"] is None or math.isnan(row["wdz"]) else f"; WDZ {row['wdz']:.2f}"))
         return Score(value=value, answer=", ".join(f"{v:g}" for v in values[:10]), explanation=explanation,
-                     metadata={"values": values, "outputs_digest": _digest(record.get("outputs", [])),
-                               "failures": failures, "requests": record.get("requests", 0),
-                               "skipped_slots": record.get("skipped_slots", 0), "problem_id": problem.id,
+                     metadata={"values": values, "outputs_digest": _digest(list(record.outputs)),
+                               "failures": failures, "requests": record.requests,
+                               "skipped_slots": record.skipped_slots, "problem_id": problem.id,
                                "method": method, "gt_size": gt_size, "gt_seed": gt_seed})
 
     return score

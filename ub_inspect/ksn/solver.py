@@ -13,8 +13,9 @@ Protocol (UnpredictaBench, sec. 4.1 and appendix K):
 - When the model's config carries a seed, request r of a problem uses ``seed + r``, so top-ups are not copies
   of the first request (vLLM repeats a seeded request exactly).
 
-The per-sample record lives in ``state.store`` under ``ub`` (values, raw outputs, failures, attempt counts);
-the scorer copies it into the Score metadata, so a log alone can be rescored.
+The per-sample record is the typed store model :class:`CollectedValues` (values, raw outputs, failures, attempt
+counts; ``state.store_as(CollectedValues)``, or ``sample.store_as(CollectedValues)`` on a log's sample); the
+scorer copies it into the Score metadata, so a log alone can be rescored.
 """
 
 from __future__ import annotations
@@ -24,13 +25,26 @@ from typing import Any, Mapping
 
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import StoreModel
+from pydantic import Field
 
 from ub_core.parsing import find_numbers
 from ub_core.problems import Problem
 
-__all__ = ["collect_values", "reply_text"]
+__all__ = ["collect_values", "reply_text", "CollectedValues"]
 
-STORE_KEY = "ub"
+
+class CollectedValues(StoreModel):
+    """What :func:`collect_values` gathered for one sample (Inspect stores each field as ``CollectedValues:<name>``)."""
+
+    values: list[Any] = Field(default_factory=list)  # parsed values (floats; lists for odds list prompting)
+    outputs: list[str] = Field(default_factory=list)  # every reply's text, in order
+    failures: list[str] = Field(default_factory=list)  # why each unusable reply was refused
+    attempts: int = 0  # generations used (UnpredictaBench appendix K)
+    requests: int = 0  # model calls
+    slots: int = 0  # answer slots (single-value prompting) or calls planned (list prompting)
+    retried_slots: int = 0
+    skipped_slots: int = 0  # slots given up after max_attempts
 
 
 def reply_text(choice: Any, value_source: str = "final") -> str:
@@ -136,7 +150,9 @@ def collect_values(problems: Mapping[str, Problem], n_samples: int = 100, list_s
                     if not vals:
                         failed += 1
             record["values"] = record["values"][:n_samples]
-        state.store.set(STORE_KEY, record)
+        stored = state.store_as(CollectedValues)
+        for key, value in record.items():
+            setattr(stored, key, value)
         return state
 
     return solve

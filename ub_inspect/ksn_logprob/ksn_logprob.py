@@ -17,6 +17,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import StoreModel
+from pydantic import Field
 
 from ub_core.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidate_record, load_chat_tokenizer,
                                  logprob_problems, render_chat, score_candidate_logprobs)
@@ -27,12 +29,20 @@ from ub_core.problems import Problem, bank_version, load_bank
 from ub_inspect._naming import registry_name
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
-from ub_inspect.ksn.scorer import spec_metrics
+from ub_inspect.metrics import spec_metrics
 from ub_inspect.logprobs import LogprobsUnavailableError, continuation_logprobs
 
-__all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "STORE_KEY"]
+__all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs"]
 
-STORE_KEY = "ub_ksn_logprob"
+
+
+class CandidateLogprobs(StoreModel):
+    """What :func:`candidate_logprobs` read for one sample (stored as ``CandidateLogprobs:<field>``)."""
+
+    context: str = ""  # raw or chat; empty until the solver ran
+    delimiter: str = ""
+    logprobs: list[float | None] = Field(default_factory=list)  # per candidate; None = probability 0
+    boundary_merged: int = 0
 
 
 def record_to_sample(problem: Problem) -> Sample:
@@ -63,8 +73,7 @@ def _chat_tokenizer(chat_template: str | None):
 @solver
 def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None) -> Solver:
     """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``) and
-    keep them in the store under ``ub_ksn_logprob``: ``{"context", "delimiter", "logprobs", "boundary_merged"}``
-    (``None`` = probability 0)."""
+    keep them in the store (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0)."""
     state_cache: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -76,9 +85,10 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
         texts = [delim + c for c in rec["candidates"]]
         values, merged = await continuation_logprobs(context, texts)
-        state.store.set(STORE_KEY, {"context": "chat" if tok is not None else "raw", "delimiter": delim,
-                                    "logprobs": [None if v == -math.inf else float(v) for v in values],
-                                    "boundary_merged": merged})
+        record = state.store_as(CandidateLogprobs)
+        record.context, record.delimiter = "chat" if tok is not None else "raw", delim
+        record.logprobs = [None if v == -math.inf else float(v) for v in values]
+        record.boundary_merged = merged
         return state
 
     return solve
@@ -92,11 +102,11 @@ def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = D
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = problems[str(state.sample_id)]
-        record = state.store.get(STORE_KEY)
-        if not record:
+        record = state.store_as(CandidateLogprobs)
+        if not record.context:
             raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
                                            f"candidate_logprobs solver before this scorer")
-        scores, payload = score_candidate_logprobs(problem, record["logprobs"], ns=ks_ns, threshold=threshold,
+        scores, payload = score_candidate_logprobs(problem, record.logprobs, ns=ks_ns, threshold=threshold,
                                                    method=method, truth_size=gt_size, truth_seed=gt_seed,
                                                    draws=draws, seed=seed)
         q = payload["q"]
@@ -106,17 +116,17 @@ def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = D
                      explanation=(f"valid mass {scores['valid_mass']:.3g}; KS distance {scores['ks_distance']:.3g}; "
                                   f"P(KS@{max(ks_ns)} passes) {scores[f'p_pass@{max(ks_ns)}']:.3g}"),
                      metadata={"ub": {**payload, "p": rec["p"], "values": rec["values"],
-                                      "candidates": rec["candidates"], "logprobs": record["logprobs"],
-                                      "context": record["context"], "delimiter": record["delimiter"],
-                                      "boundary_merged": int(record.get("boundary_merged", 0))}})
+                                      "candidates": rec["candidates"], "logprobs": list(record.logprobs),
+                                      "context": record.context, "delimiter": record.delimiter,
+                                      "boundary_merged": int(record.boundary_merged)}})
 
     return score
 
 
 @task(name=registry_name("ksn_logprob"))
-def ksn_logprob(categories: Any = None, ks_ns: Any = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
+def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
-                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: Any = None) -> Task:
+                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None) -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:

@@ -27,7 +27,7 @@ from ub_inspect._options import (OptionError, choice, int_list, integer, positiv
                                  task_options)
 from ub_core.metric_spec import ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS
 from ub_inspect.metrics import spec_metrics
-from ub_inspect.ksn.solver import STORE_KEY, collect_values
+from ub_inspect.ksn.solver import CollectedValues, collect_values
 
 __all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
 
@@ -90,15 +90,15 @@ def odds_sampling_scorer(items: Mapping[str, Problem], ks_ns=ODDS_KS_NS, gt_size
 
     async def score(state: TaskState, target: Target) -> Score:
         item = items[str(state.sample_id)]
-        record = state.store.get(STORE_KEY) or {}
-        values = list(record.get("values", []))
+        record = state.store_as(CollectedValues)
+        values = list(record.values)
         row = odds_item_scores(item, values, ns=ks_ns, truth_size=gt_size, truth_seed=gt_seed)
-        row["n_failed"] = float(len(record.get("failures", [])))
+        row["n_failed"] = float(len(record.failures))
         ks = row["ks_stat"]
         explanation = f"{len(values)} valid values; KS statistic " + ("n/a" if math.isnan(ks) else f"{ks:.3f}")
         return _score(item, row, ", ".join(f"{v:g}" for v in values[:10]), explanation,
-                      {"values": values, "failures": list(record.get("failures", []))[:50],
-                       "attempts": record.get("attempts", 0), "gt_size": gt_size, "gt_seed": gt_seed})
+                      {"values": values, "failures": list(record.failures)[:50],
+                       "attempts": record.attempts, "gt_size": gt_size, "gt_seed": gt_seed})
 
     return score
 
@@ -134,8 +134,8 @@ def _names(value: Any, name: str, allowed: tuple[str, ...]) -> tuple[str, ...] |
     return names
 
 
-def load_items(task_name: str = "percentile", shots: Any = None, shot_type: str | None = None,
-               context: Any = "none", families: Any = None, limit: int | None = None,
+def load_items(task_name: str = "percentile", shots: str | int | list[int] | None = None, shot_type: str | None = None,
+               context: str | list[str] = "none", families: str | list[str] | None = None, limit: int | None = None,
                edition: str = "subset", convention: str = "paper") -> list[Problem]:
     """The items a task run asks (one line errors for unknown names, or when nothing matches)."""
     task_name = choice(task_name, "task", TASKS)
@@ -153,9 +153,9 @@ def load_items(task_name: str = "percentile", shots: Any = None, shot_type: str 
 
 
 @task(name=registry_name("odds"))
-def odds(task: str = "percentile", shots: Any = None, shot_type: str | None = None, context: Any = "none",
-         families: Any = None, limit: int | None = None, edition: str = "subset", n_samples: int = 1000,
-         list_size: int = 1, ks_ns: Any = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
+def odds(task: str = "percentile", shots: str | int | list[int] | None = None, shot_type: str | None = None, context: str | list[str] = "none",
+         families: str | list[str] | None = None, limit: int | None = None, edition: str = "subset", n_samples: int = 1000,
+         list_size: int = 1, ks_ns: str | int | list[int] = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
          max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None,
          convention: str = "paper") -> Task:
     """What are the odds (the odds paper).

@@ -7,7 +7,6 @@ median accuracy and the accuracy spread (see ``scorer.py`` and README.md beside 
 
 from __future__ import annotations
 
-from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -34,7 +33,7 @@ def record_to_sample(item: StabilityItem) -> Sample:
 
 
 @task(name=registry_name("stability"))
-def stability(epochs: int = 5, subtasks: Any = None, source: str = "builtin", limit: int | None = None,
+def stability(epochs: int = 5, subtasks: str | list[str] | None = None, source: str = "builtin", limit: int | None = None,
               bbh: str | None = None, mmlu: str | None = None, split: str = "test", size: str | None = None,
               seed: int = 0, max_tokens: int | None = None) -> Task:
     """The non-determinism paper's TARr@N / TARa@N and accuracy extremes over N "deterministic" runs.
