@@ -27,8 +27,9 @@ def main() -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from support.tiny_trained import ensure_tiny_trained
-    from ub_core.ksn_logprob import logprob_problems, score_candidate_logprobs
+    from ub_core.ksn_logprob import score_candidate_logprobs
     from ub_core.problems import get_problem, load_bank
+    from ub_core.problems.candidates import candidate_set, enumerable_problems
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-candidates", type=int, default=60)
@@ -39,15 +40,13 @@ def main() -> int:
     torch.manual_seed(0)
 
     ids = ["te-bernoulli-conc", "rw-os_concurrency-03", "ti-hypergeometric-conc", "te-bernoulli-spread"]
-    sized = sorted(((len(cs), p.id) for p, cs in logprob_problems(load_bank("ksn")) if len(cs) <= args.max_candidates),
+    sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn")) if len(cs) <= args.max_candidates),
                    reverse=True)
     ids += [pid for _, pid in sized[:2] if pid not in ids]
     print(f"{'problem':26} {'cand':>4} | {'logprob: req':>12} {'tokens (cached)':>15} {'(uncached)':>10} {'wall s':>7} "
           f"| {'sampling: req':>13} {'tokens':>7} {'wall s':>7} | {'score s':>7}")
     for pid in ids:
         problem = get_problem(pid)
-        from ub_core.problems.candidates import candidate_set
-
         cs = candidate_set(problem)
         enc = tok(problem.full_prompt, return_tensors="pt")
         n_prompt = enc["input_ids"].shape[1]

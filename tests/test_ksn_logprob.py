@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, RAW_DELIMITER, candidate_record, logprob_problems,
+from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, RAW_DELIMITER, candidate_record,
                                  oracle_candidate_logprob, render_chat, score_candidate_logprobs,
                                  split_candidate_text)
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 from ub_core.problems.candidates import candidate_set
 
@@ -80,7 +81,7 @@ def test_hostile_logprobs_give_one_line_errors_or_a_counted_no_mass():
 
 def test_every_enumerable_problem_has_a_record_and_no_other_does():
     bank = load_bank("ksn")
-    rows = logprob_problems(bank)
+    rows = enumerable_problems(bank)
     assert len(rows) == sum(candidate_set(p) is not None for p in bank) == 154
     rec = candidate_record(*rows[0])
     assert rec["prompt"] == rows[0][0].full_prompt and len(rec["candidates"]) == len(rec["p"]) == len(rec["values"])

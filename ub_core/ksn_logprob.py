@@ -28,7 +28,7 @@ puts all mass on the answer ``ub/collapse`` repeats in KS@N (:func:`ub_core.orac
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from .metric_spec import metric_keys
 from .metrics import DEFAULT_NS
@@ -36,7 +36,7 @@ from .metrics.answer_distribution import answer_distribution_scores, probabiliti
 from .problems.base import Problem
 from .problems.candidates import CandidateSet, candidate_set
 
-__all__ = ["METRIC_KEYS", "RAW_DELIMITER", "CHAT_DELIMITER", "logprob_problems", "candidate_record",
+__all__ = ["METRIC_KEYS", "RAW_DELIMITER", "CHAT_DELIMITER", "candidate_record",
            "score_candidate_logprobs", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
            "split_candidate_text", "ORACLE_MODES"]
 
@@ -47,17 +47,6 @@ METRIC_KEYS = metric_keys("ksn_logprob")
 RAW_DELIMITER = " "
 CHAT_DELIMITER = ""
 ORACLE_MODES = ("oracle", "collapse")
-
-
-def logprob_problems(problems: Iterable[Problem]) -> list[tuple[Problem, CandidateSet]]:
-    """``(problem, candidate set)`` for each problem of ``problems`` whose answer support can be listed, in order
-    (the rest are left out: ``ub bank list --logprob`` names them with the reason)."""
-    out = []
-    for p in problems:
-        cs = candidate_set(p) if isinstance(p, Problem) else None
-        if cs is not None:
-            out.append((p, cs))
-    return out
 
 
 def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[str, Any]:

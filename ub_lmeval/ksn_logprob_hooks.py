@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ub_core.ksn_logprob import METRIC_KEYS, candidate_record, logprob_problems, score_candidate_logprobs
+from ub_core.ksn_logprob import METRIC_KEYS, candidate_record, score_candidate_logprobs
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
 from .ksn_hooks import lmeval_value, count, nanmean, select_ids, total
@@ -30,7 +31,7 @@ def ksn_logprob_docs(category: str | None = None, ids: Any = None) -> list[dict]
     :func:`ub_core.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
     ``p``, ...). ``ids`` keeps only those problems, as for ``ub_ksn``."""
     problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
-    return [candidate_record(p, cs) for p, cs in logprob_problems(problems)]
+    return [candidate_record(p, cs) for p, cs in enumerable_problems(problems)]
 
 
 def ksn_logprob_dataset(category: str | None = None, ids: Any = None, **kwargs: Any):

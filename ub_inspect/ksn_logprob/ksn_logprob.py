@@ -21,9 +21,10 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from ub_core.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidate_record, load_chat_tokenizer,
-                                 logprob_problems, render_chat, score_candidate_logprobs)
+                                 render_chat, score_candidate_logprobs)
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
+from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import Problem, bank_version, load_bank
 
 from ub_inspect._naming import registry_name
@@ -156,7 +157,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             raise OptionError(f"option draws: at least 2000 Monte-Carlo draws, got {draws}")
         if chat_template is not None and not str(chat_template).strip():
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
-        problems = [p for p, _ in logprob_problems(load_bank("ksn", categories=cats))]
+        problems = [p for p, _ in enumerable_problems(load_bank("ksn", categories=cats))]
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
     by_id = {p.id: p for p in problems}
     return Task(
