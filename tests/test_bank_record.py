@@ -199,3 +199,23 @@ def test_a_toy_bank_with_a_prompt_index_is_found(monkeypatch):
     ub_problems.register_bank(Bank("toy", load=lambda size=None: (toy,), version=lambda: "1", id_prefixes=("toy-",),
                                    find=lambda text: toy if text.startswith(toy.prompt) else None))
     assert find_item(toy.full_prompt) == ("toy", toy) and find_problem(toy.full_prompt) is toy
+
+
+def test_seed_sequence_never_aliases_large_seeds_and_keeps_small_ones():
+    """Seeds below 2**32 keep the streams they always had (the seed as one 32-bit word); larger seeds get their
+    own streams instead of wrapping onto small ones (2**32 used to give seed 0's draws); negative seeds are refused."""
+    import hashlib
+
+    from ub_core.problems import seed_sequence
+
+    digest = hashlib.sha256(b"te-normal-conc").digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    for seed in (0, 7, 2**32 - 1):
+        old = np.random.SeedSequence([seed & 0xFFFFFFFF, *words]).generate_state(4)
+        np.testing.assert_array_equal(seed_sequence("te-normal-conc", seed).generate_state(4), old)
+    a = seed_sequence("te-normal-conc", 2**32).generate_state(4)
+    b = seed_sequence("te-normal-conc", 0).generate_state(4)
+    assert not np.array_equal(a, b)
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+            seed_sequence("te-normal-conc", bad)

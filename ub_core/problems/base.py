@@ -78,10 +78,15 @@ def requested_list_size(prompt: str) -> int:
 
 
 def seed_sequence(problem_id: str, seed: int) -> np.random.SeedSequence:
-    """Seed sequence for (problem id, seed): stable across processes, platforms and Python versions."""
+    """Seed sequence for (problem id, seed): stable across processes, platforms and Python versions.
+
+    ``seed`` is any integer >= 0. numpy splits a seed of 2**32 or more into several 32-bit words, so no two seeds
+    share a stream (seeds below 2**32 give the streams they always gave); a negative seed is a ValueError."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     digest = hashlib.sha256(problem_id.encode("utf-8")).digest()
     words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
-    return np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *words])
+    return np.random.SeedSequence([int(seed), *words])
 
 
 @dataclass(frozen=True, eq=False)
