@@ -109,6 +109,24 @@ UB_LANE_COUNT="$work/calls_logit_ubvllm.jsonl" run ub-lm-eval --model ub-vllm --
   --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit_ub"
 logit_ub_s=$(( $(date +%s) - t0 ))
 
+# sampling-free KS@N (ub_ksn_logprob) through lm-eval's vLLM log-likelihoods: one multiple_choice request per
+# candidate (" {k}" after the raw prompt) on the two problems the model learnt
+t0=$(date +%s)
+run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_ksn_logprob_text_explicit \
+  --metadata '{"ids": "te-bernoulli-spread,te-discrete_uniform-conc"}' --batch_size auto --log_samples \
+  --output_path "$work/out_ksn_logprob"
+ksn_logprob_s=$(( $(date +%s) - t0 ))
+"$venv/bin/python" - "$work" "$ksn_logprob_s" <<'PY'
+import glob, json, sys
+work, wall = sys.argv[1], int(sys.argv[2])
+rows = [json.loads(l) for f in glob.glob(f"{work}/out_ksn_logprob/**/samples_*.jsonl", recursive=True) for l in open(f)]
+assert sorted(r["doc"]["id"] for r in rows) == ["te-bernoulli-spread", "te-discrete_uniform-conc"], rows
+for r in rows:  # learnt within ~0.01 (tests/test_trained_model.py): the lm-eval route reads the same q as Inspect's
+    assert r["valid_mass"] >= 0.99 and r["ks_distance"] <= 0.03 and r["p_pass@100"] >= 0.98, r
+    print(f"ub_ksn_logprob lm-eval vllm {r['doc']['id']}: q {[round(x, 4) for x in r['q']]}, valid mass "
+          f"{r['valid_mass']:.4f}, KS distance {r['ks_distance']:.4f}, p_pass@100 {r['p_pass@100']:.4f}; {wall}s")
+PY
+
 # ------------------------------------------------------------------------------------------------ checks
 "$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" "$logit_s" "$logit_ub_s" <<'PY'
 import glob, json, sys
