@@ -201,6 +201,8 @@ class Family:
     analytic_moments: Callable[[Mapping], tuple[float, float]] | None = None
     bounds: Callable[[Mapping], tuple[float, float]] = field(default=lambda p: (-math.inf, math.inf))
     styles: Mapping[str, Callable[[Mapping, str], str]] = field(default_factory=dict, compare=False)
+    #: The support kind of validated params, for families whose kind depends on them (``support`` otherwise).
+    support_of: Callable[[Mapping], str] | None = field(default=None, compare=False)
 
     def validate(self, params: Mapping) -> dict:
         if not isinstance(params, Mapping):
@@ -665,26 +667,80 @@ _register(name="skellam", title="Skellam", group="discrete_infinite", support="d
           scipy_dist=lambda p: stats.skellam(p["mu1"], p["mu2"]))
 
 
+def _check_cpois(params):
+    """Jump sizes: geometric on 1, 2, ... with success probability ``p`` (the short form), or any registered
+    numeric family ``jump = {family, params}`` (the general compound Poisson of the release programs)."""
+    fam = "compound_poisson"
+    unknown = set(params) - {"lam", "p", "jump"}
+    if unknown:
+        raise ParameterError(f"{fam}: unknown parameter(s) {sorted(unknown)}; expected lam and one of p, jump")
+    lam = _num(fam, params, "lam", low=0.0)
+    if ("p" in params) == ("jump" in params):
+        raise ParameterError(f"{fam}: give exactly one of 'p' (geometric jumps) or 'jump' ({{family, params}})")
+    if "p" in params:
+        return {"lam": lam, "p": _num(fam, params, "p", low=0.0, low_open=True, high=1.0)}
+    jump = params["jump"]
+    if not isinstance(jump, Mapping) or set(jump) - {"family", "params"} or "family" not in jump:
+        raise ParameterError(f"{fam}: 'jump' must be a mapping with keys family, params")
+    name = jump["family"]
+    if name in ("mixture", "uniform_permutation", "compound_poisson", "categorical") or name not in FAMILIES:
+        raise ParameterError(f"{fam}: unsupported jump family {name!r}")
+    return {"lam": lam, "jump": {"family": name, "params": FAMILIES[name].validate(jump.get("params", {}))}}
+
+
+def _cpois_jumps(r, p, total):
+    if "p" in p:
+        return r.geometric(p["p"], total).astype(float)
+    j = p["jump"]
+    return np.asarray(FAMILIES[j["family"]].draw(r, j["params"], int(total)), dtype=float)
+
+
 def _cpois_draw(r, p, n):
     counts = r.poisson(p["lam"], n)
-    total = counts.sum()
-    jumps = r.geometric(p["p"], total)
+    jumps = _cpois_jumps(r, p, counts.sum())
     # sum the jumps of each draw: segment sums via cumulative sums at the count boundaries
-    csum = np.concatenate([[0], np.cumsum(jumps)])
+    csum = np.concatenate([[0.0], np.cumsum(jumps)])
     ends = np.cumsum(counts)
-    return (csum[ends] - csum[ends - counts]).astype(float)
+    out = csum[ends] - csum[ends - counts]
+    return out if "jump" in p and FAMILIES[p["jump"]["family"]].support != "discrete" else np.rint(out)
+
+
+def _cpois_support(p) -> str:
+    if "p" in p or support_kind(p["jump"]["family"], p["jump"]["params"]) == "discrete":
+        return "discrete"
+    return "mixed" if p["lam"] > 0 else "discrete"  # an atom at 0 (no events) plus a continuous part
+
+
+def _cpois_moments(p):
+    """Mean lam E[J], variance lam E[J^2] (the law of total variance for a Poisson number of iid jumps J)."""
+    if "p" in p:
+        return p["lam"] / p["p"], p["lam"] * (2 - p["p"]) / p["p"] ** 2
+    m, v = moments(p["jump"]["family"], p["jump"]["params"])
+    return p["lam"] * m, p["lam"] * (v + m * m)
+
+
+def _cpois_text(p):
+    if "p" in p:
+        each = (f"each event contributes an independent geometric amount on 1, 2, 3, ... with success probability "
+                f"{fmt(p['p'])} (mean {fmt(1 / p['p'])})")
+    else:
+        each = f"each event contributes an independent amount drawn from {describe(p['jump']['family'], p['jump']['params'])}"
+    return (f"a compound Poisson distribution: the number of events is Poisson with mean {fmt(p['lam'])}, {each}, "
+            "and the value is the total (0 when there are no events)")
+
+
+def _cpois_bounds(p):
+    if "p" in p:
+        return 0.0, math.inf
+    lo, hi = support_bounds(p["jump"]["family"], p["jump"]["params"])
+    return (0.0 if lo >= 0 else -math.inf), (0.0 if hi <= 0 else math.inf)
 
 
 _register(name="compound_poisson", title="Compound Poisson", group="discrete_infinite", support="discrete",
-          param_doc="lam >= 0 (mean number of events), p in (0, 1] (each event's size is geometric on 1, 2, ...)",
-          check=_keep("compound_poisson", {"lam": dict(low=0.0), "p": dict(low=0.0, low_open=True, high=1.0)}),
-          draw=_cpois_draw,
-          text=lambda p: f"a compound Poisson distribution: the number of events is Poisson with mean "
-                         f"{fmt(p['lam'])}, each event contributes an independent geometric amount on 1, 2, 3, ... "
-                         f"with success probability {fmt(p['p'])} (mean {fmt(1 / p['p'])}), and the value is the "
-                         "total (0 when there are no events)",
-          analytic_moments=lambda p: (p["lam"] / p["p"], p["lam"] * (2 - p["p"]) / p["p"] ** 2),
-          bounds=lambda p: (0.0, math.inf))
+          param_doc="lam >= 0 (mean number of events) and either p in (0, 1] (each event's size is geometric on 1, "
+                    "2, ...) or jump = {family, params} (each event's size is a draw of that family)",
+          check=_check_cpois, draw=_cpois_draw, text=_cpois_text, analytic_moments=_cpois_moments,
+          bounds=_cpois_bounds, support_of=_cpois_support)
 
 
 def _odds_geometric(p, convention):
@@ -934,7 +990,7 @@ TABLE10_FAMILIES: tuple[str, ...] = (
     # continuous, bounded interval
     "beta", "arcsine", "reciprocal", "triangular", "truncated_normal", "uniform",
     # continuous, semi-infinite
-    "erlang", "f", "frechet", "gamma", "pareto", "rayleigh", "weibull", "chi_squared", "exponential",
+    "erlang", "f", "frechet", "gamma", "pareto", "rayleigh_mixture", "weibull", "chi_squared", "exponential",
     "inverse_gaussian", "log_normal",
     # continuous, whole real line
     "gumbel", "laplace", "students_t", "logistic", "normal",
@@ -975,6 +1031,141 @@ _register(name="empirical_discrete", title="Finite discrete", group="discrete_fi
               f"{fmt(v)} (probability {fmt(q)})" for v, q in zip(p["values"], p["pvals"])),
           scipy_dist=lambda p: stats.rv_discrete(values=(p["values"], p["pvals"])),
           bounds=lambda p: (min(p["values"]), max(p["values"])))
+
+# ---------------------------------------------------------------- processes of the release programs
+
+_RM_KERNELS = {"normal": ("loc", "scale"), "exponential": ("scale",), "gamma": ("shape", "scale")}
+_RM_POSITIVE = {"scale", "shape"}
+
+
+def _check_rayleigh_mixture(params):
+    """A Rayleigh scale mixture: R ~ Rayleigh(sigma), then X from a kernel whose parameters are affine in R. Each
+    kernel parameter is a number or ``{"const": c, "coef_R": b}`` meaning c + b R."""
+    fam = "rayleigh_mixture"
+    unknown = set(params) - {"sigma", "kernel", "kernel_params"}
+    if unknown:
+        raise ParameterError(f"{fam}: unknown parameter(s) {sorted(unknown)}; expected sigma, kernel, kernel_params")
+    sigma = _num(fam, params, "sigma", low=0.0, low_open=True)
+    kernel = params.get("kernel")
+    if kernel not in _RM_KERNELS:
+        raise ParameterError(f"{fam}: 'kernel' must be one of {', '.join(_RM_KERNELS)}, got {kernel!r}")
+    kp = params.get("kernel_params")
+    if not isinstance(kp, Mapping) or set(kp) != set(_RM_KERNELS[kernel]):
+        raise ParameterError(f"{fam}: a {kernel} kernel needs kernel_params {list(_RM_KERNELS[kernel])}")
+    out = {}
+    for key in _RM_KERNELS[kernel]:
+        v = kp[key]
+        c, b = ((v.get("const"), v.get("coef_R")) if isinstance(v, Mapping) else (v, 0.0))
+        c = _num(fam, {key: c}, key)
+        b = _num(fam, {key: b}, key)
+        if key in _RM_POSITIVE and (c < 0 or b < 0 or c + b == 0):
+            raise ParameterError(f"{fam}: kernel {key} must be positive for every R > 0 (const, coef_R >= 0)")
+        if kernel == "gamma" and key == "shape" and b != 0:
+            raise ParameterError(f"{fam}: a gamma kernel's shape must not depend on R")
+        out[key] = {"const": c, "coef_R": b}
+    return {"sigma": sigma, "kernel": kernel, "kernel_params": out}
+
+
+def _rm_value(spec, r):
+    return spec["const"] + spec["coef_R"] * r
+
+
+def _rayleigh_mixture_draw(r, p, n):
+    radius = r.rayleigh(p["sigma"], n)
+    kp = p["kernel_params"]
+    if p["kernel"] == "normal":
+        return r.normal(_rm_value(kp["loc"], radius), _rm_value(kp["scale"], radius))
+    if p["kernel"] == "exponential":
+        return r.exponential(_rm_value(kp["scale"], radius))
+    return r.gamma(kp["shape"]["const"], _rm_value(kp["scale"], radius))
+
+
+def _rayleigh_mixture_moments(p):
+    """With E[R] = sigma sqrt(pi/2), E[R^2] = 2 sigma^2 and an affine a(R) = c + b R: E[a] = c + b E[R],
+    E[a^2] = c^2 + 2cb E[R] + b^2 E[R^2]. Normal kernel: mean E[loc], variance E[scale^2] + Var(loc(R));
+    exponential: mean E[scale], E[X^2] = 2 E[scale^2]; gamma(k): mean k E[scale], E[X^2] = k(k+1) E[scale^2]."""
+    m1 = p["sigma"] * math.sqrt(math.pi / 2)
+    m2 = 2 * p["sigma"] ** 2
+
+    def mean(a):
+        return a["const"] + a["coef_R"] * m1
+
+    def second(a):
+        return a["const"] ** 2 + 2 * a["const"] * a["coef_R"] * m1 + a["coef_R"] ** 2 * m2
+
+    kp = p["kernel_params"]
+    if p["kernel"] == "normal":
+        mu = mean(kp["loc"])
+        return mu, second(kp["scale"]) + second(kp["loc"]) - mu * mu
+    if p["kernel"] == "exponential":
+        mu = mean(kp["scale"])
+        return mu, 2 * second(kp["scale"]) - mu * mu
+    k = kp["shape"]["const"]
+    mu = k * mean(kp["scale"])
+    return mu, k * (k + 1) * second(kp["scale"]) - mu * mu
+
+
+def _affine_text(a) -> str:
+    c, b = a["const"], a["coef_R"]
+    if b == 0:
+        return fmt(c)
+    term = "R" if b == 1 else f"{fmt(b)} R"
+    return term if c == 0 else f"{fmt(c)} + {term}"
+
+
+def _rayleigh_mixture_text(p):
+    kp = p["kernel_params"]
+    if p["kernel"] == "normal":
+        kernel = (f"a normal distribution with mean {_affine_text(kp['loc'])} and standard deviation "
+                  f"{_affine_text(kp['scale'])}")
+    elif p["kernel"] == "exponential":
+        kernel = f"an exponential distribution with mean {_affine_text(kp['scale'])}"
+    else:
+        kernel = (f"a gamma distribution with shape {fmt(kp['shape']['const'])} and scale "
+                  f"{_affine_text(kp['scale'])}")
+    return (f"a Rayleigh mixture: first draw R from a Rayleigh distribution with scale {fmt(p['sigma'])}, then draw "
+            f"the value from {kernel}")
+
+
+_register(name="rayleigh_mixture", title="Rayleigh mixture", group="continuous_real_line", support="continuous",
+          param_doc="sigma > 0 (Rayleigh scale of R); kernel normal|exponential|gamma; kernel_params affine in R "
+                    "({const, coef_R} or a number)",
+          check=_check_rayleigh_mixture, draw=_rayleigh_mixture_draw, text=_rayleigh_mixture_text,
+          analytic_moments=_rayleigh_mixture_moments,
+          bounds=lambda p: (-math.inf, math.inf) if p["kernel"] == "normal" else (0.0, math.inf))
+
+
+def _check_categorical_sum(params):
+    fam = "multinomial_weighted_sum"
+    unknown = set(params) - {"n", "values", "pvals"}
+    if unknown:
+        raise ParameterError(f"{fam}: unknown parameter(s) {sorted(unknown)}; expected n, values, pvals")
+    n = int(_num(fam, params, "n", low=1, integer=True))
+    values = _vec(fam, params, "values", min_len=1)
+    pv = _simplex(fam, params, "pvals", min_len=1)
+    if values.size != pv.size:
+        raise ParameterError(f"{fam}: 'values' and 'pvals' must have the same length")
+    return {"n": n, "values": values.tolist(), "pvals": pv.tolist()}
+
+
+def _categorical_sum_moments(p):
+    v, q = np.asarray(p["values"]), np.asarray(p["pvals"])
+    m = float(v @ q)
+    return p["n"] * m, p["n"] * float((v - m) ** 2 @ q)
+
+
+_register(name="multinomial_weighted_sum", title="Weighted multinomial total", group="discrete_finite",
+          support="discrete",
+          param_doc="n >= 1 trials; values with probabilities pvals: the value is the sum over the multinomial counts "
+                    "of count_i * values_i (the total of n independent draws of the values)",
+          check=_check_categorical_sum,
+          draw=lambda r, p, n: (r.multinomial(p["n"], p["pvals"], size=n) @ np.asarray(p["values"], float)),
+          text=lambda p: (f"the total of {p['n']} independent draws, each equal to "
+                          + ", ".join(f"{fmt(v)} with probability {fmt(q)}" for v, q in zip(p["values"], p["pvals"]))),
+          analytic_moments=_categorical_sum_moments,
+          bounds=lambda p: (p["n"] * min(p["values"]), p["n"] * max(p["values"])),
+          support_of=lambda p: "discrete" if all(float(v).is_integer() for v in p["values"]) else "continuous")
+
 
 # ---------------------------------------------------------------- extras of the odds paper
 
@@ -1060,7 +1251,7 @@ def _mixture_draw(r, p, n):
 
 
 def _mixture_support(p) -> str:
-    kinds = {FAMILIES[c["family"]].support for c in p["components"]}
+    kinds = {support_kind(c["family"], c["params"]) for c in p["components"]}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
@@ -1089,7 +1280,7 @@ def _mixture_bounds(p):
 _register(name="mixture", title="Mixture", group="multimodal", support="continuous",
           param_doc="components: list of {family, params, weight}; weights sum to 1",
           check=_check_mixture, draw=_mixture_draw, text=_mixture_text,
-          analytic_moments=_mixture_moments, bounds=_mixture_bounds)
+          analytic_moments=_mixture_moments, bounds=_mixture_bounds, support_of=_mixture_support)
 
 
 def _check_perm(params):
@@ -1128,8 +1319,8 @@ def validate(family: str, params: Mapping) -> dict:
 def support_kind(family: str, params: Mapping | None = None) -> str:
     """The support kind; a mixture's depends on its components."""
     fam = get_family(family)
-    if fam.name == "mixture" and params is not None:
-        return _mixture_support(fam.validate(params))
+    if fam.support_of is not None and params is not None:
+        return fam.support_of(fam.validate(params))
     return fam.support
 
 

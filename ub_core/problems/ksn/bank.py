@@ -28,21 +28,20 @@ import numpy as np
 from ... import distributions as D
 from ..base import Problem
 from .code_explicit import code_explicit_program, code_prompt
-from .multimodal import MULTIMODAL_FAMILIES, multimodal_prompt, multimodal_specs  # noqa: F401  (re-exported)
-from .regimes import REGIMES, REGIME_NAMES
+from .multimodal import multimodal_prompt
 
 BANK = "ksn"
 # Bump when any prompt, parameter or sampler changes: it keys the ground-truth cache.
-BANK_VERSION = "1"
+BANK_VERSION = "2"
 
 CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
               "shuffling")
 TASK_TYPES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "real_world", "shuffling")
 REGIME_SHORT = {"concentrated": "conc", "spread": "spread"}
 
-# The two generated problems left out, mirroring the two the published review removed (one text explicit,
-# one text implicit; one concentrated, one spread out, which keeps the 199/199 regime balance).
-REMOVED = frozenset({"te-arcsine-conc", "ti-negative_multinomial-spread"})
+# The release has no concentrated Rayleigh-mixture problem in its two text folders (the review removed them), so
+# these two slots are empty, as there.
+REMOVED = frozenset({"te-rayleigh_mixture-conc", "ti-rayleigh_mixture-conc"})
 
 
 # ------------------------------------------------------------------------------------------------ answer formats
@@ -57,7 +56,8 @@ def _answer_format(family: str, params: dict) -> tuple[str, tuple[str, ...]]:
 
 
 def _scalar_problem(pid: str, category: str, task_type: str, family: str, params: dict, regime: str,
-                    prompt: str, modality: str = "unimodal", metadata: dict | None = None) -> Problem:
+                    prompt: str, modality: str = "unimodal", metadata: dict | None = None,
+                    uid: str | None = None) -> Problem:
     params = D.validate(family, params)
     fmt_, options = _answer_format(family, params)
     low, high = D.support_bounds(family, params)
@@ -71,7 +71,7 @@ def _scalar_problem(pid: str, category: str, task_type: str, family: str, params
     return Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category=category, task_type=task_type, family=family, params=params,
                    regime=regime, modality=modality, support=D.support_kind(family, params), answer_format=fmt_,
                    prompt=prompt, sampler=sampler, options=options, low=low, high=high,
-                   metadata=metadata or {})
+                   metadata=metadata or {}, uid=uid)
 
 
 # ------------------------------------------------------------------------------------------------ text explicit
@@ -88,34 +88,56 @@ def text_implicit_prompt(scenario: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ assembly
 
-def generated_problems() -> list[Problem]:
-    from .code_implicit import CODE_IMPLICIT
-    from .text_implicit import TEXT_IMPLICIT
+PREFIX = {"text_explicit": "te", "text_implicit": "ti", "code_explicit": "ce", "code_implicit": "ci"}
 
-    out: list[Problem] = []
-    for family in D.TABLE10_FAMILIES:
-        for regime in REGIME_NAMES:
-            params = D.validate(family, REGIMES[family][regime])
-            short = REGIME_SHORT[regime]
-            builders = (
-                ("te", "text_explicit", lambda: text_explicit_prompt(family, params), {}),
-                ("ti", "text_implicit", lambda: text_implicit_prompt(TEXT_IMPLICIT[family](params)), {}),
-                ("ce", "code_explicit", lambda: code_prompt(code_explicit_program(family, params)),
-                 {"program": code_explicit_program(family, params)}),
-                ("ci", "code_implicit", lambda: code_prompt(CODE_IMPLICIT[family](params)),
-                 {"program": CODE_IMPLICIT[family](params)}),
-            )
-            for prefix, ttype, make_prompt, meta in builders:
-                pid = f"{prefix}-{family}-{short}"
-                if pid in REMOVED:
-                    continue
-                out.append(_scalar_problem(pid, ttype, ttype, family, params, regime, make_prompt(),
-                                           metadata=meta))
-    for spec in multimodal_specs():
-        pid = f"mm-{spec['index']:02d}-{REGIME_SHORT[spec['regime']]}"
-        out.append(_scalar_problem(pid, "multimodal", "text_explicit", "mixture", spec["params"], spec["regime"],
-                                   multimodal_prompt(spec["params"]), modality="multimodal"))
-    return out
+
+def _release_category(folder: str) -> str:
+    """The category of a release task folder (``code_explicit_spread_out_gpt-5.4`` -> ``code_explicit``)."""
+    stem = folder.rsplit("_gpt", 1)[0].replace("_concentrated", "").replace("_spread_out", "")
+    return {"textual_explicit": "text_explicit", "textual_implicit": "text_implicit",
+            "textual_multimodal_explicit": "multimodal"}.get(stem, stem)
+
+
+def generated_problem(row: dict) -> Problem:
+    """The built-in problem of one generated release row (:data:`.release_processes.RELEASE_PROCESSES`): the
+    row's process (family and parameters), our wording for its category."""
+    from .code_implicit import CODE_IMPLICIT  # noqa: F401  (registers the code-implicit templates)
+    from .regimes import template_for
+    from .text_implicit import TEXT_IMPLICIT  # noqa: F401  (registers the text-implicit templates)
+
+    family, params = row["family"], D.validate(row["family"], row["params"])
+    category, regime, short = row["category"], row["regime"], REGIME_SHORT[row["regime"]]
+    own = _release_category(row["uid_folder"])  # the uid's own category (differs for the two misfiled programs)
+    release = {"folder": row["folder"], "row": row["row"], "slot": row["slot"], "name": row["release_name"]}
+    if row["note"]:
+        release["note"] = row["note"]
+    meta: dict = {"release": release}
+    if category == "multimodal":
+        pid = f"mm-{row['row']:02d}-{short}"
+        return _scalar_problem(pid, "multimodal", "text_explicit", family, params, regime,
+                               multimodal_prompt(params), modality="multimodal", metadata=meta, uid=row["uid"])
+    pid = f"{PREFIX[own]}-{row['slot']}-{short}"
+    if own == "text_explicit":
+        prompt = text_explicit_prompt(family, params)
+    elif own == "text_implicit":
+        prompt = text_implicit_prompt(template_for("text_implicit", family)(params))
+    else:
+        program = (code_explicit_program(family, params) if own == "code_explicit"
+                   else template_for("code_implicit", family)(params))
+        meta["program"] = program
+        prompt = code_prompt(program)
+    modality = "multimodal" if family == "mixture" else "unimodal"
+    return _scalar_problem(pid, category, category, family, params, regime, prompt, modality=modality,
+                           metadata=meta, uid=row["uid"])
+
+
+def generated_problems() -> list[Problem]:
+    """The 398 generated problems, one per release row, in the release's order (task folder, then row)."""
+    from .release_processes import RELEASE_PROCESSES
+
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    rows = sorted(RELEASE_PROCESSES, key=lambda r: (order[r["category"]], r["regime"], r["uid_folder"], r["row"]))
+    return [generated_problem(r) for r in rows]
 
 
 @lru_cache(maxsize=1)

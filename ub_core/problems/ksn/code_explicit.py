@@ -13,6 +13,36 @@ def _arr(x) -> str:
     return fmt(x)
 
 
+def _jumps(p: dict) -> list[str]:
+    if "p" in p:
+        return [f"x = int(rng.geometric({fmt(p['p'])}, size=events).sum())"]
+    fam, q = p["jump"]["family"], p["jump"]["params"]
+    call = {"uniform": lambda: f"rng.uniform({fmt(q['low'])}, {fmt(q['high'])}, size=events)",
+            "exponential": lambda: f"rng.exponential({fmt(q['scale'])}, size=events)",
+            "gamma": lambda: f"rng.gamma({fmt(q['shape'])}, {fmt(q['scale'])}, size=events)",
+            "empirical_discrete": lambda: f"rng.choice({_arr(q['values'])}, p={_arr(q['pvals'])}, size=events)",
+            }[fam]()
+    return [f"x = float({call}.sum())"]
+
+
+def _rayleigh_mixture(p: dict) -> list[str]:
+    from ...distributions import _affine_text
+
+    kp = p["kernel_params"]
+    lines = [f"r = rng.rayleigh({fmt(p['sigma'])})"]
+
+    def aff(a):
+        return _affine_text(a).replace(" R", " * r").replace("R", "r")
+
+    if p["kernel"] == "normal":
+        lines.append(f"x = rng.normal({aff(kp['loc'])}, {aff(kp['scale'])})")
+    elif p["kernel"] == "exponential":
+        lines.append(f"x = rng.exponential({aff(kp['scale'])})")
+    else:
+        lines.append(f"x = rng.gamma({fmt(kp['shape']['const'])}, {aff(kp['scale'])})")
+    return lines
+
+
 # Each entry returns the program lines after `rng = np.random.default_rng()` that set `x`.
 _CODE_EXPLICIT: dict[str, Callable[[dict], list[str]]] = {
     "beta": lambda p: [f"x = rng.beta({fmt(p['a'])}, {fmt(p['b'])})"],
@@ -61,8 +91,7 @@ _CODE_EXPLICIT: dict[str, Callable[[dict], list[str]]] = {
     "poisson": lambda p: [f"x = int(rng.poisson({fmt(p['lam'])}))"],
     "skellam": lambda p: ["from scipy import stats",
                           f"x = int(stats.skellam.rvs({fmt(p['mu1'])}, {fmt(p['mu2'])}, random_state=rng))"],
-    "compound_poisson": lambda p: [f"events = rng.poisson({fmt(p['lam'])})",
-                                   f"x = int(rng.geometric({fmt(p['p'])}, size=events).sum())"],
+    "compound_poisson": lambda p: [f"events = rng.poisson({fmt(p['lam'])})", *_jumps(p)],
     "geometric": lambda p: [f"x = int(rng.geometric({fmt(p['p'])}))"],
     "negative_binomial": lambda p: [f"x = int(rng.negative_binomial({fmt(p['n'])}, {fmt(p['p'])}))"],
     "dirichlet": lambda p: [f"x = rng.dirichlet({_arr(p['alpha'])})[{p['component']}]"],
@@ -85,6 +114,11 @@ _CODE_EXPLICIT: dict[str, Callable[[dict], list[str]]] = {
         f"    x += k == {p['component'] + 1}",
         "x = int(x)"],
     "rectified_gaussian": lambda p: [f"x = max(0.0, rng.normal({fmt(p['loc'])}, {fmt(p['scale'])}))"],
+    "empirical_discrete": lambda p: [f"x = rng.choice({_arr(p['values'])}, p={_arr(p['pvals'])})"],
+    "rayleigh_mixture": lambda p: _rayleigh_mixture(p),
+    "multinomial_weighted_sum": lambda p: [
+        f"counts = rng.multinomial({p['n']}, {_arr(p['pvals'])})",
+        f"x = int(np.dot(counts, {_arr(p['values'])}))"],
     "categorical": lambda p: [f"labels = {p['labels']!r}",
                               f"x = rng.choice(labels, p={_arr(p['pvals'])})"],
 }

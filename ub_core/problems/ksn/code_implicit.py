@@ -342,8 +342,35 @@ def _skellam(p):
                     "print(score)")
 
 
+def _jump_expr(jump: dict) -> str:
+    """An expression for one draw of a compound Poisson jump ``{family, params}``, by a transformation of uniforms
+    where one is short (the compound total itself is never sampled by a library method)."""
+    fam, q = jump["family"], jump["params"]
+    if fam == "uniform":
+        return _plus(q["low"], _times(q["high"] - q["low"], "rng.random()"))
+    if fam == "exponential":
+        return _times(q["scale"], _exp1())
+    if fam == "gamma":
+        return f"rng.gamma({_n(q['shape'])}, {_n(q['scale'])})"
+    if fam == "empirical_discrete":
+        return f"rng.choice({_list(q['values'])}, p={_list(q['pvals'])})"
+    if fam == "geometric":
+        return f"rng.geometric({_n(q['p'])})"
+    raise ValueError(f"code_implicit compound_poisson: no jump expression for {fam!r}")
+
+
 @template("code_implicit", "compound_poisson")
 def _compound_poisson(p):
+    # events of a rate-lam Poisson process on [0, 1]: exponential gaps until the clock passes lam
+    if "jump" in p:
+        discrete = p["jump"]["family"] in ("empirical_discrete", "geometric") and all(
+            float(v).is_integer() for v in p["jump"]["params"].get("values", [1]))
+        return _program(f"t = {_exp1()}",
+                        "total = 0" if discrete else "total = 0.0",
+                        f"while t <= {_n(p['lam'])}:",
+                        f"    total += {_jump_expr(p['jump'])}",
+                        f"    t += {_exp1()}",
+                        "print(int(total))" if discrete else "print(total)")
     return _program(f"t = {_exp1()}",
                     "total = 0",
                     f"while t <= {_n(p['lam'])}:",
@@ -482,6 +509,60 @@ def _categorical(p):
                     "        break",
                     "    u -= w",
                     "print(pick)")
+
+
+# ---------------------------------------------------------------------------------------------- release processes
+
+def _affine(a: dict, var: str = "r") -> str:
+    c, b = a["const"], a["coef_R"]
+    if b == 0:
+        return _n(c)
+    return _plus(c, _times(b, var))
+
+
+@template("code_implicit", "rayleigh_mixture")
+def _rayleigh_mixture(p):
+    kp = p["kernel_params"]
+    lines = [f"r = {_n(p['sigma'])} * np.sqrt(2 * {_exp1()})  # Rayleigh by inverting its CDF"]
+    if p["kernel"] == "normal":
+        lines.append(f"x = {_plus(0, _affine(kp['loc']))} + ({_affine(kp['scale'])}) * rng.standard_normal()")
+    elif p["kernel"] == "exponential":
+        lines.append(f"x = ({_affine(kp['scale'])}) * {_exp1()}")
+    else:
+        k = kp["shape"]["const"]
+        if _is_int(k):
+            lines.append(f"x = ({_affine(kp['scale'])}) * {_exp1(int(k))}.sum()")
+        else:
+            lines.append(f"x = ({_affine(kp['scale'])}) * rng.gamma({_n(k)})")
+    return _program(*lines, "print(float(x))")
+
+
+def _inverse_cdf_lines(values, pvals, target: str = "x") -> list[str]:
+    return [f"values = {_list(values)}",
+            f"weights = {_list(pvals)}",
+            "u = rng.random()",
+            f"{target} = values[-1]",
+            "for value, w in zip(values, weights):",
+            "    if u < w:",
+            f"        {target} = value",
+            "        break",
+            "    u -= w"]
+
+
+@template("code_implicit", "empirical_discrete")
+def _empirical_discrete(p):
+    return _program(*_inverse_cdf_lines(p["values"], p["pvals"]), "print(x)")
+
+
+@template("code_implicit", "multinomial_weighted_sum")
+def _multinomial_weighted_sum(p):
+    body = _inverse_cdf_lines(p["values"], p["pvals"], "pick")
+    return _program("total = 0",
+                    f"for _ in range({int(p['n'])}):",
+                    *["    " + line for line in body[2:]],
+                    "    total += pick",
+                    "print(total)").replace("rng = np.random.default_rng()",
+                                            "rng = np.random.default_rng()\n" + "\n".join(body[:2]), 1)
 
 
 CODE_IMPLICIT: dict[str, Callable[[dict], str]] = family_table("code_implicit")

@@ -1,7 +1,7 @@
 """The 20 hand-written shuffling problems of the KS@N bank (UnpredictaBench, sec. 3.1 item 6, sec. 3.2, appendix C.1).
 
 Composition as published: integer lists 6, ordinal-word lists ("first", "second", ...) 6, word lists 5, decimal
-lists 3; lists of 2 to 5 distinct items, 59 items in all (mean length 2.95). The lists and the wording are ours.
+lists 3. The item lists are the release's, row for row (lists of 2 to 4 items, 60 in all; the paper counts 59); the wording is ours.
 
 The model answers with one ordering of the items. The scored scalar is Lehmer Z1 of that ordering, taken relative
 to the order in which the items are listed in the prompt (``options``): with L1 the number of later entries that
@@ -23,29 +23,40 @@ __all__ = ["shuffling_problems", "SHUFFLE_LISTS", "TYPE_COUNTS"]
 BANK = "ksn"
 TYPE_COUNTS = {"integer": 6, "ordinal": 6, "word": 5, "decimal": 3}
 
-# (type, items). Items are listed in the order the prompt shows them; that order is the reference for Z1.
+# (type, items), in the release's row order (``shuffling_human/questions.json`` rows 0-19, so the uid of row i is
+# uuid5(NAMESPACE_URL, "shuffling_human/questions.json:<i>")). The item lists are the release's, as listed there
+# (including its spelling "forth" in row 5); items are shown in this order, the reference order for Z1.
 SHUFFLE_LISTS: tuple[tuple[str, tuple], ...] = (
-    ("integer", (4, 9)),
-    ("integer", (12, 3, 7)),
     ("integer", (1, 2, 3)),
-    ("integer", (15, 8, 23, 42)),
-    ("integer", (6, 1, 9, 2, 5)),
-    ("integer", (100, 250)),
-    ("ordinal", ("first", "second")),
+    ("integer", (1, 2, 3, 4)),
+    ("integer", (3, 1, 2)),
+    ("integer", (3, 2, 1)),
     ("ordinal", ("first", "second", "third")),
-    ("ordinal", ("second", "fourth", "sixth")),
-    ("ordinal", ("first", "second", "third", "fourth")),
-    ("ordinal", ("ninth", "tenth")),
-    ("ordinal", ("third", "fifth", "seventh")),
-    ("word", ("apple", "river")),
-    ("word", ("red", "green", "blue")),
-    ("word", ("cat", "lamp", "cloud", "tiger")),
-    ("word", ("north", "south", "east")),
-    ("word", ("salt", "pepper")),
-    ("decimal", (0.5, 1.25, 3.75)),
-    ("decimal", (2.2, 7.9)),
-    ("decimal", (0.1, 0.01, 1.5, 9.99)),
+    ("ordinal", ("forth", "second", "first", "third")),
+    ("ordinal", ("third", "second", "first")),
+    ("decimal", (1.26, 3.45, 4.78, 9.59)),
+    ("decimal", (8.14, 10.11, 4.23)),
+    ("word", ("apple", "banana", "cherry")),
+    ("word", ("apple", "date", "banana", "cherry")),
+    ("word", ("apple", "banana")),
+    ("integer", (2, 1)),
+    ("word", ("apple", "banana")),
+    ("ordinal", ("first", "second")),
+    ("ordinal", ("second", "first")),
+    ("ordinal", ("first", "second", "third")),
+    ("decimal", (1.26, 3.45, 4.78, 9.59)),
+    ("word", ("apple", "banana")),
+    ("integer", (1, 2, 3, 4)),
 )
+RELEASE_FOLDER = "shuffling_human"
+
+
+def release_uid(folder: str, row: int) -> str:
+    """The release's uid of row ``row`` of ``folder``: uuid5(NAMESPACE_URL, "<folder>/questions.json:<row>")."""
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{folder}/questions.json:{row}"))
+
 
 # Our own phrasings; {items} is the list as shown to the model. Each asks for one random ordering.
 _TEMPLATES = (
@@ -71,9 +82,17 @@ def _show(x) -> str:
     return str(x)
 
 
-def _prompt(index: int, items: tuple) -> str:
-    template = _TEMPLATES[index % len(_TEMPLATES)]
-    return template.format(items=", ".join(_show(x) for x in items))
+def _prompts() -> list[str]:
+    """One prompt per row: template ``row % 10``, moved on to the next template where the same list already has
+    that wording (the release repeats some lists, and each problem needs its own prompt)."""
+    out: list[str] = []
+    for row, (_, items) in enumerate(SHUFFLE_LISTS):
+        shown = ", ".join(_show(x) for x in items)
+        k = row
+        while _TEMPLATES[k % len(_TEMPLATES)].format(items=shown) in out:
+            k += 1
+        out.append(_TEMPLATES[k % len(_TEMPLATES)].format(items=shown))
+    return out
 
 
 def z1_pmf(n: int) -> dict[Fraction, Fraction]:
@@ -81,7 +100,7 @@ def z1_pmf(n: int) -> dict[Fraction, Fraction]:
     return {Fraction(k, n - 1): Fraction(1, n) for k in range(n)}
 
 
-def _make(index: int, list_type: str, number: int, items: tuple) -> Problem:
+def _make(index: int, list_type: str, number: int, items: tuple, prompt: str) -> Problem:
     n = len(items)
     options = tuple(_show(x) for x in items)
     if len(set(options)) != n:
@@ -95,17 +114,18 @@ def _make(index: int, list_type: str, number: int, items: tuple) -> Problem:
         id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling", task_type="shuffling",
         subcategory=list_type, family="uniform_permutation", params={"n": n, "items": list(items)},
         regime="none", modality="unimodal", support="permutation", answer_format="permutation",
-        prompt=_prompt(index, items), sampler=sampler, options=options, low=0.0, high=1.0,
-        metadata={"list_type": list_type,
+        prompt=prompt, sampler=sampler, uid=release_uid(RELEASE_FOLDER, index), options=options, low=0.0, high=1.0,
+        metadata={"list_type": list_type, "release": {"folder": RELEASE_FOLDER, "row": index},
                   "exact_pmf": {float(z): float(q) for z, q in pmf.items()},
                   "exact_pmf_fraction": {str(z): str(q) for z, q in pmf.items()}})
 
 
 def shuffling_problems() -> list[Problem]:
-    """The 20 shuffling problems in a stable order (integer, ordinal, word, decimal)."""
+    """The 20 shuffling problems in the release's row order; ids number each list type in that order."""
     out = []
     numbers: dict[str, int] = {}
+    prompts = _prompts()
     for index, (list_type, items) in enumerate(SHUFFLE_LISTS):
         numbers[list_type] = numbers.get(list_type, 0) + 1
-        out.append(_make(index, list_type, numbers[list_type], items))
+        out.append(_make(index, list_type, numbers[list_type], items, prompts[index]))
     return out

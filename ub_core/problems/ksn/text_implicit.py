@@ -339,6 +339,13 @@ def _skellam(p):
 
 @template("text_implicit", "compound_poisson")
 def _compound_poisson(p):
+    if "jump" in p:
+        from ... import distributions as D
+
+        return (f"Claims reach a small insurer at random, independent moments, at a steady average of "
+                f"{fmt(p['lam'])} per day. The size of each claim, in thousands, is independent of everything else "
+                f"and follows {D.describe(p['jump']['family'], p['jump']['params'])}. What is the total claimed "
+                "on one particular day, in thousands (0 if no claim arrives)?")
     return (f"Shoppers enter a bakery at random, independent moments, at a steady average of {fmt(p['lam'])} "
             f"per hour. Each shopper takes loaves one at a time: after each loaf they stop with chance "
             f"{fmt(p['p'])}, otherwise they take another, so everyone buys at least one loaf. How many loaves "
@@ -470,6 +477,35 @@ def _categorical(p):
         wheel = ("is painted with sectors of different sizes; when spun, it stops on "
                  + _and([f"{q} with chance {fmt(x)}" for q, x in zip(quoted, pv)]))
     return f"A prize wheel at a fair {wheel}. The wheel is spun once. Which label does it stop on?"
+
+
+@template("text_implicit", "rayleigh_mixture")
+def _rayleigh_mixture(p):
+    from ... import distributions as D
+
+    kp = p["kernel_params"]
+
+    def aff(a):
+        return D._affine_text(a).replace("R", "W")
+
+    if p["kernel"] == "normal":
+        reading = (f"is normally distributed with mean {aff(kp['loc'])} and standard deviation {aff(kp['scale'])}")
+    elif p["kernel"] == "exponential":
+        reading = f"is exponentially distributed with mean {aff(kp['scale'])}"
+    else:
+        reading = (f"follows a gamma distribution with shape {fmt(kp['shape']['const'])} and scale "
+                   f"{aff(kp['scale'])}")
+    return ("At a coastal station the wind speed W at a random moment behaves like the distance from the origin of "
+            f"a point whose two coordinates are independent bell curves centred on 0 with standard deviation "
+            f"{fmt(p['sigma'])}. Given the wind speed W, a sensor's reading {reading}. One moment is picked at "
+            "random: what does the sensor read?")
+
+
+@template("text_implicit", "empirical_discrete")
+def _empirical_discrete(p):
+    sectors = _and([f"{fmt(v)} with chance {fmt(q)}" for v, q in zip(p["values"], p["pvals"])])
+    return (f"A board game's spinner stops on a number: {sectors}, independently of earlier spins. The spinner is "
+            "spun once. Which number does it show?")
 
 
 TEXT_IMPLICIT: dict[str, Callable[[dict], str]] = family_table("text_implicit")
