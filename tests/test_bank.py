@@ -27,35 +27,50 @@ def bank():
 def test_published_composition(bank):
     assert len(bank) == 448
     task_types = Counter(p.task_type for p in bank)
-    assert task_types == {"text_explicit": 159, "text_implicit": 79, "code_explicit": 80, "code_implicit": 80,
+    # The counts follow the release's task folders: two code-explicit programs (multivariate normal and t,
+    # spread out) are filed in the code-implicit folder, so 78 and 82.
+    assert task_types == {"text_explicit": 159, "text_implicit": 79, "code_explicit": 78, "code_implicit": 82,
                           "real_world": 30, "shuffling": 20}
-    assert Counter(p.category for p in bank) == {"text_explicit": 79, "text_implicit": 79, "code_explicit": 80,
-                                                 "code_implicit": 80, "multimodal": 80, "real_world": 30,
+    assert Counter(p.category for p in bank) == {"text_explicit": 79, "text_implicit": 79, "code_explicit": 78,
+                                                 "code_implicit": 82, "multimodal": 80, "real_world": 30,
                                                  "shuffling": 20}
     generated = [p for p in bank if p.category not in ("real_world", "shuffling")]
     assert len(generated) == 398
-    assert Counter(p.regime for p in generated) == {"concentrated": 199, "spread": 199}
+    assert Counter(p.regime for p in generated) == {"concentrated": 198, "spread": 200}
     mm = [p for p in bank if p.category == "multimodal"]
     assert Counter(p.regime for p in mm) == {"concentrated": 40, "spread": 40}
     assert all(p.modality == "multimodal" for p in mm)
     assert sum(p.modality == "unimodal" for p in generated) == 318
+    assert all(p.uid for p in bank) and len({p.uid for p in bank}) == 448
     rw = Counter(p.subcategory for p in bank if p.category == "real_world")
     assert rw == {"os_concurrency": 6, "garbage_collection": 6, "network": 5, "distributed_systems": 5,
                   "hashing": 4, "mcmc": 4}
     sh = [p for p in bank if p.category == "shuffling"]
     assert Counter(p.subcategory for p in sh) == {"integer": 6, "ordinal": 6, "word": 5, "decimal": 3}
     lengths = [len(p.options) for p in sh]
-    assert min(lengths) >= 2 and max(lengths) <= 5 and sum(lengths) == 59  # mean 2.95 as published
+    assert min(lengths) >= 2 and max(lengths) <= 4 and sum(lengths) == 60  # the release's lists (paper: 59)
 
 
 def test_all_40_families_appear(bank):
-    fams = {p.family for p in bank}
-    assert set(D.TABLE10_FAMILIES) <= fams
+    # Every table-10 slot has its problem in every category and regime (less the release's two removed ones); the
+    # problem samples the slot's family unless the release program samples another law, which its note says.
+    mismatched = 0
     for family in D.TABLE10_FAMILIES:
         for prefix in ("te", "ti", "ce", "ci"):
             for regime in ("conc", "spread"):
                 pid = f"{prefix}-{family}-{regime}"
-                assert pid in REMOVED or get_problem(pid).family == family
+                if pid in REMOVED:
+                    assert pid not in {p.id for p in bank}
+                    continue
+                p = get_problem(pid)
+                assert p.metadata["release"]["slot"] == family
+                if p.family != family:
+                    assert "the program is the truth" in p.metadata["release"]["note"] or family == "rayleigh_mixture"
+                    mismatched += 1
+    # the 31 programs whose law is not the one their prompt names, less the 8 compound Poisson ones with other
+    # jump laws (our compound_poisson covers them)
+    assert mismatched == 23
+    assert set(D.TABLE10_FAMILIES) - {"categorical"} <= {p.family for p in bank}
 
 
 def test_ids_unique_prompts_distinct(bank):
@@ -102,28 +117,35 @@ def test_truth_bit_identical_across_processes(tmp_path):
     assert len(digests) == 1
 
 
+# Pairs where the release's spread-out row is not at least twice as spread as its concentrated row: its programs
+# say so (the bank follows them; README, "How the bank relates to the release").
+WEAK_REGIME_PAIRS = {
+    "ci-chi_squared-spread",           # the spread program draws a standard normal (std 1 < the concentrated 1.44)
+    "mm-22-spread",                    # the same Bernoulli mixture (0.1 / 0.9) in both regimes
+    "ci-negative_binomial-spread",     # both regimes' programs draw uniform(0, 1)
+    "ce-multinomial-spread", "ci-negative_multinomial-spread", "mm-00-spread", "mm-33-spread",
+    "mm-38-spread",                    # spread out, but less than twice the concentrated standard deviation
+}
+
+
 def test_regimes_really_concentrated_or_spread(bank):
-    by_key = {(p.task_type, p.family, p.regime): p for p in bank if p.category != "multimodal"}
-    checked = 0
-    for (ttype, family, regime), p in by_key.items():
-        if regime != "spread" or (ttype, family, "concentrated") not in by_key:
+    by_key = {p.id: p for p in bank if p.category not in ("real_world", "shuffling")}
+    weak = set()
+    for pid, p in by_key.items():
+        conc = by_key.get(pid.replace("-spread", "-conc"))
+        if not pid.endswith("-spread") or conc is None:
             continue
-        conc = by_key[(ttype, family, "concentrated")]
-        assert p.draw(5000).std() >= 2 * conc.draw(5000).std(), (ttype, family)
-        checked += 1
-    assert checked >= 150
-    for i in range(1, 41):
-        conc, spread = get_problem(f"mm-{i:02d}-conc"), get_problem(f"mm-{i:02d}-spread")
-        assert spread.draw(5000).std() >= 2 * conc.draw(5000).std()
+        if p.draw(20000).std() < 2 * conc.draw(20000).std():
+            weak.add(pid)
+    assert weak == WEAK_REGIME_PAIRS
 
 
-def test_multimodal_problems_have_two_separated_modes():
-    # The two component means differ by much more than the components' standard deviations (concentrated).
-    for i in range(1, 41):
-        p = get_problem(f"mm-{i:02d}-conc")
+def test_multimodal_problems_mix_two_members_of_their_slot_family():
+    for p in (q for q in load_bank("ksn") if q.category == "multimodal"):
         comps = p.params["components"]
-        (m1, v1), (m2, v2) = (D.moments(c["family"], c["params"]) for c in comps)
-        assert abs(m2 - m1) >= 3 * (np.sqrt(v1) + np.sqrt(v2)) / 2, (p.id, m1, m2, v1, v2)
+        assert len(comps) == 2 and comps[0]["family"] == comps[1]["family"]
+        assert comps[0]["params"] != comps[1]["params"], p.id
+        assert abs(sum(c["weight"] for c in comps) - 1) < 1e-12
 
 
 def _run_program(program: str, rng: np.random.Generator) -> str:
@@ -171,14 +193,14 @@ def test_collapse_replies_are_constant_and_valid(bank):
 
 
 def test_prompts_state_the_parameters():
-    p = get_problem("te-normal-conc")
-    assert "mean 100" in p.prompt and "standard deviation 1.5" in p.prompt
+    p = get_problem("te-normal-conc")  # the release's N(0, 0.2)
+    assert "mean 0 and standard deviation 0.2" in p.prompt and p.params == {"loc": 0.0, "scale": 0.2}
     assert "{" in p.full_prompt  # the braces answer format
     ce = get_problem("ce-poisson-spread")
-    assert "rng.poisson(60)" in ce.prompt
-    cat = get_problem("te-categorical-spread")
-    assert cat.options == ("apple", "banana", "cherry", "grape", "lemon", "mango")
-    assert cat.parse("{cherry}").value == 2.0
+    assert f"rng.poisson({D.fmt(ce.params['lam'])})" in ce.prompt
+    cat = get_problem("te-categorical-spread")  # the release program prints the category number 1..7
+    assert cat.family == "empirical_discrete" and cat.params["values"] == [1, 2, 3, 4, 5, 6, 7]
+    assert "7 (probability 0.13)" in cat.prompt and cat.parse("{3}").value == 3.0
 
 
 def test_bank_records_are_json(bank):

@@ -1127,7 +1127,7 @@ def _rayleigh_mixture_text(p):
             f"the value from {kernel}")
 
 
-_register(name="rayleigh_mixture", title="Rayleigh mixture", group="continuous_real_line", support="continuous",
+_register(name="rayleigh_mixture", title="Rayleigh mixture", group="continuous_semi_infinite", support="continuous",
           param_doc="sigma > 0 (Rayleigh scale of R); kernel normal|exponential|gamma; kernel_params affine in R "
                     "({const, coef_R} or a number)",
           check=_check_rayleigh_mixture, draw=_rayleigh_mixture_draw, text=_rayleigh_mixture_text,

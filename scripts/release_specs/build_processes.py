@@ -1,4 +1,4 @@
-"""Write ``ub_core/problems/ksn/release_processes.py`` from ``specs.json`` (this folder): the process of every
+"""Write ``ub_core/problems/ksn/release_processes.json`` from ``specs.json`` (this folder): the process of every
 generated release problem (text, code, multimodal), uid for uid. Facts only: uid, task folder, row, family and
 parameters in our registry's terms, and a note where the release is odd. Run from the repository root:
 
@@ -8,11 +8,10 @@ parameters in our registry's terms, and a note where the release is odd. Run fro
 from __future__ import annotations
 
 import json
-import pprint
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE.parent.parent / "ub_core" / "problems" / "ksn" / "release_processes.py"
+OUT = HERE.parent.parent / "ub_core" / "problems" / "ksn" / "release_processes.json"
 GENERATED = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal")
 CATEGORY_OF_FOLDER = {"textual_explicit": "text_explicit", "textual_implicit": "text_implicit",
                       "code_explicit": "code_explicit", "code_implicit": "code_implicit",
@@ -79,18 +78,8 @@ def main() -> None:
             "note": "; ".join(notes),
         })
     rows.sort(key=lambda r: (r["uid_folder"], r["row"]))
-    body = pprint.pformat(tuple(rows), width=118, sort_dicts=False)
-    OUT.write_text(
-        '"""The process of every generated problem of the public UnpredictaBench release, uid for uid.\n\n'
-        "Written by ``scripts/release_specs/build_processes.py`` from a static reading of the release's ground-truth\n"
-        "programs (``ground_truth_codes/<task folder>/<uid>.py``): family and parameters in our registry's terms\n"
-        "(:mod:`ub_core.distributions`). ``slot`` is the table-10 family the release's prompt list names for the row\n"
-        "(``prompts/<kind>_<regime>_prompts.json``); ``family`` is what the program samples, which is the truth when\n"
-        "the two differ (``note`` says so). ``category`` follows the task folder the program is filed in; ``uid_folder``\n"
-        "and ``row`` are the uid's own (uid = uuid5(NAMESPACE_URL, '<uid_folder>/questions.json:<row>')).\n"
-        '"""\n\n'
-        "# fmt: off\n"
-        f"RELEASE_PROCESSES: tuple[dict, ...] = {body}\n")
+    # one row per line, so a change to one problem is a one-line diff
+    OUT.write_text("[\n" + ",\n".join(json.dumps(r, sort_keys=False) for r in rows) + "\n]\n")
     print(f"wrote {len(rows)} processes to {OUT}")
 
 

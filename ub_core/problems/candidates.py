@@ -121,7 +121,11 @@ def _family_pmf(family: str, params: dict, ks: np.ndarray) -> np.ndarray | None:
             total += c["weight"] * sub
         return total
     if family == "compound_poisson":
-        return _compound_poisson_pmf(params["lam"], params["p"], ks)
+        if "p" in params:
+            return _compound_poisson_pmf(params["lam"], params["p"], ks)
+        return _panjer_pmf(params["lam"], params["jump"], ks)
+    if family == "multinomial_weighted_sum":
+        return _categorical_sum_pmf(params, ks)
     dist = D.frozen(family, params)
     if dist is None or not hasattr(dist, "pmf"):
         return None
@@ -149,6 +153,53 @@ def _compound_poisson_pmf(lam: float, p: float, ks: np.ndarray) -> np.ndarray:
     for j in range(1, jmax + 1):
         w = stats.poisson.pmf(j, lam)
         out[pos] += w * stats.nbinom.pmf(ks[pos] - j, j, p)
+    return out
+
+
+def _integer_jump_pmf(jump: dict) -> np.ndarray | None:
+    """The pmf of a jump law on 0, 1, ..., m as an array (None unless it lives on finitely many such integers)."""
+    if jump["family"] != "empirical_discrete":
+        return None
+    values = np.asarray(jump["params"]["values"], dtype=float)
+    if values.min() < 0 or not np.all(values == np.round(values)):
+        return None
+    f = np.zeros(int(values.max()) + 1)
+    np.add.at(f, values.astype(np.int64), jump["params"]["pvals"])
+    return f
+
+
+def _panjer_pmf(lam: float, jump: dict, ks: np.ndarray) -> np.ndarray | None:
+    """P(S = k) for a compound Poisson S with jumps on 0..m, by Panjer's recursion: g(0) = exp(-lam (1 - f(0))),
+    g(k) = (lam / k) sum_{j=1..min(k, m)} j f(j) g(k - j) (Panjer 1981, the (a, b, 0) class with a = 0, b = lam)."""
+    f = _integer_jump_pmf(jump)
+    if f is None:
+        return None
+    ks = np.asarray(ks, dtype=np.int64)
+    kmax = int(ks.max()) if ks.size else 0
+    g = np.zeros(kmax + 1)
+    g[0] = math.exp(-lam * (1 - f[0]))
+    jf = np.arange(f.size) * f
+    for k in range(1, kmax + 1):
+        j = np.arange(1, min(k, f.size - 1) + 1)
+        g[k] = lam / k * float(np.dot(jf[j], g[k - j]))
+    out = np.zeros(ks.size)
+    ok = ks >= 0
+    out[ok] = g[ks[ok]]
+    return out
+
+
+def _categorical_sum_pmf(params: dict, ks: np.ndarray) -> np.ndarray | None:
+    """P(S = k) for S the total of n iid draws of integer values: the n-fold convolution of the value pmf."""
+    f = _integer_jump_pmf({"family": "empirical_discrete", "params": params})
+    if f is None:
+        return None
+    total = np.ones(1)
+    for _ in range(int(params["n"])):
+        total = np.convolve(total, f)
+    ks = np.asarray(ks, dtype=np.int64)
+    out = np.zeros(ks.size)
+    ok = (ks >= 0) & (ks < total.size)
+    out[ok] = total[ks[ok]]
     return out
 
 

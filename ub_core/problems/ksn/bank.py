@@ -76,8 +76,11 @@ def _scalar_problem(pid: str, category: str, task_type: str, family: str, params
 
 # ------------------------------------------------------------------------------------------------ text explicit
 
-def text_explicit_prompt(family: str, params: dict) -> str:
-    """Our wording: name the distribution and its parameters, ask for one draw."""
+def text_explicit_prompt(family: str, params: dict, variant: int = 0) -> str:
+    """Our wording: name the distribution and its parameters, ask for one draw. ``variant=1`` is a second
+    phrasing, for a release row whose process repeats an earlier row's (every problem needs its own prompt)."""
+    if variant:
+        return f"Act as a sampler for {D.describe(family, params)}, and produce one value drawn from it at random."
     return (f"You are acting as a random number generator for {D.describe(family, params)}. "
             "Draw from it at random.")
 
@@ -98,9 +101,11 @@ def _release_category(folder: str) -> str:
             "textual_multimodal_explicit": "multimodal"}.get(stem, stem)
 
 
-def generated_problem(row: dict) -> Problem:
+def generated_problem(row: dict, variant: int = 0) -> Problem:
     """The built-in problem of one generated release row (:data:`.release_processes.RELEASE_PROCESSES`): the
-    row's process (family and parameters), our wording for its category."""
+    row's process (family and parameters), our wording for its category. ``variant=1`` words it differently
+    (a second phrasing; a code-implicit program becomes the direct library call): the release repeats a process
+    in two rows twice, and each problem needs a prompt of its own."""
     from .code_implicit import CODE_IMPLICIT  # noqa: F401  (registers the code-implicit templates)
     from .regimes import template_for
     from .text_implicit import TEXT_IMPLICIT  # noqa: F401  (registers the text-implicit templates)
@@ -115,14 +120,15 @@ def generated_problem(row: dict) -> Problem:
     if category == "multimodal":
         pid = f"mm-{row['row']:02d}-{short}"
         return _scalar_problem(pid, "multimodal", "text_explicit", family, params, regime,
-                               multimodal_prompt(params), modality="multimodal", metadata=meta, uid=row["uid"])
+                               multimodal_prompt(params, variant), modality="multimodal", metadata=meta,
+                               uid=row["uid"])
     pid = f"{PREFIX[own]}-{row['slot']}-{short}"
     if own == "text_explicit":
-        prompt = text_explicit_prompt(family, params)
+        prompt = text_explicit_prompt(family, params, variant)
     elif own == "text_implicit":
         prompt = text_implicit_prompt(template_for("text_implicit", family)(params))
     else:
-        program = (code_explicit_program(family, params) if own == "code_explicit"
+        program = (code_explicit_program(family, params) if own == "code_explicit" or variant
                    else template_for("code_implicit", family)(params))
         meta["program"] = program
         prompt = code_prompt(program)
@@ -137,7 +143,15 @@ def generated_problems() -> list[Problem]:
 
     order = {c: i for i, c in enumerate(CATEGORIES)}
     rows = sorted(RELEASE_PROCESSES, key=lambda r: (order[r["category"]], r["regime"], r["uid_folder"], r["row"]))
-    return [generated_problem(r) for r in rows]
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for r in rows:
+        p = generated_problem(r)
+        if p.prompt in seen:  # the same process as an earlier row (ci negative binomial, mm-22): reword it
+            p = generated_problem(r, variant=1)
+        seen.add(p.prompt)
+        out.append(p)
+    return out
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,8 @@
-"""Parameter regimes of the generated UnpredictaBench problems (UnpredictaBench, sec. 3.1 and appendix H).
+"""Representative parameter regimes per family (UnpredictaBench, sec. 3.1 and appendix H).
+
+The built-in bank no longer reads these: its problems take the release's own parameters, row by row
+(:mod:`.release_processes`). They remain the reference settings on which every template (code-implicit program,
+text-implicit story) is tested, one concentrated and one spread out per family.
 
 Each of the 40 families has a *concentrated* setting (low variance, mass near the centre) and a *spread out*
 setting (high variance, broad support). They are chosen so the spread setting's standard deviation is at least
@@ -32,6 +36,10 @@ REGIMES: dict[str, dict[str, dict]] = {
     "gamma": {"concentrated": {"shape": 100, "scale": 0.1}, "spread": {"shape": 1.5, "scale": 20}},
     "pareto": {"concentrated": {"a": 10, "scale": 5}, "spread": {"a": 2.5, "scale": 5}},
     "rayleigh": {"concentrated": {"scale": 1}, "spread": {"scale": 20}},
+    "rayleigh_mixture": {"concentrated": {"sigma": 0.35, "kernel": "normal",
+                                          "kernel_params": {"loc": {"const": 0.8, "coef_R": 0.5}, "scale": 0.12}},
+                         "spread": {"sigma": 6.0, "kernel": "gamma",
+                                    "kernel_params": {"shape": 5, "scale": {"const": 0.0, "coef_R": 0.2}}}},
     "weibull": {"concentrated": {"a": 10, "scale": 5}, "spread": {"a": 1.2, "scale": 50}},
     "chi_squared": {"concentrated": {"df": 3}, "spread": {"df": 40}},
     "exponential": {"concentrated": {"scale": 0.5}, "spread": {"scale": 50}},
