@@ -43,7 +43,7 @@ def test_published_composition(bank):
     assert sum(p.modality == "unimodal" for p in generated) == 318
     assert all(p.uid for p in bank) and len({p.uid for p in bank}) == 448
     rw = Counter(p.subcategory for p in bank if p.category == "real_world")
-    assert rw == {"os_concurrency": 6, "garbage_collection": 6, "network": 5, "distributed_systems": 5,
+    assert rw == {"os_concurrency": 7, "garbage_collection": 5, "network": 5, "distributed_systems": 5,
                   "hashing": 4, "mcmc": 4}
     sh = [p for p in bank if p.category == "shuffling"]
     assert Counter(p.subcategory for p in sh) == {"integer": 6, "ordinal": 6, "word": 5, "decimal": 3}

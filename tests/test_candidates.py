@@ -89,7 +89,7 @@ def test_text_formats_follow_the_prompt_instruction():
     assert multi, "a real-world problem with multi-line printed outputs"
     for p in multi:
         cs = candidate_set(p)
-        assert cs.texts[0] == "{" + p.options[0] + "}" and "\n" in cs.texts[0]
+        assert cs.texts == tuple("{" + o + "}" for o in p.options) and any("\n" in t for t in cs.texts)
         assert np.allclose(cs.p, [p.metadata["exact_pmf"][o] for o in p.options])
 
 

@@ -193,7 +193,7 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
     p = get_problem(doc["id"])
     row = process_results_ksn_logprob(doc, [(lp, False) for lp in _oracle_lps(p)])
     assert tuple(k for k in row if k != "q") == tuple(m.key for m in KSN_LOGPROB_METRICS if "lmeval" in m.adapters)
-    with pytest.raises(ValueError, match="expected 4 log-likelihood results"):
+    with pytest.raises(ValueError, match="expected 3 log-likelihood results"):
         process_results_ksn_logprob(doc, [(0.0, False)])
 
 

@@ -63,29 +63,33 @@ def assert_freqs_match(counts: Counter, total: int, pmf: dict, what: str) -> Non
 def test_realworld_composition_and_ids(rw):
     problems = realworld_problems()
     assert len(problems) == 30
-    assert Counter(p.subcategory for p in problems) == {"os_concurrency": 6, "garbage_collection": 6,
+    assert Counter(p.subcategory for p in problems) == {"os_concurrency": 7, "garbage_collection": 5,
                                                         "network": 5, "distributed_systems": 5, "hashing": 4,
-                                                        "mcmc": 4}
+                                                        "mcmc": 4} == SUBCATEGORY_COUNTS
     assert [p.id for p in problems] == EXPECTED_RW_IDS          # stable ids, stable order
     assert [p.id for p in realworld_problems()] == EXPECTED_RW_IDS
     assert [p.prompt for p in realworld_problems()] == [p.prompt for p in problems]
+    assert len({p.uid for p in problems}) == 30 and all(p.uid for p in problems)
     for p in problems:
         assert (p.bank, p.category, p.task_type, p.regime) == ("ksn", "real_world", "real_world", "none")
-        assert p.modality in ("unimodal", "multimodal")
+        assert p.modality == "unimodal"                      # none of the 30 release laws has two separated peaks
         if p.answer_format == "option":
             assert (p.family, p.support) == ("categorical", "categorical")
             assert list(p.options) == p.params["labels"] == list(p.metadata["exact_pmf"])
             assert (p.low, p.high) == (0.0, len(p.options) - 1)
-            assert p.modality == "unimodal"
+        elif p.answer_format == "permutation":
+            assert (p.family, p.support) == ("uniform_permutation", "permutation")
+            assert p.params == {"n": len(p.options), "items": list(p.options)}
+            assert (p.low, p.high) == (0.0, 1.0)
         else:
             assert (p.answer_format, p.family, p.support) == ("integer", "empirical_discrete", "discrete")
             assert p.options == ()
             assert (p.low, p.high) == (min(p.params["values"]), max(p.params["values"]))
-        D.validate(p.family, p.params)                       # the parameters are valid for the named family
+        # the parameters are valid for the named family (a permutation's items are ours, the family has n only)
+        D.validate(p.family, {k: v for k, v in p.params.items() if k != "items"})
     kinds = Counter(p.answer_format for p in problems)
-    assert kinds["option"] >= 10 and kinds["integer"] >= 10
-    assert sum("\n" in lab for p in problems for lab in p.options) >= 6   # some multi-line printed outputs
-    assert any(p.modality == "multimodal" for p in problems)
+    assert kinds == {"option": 24, "integer": 2, "permutation": 4}
+    assert sum(any("\n" in lab for lab in p.options) for p in problems if p.answer_format == "option") == 4
     forms = Counter(p.metadata["form"] for p in problems)
     assert forms["code"] >= 10 and forms["text"] >= 10
 
@@ -148,6 +152,10 @@ def test_every_pmf_sums_to_one_exactly(rw, sh):
         fractions = {k: Fraction(v) for k, v in p.metadata["exact_pmf_fraction"].items()}
         assert sum(fractions.values()) == 1, p.id
         assert all(q >= 0 for q in fractions.values())
+        if p.answer_format == "permutation":             # Z1 keys, as the shuffling problems have them
+            assert {Fraction(k): q for k, q in fractions.items()} == z1_pmf(len(p.options))
+            assert list(p.metadata["exact_pmf"]) == [float(Fraction(k)) for k in fractions]
+            continue
         assert list(fractions) == list(p.metadata["exact_pmf"])
         assert all(float(q) == p.metadata["exact_pmf"][k] for k, q in fractions.items())
     for p in sh.values():
@@ -157,6 +165,8 @@ def test_every_pmf_sums_to_one_exactly(rw, sh):
         assert sum(spec["pmf"].values()) == 1
         assert all(isinstance(q, Fraction) for q in spec["pmf"].values())
     for p in rw.values():
+        if p.answer_format == "permutation":
+            continue
         pvals = p.params["pvals"]
         assert abs(sum(pvals) - 1.0) < 1e-12
         assert pvals == [float(q) for q in exact_pmf(p).values()]
@@ -165,38 +175,49 @@ def test_every_pmf_sums_to_one_exactly(rw, sh):
 
 
 def test_hand_checked_pmfs(rw):
-    """A few values worked out by hand, independently of the enumeration code."""
+    """A few values worked out by hand, independently of the enumeration and integration code."""
     def pmf(pid):
         return exact_pmf(rw[pid])
 
-    # T2 loads first (1/2), then T1 doubles before T2's store (1/4: x = 4) or after (1/4: x = 8); T1 first: 5.
-    assert pmf("rw-os_concurrency-05") == {"4": Fraction(1, 4), "5": Fraction(1, 2), "8": Fraction(1, 4)}
-    # The reader's single step lands uniformly-at-random-scheduled among the writer's 3 steps.
-    assert pmf("rw-os_concurrency-03") == {"0": Fraction(1, 2), "1": Fraction(1, 4), "2": Fraction(1, 8),
-                                           "3": Fraction(1, 8)}
-    assert pmf("rw-os_concurrency-06")["r1=0 r2=0"] == 0
-    # power of two choices: alpha wins 3 of the 6 pairs, bravo 2, charlie 1, delta none
-    assert list(pmf("rw-network-04").values()) == [Fraction(1, 2), Fraction(1, 3), Fraction(1, 6), 0]
-    # backoff: P(k collisions) = prod of clash probabilities 1/2, 1/4, 1/8
-    assert pmf("rw-network-05") == {"1": Fraction(1, 2), "2": Fraction(3, 8), "3": Fraction(7, 64),
-                                    "4": Fraction(1, 64)}
-    # hypergeometric: C(2,k) C(3,3-k) / C(5,3)
-    assert pmf("rw-distributed_systems-03") == {str(k): Fraction(math.comb(2, k) * math.comb(3, 3 - k), 10)
-                                                for k in range(3)}
-    # Binomial(6, 1/4)
-    assert pmf("rw-garbage_collection-02") == {str(k): Fraction(math.comb(6, k) * 3 ** (6 - k), 4 ** 6)
-                                               for k in range(7)}
-    # truncated geometric retransmissions
-    assert pmf("rw-network-02") == {"0": Fraction(7, 10), "1": Fraction(21, 100), "2": Fraction(63, 1000),
-                                    "3": Fraction(27, 1000)}
-    # Gibbs sweep: x | y=0 is (4/5, 1/5); y | x is (4/5, 1/5) or (1/5, 4/5)
-    assert list(pmf("rw-mcmc-03").values()) == [Fraction(16, 25), Fraction(4, 25), Fraction(1, 25),
-                                                Fraction(4, 25)]
-    # 3 keys into 4 buckets: all distinct 4*3*2/64, all equal 4/64
-    assert pmf("rw-hashing-01") == {"1": Fraction(4, 64), "2": Fraction(36, 64), "3": Fraction(24, 64)}
-    # Bloom filter: P(maybe) = E[(set bits / 8)^2] with 4 uniform positions; via the occupancy law
-    occupancy = {k: Fraction(math.comb(8, k) * _surjections(4, k), 8 ** 4) for k in range(1, 5)}
-    assert pmf("rw-hashing-03")["maybe"] == sum(q * Fraction(k, 8) ** 2 for k, q in occupancy.items())
+    # jitter difference of two U(-20, 20) is triangular on (-40, 40): P(it exceeds 20) = 20**2 / (2 * 40**2)
+    assert pmf("rw-network-01") == {"A": Fraction(7, 8), "B": Fraction(1, 8)}
+    assert pmf("rw-network-02") == {"X": Fraction(1, 2), "Y": Fraction(1, 2)}
+    # the fast thread lands inside the slow thread's 1 ms window out of 10 ms
+    assert pmf("rw-os_concurrency-02") == {"1": Fraction(1, 10), "2": Fraction(9, 10)}
+    # two pipes: a string is a path of fair choices until one pipe is empty
+    merge = pmf("rw-os_concurrency-06")
+    assert merge["AAABBB"] == merge["BBBAAA"] == Fraction(1, 8) and merge["ABABAB"] == Fraction(1, 32)
+    assert merge["AABABB"] == Fraction(1, 16) and len(merge) == 20
+    # parent and child: one line each w.p. (9/10)**2, then 2 orders; both lines each w.p. 1/100, then 24 orders
+    logs = pmf("rw-os_concurrency-04")
+    assert logs["parent-thread-1\nchild-thread-1"] == Fraction(9, 20) ** 2 / 2
+    assert logs["child-thread-2\nparent-thread-1\nparent-thread-2"] == Fraction(9, 20) * Fraction(1, 10) / 6
+    assert logs["parent-thread-1\nparent-thread-2\nchild-thread-1\nchild-thread-2"] == Fraction(1, 2400)
+    # finalisers: a count 0..3 w.p. 1/4, a uniform subset, a uniform order
+    fin = pmf("rw-garbage_collection-03")
+    assert fin["(no output)"] == Fraction(1, 4) and fin["B"] == Fraction(1, 12)
+    assert fin["C\nA"] == Fraction(1, 24) and fin["B\nC\nA"] == Fraction(1, 24)
+    assert pmf("rw-network-05") == {str(100 + k): Fraction(math.comb(100, k) * 9 ** k, 10 ** 100)
+                                    for k in range(101)}
+    assert pmf("rw-mcmc-02") == {"A": Fraction(1, 5), "B": Fraction(1, 2), "C": Fraction(3, 10)}
+    assert abs(float(pmf("rw-mcmc-03")["C"]) - 0.15865525393145707) < 1e-15
+    for pid in ("rw-os_concurrency-07", "rw-garbage_collection-05", "rw-distributed_systems-02",
+                "rw-distributed_systems-05", "rw-hashing-03", "rw-hashing-04", "rw-mcmc-01", "rw-mcmc-04"):
+        assert set(pmf(pid).values()) == {Fraction(1, 3)}, pid
+    assert set(pmf("rw-hashing-01").values()) == {Fraction(1, 162)}
+    assert set(pmf("rw-hashing-02").values()) == {Fraction(1, 8)}
+
+
+def test_first_arrival_integration_small_cases():
+    from ub_core.problems.ksn.realworld_systems import _first_of_uniform_sums
+
+    # X ~ U(0, 1) against Y ~ U(0, 1) + U(0, 1): P(Y < X) = integral of y**2 / 2 over (0, 1) = 1/6
+    assert _first_of_uniform_sums({"X": (0, [(0, 1)]), "Y": (0, [(0, 1), (0, 1)])}) == {
+        "X": Fraction(5, 6), "Y": Fraction(1, 6)}
+    # disjoint supports: the earlier one always wins
+    assert _first_of_uniform_sums({"a": (0, [(0, 1)]), "b": (5, [(0, 1)])}) == {"a": 1, "b": 0}
+    # n iid competitors: 1/n each
+    assert set(_first_of_uniform_sums({k: (3, [(0, 2), (-1, 1)]) for k in "pqrs"}).values()) == {Fraction(1, 4)}
 
 
 def _surjections(n: int, k: int) -> int:
@@ -247,147 +268,114 @@ def _scheduler_sim(rng, n_runs, programs, init, outcome):
     return outcome(state)
 
 
-def test_racy_counter_matches_simulation(rw):
+def test_scheduler_scenarios_match_simulation(rw):
     rng = np.random.default_rng(20240601)
 
-    def read(state, reg, m):
-        reg.setdefault("tmp", np.zeros(m.size, dtype=int))
-        reg["tmp"][m] = state["counter"][m]
+    def take(ch):
+        def f(state, reg, m):
+            state["out"][m] = state["out"][m] * 2 + ch      # the string as a base-2 number, A = 0, B = 1
+        return f
 
-    def write(state, reg, m):
-        state["counter"][m] = reg["tmp"][m] + 1
+    final = _scheduler_sim(rng, N_SIM, [[take(0)] * 3, [take(1)] * 3], {"out": 0}, lambda s: s["out"])
+    labels = Counter(format(int(v), "06b").replace("0", "A").replace("1", "B") for v in final)
+    assert_freqs_match(labels, N_SIM, exact_pmf(rw["rw-os_concurrency-06"]), "two pipes")
 
-    final = _scheduler_sim(rng, N_SIM, [[read, write, read, write]] * 2, {"counter": 0}, lambda s: s["counter"])
-    assert_freqs_match(Counter(str(int(v)) for v in final), N_SIM, exact_pmf(rw["rw-os_concurrency-01"]),
-                       "racy counter")
+    def cas(code):
+        def f(state, reg, m):
+            empty = m & (state["owner"] == 0)
+            state["owner"][empty] = code
+        return f
+
+    final = _scheduler_sim(rng, N_SIM, [[cas(1)], [cas(2)], [cas(3)]], {"owner": 0}, lambda s: s["owner"])
+    assert_freqs_match(Counter(" ABC"[v] for v in final), N_SIM, exact_pmf(rw["rw-os_concurrency-07"]), "cas")
 
 
-def test_check_then_act_and_litmus_match_simulation(rw):
+def test_os_and_gc_match_simulation(rw):
     rng = np.random.default_rng(7)
-
-    def check(state, reg, m):
-        reg.setdefault("seen", np.zeros(m.size, dtype=bool))
-        reg["seen"][m] = state["ready"][m]
-
-    def act(state, reg, m):
-        go = m & ~reg["seen"]
-        state["ready"][go] = True
-        state["inits"][go] += 1
-
-    final = _scheduler_sim(rng, N_SIM, [[check, act]] * 3, {"ready": False, "inits": 0}, lambda s: s["inits"])
-    assert_freqs_match(Counter(str(int(v)) for v in final), N_SIM, exact_pmf(rw["rw-os_concurrency-04"]),
-                       "check-then-act")
-
-    def store(var):
-        def f(state, reg, m):
-            state[var][m] = 1
-        return f
-
-    def load(var, dst):
-        def f(state, reg, m):
-            state[dst][m] = state[var][m]
-        return f
-
-    out = _scheduler_sim(rng, N_SIM, [[store("x"), load("y", "r1")], [store("y"), load("x", "r2")]],
-                         {"x": 0, "y": 0, "r1": 0, "r2": 0}, lambda s: (s["r1"], s["r2"]))
-    labels = Counter(f"r1={a} r2={b}" for a, b in zip(*out))
-    assert_freqs_match(labels, N_SIM, exact_pmf(rw["rw-os_concurrency-06"]), "store buffering")
+    # the lost update: fast thread at T ~ U(0, 10) ms loses the slow one's write when T < 1 ms
+    t = rng.uniform(0, 10, N_SIM)
+    assert_freqs_match(Counter(np.where(t < 1, "1", "2")), N_SIM, exact_pmf(rw["rw-os_concurrency-02"]), "race")
+    # four sleepers
+    names = np.array(["Red", "Blue", "Yellow", "Green"])
+    first = names[rng.uniform(0, 100, (N_SIM, 4)).argmin(axis=1)]
+    assert_freqs_match(Counter(first), N_SIM, exact_pmf(rw["rw-os_concurrency-01"]), "sleepers")
+    # parent and child logging, lines shown in a uniformly random order
+    logs = Counter()
+    for _ in range(N_SIM // 4):
+        lines = []
+        for proc in ("parent", "child"):
+            both = [f"{proc}-thread-1", f"{proc}-thread-2"]
+            lines += both if rng.random() < 0.1 else [both[rng.integers(2)]]
+        logs["\n".join(lines[i] for i in rng.permutation(len(lines)))] += 1
+    assert_freqs_match(logs, N_SIM // 4, exact_pmf(rw["rw-os_concurrency-04"]), "logs")
+    # finalisers that may not run
+    fin = Counter()
+    for _ in range(N_SIM // 4):
+        k = rng.integers(4)
+        chosen = list(rng.permutation(list("ABC"))[:k])
+        fin["\n".join(chosen) if chosen else "(no output)"] += 1
+    assert_freqs_match(fin, N_SIM // 4, exact_pmf(rw["rw-garbage_collection-03"]), "finalisers")
 
 
-def test_network_and_hashing_match_simulation(rw):
+def test_network_and_distributed_match_simulation(rw):
     rng = np.random.default_rng(11)
-    # backoff collisions
-    collisions = np.ones(N_SIM, dtype=int)
-    going = np.ones(N_SIM, dtype=bool)
-    for window in (2, 4, 8):
-        same = rng.integers(0, window, N_SIM) == rng.integers(0, window, N_SIM)
-        collisions += going & same
-        going &= same
-    assert_freqs_match(Counter(str(v) for v in collisions), N_SIM, exact_pmf(rw["rw-network-05"]), "backoff")
-    # packets with jitter
-    a = 2 + rng.integers(0, 4, N_SIM)
-    b = 2 + rng.integers(0, 4, N_SIM)
-    assert_freqs_match(Counter(np.where(a <= b, "A\nB", "B\nA")), N_SIM, exact_pmf(rw["rw-network-01"]), "jitter")
-    # Bloom filter: 4 insert positions, 2 query positions
-    bits = rng.integers(0, 8, (N_SIM, 4))
-    query = rng.integers(0, 8, (N_SIM, 2))
-    hit = np.all((query[:, :, None] == bits[:, None, :]).any(axis=2), axis=1)
-    assert_freqs_match(Counter(np.where(hit, "maybe", "no")), N_SIM, exact_pmf(rw["rw-hashing-03"]), "bloom")
-    # longest chain
-    keys = rng.integers(0, 4, (N_SIM, 6))
-    longest = np.stack([(keys == b).sum(axis=1) for b in range(4)], axis=1).max(axis=1)
-    assert_freqs_match(Counter(str(v) for v in longest), N_SIM, exact_pmf(rw["rw-hashing-04"]), "chains")
-    # three routers
-    q = rng.choice([0, 1, 6], size=(N_SIM, 3), p=[1 / 2, 1 / 3, 1 / 6])
-    assert_freqs_match(Counter(str(v) for v in 6 + q.sum(axis=1)), N_SIM, exact_pmf(rw["rw-network-03"]),
-                       "routers")
-
-
-def test_distributed_and_gc_match_simulation(rw):
-    rng = np.random.default_rng(12)
-    # gossip: 6 nodes, 3 rounds of push
-    informed = np.zeros((N_SIM, 6), dtype=bool)
-    informed[:, 0] = True
-    for _ in range(3):
-        start = informed.copy()
-        for node in range(6):
-            pick = rng.integers(0, 5, N_SIM)
-            pick = pick + (pick >= node)          # uniform over the other five nodes
-            informed[np.flatnonzero(start[:, node]), pick[start[:, node]]] = True
-    assert_freqs_match(Counter(str(v) for v in informed.sum(axis=1)), N_SIM,
-                       exact_pmf(rw["rw-distributed_systems-04"]), "gossip")
-    # leader election with re-draws
+    u = rng.uniform
+    # four packets: channel, switch and server delays
+    total = (np.array([20, 35, 25, 30]) + u(-10, 10, (N_SIM, 4)) + u(0, 10, (N_SIM, 4)) + u(0, 10, (N_SIM, 4)))
+    first = np.array(["P1", "P2", "P3", "P4"])[total.argmin(axis=1)]
+    assert_freqs_match(Counter(first), N_SIM, exact_pmf(rw["rw-network-03"]), "four packets")
+    a, b = 50 + u(-20, 20, N_SIM), 70 + u(-20, 20, N_SIM)
+    assert_freqs_match(Counter(np.where(a < b, "A", "B")), N_SIM, exact_pmf(rw["rw-network-01"]), "two paths")
+    # backoff slots redrawn on ties
+    winner = np.full(N_SIM, "", dtype=object)
+    todo = np.arange(N_SIM)
+    while todo.size:
+        sa, sb = rng.integers(0, 4, todo.size), rng.integers(0, 4, todo.size)
+        done = sa != sb
+        winner[todo[done]] = np.where(sa[done] < sb[done], "A", "B")
+        todo = todo[~done]
+    assert_freqs_match(Counter(winner), N_SIM, exact_pmf(rw["rw-network-04"]), "backoff")
+    delivered = 100 + rng.binomial(1, 0.9, (N_SIM // 4, 100)).sum(axis=1)
+    assert_freqs_match(Counter(str(v) for v in delivered), N_SIM // 4, exact_pmf(rw["rw-network-05"]), "counter")
+    # leader election with re-draws on a shared minimum
     leader = np.full(N_SIM, "", dtype=object)
     todo = np.arange(N_SIM)
     while todo.size:
-        t = np.stack([rng.integers(1, 4, todo.size), rng.integers(1, 5, todo.size), rng.integers(2, 7, todo.size)],
-                     axis=1)
+        t = rng.integers(150, 301, (todo.size, 3))
         best = t.min(axis=1)
         unique = (t == best[:, None]).sum(axis=1) == 1
-        leader[todo[unique]] = np.array(list("PQR"))[t[unique].argmin(axis=1)]
+        leader[todo[unique]] = np.array(list("ABC"))[t[unique].argmin(axis=1)]
         todo = todo[~unique]
     assert_freqs_match(Counter(leader), N_SIM, exact_pmf(rw["rw-distributed_systems-02"]), "election")
-    # reordering channel
-    arrive = np.stack([0 + rng.integers(1, 5, N_SIM), 1 + rng.integers(1, 5, N_SIM), 2 + rng.integers(1, 5, N_SIM)],
-                      axis=1)
-    order = np.argsort(arrive * 10 + np.arange(3), axis=1)
-    labels = Counter("\n".join(f"m{i + 1}" for i in row) for row in order)
-    assert_freqs_match(labels, N_SIM, exact_pmf(rw["rw-distributed_systems-05"]), "channel")
-    # toy allocator
-    free = np.full(N_SIM, 8)
-    allocs = np.zeros(N_SIM, dtype=int)
-    alive = np.ones(N_SIM, dtype=bool)
-    while alive.any():
-        size = rng.integers(1, 4, N_SIM)
-        fits = alive & (size <= free)
-        free[fits] -= size[fits]
-        allocs[fits] += 1
-        alive = fits
-    assert_freqs_match(Counter(str(v) for v in allocs), N_SIM, exact_pmf(rw["rw-garbage_collection-05"]),
-                       "allocator")
+    hedged = np.array(list("ABC"))[(5 + u(0, 10, (N_SIM, 3))).argmin(axis=1)]
+    assert_freqs_match(Counter(hedged), N_SIM, exact_pmf(rw["rw-distributed_systems-05"]), "hedged read")
 
 
-def test_mcmc_matches_simulation(rw):
+def test_hashing_and_mcmc_match_simulation(rw):
     rng = np.random.default_rng(13)
-    for pid, w, start, steps in (("rw-mcmc-01", [1, 2, 3, 4], 0, 3), ("rw-mcmc-02", [6, 1, 1, 1, 6], 2, 4)):
-        w = np.asarray(w, dtype=float)
-        state = np.full(N_SIM, start)
-        for _ in range(steps):
-            prop = state + rng.choice([-1, 1], N_SIM)
-            ok = (prop >= 0) & (prop < w.size)
-            ratio = np.where(ok, w[np.clip(prop, 0, w.size - 1)] / w[state], 0.0)
-            accept = ok & (rng.random(N_SIM) < np.minimum(1.0, ratio))
-            state = np.where(accept, prop, state)
-        assert_freqs_match(Counter(str(v) for v in state), N_SIM, exact_pmf(rw[pid]), pid)
-    target = {"A": 1 / 2, "B": 1 / 3, "C": 1 / 6}
-    names = np.array(["A", "B", "C"])
-    tv = np.array([target[x] for x in names])
-    state = np.full(N_SIM, 2)
-    for _ in range(2):
-        prop = rng.integers(0, 3, N_SIM)
-        accept = rng.random(N_SIM) < np.minimum(1.0, tv[prop] / tv[state])
-        state = np.where(accept, prop, state)
-    assert_freqs_match(Counter(names[state]), N_SIM, exact_pmf(rw["rw-mcmc-04"]), "independence sampler")
+    # hash-ordered sections with a random member each
+    pools = {"vowels": "AEI", "consonants": "BCD", "digits": "123"}
+    names = list(pools)
+    out = Counter()
+    for _ in range(N_SIM // 4):
+        order = [names[i] for i in rng.permutation(3)]
+        out["\n".join(f"{n}: {pools[n][rng.integers(3)]}" for n in order)] += 1
+    assert_freqs_match(out, N_SIM // 4, exact_pmf(rw["rw-hashing-01"]), "sections")
+    pos = rng.integers(0, 360, N_SIM)
+    ring = np.where((pos >= 1) & (pos <= 120), "B", np.where((pos >= 121) & (pos <= 240), "C", "A"))
+    assert_freqs_match(Counter(ring), N_SIM, exact_pmf(rw["rw-hashing-04"]), "ring")
+    # random-walk Metropolis for N(0, 1) started from the target; 200 steps are plenty to check invariance
+    x = rng.standard_normal(N_SIM)
+    for _ in range(200):
+        y = x + rng.uniform(-1, 1, N_SIM)
+        x = np.where(rng.random(N_SIM) < np.minimum(1.0, np.exp((x * x - y * y) / 2)), y, x)
+    assert_freqs_match(Counter(np.where(x < 0, "A", np.where(x < 1, "B", "C"))), N_SIM,
+                       exact_pmf(rw["rw-mcmc-03"]), "rwm")
+    # flat-target Metropolis with a proposal over all three states, from A, 5 steps
+    state = np.zeros(N_SIM, dtype=int)
+    for _ in range(5):
+        state = rng.integers(0, 3, N_SIM)          # the ratio is 1: every proposal is accepted
+    assert_freqs_match(Counter(np.array(list("ABC"))[state]), N_SIM, exact_pmf(rw["rw-mcmc-01"]), "flat")
 
 
 # ------------------------------------------------------------------------------------------------ draws
@@ -401,6 +389,11 @@ def test_draw_frequencies_match_pmf(rw):
         pmf = exact_pmf(p)
         if p.answer_format == "option":
             keys = Counter(p.options[int(v)] for v in draws)
+        elif p.answer_format == "permutation":            # Z1 draws, uniform on {k / (n - 1)}
+            k = len(p.options)
+            keys = Counter(str(Fraction(int(round(v * (k - 1))), k - 1)) for v in draws)
+            assert_freqs_match(keys, n, pmf, p.id)
+            continue
         else:
             keys = Counter(str(int(v)) for v in draws)
         assert_freqs_match(keys, n, pmf, p.id)
@@ -453,8 +446,8 @@ def test_option_labels_round_trip(rw):
             assert res.ok and res.value == float(i), (p.id, label, res)
         assert not p.parse("{zzz-unknown-outcome}").ok, p.id
     # printouts made of the right lines that are not possible outputs
-    bogus = {"rw-os_concurrency-02": "ping\nping\npong", "rw-garbage_collection-03": "gone\nalive\nalive",
-             "rw-network-01": "A\nA", "rw-distributed_systems-05": "m1\nm1\nm2"}
+    bogus = {"rw-os_concurrency-04": "parent-thread-1\nparent-thread-1", "rw-garbage_collection-03": "A\nA",
+             "rw-hashing-01": "vowels: A\nvowels: E\ndigits: 1", "rw-hashing-02": "A\nB"}
     assert set(bogus) == {p.id for p in rw.values() if any("\n" in lab for lab in p.options)}
     for pid, text in bogus.items():
         assert not rw[pid].parse("{" + text + "}").ok, pid

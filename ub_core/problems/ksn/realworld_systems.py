@@ -1,10 +1,13 @@
-"""The 30 real-world scenarios of the KS@N bank: each builder returns its scenarios as dicts (title, form, kind,
-prompt and exact pmf). The wording and the systems are data; :mod:`.realworld` turns them into problems.
+"""The 30 real-world scenarios of the KS@N bank, one per real-world program of the UnpredictaBench release: each
+builder returns its scenarios as dicts (uid, release_index, title, form, kind, prompt and exact pmf; permutation
+scenarios also give their items and, where each line is decorated, a line format). The systems and their
+parameters are those the release programs simulate; the wording is ours. :mod:`.realworld` turns them into problems.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from fractions import Fraction
 import textwrap
@@ -42,708 +45,693 @@ def _text(*parts: str) -> str:
     return "\n\n".join(p.strip("\n").rstrip() for p in parts if p and p.strip())
 
 
+# ============================================================================================ exact helpers
+
+def _poly_mul(a: list, b: list) -> list:
+    out = [F(0)] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                out[i + j] += x * y
+    return out
+
+
+def _poly_add(a: list, b: list) -> list:
+    n = max(len(a), len(b))
+    return [(a[i] if i < len(a) else F(0)) + (b[i] if i < len(b) else F(0)) for i in range(n)]
+
+
+def _shifted_power(knot: Fraction, m: int, scale: Fraction) -> list:
+    """Coefficients (constant term first) of scale * (t - knot) ** m."""
+    return [scale * math.comb(m, r) * (-knot) ** (m - r) for r in range(m + 1)]
+
+
+def _uniform_sum_pieces(offset, widths_from) -> tuple[list, int, Fraction]:
+    """The sum ``offset + U(a_1, b_1) + ... + U(a_n, b_n)`` (independent continuous uniforms) as truncated powers.
+
+    Its CDF is ``sum_J (-1)**|J| (t - L - w_J)_+**n / (n! prod w)`` over the subsets J of the terms, with L the
+    lowest value and w_J the summed widths of J. Returns the knots ``(L + w_J, sign)``, n and ``n! prod w``.
+    """
+    lows = [F(a) for a, _ in widths_from]
+    widths = [F(b) - F(a) for a, b in widths_from]
+    low = F(offset) + sum(lows, F(0))
+    knots = []
+    for size in range(len(widths) + 1):
+        for subset in itertools.combinations(widths, size):
+            knots.append((low + sum(subset, F(0)), (-1) ** size))
+    norm = F(math.factorial(len(widths)))
+    for w in widths:
+        norm *= w
+    return knots, len(widths), norm
+
+
+def _first_of_uniform_sums(arrivals: dict) -> dict:
+    """Exact probability that each competitor is the first to arrive.
+
+    ``arrivals[label] = (offset, [(a, b), ...])``: the arrival time is the offset plus independent continuous
+    uniforms on [a, b]. ``P(i first) = integral f_i(t) prod_{j != i} (1 - F_j(t)) dt``; every density and CDF is a
+    polynomial between consecutive knots, so the integral is evaluated exactly, piece by piece, in Fractions.
+    Ties have probability zero.
+    """
+    pieces = {k: _uniform_sum_pieces(off, terms) for k, (off, terms) in arrivals.items()}
+    points = sorted({x for knots, _, _ in pieces.values() for x, _ in knots})
+    out = {k: F(0) for k in arrivals}
+    for lo, hi in zip(points, points[1:]):
+        cdf, pdf = {}, {}
+        for k, (knots, n, norm) in pieces.items():
+            c, d = [F(0)], [F(0)]
+            for x, sign in knots:
+                if x <= lo:       # the truncated power (t - x)_+ is active on the whole piece [lo, hi]
+                    c = _poly_add(c, _shifted_power(x, n, F(sign) / norm))
+                    d = _poly_add(d, _shifted_power(x, n - 1, F(sign * n) / norm))
+            cdf[k], pdf[k] = c, d
+        for k in arrivals:
+            integrand = pdf[k]
+            for j in arrivals:
+                if j != k:
+                    integrand = _poly_mul(integrand, _poly_add([F(1)], [-x for x in cdf[j]]))
+            out[k] += sum((q / (r + 1) * (hi ** (r + 1) - lo ** (r + 1)) for r, q in enumerate(integrand)), F(0))
+    return out
+
+
+def _ordered(pmf: dict, order: list) -> dict:
+    """The pmf with its keys in ``order`` (the release's label order); every outcome must be listed."""
+    missing = set(pmf) - set(order)
+    if missing:
+        raise RuntimeError(f"outcomes missing from the label order: {sorted(missing)}")
+    return {k: pmf.get(k, F(0)) for k in order}
+
+
+def _shuffled_lines(lines_pmf: dict) -> dict:
+    """Law of the printed output when a random list of lines (``lines_pmf``: tuple of lines -> probability) is shown
+    in a uniformly random order of its lines."""
+    acc: dict = defaultdict(Fraction)
+    for lines, q in lines_pmf.items():
+        perms = list(itertools.permutations(lines))
+        for perm in perms:
+            acc["\n".join(perm) if perm else ""] += q / len(perms)
+    return dict(acc)
+
+
+def _uniform_order(lines: list) -> dict:
+    """Law of the printed output when the given lines come out in a uniformly random order."""
+    return _shuffled_lines({tuple(lines): F(1)})
+
+
+def _scenario(uid: str, release_index: int, **fields) -> dict:
+    return dict(uid=uid, release_index=release_index, **fields)
+
+
 # ============================================================================================ scenarios
 
 def _os_concurrency() -> list[dict]:
     out = []
 
-    # 01: lost updates, 2 threads x 2 non-atomic increments.
-    def read(sh, lo):
-        lo["tmp"] = sh["counter"]
+    # release 4: four workers sleep for iid U(0, 100) ms; the first to wake wins.
+    order = ["Red", "Blue", "Yellow", "Green"]
+    pmf = _first_of_uniform_sums({k: (0, [(0, 100)]) for k in order})
+    out.append(_scenario(
+        "e5938429-19e0-5ae4-adec-831c3b693b26", 4, title="first of four sleeping workers (U(0,100) ms each)",
+        form="text", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "A program starts four worker threads at the same instant, named Red, Blue, Yellow and Green. Each "
+            "worker begins by sleeping for a random time drawn from the continuous uniform distribution on 0 to "
+            "100 milliseconds; the four sleep times are independent. On waking, a worker tries to grab a shared "
+            "token; grabbing is instantaneous, only the first worker to wake gets the token, and the main thread "
+            "then prints the name of the worker holding it. Nothing else delays any of the workers.",
+            "Which name is printed: Red, Blue, Yellow or Green? " + _closing(0))))
 
-    def write(sh, lo):
-        sh["counter"] = lo["tmp"] + 1
+    # release 5: a read-modify-write that overlaps a slow one with probability 1/10.
+    # The fast thread's instant T is uniform on [0, 10] ms; it loses the slow thread's update exactly when
+    # T < 1 ms (the slow thread's read-to-write window), so P(x == 1) = (1 - 0) / (10 - 0), an exact length ratio.
+    p_lost = F(1 - 0, 10 - 0)
+    out.append(_scenario(
+        "24dd7917-2799-5782-93ec-3c7e2f244700", 5, title="lost update inside a 1 ms window out of 10 ms",
+        form="code", kind="integer", pmf={1: p_lost, 2: 1 - p_lost},
+        prompt=_text(
+            "Two threads update a shared integer `x` without any lock. Times are measured from the moment both "
+            "threads are started, and `x` is 0 at that moment:",
+            _code("""
+                # slow thread: a read-modify-write stretched over one millisecond
+                snapshot = x              # happens at t = 0 ms
+                wait_until(1.0)           # the thread is busy until t = 1 ms
+                x = snapshot + 1          # happens at t = 1 ms
 
-    pmf = interleave([[read, write, read, write]] * 2, {"counter": 0}, lambda sh: sh["counter"])
-    out.append(dict(title="racy counter, 2 threads x 2 increments", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "Two threads share a global `counter` that starts at 0. Both run this function, and there "
-                        "is no lock:",
-                        _code("""
-                            def worker():
-                                global counter
-                                for _ in range(2):
-                                    tmp = counter        # one step: read the shared value
-                                    counter = tmp + 1    # one step: write the new value
-                            """),
-                        "The main thread starts both workers, waits for both to finish, then prints `counter`.",
-                        _SCHEDULER,
-                        "The program is run one time. What number does it print?")))
+                # fast thread: wakes at a random instant and increments in one go
+                T = uniform(0.0, 10.0)    # continuous uniform on [0, 10] ms
+                wait_until(T)
+                x = x + 1                 # read and write happen together, instantly, at time T
+                """),
+            "Both threads run on their own cores, so each action happens exactly at the time stated. When both "
+            "threads have finished, the main thread prints `x`.",
+            "What number is printed (1 or 2)? " + _closing(1))))
 
-    # 02: interleaved prints, thread A prints two lines, thread B one.
-    def say(word):
+    # release 6: two threads each write one character with no newline.
+    def put(ch):
         def step(sh, lo):
-            sh["out"].append(word)
+            sh["out"] += ch
         return step
 
-    pmf = interleave([[say("ping"), say("pang")], [say("pong")]], {"out": []}, lambda sh: "\n".join(sh["out"]))
-    order = ["ping\npang\npong", "ping\npong\npang", "pong\nping\npang"]
-    out.append(dict(title="two threads printing, 3 lines", form="code", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "A program starts two threads at the same moment:",
-                        _code("""
-                            def thread_a():
-                                print("ping")
-                                print("pang")
+    pmf = interleave([[put("A")], [put("B")]], {"out": ""}, lambda sh: sh["out"])
+    out.append(_scenario(
+        "9ee2ce7d-6481-54a4-8c8f-7672bf081f88", 6, title="two threads writing one letter each, no newline",
+        form="code", kind="option", pmf=_ordered(pmf, ["AB", "BA"]),
+        prompt=_text(
+            "A program spawns two threads and then waits for both of them:",
+            _code("""
+                def first_thread():
+                    stdout.write("A")     # one step, no newline
 
-                            def thread_b():
-                                print("pong")
-                            """),
-                        "Each print call writes one whole line and counts as one step. " + _SCHEDULER,
-                        "Consider one execution. Write down the complete output of that execution, all three "
-                        "lines in the order they appear.")))
+                def second_thread():
+                    stdout.write("B")     # one step, no newline
 
-    # 03: an unsynchronised reader observes a writer mid-way.
-    def inc(sh, lo):
-        sh["hits"] += 1
+                # after joining both threads, the main thread writes a single newline
+                """),
+            _SCHEDULER,
+            "The program is started once. What line does it print? Answer AB or BA.")))
 
-    def peek(sh, lo):
-        sh["seen"] = sh["hits"]
+    # release 7: a parent and a child process, each logging one or both of its thread names.
+    parent = {("parent-thread-1", "parent-thread-2"): F(1, 10),
+              ("parent-thread-1",): F(9, 20), ("parent-thread-2",): F(9, 20)}
+    child = {("child-thread-1", "child-thread-2"): F(1, 10),
+             ("child-thread-1",): F(9, 20), ("child-thread-2",): F(9, 20)}
+    logged: dict = defaultdict(Fraction)
+    for (pl, pq), (cl, cq) in itertools.product(parent.items(), child.items()):
+        logged[pl + cl] += pq * cq
+    pmf = _shuffled_lines(dict(logged))
+    order = ["\n".join(perm)
+             for pl in (["parent-thread-1"], ["parent-thread-2"], ["parent-thread-1", "parent-thread-2"])
+             for cl in (["child-thread-1"], ["child-thread-2"], ["child-thread-1", "child-thread-2"])
+             for perm in itertools.permutations(pl + cl)]
+    out.append(_scenario(
+        "99ba8a6f-4c30-5cea-89e3-53896f7d1cc9", 7, title="parent and child processes logging thread names",
+        form="text", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "A service forks into a parent and a child process. Each process owns two threads: the parent's are "
+            "called parent-thread-1 and parent-thread-2, the child's are called child-thread-1 and "
+            "child-thread-2. A thread writes its own name as one line when it gets through a start-up race, and "
+            "the race goes as follows in each process, independently of the other process: with probability 1/10 "
+            "both of the process's threads get through and log their names; otherwise exactly one of them does, "
+            "each of the two being equally likely to be that one.",
+            "All the logged lines of both processes go to the same terminal, and the terminal shows them in an "
+            "order that is uniformly random among all orderings of those lines (lines of the same process are not "
+            "kept in any particular order either).",
+            "Write the complete terminal output, one thread name per line, in the order it appears. "
+            + _closing(2))))
 
-    pmf = interleave([[inc, inc, inc], [peek]], {"hits": 0, "seen": None}, lambda sh: sh["seen"])
-    out.append(dict(title="reader sees a writer part-way", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A shared integer `hits` starts at 0. Two threads are launched together:",
-                        _code("""
-                            # writer thread: three atomic increments
-                            for _ in range(3):
-                                hits.atomic_add(1)      # one step each
+    # release 8: parent and child after fork, each printing one line.
+    out.append(_scenario(
+        "8843cf28-759f-5780-a801-581d993bce84", 8, title="parent and child printing after fork",
+        form="code", kind="permutation", items=["parent", "child"], pmf=_uniform_order(["parent", "child"]),
+        prompt=_text(
+            "Consider this POSIX-style program:",
+            _code("""
+                pid = fork()
+                if pid == 0:
+                    print("child")        # runs in the new process
+                    exit(0)
+                print("parent")           # runs in the original process
+                wait_for_children()
+                """),
+            "After the fork the two processes compete for the CPU, and whichever prints first is a matter of "
+            "chance: each of the two possible orders of the lines is equally likely.",
+            "What does one run print? Write the two lines, parent and child, one per line in the order they "
+            "appear.")))
 
-                            # reader thread: a single atomic load, then it logs what it saw
-                            seen = hits.atomic_load()   # one step
-                            log(seen)
-                            """),
-                        "Only the three increments and the single load are steps that compete for the CPU (the "
-                        "logging itself does not change anything). " + _SCHEDULER,
-                        "What value does the reader log in one run of this program?")))
-
-    # 04: check-then-act lazy initialisation, 3 threads.
-    def check(sh, lo):
-        lo["seen"] = sh["ready"]
-
-    def act(sh, lo):
-        if not lo["seen"]:
-            sh["ready"] = True
-            sh["inits"] += 1
-
-    pmf = interleave([[check, act]] * 3, {"ready": False, "inits": 0}, lambda sh: sh["inits"])
-    out.append(dict(title="check-then-act lazy init, 3 threads", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "Three worker threads each call the same lazy-initialisation routine of a shared cache "
-                        "object once. The routine has two steps. Step one: the thread reads the shared flag "
-                        "`ready` (initially false) into a private variable. Step two: if the value it read was "
-                        "false, the thread builds the cache, sets `ready` to true and adds one to a shared counter "
-                        "`builds` (initially 0); all of step two is one indivisible operation. If the value it "
-                        "read was true, step two does nothing. There is no lock around the two steps, so several "
-                        "threads may build the cache.",
-                        _SCHEDULER,
-                        "After all three threads have finished, the program prints `builds`. " + _closing(0))))
-
-    # 05: atomic doubling races a non-atomic add.
-    def double(sh, lo):
-        sh["x"] *= 2
-
-    def load(sh, lo):
-        lo["t"] = sh["x"]
-
-    def store3(sh, lo):
-        sh["x"] = lo["t"] + 3
-
-    pmf = interleave([[double], [load, store3]], {"x": 1}, lambda sh: sh["x"])
-    out.append(dict(title="atomic x*=2 against non-atomic x+=3", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "Shared variable `x` starts at 1. Two threads run concurrently:",
-                        _code("""
-                            # thread T1 (the hardware does this in one atomic instruction)
-                            x = x * 2            # one step
-
-                            # thread T2 (compiled into a separate load and store)
-                            r = x                # one step: load
-                            x = r + 3            # one step: store
-                            """),
-                        _SCHEDULER,
-                        "Once both threads are done, the program prints `x`. What is printed in one run?")))
-
-    # 06: store buffering litmus test under a sequentially consistent, uniformly random schedule.
-    def w(var):
+    # release 9: a reader multiplexing two pipes that carry AAA and BBB.
+    # Taking the next byte from a uniformly chosen non-empty pipe is the uniform scheduler over two "threads"
+    # of three steps each, so `interleave` gives the exact law.
+    def take(ch):
         def step(sh, lo):
-            sh[var] = 1
+            sh["out"] += ch
         return step
 
-    def r(var, reg):
+    pmf = interleave([[take("A")] * 3, [take("B")] * 3], {"out": ""}, lambda sh: sh["out"])
+    order = ["".join("A" if i in pos else "B" for i in range(6)) for pos in itertools.combinations(range(6), 3)]
+    out.append(_scenario(
+        "c0c46088-4b80-5299-8ecf-f2be5d7eff4e", 9, title="select() loop draining two pipes (AAA and BBB)",
+        form="code", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "Two producer processes have each already written three one-byte messages into their own pipe: the "
+            "first pipe holds A, A, A and the second holds B, B, B. A consumer drains both pipes with a "
+            "readiness loop:",
+            _code("""
+                received = ""
+                while pipe_a.has_data() or pipe_b.has_data():
+                    ready = select([pipe_a, pipe_b])   # the pipes that still hold data
+                    source = pick_one(ready)           # if both are ready, each is taken with probability 1/2
+                    received += source.read(1)
+                print(received)
+                """),
+            "`pick_one` chooses uniformly at random, independently on every pass; when only one pipe still holds "
+            "data, that pipe is read.",
+            "The consumer runs once. What six-letter string does it print? It is one of the 20 strings with "
+            "three A and three B: " + ", ".join(order) + ". " + _closing(3))))
+
+    # release 21: three threads race a compare-and-swap on an empty owner slot.
+    def cas(name):
         def step(sh, lo):
-            sh[reg] = sh[var]
+            if sh["owner"] is None:
+                sh["owner"] = name
         return step
 
-    pmf = interleave([[w("x"), r("y", "r1")], [w("y"), r("x", "r2")]], {"x": 0, "y": 0, "r1": 0, "r2": 0},
-                     lambda sh: f"r1={sh['r1']} r2={sh['r2']}")
-    order = ["r1=0 r2=0", "r1=0 r2=1", "r1=1 r2=0", "r1=1 r2=1"]
-    out.append(dict(title="store-buffering litmus test (sequentially consistent)", form="code", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "Shared variables x and y both start at 0. Two threads run once each:",
-                        _code("""
-                            # thread 1            # thread 2
-                            x = 1                 y = 1
-                            r1 = y                r2 = x
-                            """),
-                        "Every line is one step. " + _SCHEDULER,
-                        "After both threads finish, the main thread prints one line of the form "
-                        "`r1=<value of r1> r2=<value of r2>`. Give the line printed by one execution.")))
+    pmf = interleave([[cas("A")], [cas("B")], [cas("C")]], {"owner": None}, lambda sh: sh["owner"])
+    out.append(_scenario(
+        "6ab4349d-0565-57fd-a674-f08c09949c10", 21, title="three threads racing a compare-and-swap",
+        form="code", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
+        prompt=_text(
+            "A shared slot `owner` starts empty. Three threads named A, B and C are started together and each "
+            "executes a single instruction:",
+            _code("""
+                # thread <name>, for name in "A", "B", "C"
+                compare_and_swap(owner, expected=EMPTY, new=name)   # one atomic step
+                """),
+            "Only the first compare-and-swap to execute finds the slot empty and stores its name; the later ones "
+            "fail and change nothing. " + _SCHEDULER,
+            "After joining the three threads, the program prints `owner`. What does it print: A, B or C? "
+            + _closing(4))))
     return out
 
 
 def _garbage_collection() -> list[dict]:
     out = []
 
-    # 01: uniformly random finalisation order of 3 objects.
-    names = ["buffer", "session", "socket"]
-    pmf = _enumerate([_uniform(list(itertools.permutations(names)))], lambda perm: perm[1])
-    out.append(dict(title="second finaliser among 3 objects", form="text", kind="option",
-                    pmf={k: pmf[k] for k in names},
-                    prompt=_text(
-                        "A request handler creates three temporary objects named buffer, session and socket, and "
-                        "drops every reference to them when it returns. The next collection finds all three "
-                        "unreachable and queues their finalisers together. This runtime makes no ordering "
-                        "promise: the finalisers run one after another in an order chosen uniformly at random "
-                        "among all possible orders. Each finaliser logs its object's name.",
-                        "Which object's name is logged second? " + _closing(1))))
+    # release 10: a two-object reference cycle, finalised in random order.
+    out.append(_scenario(
+        "a99b8031-15b0-5052-bc77-05301e1c19f6", 10, title="two-object cycle, finaliser order",
+        form="code", kind="permutation", items=["A", "B"], pmf=_uniform_order(["A", "B"]),
+        prompt=_text(
+            "In a Python-like runtime with a cycle collector:",
+            _code("""
+                class Node:
+                    def __init__(self, label):
+                        self.label = label
+                        self.peer = None
+                    def __del__(self):
+                        print(self.label)
 
-    # 02: minor collections triggered by allocations, Binomial(6, 1/4).
-    pmf = convolve(*([{0: F(3, 4), 1: F(1, 4)}] * 6))
-    out.append(dict(title="minor GCs over 6 allocations (p=1/4 each)", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "In a generational runtime, a program performs six allocations in its hot loop. Because "
-                        "of varying nursery usage by other code, each of these allocations independently finds "
-                        "the young generation full with probability 1/4, and in that case it triggers one minor "
-                        "collection before proceeding; otherwise no collection happens for that allocation.",
-                        "How many minor collections occur during one pass of this loop? " + _closing(2))))
+                a, b = Node("A"), Node("B")
+                a.peer, b.peer = b, a     # a and b now keep each other alive
+                del a, b                  # the pair is unreachable, but only as a cycle
+                collect_cycles()          # finds the pair and destroys both objects
+                """),
+            "The runtime promises nothing about which member of a cycle is finalised first; here both orders are "
+            "equally likely.",
+            "Write what the two finalisers print, A and B, one per line in the order printed. " + _closing(0))))
 
-    # 03: a weak reference observed over three steps with random collections.
-    def gc_trace(c1, c2, c3):
-        alive, lines = True, []
-        for c in (c1, c2, c3):
-            alive = alive and not c
-            lines.append("alive" if alive else "gone")
-        return "\n".join(lines)
+    # release 11: a three-object cycle; each finaliser prints "Deleting <name>".
+    items = ["A", "B", "C"]
+    out.append(_scenario(
+        "c24f0c53-22dc-5a8d-a23a-874d3ac319ca", 11, title="three-object cycle, 'Deleting' lines",
+        form="code", kind="permutation", items=items, line_format="Deleting {x}",
+        pmf=_uniform_order([f"Deleting {x}" for x in items]),
+        prompt=_text(
+            "Three objects form a ring of references in a runtime with a cycle-detecting collector:",
+            _code("""
+                class Resource:
+                    def __init__(self, name):
+                        self.name = name
+                        self.next = None
+                    def __del__(self):
+                        print(f"Deleting {self.name}")
 
-    coin = {True: F(1, 3), False: F(2, 3)}
-    pmf = _enumerate([coin] * 3, gc_trace)
-    order = ["alive\nalive\nalive", "alive\nalive\ngone", "alive\ngone\ngone", "gone\ngone\ngone"]
-    out.append(dict(title="weak reference checked 3 times, GC w.p. 1/3 per check", form="code", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "Consider this Python-like program:",
-                        _code("""
-                            import random, weakref
+                x, y, z = Resource("A"), Resource("B"), Resource("C")
+                x.next, y.next, z.next = y, z, x   # A -> B -> C -> A
+                x = y = z = None                   # only the ring keeps them alive now
+                run_cycle_collector()              # all three are reclaimed together
+                """),
+            "The collector finalises the members of the ring in an order that is uniformly random among the six "
+            "possible orders.",
+            "Give the three lines printed (Deleting A, Deleting B and Deleting C in some order), one per line, in "
+            "the order they appear. " + _closing(1))))
 
-                            obj = Payload()
-                            ref = weakref.ref(obj)
-                            del obj              # nothing else refers to the payload now
+    # release 12: finalisers that may or may not run, Java-style.
+    pmf = _shuffled_lines({subset: F(1, 4) / math.comb(3, k)
+                           for k in range(4) for subset in itertools.combinations("ABC", k)})
+    pmf = {("(no output)" if k == "" else k): q for k, q in pmf.items()}
+    order = ["(no output)"] + ["\n".join(p) for k in (1, 2, 3) for p in itertools.permutations("ABC", k)]
+    out.append(_scenario(
+        "41b48a16-5c9a-5854-baad-20a4594e88ce", 12, title="finalize() may run for none, some or all of 3 objects",
+        form="text", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "A Java-style program creates three objects named A, B and C whose finalize() methods each print the "
+            "object's name on its own line. It then drops all references to them, requests a collection and exits "
+            "shortly afterwards. Whether finalizers get to run before the exit is up to the runtime; model it as "
+            "follows. The number of these objects whose finalizer runs is 0, 1, 2 or 3, each with probability "
+            "1/4. Given that number, which objects they are is uniformly random among the sets of that size, and "
+            "the chosen finalizers run in a uniformly random order. When no finalizer runs at all, the program's "
+            "output is reported as the text (no output).",
+            "What is the output of one run? Write the printed names one per line in order, or (no output) if "
+            "nothing was printed. " + _closing(2))))
 
-                            for step in range(3):
-                                if random.random() < 1/3:   # independent each time
-                                    collect_garbage()       # reclaims every unreachable object
-                                print("alive" if ref() is not None else "gone")
-                            """),
-                        "Assume the payload can only be reclaimed by `collect_garbage()` (no reference counting), "
-                        "and that a reclaimed object makes `ref()` return None from then on.",
-                        "Run it once in your head with genuinely random coin flips. What are the three printed "
-                        "lines?")))
+    # release 13: five unreachable objects, finalised in a random order.
+    items = ["A", "B", "C", "D", "E"]
+    out.append(_scenario(
+        "055818d5-9fb7-5245-9a38-3051f2123f31", 13, title="five finalisers in random order",
+        form="text", kind="permutation", items=items, pmf=_uniform_order(items),
+        prompt=_text(
+            "Five objects labelled A, B, C, D and E become unreachable at the same moment, and the next garbage "
+            "collection queues all five finalisers together. Each finaliser prints its object's label on its own "
+            "line. The runtime runs the queued finalisers one after another in an order chosen uniformly at "
+            "random among all 120 possible orders.",
+            "Write the five letters A, B, C, D, E one per line in the order the finalisers print them. "
+            + _closing(3))))
 
-    # 04: mark-and-sweep with randomly live roots.
-    edges = {"A": ["B"], "B": ["C"], "C": ["A"], "D": ["C"], "E": ["F"], "F": []}
-    roots = {"p": "A", "q": "D", "r": "E"}
-
-    def swept(lp, lq, lr):
-        live = [roots[v] for v, keep in zip("pqr", (lp, lq, lr)) if keep]
-        seen, stack = set(), list(live)
-        while stack:
-            node = stack.pop()
-            if node not in seen:
-                seen.add(node)
-                stack.extend(edges[node])
-        return len(edges) - len(seen)
-
-    half = {True: F(1, 2), False: F(1, 2)}
-    pmf = _enumerate([half] * 3, swept)
-    out.append(dict(title="mark-and-sweep, roots live w.p. 1/2", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A heap holds six objects A, B, C, D, E and F with these references between them: A points "
-                        "to B, B points to C, C points to A, D points to C, E points to F, and F points to nothing. "
-                        "There are three local variables that might still be in use when a mark-and-sweep "
-                        "collection starts: p refers to A, q refers to D and r refers to E. Each of the three "
-                        "variables is still live with probability 1/2, independently of the others; live "
-                        "variables are the only roots. The collector marks everything reachable from the roots and "
-                        "frees every unmarked object.",
-                        "How many objects does this collection free? " + _closing(3))))
-
-    # 05: allocations until the heap cannot satisfy a request.
-    def allocs_until_full(free: int) -> dict[int, Fraction]:
-        dist: dict[int, Fraction] = defaultdict(Fraction)
-        for size in (1, 2, 3):
-            if size > free:
-                dist[0] += F(1, 3)
-            else:
-                for k, q in allocs_until_full(free - size).items():
-                    dist[k + 1] += F(1, 3) * q
-        return dict(dist)
-
-    pmf = allocs_until_full(8)
-    out.append(dict(title="allocations of size U{1,2,3} before an 8-unit heap fills", form="code",
-                    kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A toy allocator manages a heap of 8 free units and only calls the garbage collector when "
-                        "a request does not fit:",
-                        _code("""
-                            import random
-
-                            free = 8
-                            allocations = 0
-                            while True:
-                                size = random.choice([1, 2, 3])   # each size equally likely, independent
-                                if size > free:
-                                    break                         # a collection would be triggered here
-                                free -= size
-                                allocations += 1
-                            print(allocations)
-                            """),
-                        "Execute this program once, drawing the random sizes yourself. What does it print?")))
-
-    # 06: total GC pause over 3 requests.
-    pause = {0: F(2, 3), 5: F(1, 4), 20: F(1, 12)}
-    pmf = convolve(pause, pause, pause)
-    out.append(dict(title="total GC pause over 3 requests (0/5/20 ms)", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A web service handles three requests one after another. During each request the JVM "
-                        "either does not pause for garbage collection (probability 2/3), performs a short young-"
-                        "generation pause of exactly 5 ms (probability 1/4), or performs a full collection that "
-                        "pauses for exactly 20 ms (probability 1/12). What happens during one request is "
-                        "independent of the others, and there is never more than one pause per request.",
-                        "Add up the garbage-collection pause time, in milliseconds, over the three requests. "
-                        + _closing(4))))
+    # release 22: which member of a three-object cycle is torn down first.
+    pmf = _enumerate([_uniform(list(itertools.permutations("ABC")))], lambda perm: perm[0])
+    out.append(_scenario(
+        "69a1d67d-bef2-55d7-a1c6-5195c587f8e5", 22, title="first cleanup hook in a three-object cycle",
+        form="text", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
+        prompt=_text(
+            "Objects A, B and C refer to each other in a loop (A to B, B to C, C to A) and no other object or "
+            "variable refers to them. To reclaim the loop, the collector must break it at some object: it runs the cleanup hooks of "
+            "the three objects one at a time, in an order that is uniformly random among the six possible orders. "
+            "Each hook logs its object's letter.",
+            "Which letter is logged first? Answer A, B or C. " + _closing(4))))
     return out
 
 
 def _network() -> list[dict]:
     out = []
 
-    # 01: two packets with jitter, printed in arrival order.
-    def arrival(j1, j2):
-        t_a, t_b = 0 + 2 + j1, 1 + 1 + j2
-        return "A\nB" if t_a <= t_b else "B\nA"
+    # release 0: two packets, base latencies 50 and 70 ms, each with U(-20, 20) jitter.
+    pmf = _first_of_uniform_sums({"A": (50, [(-20, 20)]), "B": (70, [(-20, 20)])})
+    out.append(_scenario(
+        "bf34e215-c929-532a-8b68-ad9c72c0f6c7", 0, title="two paths, 50 and 70 ms base, U(-20,20) jitter",
+        form="code", kind="option", pmf=_ordered(pmf, ["A", "B"]),
+        prompt=_text(
+            "Two packets leave a host at the same moment over two different routes:",
+            _code("""
+                # latency of a route = its base latency + jitter, jitter ~ continuous Uniform(-20, 20) ms,
+                # drawn independently for each packet
+                latency_a = 50 + jitter()    # packet A, route with 50 ms base latency
+                latency_b = 70 + jitter()    # packet B, route with 70 ms base latency
+                print("A" if latency_a < latency_b else "B")   # the packet that arrives first
+                """),
+            "What does one execution print, A or B? " + _closing(0))))
 
-    jitter = _uniform([0, 1, 2, 3])
-    pmf = _enumerate([jitter, jitter], arrival)
-    order = ["A\nB", "B\nA"]
-    out.append(dict(title="two packets with jitter, arrival order", form="code", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "The following pseudo-code simulates two packets crossing a congested link:",
-                        _code("""
-                            import random
+    # release 1: two packets over identical links, then a router delay each.
+    link, router = (-10, 10), (0, 20)
+    pmf = _first_of_uniform_sums({"X": (40, [link, router]), "Y": (40, [link, router])})
+    out.append(_scenario(
+        "9843572d-2cf3-50e9-a451-2cde2fa83cef", 1, title="two packets, identical links plus router delay",
+        form="text", kind="option", pmf=_ordered(pmf, ["X", "Y"]),
+        prompt=_text(
+            "Packets X and Y are sent at the same time over two separate links of the same kind. Crossing a link "
+            "takes 40 ms plus a variation that is uniformly distributed between -10 and +10 ms. At the far end "
+            "each packet is handled by a router, which adds a processing delay uniformly distributed between 0 "
+            "and 20 ms. All four random delays are continuous and independent. The application logs the name of "
+            "the packet whose processing finishes first.",
+            "Which packet is logged, X or Y? " + _closing(1))))
 
-                            def link_delay(base_ms):
-                                # congestion adds 0, 1, 2 or 3 ms, each equally likely, independently per packet
-                                return base_ms + random.choice([0, 1, 2, 3])
+    # release 2: four packets through channel, switch and server delays.
+    bases = {"P1": 20, "P2": 35, "P3": 25, "P4": 30}
+    pmf = _first_of_uniform_sums({k: (b, [(-10, 10), (0, 10), (0, 10)]) for k, b in bases.items()})
+    out.append(_scenario(
+        "b3c2bd87-c198-5203-8238-8b388acdd4b1", 2, title="four packets: channel, switch and server delays",
+        form="text", kind="option", pmf=_ordered(pmf, list(bases)),
+        prompt=_text(
+            "Four packets P1, P2, P3 and P4 are sent at the same instant, each over its own channel. The channels "
+            "have nominal delays of 20 ms (P1), 35 ms (P2), 25 ms (P3) and 30 ms (P4), and each transmission "
+            "deviates from its nominal delay by an amount uniformly distributed between -10 and +10 ms. Every "
+            "packet then passes a switch, adding a delay uniform between 0 and 10 ms, and finally a server, adding "
+            "another delay uniform between 0 and 10 ms. All twelve random delays are continuous and independent.",
+            "The server reports the packet whose total delay is smallest. Which packet is that? Answer P1, P2, P3 "
+            "or P4. " + _closing(2))))
 
-                            arrive_a = 0 + link_delay(2)   # packet A leaves at t = 0 ms
-                            arrive_b = 1 + link_delay(1)   # packet B leaves at t = 1 ms
-                            # the receiver prints the packets in arrival order; on a tie A is printed first
-                            if arrive_a <= arrive_b:
-                                print("A"); print("B")
-                            else:
-                                print("B"); print("A")
-                            """),
-                        "The script is executed once. What are the two lines it prints?")))
+    # release 14: two stations after a collision, re-drawing backoff slots until they differ.
+    slots = _uniform(range(4))
+    draw = _enumerate([slots, slots], lambda a, b: "tie" if a == b else ("A" if a < b else "B"))
+    pmf = {k: draw[k] / (1 - draw["tie"]) for k in ("A", "B")}   # repeated until the slots differ
+    out.append(_scenario(
+        "7a1fe43e-6e94-5270-b3f0-110ee213ee6e", 14, title="backoff slots after a collision, redrawn on ties",
+        form="text", kind="option", pmf=pmf,
+        prompt=_text(
+            "Two stations, A and B, share an Ethernet segment and their frames have just collided. Each station "
+            "now picks a backoff slot uniformly at random from 0, 1, 2 and 3, independently. If both pick the same "
+            "slot they collide again and both pick afresh in the same way, as many times as needed. As soon as "
+            "their slots differ, the station with the lower slot transmits its frame successfully.",
+            "Which station gets its frame through first, A or B? " + _closing(3))))
 
-    # 02: retransmissions with loss 3/10 and at most 4 attempts.
-    loss = F(3, 10)
-    pmf = {k: loss ** k * (1 - loss) for k in range(3)}
-    pmf[3] = loss ** 3
-    out.append(dict(title="retransmissions, loss 0.3, at most 4 attempts", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A sender uses this stop-and-wait loop over a lossy radio link:",
-                        _code("""
-                            import random
-
-                            retransmissions = 0
-                            for attempt in range(4):              # at most 4 attempts in total
-                                lost = random.random() < 0.3      # each attempt lost with probability 0.3,
-                                                                  # independently of earlier attempts
-                                if not lost:
-                                    break                         # acknowledged, stop sending
-                                if attempt < 3:
-                                    retransmissions += 1          # the frame will be sent again
-                            print(retransmissions)
-                            """),
-                        "What does one execution of this code print? " + _closing(0))))
-
-    # 03: one-way latency over 3 routers with a heavy queueing component.
-    queue = {0: F(1, 2), 1: F(1, 3), 6: F(1, 6)}
-    pmf = convolve(*([{d + 2: q for d, q in queue.items()}] * 3))
-    out.append(dict(title="one-way latency over 3 routers", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A request passes through three routers on its way from a client to a server. Each router "
-                        "adds exactly 2 ms of processing time plus a queueing delay: the queue is empty (0 ms) with "
-                        "probability 1/2, short (1 ms) with probability 1/3, or backed up (6 ms) with probability "
-                        "1/6, independently at each router. Links themselves add no delay.",
-                        "A single request is sent. How many milliseconds does its trip from client to server "
-                        "take? " + _closing(1))))
-
-    # 04: power-of-two-choices load balancing.
-    loads = {"alpha": 1, "bravo": 3, "charlie": 4, "delta": 7}
-    pairs = _uniform(list(itertools.combinations(loads, 2)))
-    pmf = _enumerate([pairs], lambda pair: min(pair, key=loads.get))
-    order = list(loads)
-    out.append(dict(title="power of two choices over 4 servers", form="text", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "A load balancer fronts four servers whose current numbers of open connections are: "
-                        "alpha 1, bravo 3, charlie 4 and delta 7. For an incoming request it samples two different "
-                        "servers, every pair of servers being equally likely, and forwards the request to whichever "
-                        "of the two has fewer open connections.",
-                        "Which server receives the next request? " + _closing(2))))
-
-    # 05: binary exponential backoff after a collision.
-    def collisions() -> dict[int, Fraction]:
-        dist: dict[int, Fraction] = defaultdict(Fraction)
-        still = F(1)            # probability that all rounds so far collided
-        count = 1
-        for window in (2, 4, 8):
-            clash = F(window, window * window)   # both stations pick the same slot
-            dist[count] += still * (1 - clash)
-            still *= clash
-            count += 1
-        dist[count] += still
-        return dict(dist)
-
-    pmf = collisions()
-    out.append(dict(title="Ethernet-style backoff collisions", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "Two stations on a shared bus have just collided. Both run this backoff logic:",
-                        _code("""
-                            import random
-
-                            collisions = 1                          # the collision that just happened
-                            for window in (2, 4, 8):
-                                slot_1 = random.randrange(window)   # station 1: uniform over 0 .. window-1
-                                slot_2 = random.randrange(window)   # station 2: independent, same law
-                                if slot_1 != slot_2:
-                                    break                           # different slots: the earlier one succeeds
-                                collisions += 1                     # same slot: they collide again
-                            print(collisions)
-                            """),
-                        "In one run of this simulation, what number is printed?")))
+    # release 27: a delivery counter at 100, then 100 packets each delivered with probability 9/10.
+    pmf = {100 + k: q for k, q in convolve(*([{0: F(1, 10), 1: F(9, 10)}] * 100)).items()}
+    out.append(_scenario(
+        "495df063-5b30-5914-a253-747827705c50", 27, title="delivery counter: 100 + deliveries of 100 packets",
+        form="text", kind="integer", pmf=pmf,
+        prompt=_text(
+            "A receiver keeps a counter of delivered packets, which currently reads 100. The sender now transmits "
+            "100 further packets over a lossy link with no retransmission. Each packet independently arrives with "
+            "probability 0.9 and is lost with probability 0.1, and the counter goes up by one for every packet "
+            "that arrives.",
+            "What does the counter read after the 100 packets have been sent? "
+            + _closing(4))))
     return out
 
 
 def _distributed_systems() -> list[dict]:
     out = []
 
-    # 01: first replica to answer.
-    lat = {"A": _uniform(range(1, 7)), "B": _uniform([3, 4]), "C": _uniform([2, 4, 6])}
-    pmf = _enumerate([lat["A"], lat["B"], lat["C"]],
-                     lambda a, b, c: min(zip((a, b, c), "ABC"))[1])
-    out.append(dict(title="first of 3 replicas to answer", form="text", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in "ABC"},
-                    prompt=_text(
-                        "A client reads a key from a store replicated on three servers, A, B and C, sending the "
-                        "read to all three at once and using whichever reply arrives first. Response times, "
-                        "independent of one another: A takes a whole number of milliseconds uniformly distributed "
-                        "from 1 to 6; B takes 3 or 4 ms with equal probability; C takes 2, 4 or 6 ms with equal "
-                        "probability. If several replies arrive in the same millisecond, the client takes the one "
-                        "from the replica whose letter comes first in the alphabet.",
-                        "Which replica's answer does the client use for this read? " + _closing(3))))
+    # release 3: four replies with iid U(0, 100) ms delays; the first one wins.
+    order = ["Alpha", "Beta", "Gamma", "Delta"]
+    pmf = _first_of_uniform_sums({k: (0, [(0, 100)]) for k in order})
+    out.append(_scenario(
+        "4328470e-d5e2-5be9-9db8-637dd4fe1e53", 3, title="first of four replies (U(0,100) ms each)",
+        form="text", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "A coordinator sends the same query to four nodes named Alpha, Beta, Gamma and Delta at once. The "
+            "reply of each node reaches the coordinator after a delay drawn from the continuous uniform "
+            "distribution between 0 and 100 ms, independently for the four nodes. The coordinator uses the first "
+            "reply it receives and records the name of the node that sent it.",
+            "Which node's name is recorded? Answer Alpha, Beta, Gamma or Delta. " + _closing(0))))
 
-    # 02: leader election with randomised timeouts and re-draws on ties.
-    timeouts = {"P": _uniform([1, 2, 3]), "Q": _uniform([1, 2, 3, 4]), "R": _uniform([2, 3, 4, 5, 6])}
+    # release 15: randomised election timeouts with re-elections on a shared minimum.
+    timeouts = range(150, 301)
+    n_t = len(timeouts)
 
-    def winner(p, q, r):
-        vals = {"P": p, "Q": q, "R": r}
-        best = min(vals.values())
-        lead = [n for n, v in vals.items() if v == best]
-        return lead[0] if len(lead) == 1 else "retry"
+    def unique_min_prob() -> Fraction:
+        # one given node draws t and both others draw more than t
+        return sum((F(1, n_t) * F(300 - t, n_t) ** 2 for t in timeouts), F(0))
 
-    raw = _enumerate(list(timeouts.values()), winner)
-    decided = 1 - raw.get("retry", F(0))
-    pmf = {n: raw.get(n, F(0)) / decided for n in "PQR"}
-    out.append(dict(title="leader election with randomised timeouts", form="text", kind="option", pmf=pmf,
-                    prompt=_text(
-                        "Three nodes P, Q and R elect a leader with randomised election timeouts, measured in "
-                        "ticks. In every election round each node draws a fresh timeout independently: P uniformly "
-                        "from {1, 2, 3}, Q uniformly from {1, 2, 3, 4} and R uniformly from {2, 3, 4, 5, 6}. The "
-                        "node with the strictly smallest timeout wins and becomes leader. If two or more nodes "
-                        "share the smallest timeout, the round is abandoned and a new round starts with new "
-                        "draws, as many times as needed.",
-                        "Which node ends up as the leader? " + _closing(4))))
+    win = unique_min_prob()
+    pmf = {k: win / (3 * win) for k in ("A", "B", "C")}   # a round without a unique minimum is repeated
+    out.append(_scenario(
+        "bf238170-34e1-5acb-8b15-0cc1e27f5111", 15, title="leader election with random timeouts, 3 nodes",
+        form="text", kind="option", pmf=pmf,
+        prompt=_text(
+            "A three-node cluster with nodes A, B and C has lost its leader. Each node draws an election timeout "
+            "uniformly at random from the whole milliseconds 150, 151, ..., 300, independently of the others. The "
+            "node whose timeout is strictly the smallest fires first, gathers the votes and becomes leader. If the "
+            "smallest timeout is shared by two or more nodes, the votes split, no leader emerges, and all three "
+            "nodes draw new timeouts in the same way and try again, until some node has the unique smallest "
+            "timeout.",
+            "Which node becomes leader: A, B or C? " + _closing(1))))
 
-    # 03: quorum read over 5 replicas, 2 up to date.
-    fresh = ["r1", "r2"]
-    quorums = _uniform(list(itertools.combinations(["r1", "r2", "r3", "r4", "r5"], 3)))
-    pmf = _enumerate([quorums], lambda qs: sum(x in fresh for x in qs))
-    out.append(dict(title="quorum read, 2 of 5 replicas up to date", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A key is stored on five replicas. A write has so far reached only two of them; the other "
-                        "three still hold the old version. A client now performs a quorum read: it contacts three "
-                        "distinct replicas chosen uniformly at random among the five (every set of three equally "
-                        "likely) and collects their versions.",
-                        "How many of the three replies carry the new version? " + _closing(0))))
+    # release 20: a load balancer with the random policy over two replicas.
+    pmf = _enumerate([_uniform(["Replica A", "Replica B"])], lambda r: r)
+    out.append(_scenario(
+        "e329c07f-2431-59a2-9cc1-4506484ee4f6", 20, title="random load-balancing policy, two replicas",
+        form="code", kind="option", pmf=_ordered(pmf, ["Replica A", "Replica B"]),
+        prompt=_text(
+            "A load balancer is configured with the 'random' policy:",
+            _code("""
+                backends = ["Replica A", "Replica B"]
 
-    # 04: push gossip among 6 nodes for 3 rounds.
-    nodes = 6
+                def route(request):
+                    target = backends[randint(0, 1)]   # 0 or 1, equally likely, fresh for every request
+                    log(target)
+                    return target.handle(request)
+                """),
+            "One request arrives. Which backend name is logged? Answer Replica A or Replica B. "
+            + _closing(2))))
 
-    def gossip(informed: frozenset, rounds: int) -> dict[int, Fraction]:
-        if rounds == 0:
-            return {len(informed): F(1)}
-        spreaders = sorted(informed)
-        targets = [[t for t in range(nodes) if t != s] for s in spreaders]
-        # every combination of picks is equally likely: count the resulting informed sets, then recurse once each
-        reached: dict[frozenset, int] = defaultdict(int)
-        for pick in itertools.product(*targets):
-            reached[informed | frozenset(pick)] += 1
-        total = (nodes - 1) ** len(spreaders)
-        acc: dict[int, Fraction] = defaultdict(Fraction)
-        for nxt, count in reached.items():
-            for k, q in gossip(nxt, rounds - 1).items():
-                acc[k] += F(count, total) * q
-        return dict(acc)
+    # release 23: two clients racing for a lease; request latencies iid U(10, 30) ms.
+    pmf = _first_of_uniform_sums({"A": (0, [(10, 30)]), "B": (0, [(10, 30)])})
+    out.append(_scenario(
+        "22b4c8f7-9935-5e7b-84ab-5afed1027417", 23, title="two clients racing for a lease",
+        form="text", kind="option", pmf=_ordered(pmf, ["A", "B"]),
+        prompt=_text(
+            "Clients A and B ask a lock service for the same lease at the same moment. Each request needs a "
+            "network time drawn from the continuous uniform distribution between 10 and 30 ms to reach the "
+            "service, independently for the two clients. The service grants the lease to the request that "
+            "arrives first and rejects the other one.",
+            "Which client holds the lease, A or B? " + _closing(3))))
 
-    pmf = gossip(frozenset({0}), 3)
-    out.append(dict(title="push gossip, 6 nodes, 3 rounds", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A cluster of six nodes spreads an update by push gossip in synchronous rounds. At the "
-                        "start only one node has the update. In each round, every node that had the update when "
-                        "the round began picks one of the other five nodes uniformly at random (independently of "
-                        "all other picks, and possibly a node that already has it) and sends it the update. Nodes "
-                        "that receive the update during a round only start pushing from the next round.",
-                        "After exactly three rounds, how many of the six nodes have the update? " + _closing(1))))
-
-    # 05: three messages over a reordering channel.
-    def delivery(d1, d2, d3):
-        arrivals = sorted([(0 + d1, 1, "m1"), (1 + d2, 2, "m2"), (2 + d3, 3, "m3")])
-        return "\n".join(name for _, _, name in arrivals)
-
-    delay = _uniform([1, 2, 3, 4])
-    pmf = _enumerate([delay] * 3, delivery)
-    order = ["\n".join(p) for p in itertools.permutations(["m1", "m2", "m3"])]
-    out.append(dict(title="three messages over a reordering channel", form="code", kind="option",
-                    pmf={k: pmf.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "A sender emits three messages over an asynchronous channel that does not preserve order. "
-                        "The receiver's behaviour is simulated by this code:",
-                        _code("""
-                            import random
-
-                            send_time = {"m1": 0, "m2": 1, "m3": 2}      # ms
-                            arrivals = []
-                            for name in ["m1", "m2", "m3"]:
-                                delay = random.choice([1, 2, 3, 4])      # ms, uniform and independent
-                                arrivals.append((send_time[name] + delay, send_time[name], name))
-                            arrivals.sort()     # by arrival time; equal arrival times keep sending order
-                            for _, _, name in arrivals:
-                                print(name)
-                            """),
-                        "Run the simulation once. What are the three lines it prints, in order?")))
+    # release 24: a hedged read sent to three replicas; reply latency 5 ms + U(0, 10) ms each.
+    pmf = _first_of_uniform_sums({k: (5, [(0, 10)]) for k in ("A", "B", "C")})
+    out.append(_scenario(
+        "ac50a73d-e91d-53aa-b7d6-27b62b878397", 24, title="hedged read over three replicas",
+        form="code", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
+        prompt=_text(
+            "A client issues a hedged read: it sends the same request to three replicas and keeps whichever "
+            "answer comes back first.",
+            _code("""
+                replicas = ["A", "B", "C"]
+                # each reply takes 5 ms plus a continuous Uniform(0, 10) ms extra, independently per replica
+                reply_time = {r: 5.0 + uniform(0.0, 10.0) for r in replicas}
+                winner = min(replicas, key=lambda r: reply_time[r])
+                print(winner)
+                """),
+            "What does one execution print: A, B or C? " + _closing(4))))
     return out
 
 
 def _hashing() -> list[dict]:
     out = []
 
-    # 01: occupied buckets after 3 keys into 4 buckets.
-    b4 = _uniform(range(4))
-    pmf = _enumerate([b4] * 3, lambda a, b, c: len({a, b, c}))
-    out.append(dict(title="non-empty buckets, 3 keys into 4", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A tiny hash set with 4 buckets receives three new, distinct keys. Assume the hash function "
-                        "behaves like an ideal random function, so each key lands in each bucket with probability "
-                        "1/4, independently of the other keys:",
-                        _code("""
-                            buckets = [[] for _ in range(4)]
-                            for key in ["k1", "k2", "k3"]:
-                                buckets[hash(key) % 4].append(key)
-                            print(sum(1 for b in buckets if b))   # number of non-empty buckets
-                            """),
-                        "What does this print in one run (with one random draw of the hash values)?")))
+    # release 17: three sections iterated in a hash-seed-dependent order, a random member each.
+    members = {"vowels": ["A", "E", "I"], "consonants": ["B", "C", "D"], "digits": ["1", "2", "3"]}
+    pmf: dict = defaultdict(Fraction)
+    orders = list(itertools.permutations(members))
+    for names in orders:
+        for picks in itertools.product(*(members[n] for n in names)):
+            pmf["\n".join(f"{n}: {v}" for n, v in zip(names, picks))] += F(1, len(orders)) * F(1, 27)
+    order = ["\n".join(f"{n}: {v}" for n, v in zip(names, picks))
+             for names in orders for picks in itertools.product(*(members[n] for n in names))]
+    out.append(_scenario(
+        "0c05ec86-9376-5d2a-a871-be7152f00ef0", 17, title="hash-ordered sections, one random member each",
+        form="code", kind="option", pmf=_ordered(dict(pmf), order),
+        prompt=_text(
+            "The section names of a small configuration are kept in a hash set, and each run of the interpreter "
+            "uses a fresh random hash seed:",
+            _code("""
+                sections = {"vowels", "consonants", "digits"}      # a set: iteration order depends on the seed
+                pools = {"vowels": "AEI", "consonants": "BCD", "digits": "123"}
+                for name in sections:
+                    print(f"{name}: {random_member(pools[name])}")
+                """),
+            "Model the set's iteration order as uniformly random among the six possible orders of the three names, "
+            "and `random_member` as a uniform choice of one character of its string, independent of everything "
+            "else. Each printed line therefore reads vowels: A, vowels: E or vowels: I; consonants: B, "
+            "consonants: C or consonants: D; digits: 1, digits: 2 or digits: 3.",
+            "Write the three lines of one run, in the order printed. " + _closing(0))))
 
-    # 02: linear probing in a 7-slot table with slots 2 and 3 taken.
-    def probe(taken: set, h: int) -> int:
-        while h in taken:
-            h = (h + 1) % 7
-        return h
+    # release 18: two inner sets in a hash-ordered outer set; the first element of each inner set is printed.
+    pmf = _enumerate([_uniform([("L", "D"), ("D", "L")]), _uniform(["A", "B"]), _uniform(["1", "2"])],
+                     lambda outer, letter, digit: "\n".join(letter if g == "L" else digit for g in outer))
+    order = ["A\n1", "A\n2", "B\n1", "B\n2", "1\nA", "2\nA", "1\nB", "2\nB"]
+    out.append(_scenario(
+        "06484ed3-0621-5309-8a15-75c84393ca5a", 18, title="nested hash sets, first element of each",
+        form="code", kind="option", pmf=_ordered(pmf, order),
+        prompt=_text(
+            "With string hashing randomised per process, this program prints one element from each of two small "
+            "sets:",
+            _code("""
+                groups = {frozenset({"A", "B"}), frozenset({"1", "2"})}
+                for group in groups:            # order of the two groups depends on the hash seed
+                    print(next(iter(group)))    # the element the group yields first, also seed-dependent
+                """),
+            "Model it like this: the two groups are visited in one of their two orders with probability 1/2 each, "
+            "and within each group either element comes first with probability 1/2, all independently.",
+            "Write the two lines printed by one run (one of A or B, and one of 1 or 2, in the order printed). "
+            + _closing(1))))
 
-    def second_slot(h1, h2):
-        taken = {2, 3}
-        taken.add(probe(taken, h1))
-        return probe(taken, h2)
+    # release 19: a 12-valued seeded hash reduced modulo 3 buckets.
+    pmf = _enumerate([_uniform(range(12))], lambda h: "ABC"[h % 3])
+    out.append(_scenario(
+        "975577ef-5b14-533d-b8bf-abac1db32ebc", 19, title="seeded hash modulo 3 buckets",
+        form="text", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
+        prompt=_text(
+            "A hash table has three buckets named A, B and C, at indices 0, 1 and 2. It hashes keys with a seeded "
+            "hash function; because the seed is chosen at random when the table is created, the hash of a given "
+            "key is, from the caller's point of view, uniformly distributed over the twelve values 0, 1, ..., 11. "
+            "The key goes into the bucket whose index is the hash value modulo 3.",
+            "A freshly created table receives its first key. Which bucket does it land in: A, B or C? "
+            + _closing(2))))
 
-    s7 = _uniform(range(7))
-    pmf = _enumerate([s7, s7], second_slot)
-    out.append(dict(title="linear probing, slot of the second insert", form="code", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "An open-addressing hash table has 7 slots numbered 0 to 6; slots 2 and 3 are already "
-                        "occupied. Two new keys are inserted, first K1 and then K2, with linear probing:",
-                        _code("""
-                            def insert(table, key):
-                                i = h(key)                   # home slot
-                                while table[i] is not None:  # occupied: try the next slot, wrapping 6 -> 0
-                                    i = (i + 1) % 7
-                                table[i] = key
-                                return i
+    # release 29: a consistent-hash ring with three servers at 0, 120 and 240.
+    servers = {0: "A", 120: "B", 240: "C"}
 
-                            insert(table, K1)
-                            print(insert(table, K2))
-                            """),
-                        "Model h as uniformly random over 0..6 for each key, independently for K1 and K2.",
-                        "Which slot number is printed? " + _closing(2))))
+    def owner(pos: int) -> str:
+        for point in sorted(servers):
+            if point >= pos:
+                return servers[point]
+        return servers[min(servers)]   # wrap around past 359
 
-    # 03: Bloom filter query for an absent item: law of the number of set bits, then (set/8)^2 for the query.
-    s8 = _uniform(range(8))
-    filled = _enumerate([s8] * 4, lambda *pos: len(set(pos)))
-    maybe = sum((q * F(k, 8) ** 2 for k, q in filled.items()), F(0))
-    pmf = {"maybe": maybe, "no": 1 - maybe}
-    out.append(dict(title="Bloom filter false positive (m=8, k=2, 2 items)", form="code", kind="option", pmf=pmf,
-                    prompt=_text(
-                        "A Bloom filter uses an array of 8 bits (all 0 at first) and two hash functions. Each hash "
-                        "function maps any item to a bit position that is uniformly random over 0..7 and "
-                        "independent across items and across the two functions (the two positions of one item may "
-                        "coincide).",
-                        _code("""
-                            for item in ["alice", "bob"]:
-                                bits[h1(item)] = 1
-                                bits[h2(item)] = 1
-
-                            # "carol" was never added
-                            if bits[h1("carol")] == 1 and bits[h2("carol")] == 1:
-                                print("maybe")
-                            else:
-                                print("no")
-                            """),
-                        "Execute this once with one random realisation of the hash functions. What gets "
-                        "printed?")))
-
-    # 04: longest chain, 6 keys into 4 buckets with separate chaining.
-    b4 = _uniform(range(4))
-    pmf = _enumerate([b4] * 6, lambda *hs: max(hs.count(b) for b in range(4)))
-    out.append(dict(title="longest chain, 6 keys into 4 buckets", form="text", kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A hash map with separate chaining has 4 buckets and stores 6 distinct keys. Each key's "
-                        "bucket is uniformly random over the 4 buckets and independent of the other keys (an "
-                        "idealised hash function). The map does not resize.",
-                        "What is the length of the longest chain (the largest number of keys sharing one bucket)? "
-                        + _closing(3))))
+    pmf = _enumerate([_uniform(range(360))], owner)
+    out.append(_scenario(
+        "db145ef3-4f12-5cb1-8d97-721cc7670352", 29, title="consistent-hash ring with three servers",
+        form="text", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
+        prompt=_text(
+            "A cache cluster uses consistent hashing on a ring of 360 positions numbered 0 to 359. Server A sits "
+            "at position 0, server B at 120 and server C at 240. A key is hashed to a position that is uniformly "
+            "random among the 360, and it is stored on the first server found at that position or after it going "
+            "clockwise (increasing positions, wrapping from 359 back to 0).",
+            "Which server stores a new key: A, B or C? " + _closing(3))))
     return out
 
 
 def _mcmc() -> list[dict]:
     out = []
-    half = F(1, 2)
 
-    def walk_proposal(k: int) -> list[list[Fraction]]:
-        # propose i-1 or i+1 with probability 1/2 each; a proposal off the ends means "stay" (rejected)
-        prop = [[F(0)] * k for _ in range(k)]
-        for i in range(k):
-            for j in (i - 1, i + 1):
-                if 0 <= j < k:
-                    prop[i][j] = half
+    # release 16: a Metropolis sampler with a flat target and a uniform proposal over all three states.
+    proposal = [[F(1, 3)] * 3 for _ in range(3)]
+    dist = markov_distribution(metropolis_kernel([1, 1, 1], proposal), start=0, steps=5)
+    out.append(_scenario(
+        "2ae92ae8-9af3-5c5a-adca-a2d21faedea6", 16, title="Metropolis on 3 states, flat target, 5 steps",
+        form="text", kind="option", pmf=dict(zip("ABC", dist)),
+        prompt=_text(
+            "A Metropolis sampler explores three states A, B and C whose target weights are all equal. At every "
+            "step it proposes a state chosen uniformly at random from all three (the current state included) and "
+            "accepts the proposal with probability min(1, target(proposed) / target(current)); otherwise it stays "
+            "where it is. The chain starts in state A and makes 5 steps.",
+            "In which state is the chain after the 5 steps: A, B or C? " + _closing(4))))
+
+    # release 25: one step of a three-state Markov chain from state A (row 0.2 / 0.5 / 0.3).
+    kernel = [[F(2, 10), F(5, 10), F(3, 10)],
+              [F(1, 10), F(6, 10), F(3, 10)],
+              [F(4, 10), F(4, 10), F(2, 10)]]
+    dist = markov_distribution(kernel, start=0, steps=1)
+    out.append(_scenario(
+        "abe99455-0911-5801-a5d6-3de71d69a1c7", 25, title="one step of a 3-state Markov chain from A",
+        form="code", kind="option", pmf=dict(zip("ABC", dist)),
+        prompt=_text(
+            "A service's health is modelled as a Markov chain over the states A, B and C. The transition "
+            "probabilities (row = current state, column = next state) are:",
+            _code("""
+                        A     B     C
+                  A   0.2   0.5   0.3
+                  B   0.1   0.6   0.3
+                  C   0.4   0.4   0.2
+                """),
+            "The chain is in state A now and takes exactly one transition.",
+            "Which state is it in afterwards: A, B or C? " + _closing(0))))
+
+    # release 26: random-walk Metropolis for N(0, 1) started from an exact N(0, 1) draw, final state bucketed.
+    # Started in stationarity, every state of the chain is exactly N(0, 1), so the buckets have probabilities
+    # 1/2, Phi(1) - 1/2 and 1 - Phi(1); Phi(1) - 1/2 = erf(1 / sqrt 2) / 2 is irrational, taken as the nearest
+    # double (math.erf, correct to 1 ulp) and completed so that the three probabilities sum to exactly 1.
+    mid = F(math.erf(1 / math.sqrt(2)) / 2)
+    out.append(_scenario(
+        "64b5842a-f46a-5667-ba30-6493ed689bb5", 26, title="random-walk Metropolis for N(0,1), final state bucketed",
+        form="code", kind="option", pmf={"A": F(1, 2), "B": mid, "C": F(1, 2) - mid},
+        prompt=_text(
+            "The following sampler targets the standard normal density pi(x) proportional to exp(-x*x/2):",
+            _code("""
+                x = gauss(0.0, 1.0)                      # start from an exact draw of the target
+                for step in range(1000):
+                    y = x + uniform(-1.0, 1.0)           # symmetric random-walk proposal
+                    if uniform(0.0, 1.0) < min(1.0, exp((x * x - y * y) / 2)):
+                        x = y                            # accept; otherwise keep x
+                if x < 0:
+                    print("A")
+                elif x < 1:
+                    print("B")
                 else:
-                    prop[i][i] += half
-        return prop
+                    print("C")
+                """),
+            "All random numbers are independent. What letter does one run print: A, B or C? " + _closing(1))))
 
-    # 01: Metropolis random walk on 0..3 with target weights 1:2:3:4, three steps from 0.
-    weights = [1, 2, 3, 4]
-    kern = metropolis_kernel(weights, walk_proposal(4))
-    dist = markov_distribution(kern, 0, 3)
-    pmf = {i: q for i, q in enumerate(dist) if q}
-    out.append(dict(title="Metropolis walk on 0..3, target 1:2:3:4, 3 steps", form="code", kind="integer",
-                    pmf=pmf,
-                    prompt=_text(
-                        "The following Metropolis sampler targets the distribution on states 0, 1, 2, 3 with "
-                        "unnormalised weights 1, 2, 3, 4:",
-                        _code("""
-                            import random
-
-                            w = [1, 2, 3, 4]
-                            state = 0
-                            for _ in range(3):
-                                proposal = state + random.choice([-1, 1])     # left or right, equally likely
-                                if 0 <= proposal <= 3 and random.random() < min(1, w[proposal] / w[state]):
-                                    state = proposal                          # accept
-                                # otherwise (off the ends, or rejected) the chain stays where it is
-                            print(state)
-                            """),
-                        "Note that only three steps are taken, so the chain is not yet in equilibrium. "
-                        "Run the sampler once. What state does it print?")))
-
-    # 02: bimodal target, start in the valley, four steps.
-    weights = [6, 1, 1, 1, 6]
-    kern = metropolis_kernel(weights, walk_proposal(5))
-    dist = markov_distribution(kern, 2, 4)
-    pmf = {i: q for i, q in enumerate(dist) if q}
-    out.append(dict(title="Metropolis on a two-peaked target, 4 steps from the valley", form="text",
-                    kind="integer", pmf=pmf,
-                    prompt=_text(
-                        "A Metropolis chain lives on the positions 0, 1, 2, 3, 4. Its target has unnormalised "
-                        "weights 6, 1, 1, 1, 6 respectively, so most of the mass sits at the two ends. At each "
-                        "step the chain proposes moving one position left or right with probability 1/2 each; a "
-                        "proposal that would leave the range 0..4 is rejected, and otherwise the move is accepted "
-                        "with probability min(1, target weight of the proposed position / target weight of the "
-                        "current position). A rejected proposal leaves the chain in place for that step.",
-                        "The chain starts at position 2 and performs exactly four steps. At which position is it "
-                        "after the fourth step? " + _closing(4))))
-
-    # 03: one systematic-scan Gibbs sweep on two correlated bits.
-    joint = {(0, 0): F(4, 10), (0, 1): F(1, 10), (1, 0): F(1, 10), (1, 1): F(4, 10)}
-
-    def cond_x(y):
-        tot = joint[(0, y)] + joint[(1, y)]
-        return {x: joint[(x, y)] / tot for x in (0, 1)}
-
-    def cond_y(x):
-        tot = joint[(x, 0)] + joint[(x, 1)]
-        return {y: joint[(x, y)] / tot for y in (0, 1)}
-
-    acc: dict[str, Fraction] = defaultdict(Fraction)
-    for x, px in cond_x(0).items():
-        for y, py in cond_y(x).items():
-            acc[f"x={x} y={y}"] += px * py
-    order = ["x=0 y=0", "x=0 y=1", "x=1 y=0", "x=1 y=1"]
-    out.append(dict(title="one Gibbs sweep on two correlated bits", form="code", kind="option",
-                    pmf={k: acc.get(k, F(0)) for k in order},
-                    prompt=_text(
-                        "Two binary variables have the joint distribution P(0,0) = 0.4, P(0,1) = 0.1, "
-                        "P(1,0) = 0.1, P(1,1) = 0.4 (the first coordinate is x, the second y). A Gibbs sampler "
-                        "starts at x = 0, y = 0 and performs one systematic sweep:",
-                        _code("""
-                            x, y = 0, 0
-                            x = draw_from_conditional_x_given(y)   # exact draw from P(x | y)
-                            y = draw_from_conditional_y_given(x)   # exact draw from P(y | x), using the new x
-                            print(f"x={x} y={y}")
-                            """),
-                        "What line does one run of this sweep print? " + _closing(0))))
-
-    # 04: independence Metropolis-Hastings over three labels, two steps from C.
-    weights = [3, 2, 1]            # target A 1/2, B 1/3, C 1/6
-    third = F(1, 3)
-    kern = metropolis_kernel(weights, [[third] * 3 for _ in range(3)])
-    dist = markov_distribution(kern, 2, 2)
-    out.append(dict(title="independence sampler over A/B/C, 2 steps from C", form="code", kind="option",
-                    pmf={k: q for k, q in zip("ABC", dist)},
-                    prompt=_text(
-                        "This Metropolis-Hastings sampler targets the distribution A: 1/2, B: 1/3, C: 1/6 using "
-                        "a proposal that ignores the current state:",
-                        _code("""
-                            import random
-
-                            target = {"A": 1/2, "B": 1/3, "C": 1/6}
-                            state = "C"
-                            for _ in range(2):
-                                proposal = random.choice(["A", "B", "C"])   # uniform, may equal the current state
-                                if random.random() < min(1, target[proposal] / target[state]):
-                                    state = proposal
-                            print(state)
-                            """),
-                        "Only two iterations are run. Execute the program once: which state is printed?")))
+    # release 28: an automation workflow as a Markov chain; one transition out of "triage".
+    states = ["triage", "validate_input", "retry_request", "escalate_issue"]
+    kernel = [[F(0), F(1, 3), F(1, 3), F(1, 3)]] + [[F(1), F(0), F(0), F(0)]] * 3
+    dist = markov_distribution(kernel, start=0, steps=1)
+    out.append(_scenario(
+        "ffff0598-5fe2-52a4-829a-2b2a17c7f043", 28, title="workflow Markov chain, next action after triage",
+        form="text", kind="option", pmf={s: q for s, q in zip(states[1:], dist[1:])},
+        prompt=_text(
+            "A support-ticket automation is modelled as a Markov chain. From the state triage it moves to one of "
+            "three actions, validate_input, retry_request or escalate_issue, each with probability 1/3; after any "
+            "action it returns to triage. A ticket is currently in triage.",
+            "Which action does the chain move to next? Answer validate_input, retry_request or escalate_issue. "
+            + _closing(2))))
     return out
