@@ -119,8 +119,8 @@ def test_exact_p_pass_by_hand_for_one_and_two_values():
 
 
 @pytest.mark.parametrize("pid,n,how,tilt", [("te-categorical-conc", 20, "geom", 0.8), ("rw-network-03", 50, "roll", 0.6),
-                                            ("te-poisson_binomial-conc", 10, "geom", 0.6),
-                                            ("sh-integer-02", 20, "geom", 0.8), ("sh-integer-05", 10, "geom", 0.8)])
+                                            ("te-poisson_binomial-conc", 50, "roll", 0.6),
+                                            ("sh-integer-02", 20, "geom", 0.8), ("sh-word-02", 10, "geom", 0.8)])
 def test_exact_and_monte_carlo_agree_within_4_standard_errors(pid, n, how, tilt):
     """The Monte-Carlo estimate (2,000 draws) is unbiased with standard error sqrt(p(1-p)/2000): it must fall
     within 4 of them of the exact sum (a 6e-5 two-sided chance per case for a correct implementation)."""
@@ -135,7 +135,7 @@ def test_exact_and_monte_carlo_agree_within_4_standard_errors(pid, n, how, tilt)
 
 
 @pytest.mark.parametrize("pid,n,how,tilt", [("te-poisson-conc", 100, "roll", 0.7),
-                                            ("te-binomial-spread", 50, "roll", 0.6), ("sh-word-03", 100, "geom", 0.2),
+                                            ("te-binomial-conc", 50, "roll", 0.6), ("sh-word-02", 100, "geom", 0.2),
                                             ("rw-network-05", 20, "roll", 0.8),
                                             ("te-categorical-conc", 10, "geom", 0.8)])
 def test_screening_gives_the_decisions_of_the_exact_p_value(pid, n, how, tilt):
@@ -150,7 +150,7 @@ def test_screening_gives_the_decisions_of_the_exact_p_value(pid, n, how, tilt):
     assert 0.0 < a["p_pass"] < 1.0 or a["exact"]
 
 
-@pytest.mark.parametrize("pid,n,how,tilt", [("te-poisson-conc", 100, "roll", 0.6), ("sh-word-03", 100, "geom", 0.3),
+@pytest.mark.parametrize("pid,n,how,tilt", [("te-poisson-conc", 100, "roll", 0.6), ("sh-word-02", 100, "geom", 0.3),
                                             ("te-categorical-conc", 20, "geom", 0.8)])
 def test_screen_verdicts_row_by_row(pid, n, how, tilt):
     """Each count vector the screen decides gets the verdict of its exact p-value (``ks_at_n``), and the screen
@@ -171,11 +171,11 @@ def test_screen_verdicts_row_by_row(pid, n, how, tilt):
 
 
 def test_auto_mode_takes_the_exact_sum_when_it_is_no_more_work():
-    p, cs, truth = _setup("sh-integer-05")  # 5 distinct Z1 values
+    p, cs, truth = _setup("sh-word-02")  # 4 items: 4 distinct Z1 values
     q = cs.p
-    assert p_pass_at_n(q, cs.values, truth, 10, support=p.support)["exact"]  # C(14, 4) = 1001 <= 2000
-    assert not p_pass_at_n(q, cs.values, truth, 20, support=p.support, draws=2000)["exact"]  # C(24, 4) = 10626
-    assert p_pass_at_n(q, cs.values, truth, 20, support=p.support, exact_limit=20_000, draws=50)["exact"]
+    assert p_pass_at_n(q, cs.values, truth, 20, support=p.support)["exact"]  # C(23, 3) = 1771 <= 2000
+    assert not p_pass_at_n(q, cs.values, truth, 30, support=p.support, draws=2000)["exact"]  # C(33, 3) = 5456
+    assert p_pass_at_n(q, cs.values, truth, 30, support=p.support, exact_limit=20_000, draws=50)["exact"]
     prof = p_pass_profile(q, cs.values, truth, support=p.support, draws=200)
     assert tuple(prof) == DEFAULT_NS
 

@@ -132,7 +132,11 @@ def _cmd_bank_show(args) -> int:
     if not isinstance(p, Problem):
         return _show_item(p)
     rec = p.to_record(with_prompt=False)
-    print(f"id:        {p.id}")
+    print(f"id:        {p.id}" + (f"    uid: {p.uid}" if p.uid else ""))
+    release = p.metadata.get("release") or {}
+    if release:
+        print(f"release:   {release.get('folder', '')} row {release.get('row', '')}"
+              + (f"  ({release['note']})" if release.get("note") else ""))
     print(f"category:  {p.category} (task type {p.task_type}{', ' + p.subcategory if p.subcategory else ''})")
     print(f"family:    {p.family}    regime: {p.regime}    modality: {p.modality}")
     print(f"support:   {p.support}    answer format: {p.answer_format}")

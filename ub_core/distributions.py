@@ -398,6 +398,15 @@ _register(name="f", title="F", group="continuous_semi_infinite", support="contin
                          "denominator degrees of freedom",
           scipy_dist=lambda p: stats.f(p["dfnum"], p["dfden"]), bounds=lambda p: (0.0, math.inf))
 
+def _frechet_moments(p):
+    """Mean loc + scale G(1 - 1/c) for c > 1, variance scale^2 (G(1 - 2/c) - G(1 - 1/c)^2) for c > 2, infinite
+    otherwise (scipy's ``invweibull.stats`` returns finite nonsense below those shapes)."""
+    c, s, loc = p["c"], p["scale"], p["loc"]
+    mean = loc + s * math.gamma(1 - 1 / c) if c > 1 else math.inf
+    var = s * s * (math.gamma(1 - 2 / c) - math.gamma(1 - 1 / c) ** 2) if c > 2 else math.inf
+    return mean, var
+
+
 _register(name="frechet", title="Fréchet", group="continuous_semi_infinite", support="continuous",
           param_doc="c > 0 (shape), scale > 0, loc (support starts at loc); CDF exp(-((x-loc)/scale)^-c)",
           check=_keep("frechet", {"c": POS, "scale": POS, "loc": dict(default=0.0)}),
@@ -406,6 +415,7 @@ _register(name="frechet", title="Fréchet", group="continuous_semi_infinite", su
                          f"location {fmt(p['loc'])} (CDF exp(-((x - {fmt(p['loc'])}) / {fmt(p['scale'])})^"
                          f"(-{fmt(p['c'])})) for x > {fmt(p['loc'])})",
           scipy_dist=lambda p: stats.invweibull(p["c"], loc=p["loc"], scale=p["scale"]),
+          analytic_moments=lambda p: _frechet_moments(p),
           bounds=lambda p: (p["loc"], math.inf))
 
 

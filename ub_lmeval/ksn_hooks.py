@@ -50,7 +50,7 @@ def ksn_docs(category: str | None = None, ids: Any = None) -> list[dict]:
     ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
     that is not in the bank is a ValueError (one in another category is simply not in this one)."""
     problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
-    return [{"id": p.id, "category": p.category, "family": p.family, "regime": p.regime, "support": p.support,
+    return [{"id": p.id, "uid": p.uid or "", "category": p.category, "family": p.family, "regime": p.regime, "support": p.support,
              "prompt": p.full_prompt} for p in problems]
 
 

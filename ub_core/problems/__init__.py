@@ -12,6 +12,8 @@ it.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -170,18 +172,26 @@ def _bank_index(name: str) -> dict:
     return index
 
 
+_UID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
 def _candidate_banks(problem_id: str) -> list[str]:
     return [name for name, bank in BANKS.items() if not bank.id_prefixes or problem_id.startswith(bank.id_prefixes)]
 
 
 def get_problem(problem_id: str, bank: str | None = None) -> Problem:
-    """Find a problem by id across the banks (or in ``bank``).
+    """Find a problem by id across the banks (or in ``bank``), or a KS@N problem by its release uid.
 
     One dict lookup per candidate bank: the id's prefix (:attr:`Bank.id_prefixes`) names the bank, whose id index is
     built once on first use; an id with no known prefix is unknown without loading any bank.
     """
     if bank is not None and bank not in BANKS:
         raise UnknownProblemError(f"unknown bank {bank!r}; known: {', '.join(BANKS)}")
+    if _UID_RE.match(str(problem_id)):  # a release uid names a KS@N problem (``Problem.uid``)
+        for item in load_bank("ksn"):
+            if item.uid == str(problem_id).lower():  # release uids are lower-case
+                return item
+        raise UnknownProblemError(f"no built-in problem has the release uid {problem_id!r}")
     names = [bank] if bank else _candidate_banks(str(problem_id))
     for name in names:
         item = _bank_index(name).get(problem_id)

@@ -246,6 +246,7 @@ class Problem:
         """A JSON-serialisable description (what `ub bank list --json` prints)."""
         rec = {
             "id": self.id,
+            "uid": self.uid,
             "bank": self.bank,
             "category": self.category,
             "task_type": self.task_type,

@@ -34,6 +34,7 @@ def record_to_sample(problem: Problem, list_size: int = 1) -> Sample:
         "category": problem.category, "task_type": problem.task_type, "family": problem.family,
         "regime": problem.regime, "modality": problem.modality, "support": problem.support,
         "answer_format": problem.answer_format, "subcategory": problem.subcategory or "", "list_size": k,
+        "uid": problem.uid or "",
     })
 
 
