@@ -101,6 +101,8 @@ def _text_keys(family: str, p: dict) -> list:
         "beta": lambda: [p["a"] + p["b"] - 1, p["a"]] if intish(p["a"]) and intish(p["b"]) else [p["a"], p["b"]],
         "arcsine": lambda: [p["low"], p["high"]],
         "reciprocal": lambda: [p["a"], p["b"]],
+        "rayleigh_mixture": lambda: [p["sigma"]] + [v for a in p["kernel_params"].values()
+                                                     for v in (a["const"], a["coef_R"]) if v not in (0, 1)],
         "triangular": lambda: [p["left"], p["mode"], p["right"]],
         "truncated_normal": lambda: [p["loc"], p["scale"], p["low"], p["high"]],
         "uniform": lambda: [p["low"], p["high"]],
@@ -205,7 +207,7 @@ OWN_METHODS = {
     "erlang": ["erlang", "rng.gamma", "standard_gamma"], "f": ["rng.f(", ".f("],
     "frechet": ["invweibull", "frechet", "rng.weibull"],
     "gamma": ["rng.gamma", "standard_gamma", "stats.gamma"],
-    "pareto": ["pareto"], "rayleigh": ["rayleigh"], "weibull": ["weibull"], "chi_squared": ["chisquare", "chi2"],
+    "pareto": ["pareto"], "rayleigh": ["rayleigh"], "rayleigh_mixture": ["rayleigh"], "weibull": ["weibull"], "chi_squared": ["chisquare", "chi2"],
     "exponential": ["exponential", "expon"], "inverse_gaussian": ["wald", "invgauss"],
     "log_normal": ["lognormal", "lognorm", "rng.normal"], "gumbel": ["gumbel"], "laplace": ["laplace"],
     "students_t": ["standard_t", "stats.t"], "logistic": ["logistic"],

@@ -174,15 +174,15 @@ def test_task_options_coerce_and_validate():
 def test_oracle_logprobs_are_the_true_outcome_probabilities(tmp_path):
     from ub_core.problems import get_problem
 
-    p = get_problem("te-categorical-conc")
+    p = get_problem("rw-os_concurrency-01")  # four colour labels, 1/4 each
     log = _run(Task(dataset=MemoryDataset([Sample(input=p.full_prompt)]), solver=generate()),
                "ub/oracle", tmp_path, logprobs=True, top_logprobs=4, seed=2)
     out = log.samples[0].output.choices[0]
     top = {t.token: t.logprob for t in out.logprobs.content[0].top_logprobs}
     import math
 
-    assert set(top) == {"red", "green", "blue", "yellow"}
-    assert math.exp(top["red"]) == pytest.approx(0.9)
+    assert set(top) == {"Red", "Blue", "Green", "Yellow"}
+    assert math.exp(top["Red"]) == pytest.approx(0.25)
 
 
 # ------------------------------------------------------------------------------------------------ tar reducer

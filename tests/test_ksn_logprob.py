@@ -82,7 +82,7 @@ def test_hostile_logprobs_give_one_line_errors_or_a_counted_no_mass():
 def test_every_enumerable_problem_has_a_record_and_no_other_does():
     bank = load_bank("ksn")
     rows = enumerable_problems(bank)
-    assert len(rows) == sum(candidate_set(p) is not None for p in bank) == 154
+    assert len(rows) == sum(candidate_set(p) is not None for p in bank) == 175
     rec = candidate_record(*rows[0])
     assert rec["prompt"] == rows[0][0].full_prompt and len(rec["candidates"]) == len(rec["p"]) == len(rec["values"])
 

@@ -112,12 +112,12 @@ def test_process_results_counts_failures_and_nan_metrics():
 
 def test_oracle_loglikelihood_is_the_true_probability():
     lm = ub_lmeval.models.UBOracleLM()
-    p = get_problem("te-categorical-conc")
-    reqs = [SimpleNamespace(args=(p.full_prompt, " red")), SimpleNamespace(args=(p.full_prompt, " blue")),
+    p = get_problem("rw-network-01")  # labels A (7/8) and B (1/8)
+    reqs = [SimpleNamespace(args=(p.full_prompt, " A")), SimpleNamespace(args=(p.full_prompt, " B")),
             SimpleNamespace(args=(p.full_prompt, " purple"))]
     (lr, gr), (lb, gb), (lp, _) = lm.loglikelihood(reqs)
-    assert math.exp(lr) == pytest.approx(0.9) and gr is True
-    assert math.exp(lb) == pytest.approx(0.03) and gb is False
+    assert math.exp(lr) == pytest.approx(0.875) and gr is True
+    assert math.exp(lb) == pytest.approx(0.125) and gb is False
     assert lp == -math.inf
 
 

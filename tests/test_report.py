@@ -350,9 +350,9 @@ def test_score_jsonl_example(capsys):
     assert cli.main(["score", "--samples", str(answers), "--json", "--workers", "1"]) == 0
     rep = json.loads(capsys.readouterr().out)
     rows = {r["id"]: r for r in rep["problems"]}
-    assert rows["sh-integer-02"]["ks@100"] == 1.0 and rows["te-normal-conc"]["ks@100"] == 1.0
+    assert rows["sh-integer-01"]["ks@100"] == 1.0 and rows["te-normal-conc"]["ks@100"] == 1.0
     assert rows["te-poisson-conc"]["ks@100"] == 0.0 and rows["te-poisson-conc"]["ks@1"] == 1.0
-    assert rows["sh-integer-02"]["n_failed"] == 1 and rows["sh-integer-02"]["n_valid"] == 100
+    assert rows["sh-integer-01"]["n_failed"] == 1 and rows["sh-integer-01"]["n_valid"] == 100
     assert rep["errors"] == []
     for script in ("examples/score_jsonl/run.sh", "examples/ksn_offline/run_ksn.sh"):
         assert subprocess.run(["bash", "-n", str(ROOT / script)]).returncode == 0

@@ -1,7 +1,7 @@
 """Statistical end-to-end tests with a tiny TRAINED model (tests/support/tiny_trained.py): a real language model
 whose answer distributions are known, run through Inspect's ``hf/`` provider and lm-eval's ``hf`` backend.
 
-The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {5, 6, 7}),
+The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {2, 3, 4}),
 a biased coin and a 22 red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the
 end-to-end KS assertions are then events whose probability follows from those (derivations in the comments).
 """

@@ -40,7 +40,7 @@ __all__ = ["TRAINED_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLA
 # the bank's own distribution when the model is built (see _check_ksn_targets).
 TRAINED_KSN: dict[str, dict[str, float]] = {
     "te-bernoulli-spread": {"0": 0.5, "1": 0.5},            # Bernoulli(0.5)
-    "te-discrete_uniform-conc": {"5": 1 / 3, "6": 1 / 3, "7": 1 / 3},  # uniform on {5, 6, 7}
+    "te-discrete_uniform-conc": {"2": 1 / 3, "3": 1 / 3, "4": 1 / 3},  # uniform on {2, 3, 4} (the release row)
 }
 
 # Next-token items the model learns, taken from the real banks so that ub_logit / ub_inspect/calibration /

@@ -489,12 +489,16 @@ def _rayleigh_mixture(p):
         return D._affine_text(a).replace("R", "W")
 
     if p["kernel"] == "normal":
-        reading = (f"is normally distributed with mean {aff(kp['loc'])} and standard deviation {aff(kp['scale'])}")
+        reading = f"is a bell-curve value centred on {aff(kp['loc'])} with standard deviation {aff(kp['scale'])}"
     elif p["kernel"] == "exponential":
-        reading = f"is exponentially distributed with mean {aff(kp['scale'])}"
+        reading = f"exceeds any x of at least 0 with chance exp(-x / ({aff(kp['scale'])}))"
+    elif _is_int(kp["shape"]["const"]):
+        k = int(kp["shape"]["const"])
+        reading = (f"is the total of {k} independent waits, each longer than any x of at least 0 with chance "
+                   f"exp(-x / ({aff(kp['scale'])}))")
     else:
-        reading = (f"follows a gamma distribution with shape {fmt(kp['shape']['const'])} and scale "
-                   f"{aff(kp['scale'])}")
+        reading = (f"has density proportional to x^{fmt(kp['shape']['const'] - 1)} exp(-x / ({aff(kp['scale'])})) "
+                   "for x > 0")
     return ("At a coastal station the wind speed W at a random moment behaves like the distance from the origin of "
             f"a point whose two coordinates are independent bell curves centred on 0 with standard deviation "
             f"{fmt(p['sigma'])}. Given the wind speed W, a sensor's reading {reading}. One moment is picked at "
