@@ -107,3 +107,26 @@ def test_uid_reaches_every_surface(capsys):
 
     assert record_to_sample(p).metadata["uid"] == p.uid
     assert {d["id"]: d["uid"] for d in ksn_docs("text_explicit")}[p.id] == p.uid
+
+
+def test_code_implicit_programs_use_the_release_construction():
+    """A code-implicit row makes the release program's own construction (``transform``) where we have a builder for
+    it; the rest use the family template, which the extraction found to be the same construction. The exceptions
+    are the rows whose release construction reads as an earlier row's program (a direct library call identical to
+    the code-explicit row, a repeated uniform): they take the family template so every prompt is distinct."""
+    from ub_core.problems.ksn.code_transforms import TRANSFORMS, transform_program
+
+    rows = [r for r in RELEASE_PROCESSES if r["category"] == "code_implicit" and r["folder"] == r["uid_folder"]]
+    assert len(rows) == 80
+    used, reworded = set(), []
+    for r in rows:
+        p = BANK[r["uid"]]
+        assert p.metadata["release"]["construction"] == r["release_construction"]
+        if "transform" not in r:
+            continue
+        used.add(r["transform"])
+        want = transform_program(r["transform"], p.params, r.get("transform_params"))
+        if p.metadata["program"] != want:
+            reworded.append(p.id)
+    assert sorted(reworded) == ["ci-bernoulli-spread", "ci-discrete_uniform-conc", "ci-negative_binomial-spread"]
+    assert used == set(TRANSFORMS)  # every builder serves a release row

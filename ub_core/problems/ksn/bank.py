@@ -104,8 +104,8 @@ def _release_category(folder: str) -> str:
 def generated_problem(row: dict, variant: int = 0) -> Problem:
     """The built-in problem of one generated release row (:data:`.release_processes.RELEASE_PROCESSES`): the
     row's process (family and parameters), our wording for its category. ``variant=1`` words it differently
-    (a second phrasing; a code-implicit program becomes the direct library call): the release repeats a process
-    in two rows twice, and each problem needs a prompt of its own."""
+    (a second phrasing; a code-implicit program takes the family's own construction instead of the release's, or
+    the direct library call): the release repeats a process, and each problem needs a prompt of its own."""
     from .code_implicit import CODE_IMPLICIT  # noqa: F401  (registers the code-implicit templates)
     from .regimes import template_for
     from .text_implicit import TEXT_IMPLICIT  # noqa: F401  (registers the text-implicit templates)
@@ -128,8 +128,18 @@ def generated_problem(row: dict, variant: int = 0) -> Problem:
     elif own == "text_implicit":
         prompt = text_implicit_prompt(template_for("text_implicit", family)(params))
     else:
-        program = (code_explicit_program(family, params) if own == "code_explicit" or variant
-                   else template_for("code_implicit", family)(params))
+        if own == "code_explicit":
+            program = code_explicit_program(family, params)
+        elif row.get("transform") and not variant:  # the release program's own construction
+            from .code_transforms import transform_program
+
+            program = transform_program(row["transform"], params, row.get("transform_params"))
+        elif row.get("transform") or not variant:  # the family's own construction (a second one, for a variant)
+            program = template_for("code_implicit", family)(params)
+        else:
+            program = code_explicit_program(family, params)
+        if row.get("release_construction"):
+            release["construction"] = row["release_construction"]
         meta["program"] = program
         prompt = code_prompt(program)
     modality = "multimodal" if family == "mixture" else "unimodal"
@@ -147,7 +157,8 @@ def generated_problems() -> list[Problem]:
     seen: set[str] = set()
     for r in rows:
         p = generated_problem(r)
-        if p.prompt in seen:  # the same process as an earlier row (ci negative binomial, mm-22): reword it
+        if p.prompt in seen:  # the same process and wording as an earlier row (a repeat, or a direct library
+            # call in a code-implicit row that reads as the code-explicit row's program): reword it
             p = generated_problem(r, variant=1)
         seen.add(p.prompt)
         out.append(p)
