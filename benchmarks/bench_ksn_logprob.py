@@ -39,7 +39,7 @@ def main() -> int:
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32).eval()
     torch.manual_seed(0)
 
-    ids = ["te-bernoulli-conc", "rw-os_concurrency-03", "ti-hypergeometric-conc", "te-bernoulli-spread"]
+    ids = ["te-bernoulli-conc", "rw-os_concurrency-02", "ti-hypergeometric-conc", "te-bernoulli-spread"]
     sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn")) if len(cs) <= args.max_candidates),
                    reverse=True)
     ids += [pid for _, pid in sized[:2] if pid not in ids]

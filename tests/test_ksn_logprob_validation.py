@@ -32,11 +32,13 @@ from ub_core.problems.candidates import candidate_set
 
 pytestmark = pytest.mark.slow
 
-# p_pass@N predicted by the model (measured when chosen): te-bernoulli-conc 0.81 / 0.37 / 0.055 at N = 5 / 10 / 20;
-# ti-hypergeometric-conc 0.99 at N = 100; te-bernoulli-spread ~1 (learnt). rw-os_concurrency-02 (an integer
-# real-world answer, {1} or {2}) replaced the old rw-os_concurrency-03 when the real-world scenarios became the
-# release's; its p_pass has not been re-measured.
-PROBLEMS = ("te-bernoulli-conc", "rw-os_concurrency-02", "ti-hypergeometric-conc", "te-bernoulli-spread")
+# Chosen (bank version 2, the release's parameters) for a valid mass of at least 0.94 under the tiny model, so the
+# sampler gets its valid replies, and intermediate predicted pass rates: te-bernoulli-conc p_pass@5/10/20 =
+# 0.50 / 0.17 / 0.006; te-geometric-conc 0.91 / 0.80 / 0.19; te-negative_binomial-conc 1.0 / 0.85 / 0.21;
+# te-bernoulli-spread ~1 (learnt). rw-os_concurrency-02 (valid mass 0.96, but 28% of its sampled replies invalid)
+# failed both tests: q describes the valid replies only when invalid ones are rare.
+PROBLEMS = ("te-bernoulli-conc", "te-negative_binomial-conc", "te-geometric-conc", "te-bernoulli-spread")
+MAX_INVALID_SHARE = 0.1  # stop sampling (and fail) when more than this share of replies is invalid
 RUNS, N = 200, 100
 ALPHA = 0.01
 KS_P_MIN = 1e-3
@@ -102,6 +104,9 @@ def _samples(lm, problem, count: int, seed: int) -> tuple[list[float], int]:
                 values.append(float(parsed.value))
             else:
                 invalid += 1
+        # a problem the model mostly answers invalidly would loop for ever: fail it instead, with a reason
+        assert invalid <= MAX_INVALID_SHARE * (invalid + len(values)), (
+            f"{problem.id}: {invalid} of {invalid + len(values)} sampled replies invalid; choose another problem")
     return values[:count], invalid
 
 

@@ -130,3 +130,12 @@ def test_code_implicit_programs_use_the_release_construction():
             reworded.append(p.id)
     assert sorted(reworded) == ["ci-bernoulli-spread", "ci-discrete_uniform-conc", "ci-negative_binomial-spread"]
     assert used == set(TRANSFORMS)  # every builder serves a release row
+
+
+def test_uid_reaches_the_sampling_free_surfaces():
+    from ub_inspect.ksn_logprob.ksn_logprob import record_to_sample
+    from ub_lmeval.ksn_logprob_hooks import ksn_logprob_docs
+
+    p = get_problem("te-poisson-conc")
+    assert record_to_sample(p).metadata["uid"] == p.uid
+    assert {d["id"]: d["uid"] for d in ksn_logprob_docs("text_explicit")}[p.id] == p.uid

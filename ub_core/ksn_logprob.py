@@ -56,7 +56,7 @@ def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[s
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
-    return {"id": problem.id, "category": problem.category, "family": problem.family, "kind": cs.kind,
+    return {"id": problem.id, "uid": problem.uid or "", "category": problem.category, "family": problem.family, "kind": cs.kind,
             "support": problem.support, "prompt": problem.full_prompt, "candidates": list(cs.texts),
             "values": [float(v) for v in cs.values], "p": [float(x) for x in cs.p], "cut": bool(cs.cut)}
 

@@ -2,8 +2,9 @@
 
 Needs the release's values, built by ``ub official truth --codes <release>/ground_truth_codes --out DIR
 --trust-release-code``. For every built-in problem with a release uid and a numeric truth, a two-sample KS test of
-our 10,000 reference draws (the scorer's own, seed 0) against the program's 10,000 values; categorical and
-permutation truths are compared by a chi-square test on the outcome counts (labels mapped through our options).
+our 10,000 reference draws (the scorer's own, seed 0) against the program's 10,000 values; categorical truths are
+compared by a chi-square test on the outcome counts (labels mapped through our options). Permutation truths are
+skipped: their item lists are checked against the release by the tests.
 
     python scripts/release_specs/compare_truth.py DIR [--alpha 1e-3] [--json OUT]
 """

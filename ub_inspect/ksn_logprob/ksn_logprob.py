@@ -50,7 +50,7 @@ def record_to_sample(problem: Problem) -> Sample:
     """One enumerable problem -> one Sample: the KS@N prompt as input, its candidates in ``metadata["ub"]``."""
     rec = candidate_record(problem)
     return Sample(id=problem.id, input=rec["prompt"], metadata={
-        "category": problem.category, "family": problem.family, "kind": rec["kind"],
+        "category": problem.category, "family": problem.family, "kind": rec["kind"], "uid": problem.uid or "",
         "n_candidates": len(rec["candidates"]), "ub": rec})
 
 
