@@ -166,7 +166,9 @@ def _compound_sum(p, _):
 TRANSFORMS: dict[str, Callable[[dict, dict], str]] = {
     "gumbel_loglog": _gumbel_loglog, "exp_log_u": _exp_log_u, "logistic_logit": _logistic_logit,
     "laplace_inverse": _laplace_inverse, "normal_affine": _normal_affine, "normal_direct": _normal_direct,
-    "uniform_affine": _uniform_affine, "lognormal_exp_normal": _lognormal_exp_normal, "uniform_direct": _uniform_affine,  # on [0, 1) the affine map is rng.random() itself "beta_gamma_ratio": _beta_gamma_ratio,
+    "uniform_affine": _uniform_affine, "lognormal_exp_normal": _lognormal_exp_normal,
+    "beta_gamma_ratio": _beta_gamma_ratio,
+    "uniform_direct": _uniform_affine,  # on [0, 1) the affine map is rng.random() itself
     "gamma_direct": _gamma_direct, "gamma_boost": _gamma_boost, "truncnorm_ppf": _truncnorm_ppf,
     "poisson_knuth": _poisson_knuth, "geometric_ceil": _geometric_ceil, "binomial_direct": _binomial_direct,
     "bernoulli_indicator": _bernoulli_indicator, "randint_direct": _randint_direct, "choice_direct": _choice_direct,
