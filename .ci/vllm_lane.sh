@@ -21,8 +21,9 @@ work="$(mktemp -d)"
 launcher="$repo/tests/support/vllm_cpu_launcher.py"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 VLLM_TARGET_DEVICE=cpu
 export UB_CACHE_DIR="${UB_CACHE_DIR:-$work/cache}"
-# the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it never saw
-ids="te-bernoulli-spread,te-discrete_uniform-conc,te-normal-conc"
+# the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it never saw (but answers
+# with valid small integers, far below its truth: tests/test_trained_model.py UNTRAINED)
+ids="te-bernoulli-spread,te-discrete_uniform-conc,te-uniform-spread"
 
 skip() { echo; echo "########## vLLM lane skipped: $* ##########"; echo; exit 0; }
 

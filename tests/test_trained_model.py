@@ -28,7 +28,11 @@ from support.tiny_trained import (NEXT_TOKEN_PROMPTS, TRAINED_KSN, chat_text,  #
 from ub_core.cache import cached_truth  # noqa: E402
 from ub_core.problems import get_problem  # noqa: E402
 
-UNTRAINED = "te-normal-conc"  # N(100, 1.5), continuous: a prompt the model never saw
+# uniform on [-250, 750], continuous: a prompt the model never saw, which it still answers with valid small
+# integers, raw and under the chat template (te-normal-conc, N(0, 0.2) in the release bank, and
+# te-chi_squared-spread draw "{}" under the chat template: every reply invalid, and Inspect's retries, one hf/
+# round of about 3 s each, made the Inspect run take 15 minutes)
+UNTRAINED = "te-uniform-spread"
 IDS = [*TRAINED_KSN, UNTRAINED]
 
 # Tolerance on the model's exact (logit-read) probabilities. No sampling is involved: training minimises the
@@ -174,9 +178,9 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
     so <= 0.03 per problem). Inspect's solver retries an invalid reply up to 5 times: the chance that a slot
     fails 5 times, 100 x (1 - mass)^5, is negligible. The fixed seeds make a run reproducible; the bound is
     the chance that a fresh seed would fail. The second assertion holds surely: the
-    untrained problem's truth lies in 100 +- 6 (4 sd, outside it with probability 6e-5 per draw), while the model
-    answers with the digits it learnt, so D is close to 1, far above any critical value; a run short of 100
-    valid values also scores 0."""
+    untrained problem's truth is uniform on [-250, 750], while the model answers with the digits it learnt (0 to
+    9, which the truth puts 0.9% of its mass under), so D >= 0.74, far above any critical value (about 0.2 at
+    N = 100); a run short of 100 valid values also scores 0."""
     bound = 0.0
     for pid in TRAINED_KSN:
         q, mass = _ksn_distribution(hf, pid, chat, bos)
@@ -187,7 +191,7 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
         assert len(values[pid]) == 100
         assert set(values[pid]) <= {float(a) for a in TRAINED_KSN[pid]}
     assert ks_at_100[UNTRAINED] == 0.0
-    assert all(abs(v - 100) > 6 for v in values[UNTRAINED]), values[UNTRAINED][:20]
+    assert all(0 <= v <= 9 for v in values[UNTRAINED]), values[UNTRAINED][:20]
 
 
 @pytest.mark.slow
