@@ -94,13 +94,6 @@ def text_implicit_prompt(scenario: str) -> str:
 PREFIX = {"text_explicit": "te", "text_implicit": "ti", "code_explicit": "ce", "code_implicit": "ci"}
 
 
-def _release_category(folder: str) -> str:
-    """The category of a release task folder (``code_explicit_spread_out_gpt-5.4`` -> ``code_explicit``)."""
-    stem = folder.rsplit("_gpt", 1)[0].replace("_concentrated", "").replace("_spread_out", "")
-    return {"textual_explicit": "text_explicit", "textual_implicit": "text_implicit",
-            "textual_multimodal_explicit": "multimodal"}.get(stem, stem)
-
-
 def generated_problem(row: dict, variant: int = 0) -> Problem:
     """The built-in problem of one generated release row (:data:`.release_processes.RELEASE_PROCESSES`): the
     row's process (family and parameters), our wording for its category. ``variant=1`` words it differently
@@ -112,7 +105,9 @@ def generated_problem(row: dict, variant: int = 0) -> Problem:
 
     family, params = row["family"], D.validate(row["family"], row["params"])
     category, regime, short = row["category"], row["regime"], REGIME_SHORT[row["regime"]]
-    own = _release_category(row["uid_folder"])  # the uid's own category (differs for the two misfiled programs)
+    from ...official import release_folder_info  # the one parser of release folder names
+
+    own = release_folder_info(row["uid_folder"])["category"]  # the uid's own category (differs for the two misfiled programs)
     release = {"folder": row["folder"], "row": row["row"], "slot": row["slot"], "name": row["release_name"]}
     if row["note"]:
         release["note"] = row["note"]
