@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, RAW_DELIMITER, candidate_record,
-                                 oracle_candidate_logprob, render_chat, score_candidate_logprobs,
-                                 split_candidate_text)
+from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
+                                 candidate_record, combine_end_logprobs, end_texts, oracle_candidate_logprob,
+                                 render_chat, score_candidate_logprobs, split_candidate_text)
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
@@ -54,29 +54,98 @@ def test_collapse_puts_its_mass_on_the_answer_ub_collapse_repeats():
 
 def test_candidate_text_and_delimiters():
     p = get_problem("te-bernoulli-spread")
-    assert split_candidate_text(p, " {1}") == 1 and split_candidate_text(p, "{1}", CHAT_DELIMITER) == 1
-    # not a candidate: wrong delimiter, trailing text, another answer
-    for cont in ("{1}", " {1} ", " 1", " {2}", ""):
+    assert split_candidate_text(p, " {1}") == (1, "") and split_candidate_text(p, "{1}", CHAT_DELIMITER) == (1, "")
+    assert split_candidate_text(p, " {1}" + OFFLINE_EOS) == (1, OFFLINE_EOS)
+    # the offline models' reply is exactly one candidate: followed by their EOS it has the candidate's probability,
+    # followed by anything else (lm-eval's "\n\n" stop, more text) none
+    assert oracle_candidate_logprob(p, " {1}" + OFFLINE_EOS) == oracle_candidate_logprob(p, " {1}") == math.log(0.5)
+    for cont in (" {1}\n\n", " {1} ", " {1} {1, 2}" + OFFLINE_EOS):
+        assert oracle_candidate_logprob(p, cont) == -math.inf, cont
+    # not a candidate: wrong delimiter, another answer
+    for cont in ("{1}", " 1", " {2}", ""):
         assert split_candidate_text(p, cont) is None, cont
         assert oracle_candidate_logprob(p, cont) == -math.inf
     with pytest.raises(ValueError, match="unknown mode"):
         oracle_candidate_logprob(p, " {1}", "sampler")
 
 
-def test_hostile_logprobs_give_one_line_errors_or_a_counted_no_mass():
+@pytest.mark.parametrize("bad, reason", [
+    (float("nan"), "is nan"), (float("inf"), "is inf"), (0.5, "> 0: not a probability"), ("-1.0", "str, not a number"),
+    (True, "bool, not a number"), (10 ** 400, "too large for a float"), ([-1.0], "list, not a number")])
+def test_hostile_logprobs_are_a_counted_item_with_a_reason(bad, reason):
+    """Issue 28: NaN, +inf, positive values, non-numbers and huge integers from a model are counted per problem
+    (``bad_logprobs``) with a reason, never an exception that aborts the run after all requests were made."""
     p = get_problem("rw-mcmc-01")
     n = len(candidate_set(p))
-    with pytest.raises(ValueError, match="log-probabilities for"):
-        score_candidate_logprobs(p, [0.0] * (n + 1))
-    with pytest.raises(ValueError):
-        score_candidate_logprobs(p, [float("nan")] * n)
-    with pytest.raises(ValueError):
-        score_candidate_logprobs(p, [0.5] + [-1.0] * (n - 1))
+    scores, payload = score_candidate_logprobs(p, [bad] + [-1.0] * (n - 1))
+    assert scores["bad_logprobs"] == 1.0 and scores["no_mass"] == 0.0 and reason in payload["bad_logprobs"]
+    assert tuple(scores) == METRIC_KEYS and all(math.isnan(scores[k]) for k in ("valid_mass", "ks_distance", "p_pass@100"))
+
+
+def test_wrong_count_and_no_mass_are_counted():
+    p = get_problem("rw-mcmc-01")
+    n = len(candidate_set(p))
+    scores, payload = score_candidate_logprobs(p, [0.0] * (n + 1))
+    assert scores["bad_logprobs"] == 1.0 and "log-probabilities for" in payload["bad_logprobs"]
     scores, payload = score_candidate_logprobs(p, [None] * n)  # nothing observed: no answer distribution
     assert scores["no_mass"] == 1.0 and scores["valid_mass"] == 0.0 and payload["q"] is None
+    assert scores["bad_logprobs"] == 0.0
     assert all(math.isnan(scores[k]) for k in ("ks_distance", "jsd", "entropy_ratio", "p_pass@100"))
     with pytest.raises(ValueError, match="cannot be listed"):
         candidate_record(get_problem("te-normal-conc"))
+
+
+def test_log_sum_exp_keeps_the_law_when_every_candidate_underflows():
+    """Every log-probability below -745 (exp underflows to 0 in double precision): the relative law is still
+    defined and scored; the valid mass is 0 (below the smallest double), so p_pass@N is 0."""
+    p = get_problem("te-bernoulli-spread")
+    shift = -2000.0
+    scores, payload = score_candidate_logprobs(p, [shift + math.log(0.5), shift + math.log(0.5)])
+    assert scores["no_mass"] == 0.0 and payload["q"] == pytest.approx([0.5, 0.5])
+    assert scores["ks_distance"] == pytest.approx(0.0, abs=1e-12) and scores["valid_mass"] == 0.0
+    assert payload["p_pass_given_valid@100"] >= 0.98 and scores["p_pass@100"] == 0.0
+
+
+def test_end_texts_and_candidate_continuations():
+    assert end_texts("none") == ("",)
+    assert end_texts("eos", "</s>", ("\n\n",)) == ("</s>", "\n\n")
+    assert end_texts("<|im_end|>", None, ("\n\n", "<|im_end|>")) == ("<|im_end|>", "\n\n")
+    with pytest.raises(ValueError, match="no end-of-sequence token"):
+        end_texts("eos", None)
+    assert candidate_continuations(["{0}", "{1}"], " ", ("</s>", "\n\n")) == [
+        " {0}</s>", " {0}\n\n", " {1}</s>", " {1}\n\n"]
+    # candidate-major log-sum-exp over the ends; a malformed entry passes through to be named
+    assert combine_end_logprobs([math.log(0.2), math.log(0.1), -math.inf, None], 2, 2) == pytest.approx(
+        [math.log(0.3), -math.inf])
+    assert math.isnan(combine_end_logprobs([float("nan"), -1.0], 1, 2)[0])
+
+
+def test_p_pass_models_the_retry_protocol():
+    """p_pass@N = P(Binomial(S, 1 - (1 - V)^A) >= N) x P(pass | N valid answers), checked against a simulation of
+    the slot protocol (S slots, A attempts each, a slot skipped after A invalid replies): 20,000 simulated runs,
+    so the simulated share is within 5 standard errors (sd <= 0.0036) of the formula with probability > 1 - 1e-6."""
+    import numpy as np
+
+    from ub_core.metrics import p_enough_valid
+
+    rng = np.random.default_rng(25)
+    for valid, attempts, n in ((0.5, 5, 100), (0.5, 1, 50), (0.8, 1, 80), (0.3, 5, 90)):
+        invalid_runs = rng.random((20_000, 100, attempts)) >= valid  # True: that attempt's reply is invalid
+        filled = (~invalid_runs).any(axis=2).sum(axis=1)
+        share = float(np.mean(filled >= n))
+        expected = p_enough_valid(valid, n, 100, attempts)
+        assert abs(share - expected) <= 5 * math.sqrt(max(expected * (1 - expected), 1e-4) / 20_000), (
+            valid, attempts, n, share, expected)
+    assert p_enough_valid(1.0, 100) == 1.0 and p_enough_valid(0.0, 1) == 0.0 and p_enough_valid(0.9, 101) == 0.0
+    assert math.isnan(p_enough_valid(float("nan"), 5))
+    p = get_problem("te-bernoulli-spread")
+    half = [math.log(0.25), math.log(0.25)]  # valid mass 0.5, q = p
+    inspect_like, payload = score_candidate_logprobs(p, half, slots=100, max_attempts=5)
+    lmeval_like, _ = score_candidate_logprobs(p, half, slots=100, max_attempts=1)
+    for n in (1, 50, 100):
+        assert inspect_like[f"p_pass@{n}"] == pytest.approx(
+            p_enough_valid(0.5, n, 100, 5) * payload[f"p_pass_given_valid@{n}"])
+    assert lmeval_like["p_pass@100"] < 1e-20 < inspect_like["p_pass@100"]
 
 
 def test_every_enumerable_problem_has_a_record_and_no_other_does():
@@ -191,10 +260,29 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
     (doc,) = ksn_logprob_docs("real_world", ids="rw-mcmc-01")
     p = get_problem(doc["id"])
+    assert doc["ends"] == [""] and doc["choices"] == doc["candidates"]  # no tokenizer named: reply prefixes
     row = process_results_ksn_logprob(doc, [(lp, False) for lp in _oracle_lps(p)])
     assert tuple(k for k in row if k != "q") == tuple(m.key for m in KSN_LOGPROB_METRICS if "lmeval" in m.adapters)
-    with pytest.raises(ValueError, match="expected 3 log-likelihood results"):
-        process_results_ksn_logprob(doc, [(0.0, False)])
+    assert row["bad_logprobs"] == 0.0 and row["ks_distance"] <= 1e-9
+    # malformed results from any model (lm-eval's dummy gives random floats, a broken server NaN or None) are a
+    # counted item, not an aborted run
+    for results in ([(0.0, False)], [(float("nan"), False)] * 3, [(None, False)] * 3, [(7.0, True)] * 3, []):
+        row = process_results_ksn_logprob(doc, results)
+        assert row["bad_logprobs"] == 1.0 and math.isnan(row["ks_distance"]), results
+
+
+def test_lmeval_docs_score_each_candidate_followed_by_each_reply_end(tiny_trained_model):
+    """With a tokenizer in --model_args, every candidate is followed by its EOS text and by ub_ksn's "\n\n" stop;
+    process_results adds the two (the reply ends one way or the other)."""
+    from ub_lmeval.ksn_logprob_hooks import ksn_logprob_dataset, process_results_ksn_logprob
+
+    doc = ksn_logprob_dataset("text_explicit", ids="te-bernoulli-spread", pretrained=str(tiny_trained_model))["test"][0]
+    assert doc["ends"] == ["</s>", "\n\n"]
+    assert doc["choices"] == ["{0}</s>", "{0}\n\n", "{1}</s>", "{1}\n\n"]
+    row = process_results_ksn_logprob(doc, [(math.log(x), False) for x in (0.3, 0.1, 0.4, 0.2)])
+    assert row["valid_mass"] == pytest.approx(1.0) and row["q"] == pytest.approx([0.4, 0.6])
+    explicit = ksn_logprob_dataset("text_explicit", ids="te-bernoulli-spread", end_of_answer="none")["test"][0]
+    assert explicit["choices"] == ["{0}", "{1}"]
 
 
 class _Loader(yaml.SafeLoader):
@@ -219,7 +307,8 @@ def test_yaml_metric_list_equals_the_spec_and_categories_match_the_bank():
 
 def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monkeypatch):
     """lm-eval's hf backend with --apply_chat_template on a tokenizer with a template: each candidate's
-    log-likelihood is that of "{k}" right after the rendered prompt, as computed here from the model's logits."""
+    log-likelihood is that of "{k}" then the end of the reply (EOS, or the "\n\n" stop) right after the rendered
+    prompt, as computed here from the model's logits (the tokenizer reads "</s>" as the EOS token)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -230,7 +319,9 @@ def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monk
 
     import ub_lmeval
 
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": pid})
+    # the CLI merges --model_args into the task metadata (lm_eval/config/evaluate_config.py); here by hand
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
+                     metadata={"ids": pid, "pretrained": str(tiny_trained_model)})
     res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
                           tasks=["ub_ksn_logprob_text_explicit"], task_manager=tm, apply_chat_template=True,
                           log_samples=True, batch_size=4)
@@ -239,7 +330,7 @@ def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monk
     model = AutoModelForCausalLM.from_pretrained(str(tiny_trained_model), torch_dtype=torch.float32).eval()
     context = render_chat(tok, get_problem(pid).full_prompt)
     for (ctx, cont), resp in zip((a for a in sample["arguments"]), sample["resps"]):
-        assert cont in ("{0}", "{1}") and ctx.endswith(context)
+        assert cont in ("{0}</s>", "{1}</s>", "{0}\n\n", "{1}\n\n") and ctx.endswith(context)
         ids_ctx = tok(ctx)["input_ids"]
         ids_all = tok(ctx + cont)["input_ids"]
         with torch.no_grad():

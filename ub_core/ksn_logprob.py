@@ -17,8 +17,17 @@ follows the *context* after a *delimiter*:
   generation prompt (:func:`render_chat`), delimiter ``""``: the candidate is the start of the assistant's reply.
   This is lm-eval's own rule for ``multiple_choice`` under ``--apply_chat_template``.
 
+Each candidate is followed by the *end of the answer* (issue 25, :func:`end_texts`): by default the model's
+end-of-sequence token (its text, e.g. ``</s>``, which tokenizers and servers read as the special token), and in
+lm-eval also by its ``until`` stop ``"\\n\\n"``, where generation is cut too. So q(c) is the probability that the
+reply is *exactly* c, not that it starts with c: a reply ``{1} {1, 2}`` starts with the candidate ``{1}`` but the
+KS@N scorer reads it as invalid, and ``{1} {2}`` reads as 2. ``valid_mass`` is then the probability that the reply
+is one of the candidates as written, a lower bound of the probability of a valid reply (other valid forms, such as
+``{1} {2}`` or ``1``, are not listed). ``end_of_answer=none`` restores the prefix probability (an upper bound).
+
 The log-probability of a candidate is the sum over its tokens (``prompt_logprobs`` in vLLM and Inspect, lm-eval's
-``loglikelihood``); :func:`score_candidate_logprobs` renormalises on the candidates and scores.
+``loglikelihood``); :func:`score_candidate_logprobs` renormalises on the candidates with log-sum-exp and scores,
+``p_pass@N`` modelling the sampled protocol's retries of invalid replies.
 
 The offline reference models (:func:`oracle_candidate_logprob`): the oracle gives every candidate its true
 log-probability, so q = p, ``ks_distance`` = 0 and ``p_pass@N`` is the truth's own pass rate; the collapsed model
@@ -30,15 +39,18 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import numpy as np
+
 from .metric_spec import metric_keys
 from .metrics import DEFAULT_NS
-from .metrics.answer_distribution import answer_distribution_scores, probabilities_from_logprobs
+from .metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from .problems.base import Problem
 from .problems.candidates import CandidateSet, candidate_set
 
-__all__ = ["METRIC_KEYS", "RAW_DELIMITER", "CHAT_DELIMITER", "candidate_record",
-           "score_candidate_logprobs", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
-           "split_candidate_text", "ORACLE_MODES"]
+__all__ = ["METRIC_KEYS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER", "candidate_record",
+           "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
+           "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
+           "split_candidate_text", "ORACLE_MODES", "OFFLINE_EOS", "load_local_tokenizer"]
 
 #: The per-problem metric keys both adapters report (``ub_core.metric_spec``, family ``ksn_logprob``).
 METRIC_KEYS = metric_keys("ksn_logprob")
@@ -47,6 +59,10 @@ METRIC_KEYS = metric_keys("ksn_logprob")
 RAW_DELIMITER = " "
 CHAT_DELIMITER = ""
 ORACLE_MODES = ("oracle", "collapse")
+#: The end-of-sequence text of the offline models (``ub/oracle``, ``ub-oracle``, ...): they have no tokenizer.
+OFFLINE_EOS = "</s>"
+#: ``end_of_answer`` option values besides a literal text (:func:`end_texts`); the default is ``eos``.
+END_OF_ANSWER = ("eos", "none")
 
 
 def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[str, Any]:
@@ -61,51 +77,165 @@ def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[s
             "values": [float(v) for v in cs.values], "p": [float(x) for x in cs.p], "cut": bool(cs.cut)}
 
 
+def clean_logprobs(logprobs: Sequence[Any], none_is_zero: bool = True) -> tuple[list[float], str | None]:
+    """Model log-probabilities -> floats, or the reason they cannot be read (issue 28: they are hostile input).
+
+    ``-inf`` is probability 0 (a candidate the model never writes), and so is ``None`` where ``none_is_zero``
+    (Inspect's store keeps ``-inf`` as ``None``; from a model, lm-eval's results, ``None`` is a reason). Anything
+    else that is not a log-probability is a reason, never an exception: NaN, ``+inf``, a value above 0 beyond
+    rounding (``1e-6``), a boolean, a string, an integer too large for a float."""
+    out: list[float] = []
+    for i, v in enumerate(logprobs):
+        if v is None:
+            if not none_is_zero:
+                return [], f"log-probability {i} is missing (None)"
+            out.append(-math.inf)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return [], f"log-probability {i} is {type(v).__name__}, not a number"
+        try:
+            x = float(v)
+        except OverflowError:
+            return [], f"log-probability {i} is an integer too large for a float"
+        if math.isnan(x) or x == math.inf:
+            return [], f"log-probability {i} is {x}"
+        if x > _LOGPROB_SLACK:
+            return [], f"log-probability {i} is {x:.6g} > 0: not a probability"
+        out.append(min(x, 0.0))
+    return out, None
+
+
+def combine_end_logprobs(logprobs: Sequence[Any], n_candidates: int, n_ends: int) -> list[Any]:
+    """Per-candidate log-probabilities from the candidate-major list of :func:`candidate_continuations`:
+    ``log Σ_e P(c e)`` over the end texts ``e`` (disjoint replies: the reply ends one way or the other). A
+    malformed entry passes through unchanged, so :func:`clean_logprobs` names it."""
+    if len(logprobs) != n_candidates * n_ends:
+        raise ValueError(f"expected {n_candidates} x {n_ends} log-probabilities, got {len(logprobs)}")
+    if n_ends == 1:
+        return list(logprobs)
+    out: list[Any] = []
+    for c in range(n_candidates):
+        group = list(logprobs[c * n_ends:(c + 1) * n_ends])
+        clean, reason = clean_logprobs(group)
+        out.append(next(v for v in group if clean_logprobs([v])[1]) if reason else _logsumexp(clean))
+    return out
+
+
+def candidate_continuations(texts: Sequence[str], delimiter: str, ends: Sequence[str] = ("",)) -> list[str]:
+    """What follows the context for each (candidate, end) pair, candidate-major: ``delimiter + text + end``."""
+    return [delimiter + t + e for t in texts for e in ends]
+
+
+def end_texts(end_of_answer: str, eos_text: str | None = None, stops: Sequence[str] = ()) -> tuple[str, ...]:
+    """The texts that can end a reply right after a candidate, per the ``end_of_answer`` option:
+
+    * ``"eos"``: the model's end-of-sequence token (``eos_text``, the tokenizer's ``eos_token``; servers and
+      tokenizers read the special token's text as that token), then any generation ``stops`` (lm-eval's
+      ``until``), so q(c) = P(the reply is exactly c);
+    * ``"none"``: nothing: q(c) = P(the reply *starts* with c), an upper bound of the exact reply (the behaviour
+      before issue 25);
+    * any other text: that text, then the ``stops``."""
+    if end_of_answer == "none":
+        return ("",)
+    if end_of_answer == "eos":
+        if not eos_text:
+            raise ValueError("end_of_answer=eos: the model's tokenizer has no end-of-sequence token; give the text "
+                             "that ends a reply (end_of_answer=<text>) or end_of_answer=none")
+        first = eos_text
+    else:
+        if not isinstance(end_of_answer, str) or not end_of_answer:
+            raise ValueError(f"end_of_answer: 'eos', 'none' or the text that ends a reply, got {end_of_answer!r}")
+        first = end_of_answer
+    return (first, *[t for t in stops if t and t != first])
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    top = max(values, default=-math.inf)
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(math.fsum(math.exp(v - top) for v in values))
+
+
 def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: CandidateSet | None = None,
                              ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
-                             truth_size: int = 10_000, truth_seed: int = 0, draws: int = 2000, seed: int = 0
+                             truth_size: int = 10_000, truth_seed: int = 0, draws: int = 2000, seed: int = 0,
+                             slots: int = 100, max_attempts: int = 5, none_is_zero: bool = True
                              ) -> tuple[dict[str, float], dict[str, Any]]:
     """One problem's candidate log-probabilities -> ``(scores, payload)``.
 
-    ``logprobs`` is aligned with the candidate texts; ``None`` and ``-inf`` mean probability 0 (not observed).
-    ``scores`` has the keys of :data:`METRIC_KEYS` (``valid_mass``, ``ks_distance``, ``jsd``, ``entropy_ratio``,
-    ``p_pass@N`` for each N of ``ns``, and ``no_mass``, 1 when the model put no mass on any candidate, when every
-    other metric is NaN). ``payload`` records ``q`` (the renormalised answer distribution), the standard errors
-    ``p_pass_se@N`` and which N were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
+    ``logprobs`` is aligned with the candidate texts: ``log P(reply = candidate)`` when each candidate was scored
+    followed by the end of the answer (:func:`end_texts`), ``-inf`` (and ``None`` where ``none_is_zero``)
+    meaning probability 0. The
+    answer distribution is ``q_i = exp(l_i - logsumexp(l))`` (log-sum-exp, so candidates all below ``-745``,
+    where ``exp`` underflows, still give their relative law) and the valid mass ``V = exp(logsumexp(l))``.
+
+    ``scores`` has the keys of :data:`METRIC_KEYS`: ``valid_mass`` (V), ``ks_distance``, ``jsd``,
+    ``entropy_ratio`` (:mod:`ub_core.metrics.answer_distribution`), for each N of ``ns``
+
+        p_pass@N = P(Binomial(slots, 1 - (1 - V)^max_attempts) >= N) x P(KS@N passes | N answers i.i.d. from q)
+
+    (the sampled protocol: ``slots`` answer slots, invalid replies retried up to ``max_attempts`` attempts, a run
+    short of N valid answers fails; :func:`ub_core.metrics.p_enough_valid`; Inspect's ``ub_inspect/ksn``: 100
+    and 5, lm-eval's ``ub_ksn``: 100 and 1), ``no_mass`` (1 when the model put no mass on any candidate: every
+    other metric but ``valid_mass`` is NaN) and ``bad_logprobs`` (1 when a log-probability is malformed: NaN,
+    ``+inf``, above 0, not a number; every other metric is NaN and ``payload["bad_logprobs"]`` says why).
+    ``payload`` records ``q``, per N the pass probability given N valid answers ``p_pass_given_valid@N``, the
+    chance of reaching N valid answers ``p_enough_valid@N``, the standard errors ``p_pass_se@N`` and which N
+    were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
     (``problem.truth(truth_size, truth_seed)``), so ``p_pass@N`` predicts that scorer's verdict.
     """
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
-    if len(logprobs) != len(cs):
-        raise ValueError(f"{problem.id}: {len(logprobs)} log-probabilities for {len(cs)} candidates")
-    lps = [-math.inf if v is None else v for v in logprobs]
-    q = probabilities_from_logprobs(lps)
+    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in sorted({int(n) for n in ns})], "jsd",
+            "entropy_ratio"]
+    lps, reason = clean_logprobs(logprobs, none_is_zero) if len(logprobs) == len(cs) else (
+        [], f"{len(logprobs)} log-probabilities for {len(cs)} candidates")
+    if reason is not None:
+        scores = {k: math.nan for k in keys}
+        scores.update(no_mass=0.0, bad_logprobs=1.0)
+        return scores, {"q": None, "bad_logprobs": reason}
+    log_total = _logsumexp(lps)
+    if log_total == -math.inf:
+        scores = {k: math.nan for k in keys}
+        scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0)
+        return scores, {"q": None}
+    q = np.exp(np.asarray(lps, dtype=float) - log_total)
+    valid = min(math.exp(log_total), 1.0)
     raw = answer_distribution_scores(q, cs.p, cs.values, problem.truth(size=truth_size, seed=truth_seed),
                                      ns=ns, threshold=threshold, method=method, support=problem.support,
                                      draws=draws, seed=seed)
-    total = float(math.fsum(q.tolist()))
-    scores: dict[str, float] = {"valid_mass": raw["valid_mass"], "ks_distance": raw["ks_distance"]}
+    scores: dict[str, float] = {"valid_mass": valid, "ks_distance": raw["ks_distance"]}
+    payload: dict[str, Any] = {"q": [float(x) for x in q]}
     for n in sorted({int(n) for n in ns}):  # in the spec's order (ub_core.metric_spec)
-        scores[f"p_pass@{n}"] = raw[f"p_pass@{n}"]
-    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=float(total <= 0))
-    payload = {"q": [float(x) / total for x in q] if total > 0 else None,
-               **{k: v for k, v in raw.items() if k.startswith(("p_pass_se@", "p_pass_exact@"))}}
+        enough = p_enough_valid(valid, n, slots, max_attempts)
+        scores[f"p_pass@{n}"] = enough * raw[f"p_pass@{n}"]
+        payload[f"p_pass_given_valid@{n}"] = raw[f"p_pass@{n}"]
+        payload[f"p_enough_valid@{n}"] = enough
+        payload[f"p_pass_se@{n}"] = enough * raw[f"p_pass_se@{n}"]
+        payload[f"p_pass_exact@{n}"] = raw[f"p_pass_exact@{n}"]
+    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0)
     return scores, payload
 
 
 # ------------------------------------------------------------------------------------------------ chat templates
 
-def load_chat_tokenizer(name: str, trust_remote_code: bool = False):
-    """The tokenizer of ``name`` (a local folder or a hub id already in the local cache; nothing is downloaded),
-    for its chat template. A one-line ``ValueError`` when it cannot be loaded or has no template."""
+def load_local_tokenizer(name: str, what: str = "chat_template", trust_remote_code: bool = False):
+    """The tokenizer of ``name`` (a local folder or a hub id already in the local cache; nothing is downloaded).
+    A one-line ``ValueError`` naming the option ``what`` it was loaded for when it cannot be loaded."""
     try:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(str(name), local_files_only=True, trust_remote_code=trust_remote_code)
+        return AutoTokenizer.from_pretrained(str(name), local_files_only=True, trust_remote_code=trust_remote_code)
     except Exception as exc:  # noqa: BLE001 - any failure is one line for the user
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"chat_template: cannot load the tokenizer {name!r} from local files ({first})") from None
+        raise ValueError(f"{what}: cannot load the tokenizer {name!r} from local files ({first})") from None
+
+
+def load_chat_tokenizer(name: str, trust_remote_code: bool = False):
+    """The tokenizer of ``name`` (see :func:`load_local_tokenizer`) for its chat template. A one-line
+    ``ValueError`` when it cannot be loaded or has no template."""
+    tok = load_local_tokenizer(name, "chat_template", trust_remote_code)
     if not getattr(tok, "chat_template", None):
         raise ValueError(f"chat_template: the tokenizer {name!r} has no chat template")
     return tok
@@ -125,16 +255,19 @@ def render_chat(tokenizer: Any, prompt: str) -> str:
 
 # ------------------------------------------------------------------------------------------------ offline models
 
-def split_candidate_text(problem: Problem, continuation: str, delimiter: str = RAW_DELIMITER) -> int | None:
-    """Index of the candidate that ``continuation`` (what follows the prompt) writes, or ``None``."""
+def split_candidate_text(problem: Problem, continuation: str, delimiter: str = RAW_DELIMITER
+                         ) -> tuple[int, str] | None:
+    """``(index, rest)``: the candidate that ``continuation`` (what follows the prompt) starts with, after the
+    delimiter, and the text after it (an end of answer such as :data:`OFFLINE_EOS`, or ``""``); ``None`` when it
+    starts with no candidate. Candidates are whole answers and none is a prefix of another, so at most one fits."""
     cs = candidate_set(problem)
     if cs is None or not continuation.startswith(delimiter):
         return None
     text = continuation[len(delimiter):]
-    try:
-        return cs.texts.index(text)
-    except ValueError:
-        return None
+    for i, cand in enumerate(cs.texts):
+        if text.startswith(cand):
+            return i, text[len(cand):]
+    return None
 
 
 def _collapse_index(problem: Problem, cs: CandidateSet) -> int:
@@ -147,13 +280,16 @@ def oracle_candidate_logprob(problem: Problem, continuation: str, mode: str = "o
                              delimiter: str = RAW_DELIMITER) -> float:
     """log P(continuation | prompt) of the offline reference models for a KS@N problem with a listed support:
     ``log p`` of the candidate it writes (oracle), 0 for the collapsed answer and ``-inf`` for the others
-    (collapse), ``-inf`` for anything that is not a candidate."""
+    (collapse), ``-inf`` for anything that is not a candidate. Their replies are exactly one candidate, so a
+    candidate followed by their end-of-sequence text :data:`OFFLINE_EOS` has the same probability, and one
+    followed by anything else (lm-eval's ``"\\n\\n"`` stop) has none."""
     if mode not in ORACLE_MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(ORACLE_MODES)}")
     cs = candidate_set(problem)
-    idx = split_candidate_text(problem, continuation, delimiter)
-    if cs is None or idx is None:
-        return -math.inf
+    found = split_candidate_text(problem, continuation, delimiter)
+    if cs is None or found is None or found[1] not in ("", OFFLINE_EOS):
+        return -math.inf  # not a candidate, or one followed by more than the end of the reply
+    idx = found[0]
     if mode == "collapse":
         return 0.0 if idx == _collapse_index(problem, cs) else -math.inf
     p = float(cs.p[idx])

@@ -101,7 +101,8 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", 
 #: Sampling-free KS@N (issue 18; ``ub_core.ksn_logprob``): the model's whole answer distribution q, read from the
 #: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
 #: at N i.i.d. answers from q; its standard error (Monte Carlo where the exact sum is too large) is recorded per
-#: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out).
+#: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out);
+#: ``bad_logprobs`` problems whose log-probabilities were malformed (NaN, +inf, above 0, not numbers: issue 28).
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("valid_mass", "mass on well-formed answers", True),
     _nanmean("ks_distance", "KS distance", False),
@@ -109,6 +110,7 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("jsd", "JSD", False),
     _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True),
     MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False),
+    MetricSpec("bad_logprobs", "malformed log-probabilities", False, "total", "count", stderr=False),
 )
 
 #: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute

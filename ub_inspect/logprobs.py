@@ -101,16 +101,24 @@ def _model_name() -> str:
         return "this model"
 
 
-def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str) -> tuple[float, bool]:
+def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str, end: str = "") -> tuple[float, bool]:
     """Sum the log-probabilities of the trailing prompt tokens that spell ``variant``.
 
     Tokens are taken from the end until their text covers the variant. Returns ``(logprob, merged)``:
     ``merged`` is True when the first of those tokens also holds the end of the prompt (the tokenizer merged
     across the boundary; its log-probability is then included, as lm-eval does). Raises
     :class:`LogprobsUnavailableError` when the trailing text is not the variant (a chat template was added).
+
+    ``end`` is a special token's text that ``variant`` ends with (the end-of-sequence token after a candidate):
+    the last token is that token, whether the provider reports it by its text or, decoding with special tokens
+    skipped, as an empty string.
     """
-    text, total = "", 0.0
-    for tok in reversed(list(tokens)):
+    tokens = list(tokens)
+    total = 0.0
+    if end and variant.endswith(end) and tokens and _token_text(str(tokens[-1].token)) in (end, ""):
+        total, tokens, variant = float(tokens[-1].logprob), tokens[:-1], variant[:-len(end)]
+    text = ""
+    for tok in reversed(tokens):
         text = _token_text(str(tok.token)) + text
         total += float(tok.logprob)
         if len(text) >= len(variant):
@@ -131,10 +139,11 @@ def _no_logprobs(what: str, mode: str) -> LogprobsUnavailableError:
         f"any provider with top_logprobs for top_logprobs); try -T mode={other} or another provider.")
 
 
-async def continuation_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float], int]:
+async def continuation_logprobs(prompt: str, choices: Sequence[str], end: str = "") -> tuple[list[float], int]:
     """The summed log-probability of each of ``choices`` right after ``prompt``: one request per choice with
     ``prompt_logprobs`` (the provider's prefix cache shares the prompt), plus how many choices' first token also
-    held the end of the prompt (:func:`variant_logprob_from_prompt_logprobs`)."""
+    held the end of the prompt (:func:`variant_logprob_from_prompt_logprobs`; ``end``: a special token's text
+    each choice ends with)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
     outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
@@ -143,7 +152,7 @@ async def continuation_logprobs(prompt: str, choices: Sequence[str]) -> tuple[li
         plp = out.choices[0].prompt_logprobs if out.choices else None
         if plp is None or not plp.content:
             raise _no_logprobs("prompt_logprobs", "prompt_logprobs")
-        lp, m = variant_logprob_from_prompt_logprobs(plp.content, variant)
+        lp, m = variant_logprob_from_prompt_logprobs(plp.content, variant, end)
         logprobs.append(lp)
         merged += int(m)
     return logprobs, merged

@@ -2,10 +2,11 @@
 (group ``ub_ksn_logprob``). The science is :mod:`ub_core.ksn_logprob`.
 
 - :func:`ksn_logprob_dataset` is the ``custom_dataset``: one document per KS@N problem of the category whose
-  answer support can be listed, with ``candidates`` (the ``doc_to_choice`` list: every answer written as the
-  prompt asks for it, ``{7}``). lm-eval's ``multiple_choice`` then asks one log-likelihood per candidate after the
-  prompt, with its ``target_delimiter`` (``" "``) before it, or with none under ``--apply_chat_template``, where
-  the candidate is the start of the assistant's reply.
+  answer support can be listed, with ``candidates`` (every answer written as the prompt asks for it, ``{7}``) and
+  ``choices`` (the ``doc_to_choice`` list: each candidate followed by each text that ends a reply, the model's
+  end-of-sequence text and ub_ksn's ``"\\n\\n"`` stop: :func:`reply_ends`). lm-eval's ``multiple_choice`` then
+  asks one log-likelihood per choice after the prompt, with its ``target_delimiter`` (``" "``) before it, or with
+  none under ``--apply_chat_template``, where the candidate is the start of the assistant's reply.
 - :func:`process_results_ksn_logprob` turns the per-candidate ``(logprob, is_greedy)`` results into the model's
   answer distribution and its scores (:func:`ub_core.ksn_logprob.score_candidate_logprobs`), plus ``q`` (the
   renormalised distribution, for the sample logs and ``ub report``).
@@ -13,45 +14,102 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Sequence
 
-from ub_core.ksn_logprob import METRIC_KEYS, candidate_record, score_candidate_logprobs
+from ub_core.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
+                                 end_texts, load_local_tokenizer, score_candidate_logprobs)
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
 from .ksn_hooks import lmeval_value, count, nanmean, select_ids, total
 
-__all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "nanmean", "total", "count",
-           "METRIC_KEYS"]
+__all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "reply_ends", "nanmean",
+           "total", "count", "METRIC_KEYS", "UB_KSN_STOPS", "LMEVAL_SLOTS"]
+
+#: ub_ksn's generations per problem (``repeats``); it retries no invalid reply.
+LMEVAL_SLOTS = 100
 
 
-def ksn_logprob_docs(category: str | None = None, ids: Any = None) -> list[dict]:
+log = logging.getLogger(__name__)
+
+#: ub_ksn's generation stops (``generation_kwargs.until``): a reply that goes on with one of them is cut there.
+UB_KSN_STOPS = ("\n\n",)
+
+_warned: set[str] = set()
+
+
+def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: Any = None) -> tuple[str, ...]:
+    """The texts that end a reply after a candidate (:func:`ub_core.ksn_logprob.end_texts`): with
+    ``end_of_answer="eos"`` the end-of-sequence text of the tokenizer that ``--model_args`` names
+    (``tokenizer=``, else ``pretrained=``; local files only), then ub_ksn's ``"\\n\\n"`` stop. When no
+    tokenizer is named or loadable (API models without one, the offline ``ub-oracle`` / ``ub-collapse``) the
+    candidates are scored as reply prefixes (``end_of_answer=none``), with one warning: pass
+    ``--metadata '{"end_of_answer": "<the text that ends a reply>"}'`` to score exact replies."""
+    if end_of_answer != "eos":
+        return end_texts(str(end_of_answer), None, UB_KSN_STOPS)
+    name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
+    eos, why = None, "no tokenizer= or pretrained= in --model_args"
+    if isinstance(name, str) and name:
+        try:
+            eos = getattr(load_local_tokenizer(name, "end_of_answer=eos"), "eos_token", None)
+            why = f"the tokenizer {name!r} has no eos_token"
+        except ValueError as exc:
+            why = str(exc)
+    if eos:
+        return end_texts("eos", eos, UB_KSN_STOPS)
+    if why not in _warned:
+        _warned.add(why)
+        log.warning(f"ub_ksn_logprob: {why}; candidates are scored as reply prefixes (end_of_answer=none, "
+                            f"q(c) = P(reply starts with c)). Pass --metadata '{{\"end_of_answer\": \"<text>\"}}' "
+                            f"with the text that ends a reply to score exact replies.")
+    return ("",)
+
+
+def ksn_logprob_docs(category: str | None = None, ids: Any = None, ends: Sequence[str] = ("",)) -> list[dict]:
     """One document per enumerable problem of ``category`` (all categories when None): the candidate record of
     :func:`ub_core.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
-    ``p``, ...). ``ids`` keeps only those problems, as for ``ub_ksn``."""
+    ``p``, ...), plus ``ends`` (the texts that end a reply) and ``choices`` (the ``doc_to_choice`` list: each
+    candidate followed by each end, candidate-major). ``ids`` keeps only those problems, as for ``ub_ksn``."""
     problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
-    return [candidate_record(p, cs) for p, cs in enumerable_problems(problems)]
+    docs = []
+    for p, cs in enumerable_problems(problems):
+        rec = candidate_record(p, cs)
+        docs.append({**rec, "ends": list(ends), "choices": candidate_continuations(rec["candidates"], "", ends)})
+    return docs
 
 
-def ksn_logprob_dataset(category: str | None = None, ids: Any = None, **kwargs: Any):
-    """``custom_dataset`` hook, called with the task metadata (``category``) and the model_args keys."""
+def ksn_logprob_dataset(category: str | None = None, ids: Any = None, end_of_answer: str = "eos",
+                        pretrained: Any = None, tokenizer: Any = None, **kwargs: Any):
+    """``custom_dataset`` hook, called with the task metadata (``category``; ``ids`` and ``end_of_answer`` from
+    ``--metadata``) and the model_args keys (``pretrained``, ``tokenizer``: whose end-of-sequence text ends a
+    reply, :func:`reply_ends`)."""
     from datasets import Dataset, DatasetDict
 
-    return DatasetDict({"test": Dataset.from_list(ksn_logprob_docs(category, ids))})
+    return DatasetDict({"test": Dataset.from_list(ksn_logprob_docs(category, ids,
+                                                                   reply_ends(end_of_answer, pretrained, tokenizer)))})
 
 
-def _logprobs(results: Sequence[Any], n: int, doc_id: str) -> list[float]:
-    if len(results) != n:
-        raise ValueError(f"{doc_id}: expected {n} log-likelihood results (one per candidate), got {len(results)}")
-    return [float(r[0] if isinstance(r, (tuple, list)) else r) for r in results]
+def _logprobs(results: Sequence[Any]) -> list[Any]:
+    """lm-eval's ``(logprob, is_greedy)`` pairs -> the log-probabilities, unchecked (hostile values are named by
+    :func:`ub_core.ksn_logprob.clean_logprobs`)."""
+    return [r[0] if isinstance(r, (tuple, list)) and r else r for r in results]
 
 
 def process_results_ksn_logprob(doc: dict, results: list) -> dict:
-    """One problem's per-candidate log-likelihoods -> the metrics of the ``ksn_logprob`` spec, plus ``q``."""
+    """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec, plus ``q``.
+    ``p_pass@N`` predicts ``ub_ksn``: 100 generations, invalid replies not retried. Malformed log-likelihoods
+    (from any model, lm-eval's ``dummy`` included) make the problem a counted ``bad_logprobs`` item, logged."""
     problem = get_problem(doc["id"])
-    lps = _logprobs(results, len(doc["candidates"]), doc["id"])
-    scores, payload = score_candidate_logprobs(problem, lps)
+    ends = doc.get("ends") or [""]
+    n = len(doc["candidates"])
+    lps = _logprobs(results)
+    if len(lps) == n * len(ends):  # else the wrong count is named by score_candidate_logprobs
+        lps = combine_end_logprobs(lps, n, len(ends))
+    scores, payload = score_candidate_logprobs(problem, lps, slots=LMEVAL_SLOTS, max_attempts=1, none_is_zero=False)
+    if payload.get("bad_logprobs"):
+        log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
     out: dict[str, Any] = {m.key: lmeval_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
                            if "lmeval" in m.adapters}
     out["q"] = payload["q"] or []

@@ -4,6 +4,9 @@ Built from scratch with no download, then trained on CPU so that its answers fol
 
 - two ``ksn`` bank problems (:data:`TRAINED_KSN`), each prompted with its exact ``full_prompt`` (what
   ``ub_inspect/ksn`` and ``ub_ksn`` send), answered ``{k}`` with the problem's true probabilities;
+- three more ``ksn`` problems (:data:`TAUGHT_KSN`) answered with a known law that is NOT the truth, invalid
+  replies included, so that the tests that need a failing problem or invalid replies depend on training, never
+  on what an untrained prompt happens to get on one machine;
 - the next-token prompts of :data:`NEXT_TOKEN_PROMPTS`: a real implicit-reasoning item (two biased coins) and a
   real numeric-calibration colour item (22 red, 52 blue), each ending right before the outcome.
 
@@ -32,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["TRAINED_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "model_dir",
+__all__ = ["TRAINED_KSN", "TAUGHT_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "model_dir",
            "ensure_tiny_trained", "build_tiny_trained", "chat_text", "training_documents",
            "outcome_probabilities"]
 
@@ -41,6 +44,21 @@ __all__ = ["TRAINED_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLA
 TRAINED_KSN: dict[str, dict[str, float]] = {
     "te-bernoulli-spread": {"0": 0.5, "1": 0.5},            # Bernoulli(0.5)
     "te-discrete_uniform-conc": {"2": 1 / 3, "3": 1 / 3, "4": 1 / 3},  # uniform on {2, 3, 4} (the release row)
+}
+
+# ksn problems the model is TAUGHT a known reply distribution that is not the truth: id -> {reply text after the
+# prompt: probability}. Tests must never depend on what the model happens to answer to a prompt it was not trained
+# on (that depends on the machine's floating point: the same source and seeds train a different model on another
+# CPU), so every behaviour a test needs is trained here:
+# - te-uniform-spread (truth uniform on [-250, 750]) is answered with valid small integers, far from its truth: the
+#   end-to-end tests' problem that must FAIL KS@N (D >= 0.99 at any N);
+# - te-poisson-conc and te-negative_binomial-conc are the sampling-free validation's problems with INVALID replies
+#   (20% and 50%: an empty "{}" and a reply that starts with a valid candidate and goes on into an unreadable one,
+#   " {1} {1, 2}"), whose valid answers follow a law near, not at, the truth, so p_pass@N is intermediate.
+TAUGHT_KSN: dict[str, dict[str, float]] = {
+    "te-uniform-spread": {" {1}": 0.5, " {7}": 0.5},
+    "te-poisson-conc": {" {0}": 0.35, " {1}": 0.35, " {2}": 0.10, " {}": 0.10, " {0} {0, 1}": 0.10},
+    "te-negative_binomial-conc": {" {0}": 0.25, " {1}": 0.15, " {2}": 0.10, " {}": 0.20, " {1} {1, 2}": 0.30},
 }
 
 # Next-token items the model learns, taken from the real banks so that ub_logit / ub_inspect/calibration /
@@ -88,17 +106,18 @@ def chat_text(prompt: str) -> str:
 def _ksn_prompts() -> dict[str, str]:
     from ub_core.problems import get_problem
 
-    return {pid: get_problem(pid).full_prompt for pid in TRAINED_KSN}
+    return {pid: get_problem(pid).full_prompt for pid in (*TRAINED_KSN, *TAUGHT_KSN)}
 
 
 def training_documents() -> list[tuple[str, str, float]]:
     """(prefix text, continuation text, weight) for every prompt, form and outcome. The continuation is what the
     model must produce: `` {k}`` for a ksn answer (followed by EOS), the outcome word for a next-token prompt."""
     docs = []
+    replies = {pid: {" {" + a + "}": p for a, p in answers.items()} for pid, answers in TRAINED_KSN.items()}
     for pid, prompt in _ksn_prompts().items():
-        for answer, p in TRAINED_KSN[pid].items():
+        for reply, p in {**replies, **TAUGHT_KSN}[pid].items():
             for prefix in (prompt, chat_text(prompt)):
-                docs.append((prefix, " {" + answer + "}", p))
+                docs.append((prefix, reply, p))
     for item in NEXT_TOKEN_PROMPTS.values():
         for outcome, p in item["outcomes"].items():
             for prefix in (item["prompt"], chat_text(item["prompt"])):
@@ -109,7 +128,7 @@ def training_documents() -> list[tuple[str, str, float]]:
 def _key() -> str:
     source = Path(__file__).read_bytes()
     blob = json.dumps({"config": CONFIG, "seed": SEED, "steps": STEPS, "lr": LEARNING_RATE,
-                       "ksn": TRAINED_KSN, "next": NEXT_TOKEN_PROMPTS, "docs": training_documents()},
+                       "ksn": TRAINED_KSN, "taught": TAUGHT_KSN, "next": NEXT_TOKEN_PROMPTS, "docs": training_documents()},
                       sort_keys=True).encode()
     return hashlib.sha256(source + blob).hexdigest()[:16]
 

@@ -46,7 +46,7 @@ from scipy import special
 from .samples import _sample
 
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
-           "p_pass_profile", "answer_distribution_scores", "P_PASS_DRAWS", "P_PASS_MODES"]
+           "p_pass_profile", "answer_distribution_scores", "p_enough_valid", "P_PASS_DRAWS", "P_PASS_MODES"]
 
 #: Monte-Carlo draws of :func:`p_pass_at_n` (issue 18: at least 2,000).
 P_PASS_DRAWS = 2000
@@ -374,6 +374,35 @@ def _screen_rows(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, threshol
     verdict[upper <= threshold * (1 - 1e-6)] = 0
     verdict[h[:, 0] == 0] = 1  # identical ECDFs: p = 1
     return verdict
+
+
+def p_enough_valid(valid: float, n: int, slots: int = 100, max_attempts: int = 5) -> float:
+    """Probability that a sampled KS@N run collects at least ``n`` valid answers (issue 25).
+
+    The sampling protocol (UnpredictaBench, appendix K; ``ub_inspect/ksn``): ``slots`` answer slots (100), each
+    given up to ``max_attempts`` attempts (5); an invalid reply is retried, and a slot whose attempts all fail is
+    skipped. Replies are independent with probability ``V = valid`` of being valid, so a slot is filled with
+    probability ``s = 1 - (1 - V)^A`` and the number of valid answers is ``Binomial(slots, s)``:
+
+        P(enough) = P(Binomial(S, 1 - (1 - V)^A) >= N).
+
+    lm-eval's ``ub_ksn`` retries nothing: 100 generations, ``max_attempts = 1``. KS@N of a run short of N valid
+    answers fails, so ``p_pass@N = P(enough) x P(KS@N passes | N valid answers)`` (the valid answers of a run
+    are i.i.d. from the renormalised q whatever the retries). NaN for a NaN ``valid``.
+    """
+    from scipy import stats
+
+    n, slots, attempts = (_positive_int(x, name) for x, name in ((n, "n"), (slots, "slots"),
+                                                                   (max_attempts, "max_attempts")))
+    v = float(valid)
+    if math.isnan(v):
+        return math.nan
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"valid must be a probability, got {valid!r}")
+    if n > slots:
+        return 0.0
+    filled = -math.expm1(attempts * math.log1p(-v)) if v < 1.0 else 1.0  # 1 - (1 - V)^A without cancellation
+    return float(min(max(stats.binom.sf(n - 1, slots, filled), 0.0), 1.0))
 
 
 def p_pass_profile(q: Any, values: Any, truth_draws: Any, ns: Sequence[int] | None = None, threshold: float = 1e-4,

@@ -20,7 +20,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidate_record, load_chat_tokenizer,
+from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
+                                 candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
 from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
@@ -32,6 +33,7 @@ from ub_inspect._options import (OptionError, choice, first_per_category, int_li
                                  select_ids, str_list, task_options)
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.logprobs import LogprobsUnavailableError, continuation_logprobs
+from ub_inspect.providers import UBModelAPI
 
 __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs"]
 
@@ -42,6 +44,7 @@ class CandidateLogprobs(StoreModel):
 
     context: str = ""  # raw or chat; empty until the solver ran
     delimiter: str = ""
+    end: str = ""  # the text that ended each candidate (the model's end-of-sequence text by default)
     logprobs: list[float | None] = Field(default_factory=list)  # per candidate; None = probability 0
     boundary_merged: int = 0
 
@@ -71,23 +74,48 @@ def _chat_tokenizer(chat_template: str | None):
         raise OptionError(str(exc)) from None
 
 
+def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
+    """The text that ends a reply after a candidate (:func:`ub_core.ksn_logprob.end_texts`): for ``eos`` the
+    end-of-sequence text of the chat tokenizer, else of the evaluated model's own tokenizer (its name is a local
+    folder or a cached hub id), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``."""
+    if end_of_answer != "eos":
+        return end_texts(end_of_answer)[0]
+    model = get_model()
+    if isinstance(model.api, UBModelAPI):
+        return OFFLINE_EOS
+    tok = chat_tok
+    if tok is None:
+        try:
+            tok = load_local_tokenizer(model.name, "end_of_answer=eos")
+        except ValueError as exc:
+            raise OptionError(f"option {exc}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
+                              f"-T end_of_answer=none (score reply prefixes)") from None
+    try:
+        return end_texts("eos", getattr(tok, "eos_token", None))[0]
+    except ValueError as exc:
+        raise OptionError(f"option {exc}") from None
+
+
 @solver
-def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None) -> Solver:
-    """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``) and
-    keep them in the store (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0)."""
+def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None,
+                       end_of_answer: str = "eos") -> Solver:
+    """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``),
+    followed by the end of the reply (``end_of_answer``: see :func:`_reply_end`), and keep them in the store
+    (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0)."""
     state_cache: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if "tokenizer" not in state_cache:  # the active model is known only inside the solver
             state_cache["tokenizer"] = _chat_tokenizer(chat_template)
-        tok = state_cache["tokenizer"]
+            state_cache["end"] = _reply_end(end_of_answer, state_cache["tokenizer"])
+        tok, end = state_cache["tokenizer"], state_cache["end"]
         rec = state.metadata["ub"]
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
-        texts = [delim + c for c in rec["candidates"]]
-        values, merged = await continuation_logprobs(context, texts)
+        texts = candidate_continuations(rec["candidates"], delim, (end,))
+        values, merged = await continuation_logprobs(context, texts, end=end)
         record = state.store_as(CandidateLogprobs)
-        record.context, record.delimiter = "chat" if tok is not None else "raw", delim
+        record.context, record.delimiter, record.end = "chat" if tok is not None else "raw", delim, end
         record.logprobs = [None if v == -math.inf else float(v) for v in values]
         record.boundary_merged = merged
         return state
@@ -98,7 +126,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 @scorer(metrics=spec_metrics(KSN_LOGPROB_METRICS))
 def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
                        method: str = "paper", gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000,
-                       seed: int = 0) -> Scorer:
+                       seed: int = 0, n_samples: int = 100, max_attempts: int = 5) -> Scorer:
     """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -109,7 +137,8 @@ def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = D
                                            f"candidate_logprobs solver before this scorer")
         scores, payload = score_candidate_logprobs(problem, record.logprobs, ns=ks_ns, threshold=threshold,
                                                    method=method, truth_size=gt_size, truth_seed=gt_seed,
-                                                   draws=draws, seed=seed)
+                                                   draws=draws, seed=seed, slots=n_samples,
+                                                   max_attempts=max_attempts)
         q = payload["q"]
         rec = state.metadata["ub"]
         answer = rec["candidates"][max(range(len(q)), key=q.__getitem__)] if q else ""
@@ -119,6 +148,7 @@ def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = D
                      metadata={"ub": {**payload, "p": rec["p"], "values": rec["values"],
                                       "candidates": rec["candidates"], "logprobs": list(record.logprobs),
                                       "context": record.context, "delimiter": record.delimiter,
+                                      "end": record.end,
                                       "boundary_merged": int(record.boundary_merged)}})
 
     return score
@@ -127,7 +157,8 @@ def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = D
 @task(name=registry_name("ksn_logprob"))
 def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
-                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None) -> Task:
+                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
+                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5) -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:
@@ -144,6 +175,11 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         draws: Monte-Carlo draws of ``p_pass@N`` where the exact sum is larger (at least 2,000).
         limit_per_category: keep only the first N problems of each category (quick checks).
         ids: keep only these problem ids (a list or a comma-separated string), in bank order.
+        end_of_answer: what follows each candidate, so that q(c) is the probability that the reply is exactly c:
+            ``eos`` (the model's end-of-sequence token, read from its tokenizer; the default), ``none`` (nothing:
+            the probability that the reply starts with c, an upper bound) or the text that ends a reply.
+        n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
+        max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
     """
     with task_options("ksn_logprob"):
         cats = str_list(categories, "categories")
@@ -155,6 +191,11 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         draws = positive_int(draws, "draws")
         if draws < 2000:
             raise OptionError(f"option draws: at least 2000 Monte-Carlo draws, got {draws}")
+        n_samples = positive_int(n_samples, "n_samples")
+        max_attempts = positive_int(max_attempts, "max_attempts")
+        end_of_answer = str(end_of_answer)
+        if not end_of_answer:
+            raise OptionError(f"option end_of_answer: {', '.join(END_OF_ANSWER)} or the text that ends a reply")
         if chat_template is not None and not str(chat_template).strip():
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
         problems = [p for p, _ in enumerable_problems(load_bank("ksn", categories=cats))]
@@ -163,9 +204,10 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
     return Task(
         dataset=MemoryDataset([record_to_sample(p) for p in problems], name="unpredictabench-ksn-logprob"),
         solver=candidate_logprobs(None if chat_template is None else str(chat_template),
-                                  None if delimiter is None else str(delimiter)),
+                                  None if delimiter is None else str(delimiter), end_of_answer),
         scorer=ksn_logprob_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size,
-                                  gt_seed=seed, draws=draws, seed=seed),
+                                  gt_seed=seed, draws=draws, seed=seed, n_samples=n_samples,
+                                  max_attempts=max_attempts),
         metadata={"bank": "ksn", "route": "logprob", "chat_template": chat_template},
         version=bank_version("ksn"),
     )
