@@ -21,8 +21,8 @@ work="$(mktemp -d)"
 launcher="$repo/tests/support/vllm_cpu_launcher.py"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 VLLM_TARGET_DEVICE=cpu
 export UB_CACHE_DIR="${UB_CACHE_DIR:-$work/cache}"
-# the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it never saw (but answers
-# with valid small integers, far below its truth: tests/test_trained_model.py UNTRAINED)
+# the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it was taught to answer
+# wrongly, with {1} or {7}, far from its truth: TAUGHT_KSN, tests/test_trained_model.py WRONG)
 ids="te-bernoulli-spread,te-discrete_uniform-conc,te-uniform-spread"
 
 skip() { echo; echo "########## vLLM lane skipped: $* ##########"; echo; exit 0; }
@@ -111,7 +111,8 @@ UB_LANE_COUNT="$work/calls_logit_ubvllm.jsonl" run ub-lm-eval --model ub-vllm --
 logit_ub_s=$(( $(date +%s) - t0 ))
 
 # sampling-free KS@N (ub_ksn_logprob) through lm-eval's vLLM log-likelihoods: one multiple_choice request per
-# candidate (" {k}" after the raw prompt) on the two problems the model learnt
+# candidate and reply end (" {k}</s>" and " {k}\n\n" after the raw prompt; the EOS text from pretrained=) on the
+# two problems the model learnt
 t0=$(date +%s)
 run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_ksn_logprob_text_explicit \
   --metadata '{"ids": "te-bernoulli-spread,te-discrete_uniform-conc"}' --batch_size auto --log_samples \
@@ -137,7 +138,7 @@ from ub_inspect.ksn.solver import CollectedValues
 
 work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s, logit_ub_s = (sys.argv[1], sys.argv[2].split(","),
                                                                            *map(int, sys.argv[3:]))
-trained, untrained = ids[:2], ids[2]
+trained, wrong = ids[:2], ids[2]
 
 # 1. Inspect: one request per problem with n = 100 (the model call log keeps each request's body)
 log = read_eval_log(glob.glob(f"{work}/inspect_logs/*.eval")[0])
@@ -174,7 +175,7 @@ for tag, label, wall in (("vllm", "lm_eval --model vllm", vllm_s), ("ubvllm", "u
         # (1 - 0.9997) = 0.03, the measured mass on valid answers) or KS rejects (< 1e-3,
         # tests/test_trained_model.py); with the engine seed fixed (seed=0) the outcome is the same on every run
         assert ks[pid] == 1.0, (label, pid, ks)
-    assert ks[untrained] == 0.0, (label, ks)
+    assert ks[wrong] == 0.0, (label, ks)
 print()
 print(f"{'route':32} {'generate calls':>14} {'requests':>9} {'n per request':>14} {'wall s':>7} {'KS@100':>7}")
 for label, calls, prompts, ns, wall, ks100, _ in rows.values():
@@ -254,12 +255,13 @@ ub-lm-eval --model ub-openai-completions \
 served_lm_s=$(( $(date +%s) - t0 ))
 m2="$(metrics)"
 # 5. sampling-free KS@N (ub_inspect/ksn_logprob) on the same server: vllm-completions/ reads each candidate's
-# prompt_logprobs; raw prompt, and the tiny model's chat template (it learnt " {k}" after "assistant:", hence the
-# delimiter " ")
+# prompt_logprobs, candidate then the EOS token; raw prompt (the served name "tiny" is no tokenizer folder, so the
+# EOS text is given), and the tiny model's chat template (it learnt " {k}" after "assistant:", hence the delimiter
+# " "; the EOS text comes from that tokenizer)
 logprob_ids="te-bernoulli-spread,te-discrete_uniform-conc"
 t0=$(date +%s)
 VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob --model vllm-completions/tiny \
-  -T "ids=$logprob_ids" --log-dir "$work/inspect_logprob" --display none --log-level warning
+  -T "ids=$logprob_ids" -T 'end_of_answer=</s>' --log-dir "$work/inspect_logprob" --display none --log-level warning
 VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob --model vllm-completions/tiny \
   -T "ids=$logprob_ids" -T "chat_template=$model" -T 'delimiter=" "' --log-dir "$work/inspect_logprob_chat" \
   --display none --log-level warning
@@ -289,7 +291,7 @@ from inspect_ai.log import read_eval_log
 work, ids = sys.argv[1], sys.argv[2].split(",")
 (r0, n0), (r1, n1), (r2, n2) = (map(int, m.split()) for m in sys.argv[3:6])
 start_s, inspect_s, lm_s = map(int, sys.argv[6:9])
-trained, untrained = ids[:2], ids[2]
+trained, wrong = ids[:2], ids[2]
 log = read_eval_log(glob.glob(f"{work}/inspect_served/*.eval")[0])
 assert log.status == "success", log.error
 calls = {s.id: [(e.call.request or {}).get("n") for e in s.events if e.event == "model" and e.call] for s in log.samples}
@@ -300,7 +302,7 @@ for pid in ids:
 assert (r1 - r0, n1 - n0) == (sum(map(len, calls.values())), sum(sum(v) for v in calls.values())), (r1 - r0, n1 - n0, calls)
 for pid in trained:
     assert ks_inspect[pid] == 1.0, (pid, ks_inspect)
-assert ks_inspect[untrained] == 0.0, ks_inspect
+assert ks_inspect[wrong] == 0.0, ks_inspect
 # ub-openai-completions: one n=100 request per problem, and every document scored on exactly 100 answers
 assert (r2 - r1, n2 - n1) == (len(ids), 100 * len(ids)), (r2 - r1, n2 - n1)
 samples = {json.loads(l)["doc"]["id"]: json.loads(l) for f in glob.glob(f"{work}/out_served/**/samples_*.jsonl", recursive=True)
@@ -308,7 +310,7 @@ samples = {json.loads(l)["doc"]["id"]: json.loads(l) for f in glob.glob(f"{work}
 assert sorted(samples) == sorted(ids), sorted(samples)
 assert all(len(s["filtered_resps"][0]) == 100 for s in samples.values())
 ks_lm = {pid: s["ks@100"] for pid, s in samples.items()}
-assert ks_lm[untrained] == 0.0, ks_lm
+assert ks_lm[wrong] == 0.0, ks_lm
 print(f"\nexisting server (vllm serve, healthy in {start_s}s):")
 print(f"  Inspect vllm/ + VLLM_BASE_URL: {r1 - r0} requests, n sum {n1 - n0}, per problem {calls}, KS@100 {ks_inspect}, {inspect_s}s")
 print(f"  ub-lm-eval ub-openai-completions: {r2 - r1} requests, n sum {n2 - n1}, KS@100 {ks_lm}, {lm_s}s")

@@ -1,20 +1,35 @@
-"""Validation of sampling-free KS@N (issue 18, deliverable 5) on the tiny trained model (tests/support/tiny_trained.py).
+"""Validation of sampling-free KS@N (issues 18 and 25) on the tiny trained model (tests/support/tiny_trained.py).
 
-For problems where the model has a non-trivial answer distribution (it learnt two KS@N problems and, from them, to
-answer {0}, {1}, {5}, {6}, {7} elsewhere), the logprob route predicts q and p_pass@N; here we *sample* the same
-model through transformers' ``generate`` (temperature 1, no top-k / top-p: the model's own distribution), on the
-same raw prompt, and check both predictions:
+The logprob route predicts, from the log-probability of each candidate followed by the end of the reply (EOS), the
+model's exact-reply distribution q, its valid mass V, and p_pass@N under a sampled protocol. Here we *sample* the
+same model through ancestral sampling at temperature 1 (the model's own distribution, as ``generate`` with
+``do_sample=True, top_k=0, top_p=1``) on the same raw prompt, read every reply with the KS@N scorer's parser, and
+check three predictions:
 
-1. the KS@N pass rate over RUNS = 200 runs of N = 100 valid answers agrees with the predicted p_pass@N: the pass
-   count lies in the central interval of Binomial(RUNS, p_pass@N), at level 1 - ALPHA / m for the m checks
-   (Bonferroni: the whole family fails by chance with probability <= ALPHA = 1%). Where p_pass@N is a Monte-Carlo
-   estimate (2,000 draws), half of each check's level goes to its Clopper-Pearson interval and the acceptance
-   region runs from the lower quantile at its low end to the upper quantile at its high end;
-2. the first 10,000 sampled answers follow q: the one-sample KS distance between their ECDF and q's CDF, taken at
-   the support points (both are step functions there), has p >= 1e-3 under the Kolmogorov distribution, which is
-   conservative for a discrete q (Conover 1972), so the false-failure rate is at most 1e-3 per problem.
+1. the share of invalid replies is 1 - V: the invalid count among all M sampled replies lies in the central
+   interval of Binomial(M, 1 - V);
+2. the valid answers follow q: the one-sample KS distance between the ECDF of the first 10,000 valid answers and
+   q's CDF, taken at the support points (both are step functions there), has p >= KS_P_MIN under the Kolmogorov
+   distribution, conservative for a discrete q (Conover 1972);
+3. the KS@N pass rate over RUNS runs of each protocol agrees with the predicted p_pass@N: Inspect's (100 slots,
+   an invalid reply retried up to 5 attempts, a slot skipped after 5) and lm-eval's (100 replies, no retry). The
+   pass count lies in the central interval of Binomial(RUNS, p_pass@N). Where P(pass | N valid answers) is a
+   Monte-Carlo estimate (2,000 draws), half of the check's level goes to its Clopper-Pearson interval.
 
-Runs use the first 100 valid answers, as Inspect's KS@N solver does with its retries; invalid replies are counted.
+Every check runs at level ALPHA / m for the m checks of checks 1 and 3 together (Bonferroni: the family fails by
+chance with probability <= ALPHA = 1%); check 2 adds at most KS_P_MIN per problem.
+
+The problems are chosen for what they test, and their behaviour is TRAINED, so the test holds on any machine (an
+untrained prompt's answers depend on the floating point of the machine that trained the model: the previous pick,
+te-geometric-conc, drew 5% invalid replies on one CPU and 51% on another):
+
+- te-poisson-conc and te-negative_binomial-conc are taught (TAUGHT_KSN) a law near, not at, the truth with 20% and
+  50% invalid replies, one of them a reply that *starts* with a valid candidate (" {1} {1, 2}"): scoring candidate
+  prefixes instead of exact replies would put 0.45 on {1} and predict 20% invalid instead of 50%;
+- te-bernoulli-spread is learnt at its truth (TRAINED_KSN), with no invalid reply.
+
+The measured valid mass of each must lie within VALID_MASS_TOL of its trained value before anything is sampled (a
+model that did not learn them fails here, with the reason, instead of sampling for ever).
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from support.tiny_trained import TAUGHT_KSN, TRAINED_KSN
 from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS, ks_at_n
 from ub_core.problems import get_problem
@@ -32,19 +48,20 @@ from ub_core.problems.candidates import candidate_set
 
 pytestmark = pytest.mark.slow
 
-# Chosen (bank version 2, the release's parameters) for a valid mass of at least 0.94 under the tiny model, so the
-# sampler gets its valid replies, and intermediate predicted pass rates: te-bernoulli-conc p_pass@5/10/20 =
-# 0.50 / 0.17 / 0.006; te-geometric-conc 0.91 / 0.80 / 0.19; te-negative_binomial-conc 1.0 / 0.85 / 0.21;
-# te-bernoulli-spread ~1 (learnt). rw-os_concurrency-02 (valid mass 0.96, but 28% of its sampled replies invalid)
-# failed both tests: q describes the valid replies only when invalid ones are rare.
-PROBLEMS = ("te-bernoulli-conc", "te-negative_binomial-conc", "te-geometric-conc", "te-bernoulli-spread")
-MAX_INVALID_SHARE = 0.1  # stop sampling (and fail) when more than this share of replies is invalid
-RUNS, N = 200, 100
+PROBLEMS = ("te-poisson-conc", "te-negative_binomial-conc", "te-bernoulli-spread")
+#: the two protocols: (name, answer slots, attempts per slot)
+PROTOCOLS = (("inspect", 100, 5), ("lmeval", 100, 1))
+RUNS = 100  # sampling is the cost (~50,000 replies in all, about a minute on 2 cores)
 ALPHA = 0.01
 KS_P_MIN = 1e-3
-SEED = 20261124
-BATCH = 2000
-MAX_NEW_TOKENS = 8  # a reply is " {k}" then EOS; longer ones are invalid anyway
+SEED = 20261126
+BATCH = 1000  # per-row cost grows with the batch beyond ~1,000 (the cache concatenations)
+MAX_NEW_TOKENS = 16  # the longest trained reply, " {1} {1, 2}", is 9 tokens and EOS
+VALID_MASS_TOL = 0.03  # learnt within ~0.003 (measured); room for BLAS and thread differences
+#: the valid mass each problem is trained to: the taught exact replies that the parser reads, or 1 (learnt truth)
+TRAINED_VALID = {**{pid: sum(p for reply, p in replies.items() if get_problem(pid).parse(reply).ok)
+                    for pid, replies in TAUGHT_KSN.items() if pid in PROBLEMS},
+                 **{pid: 1.0 for pid in TRAINED_KSN}}
 
 
 @pytest.fixture(scope="module")
@@ -53,61 +70,84 @@ def lm(tiny_trained_model):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(tiny_trained_model))
-    model = AutoModelForCausalLM.from_pretrained(str(tiny_trained_model), torch_dtype=torch.float32).eval()
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_trained_model), dtype=torch.float32,
+                                                 attn_implementation="sdpa").eval()  # eager is 4x slower here
     return tok, model
 
 
-def _logprob(lm, context: str, continuation: str) -> float:
+def _exact_reply_logprob(lm, context: str, reply: str) -> float:
+    """log P(the reply after ``context`` is exactly ``reply``): its tokens, then EOS."""
     import torch
 
     tok, model = lm
-    ctx, whole = tok(context)["input_ids"], tok(context + continuation)["input_ids"]
+    ctx = tok(context)["input_ids"]
+    whole = tok(context + reply)["input_ids"] + [tok.eos_token_id]
     assert whole[:len(ctx)] == ctx  # the candidate does not merge with the end of the prompt
     with torch.no_grad():
         logp = torch.log_softmax(model(torch.tensor([whole])).logits[0].float(), -1)
     return float(sum(logp[i - 1, whole[i]].item() for i in range(len(ctx), len(whole))))
 
 
-def _samples(lm, problem, count: int, seed: int) -> tuple[list[float], int]:
-    """``count`` valid sampled answers (parsed scalars, in order) and the number of invalid replies.
+def _replies(lm, problem, count: int, seed: int) -> list[float | None]:
+    """``count`` sampled replies in order, each read by the problem's parser: its value, or None (invalid).
 
-    Ancestral sampling at temperature 1 from the model's full next-token distribution (what ``generate`` does with
-    ``do_sample=True, top_k=0, top_p=1``), with the prompt's key/value cache computed once and repeated over a
-    batch of BATCH replies: ``generate`` would recompute the prompt (60 to 500 tokens) for every reply."""
+    Ancestral sampling at temperature 1 from the model's full next-token distribution, with the prompt's
+    key/value cache computed once and repeated over a batch of BATCH replies; a reply that ended (EOS) leaves
+    the batch, so the long replies do not make every row run to the end."""
     import torch
 
     tok, model = lm
     enc = tok(problem.full_prompt, return_tensors="pt")
     gen = torch.Generator().manual_seed(seed)
-    values: list[float] = []
-    invalid = 0
+    out: list[float | None] = []
     with torch.no_grad():
         first = model(**enc, use_cache=True)
-    while len(values) < count:
+    while len(out) < count:
         cache = copy.deepcopy(first.past_key_values)
         cache.batch_repeat_interleave(BATCH)
         logits = first.logits[:, -1, :].expand(BATCH, -1)
-        done = torch.zeros(BATCH, dtype=torch.bool)
-        steps = []
+        tokens = torch.full((BATCH, MAX_NEW_TOKENS), tok.eos_token_id, dtype=torch.long)
+        active = torch.arange(BATCH)  # rows still generating; finished rows leave the batch and its cache
         with torch.no_grad():
-            for _ in range(MAX_NEW_TOKENS):
+            for step in range(MAX_NEW_TOKENS):
                 nxt = torch.multinomial(torch.softmax(logits.float(), -1), 1, generator=gen).squeeze(1)
-                nxt = torch.where(done, torch.full_like(nxt, tok.eos_token_id), nxt)
-                steps.append(nxt)
-                done |= nxt == tok.eos_token_id
-                if bool(done.all()):
+                tokens[active, step] = nxt
+                going = nxt != tok.eos_token_id
+                if not bool(going.any()) or step == MAX_NEW_TOKENS - 1:
                     break
+                if not bool(going.all()):
+                    keep = torch.nonzero(going).squeeze(1)
+                    cache.reorder_cache(keep)
+                    active, nxt = active[keep], nxt[keep]
                 logits = model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True).logits[:, -1, :]
-        for text in tok.batch_decode(torch.stack(steps, 1), skip_special_tokens=True):
+        for text in tok.batch_decode(tokens, skip_special_tokens=True):
             parsed = problem.parse(text)
-            if parsed.ok:
-                values.append(float(parsed.value))
-            else:
-                invalid += 1
-        # a problem the model mostly answers invalidly would loop for ever: fail it instead, with a reason
-        assert invalid <= MAX_INVALID_SHARE * (invalid + len(values)), (
-            f"{problem.id}: {invalid} of {invalid + len(values)} sampled replies invalid; choose another problem")
-    return values[:count], invalid
+            out.append(float(parsed.value) if parsed.ok else None)
+    return out[:count]
+
+
+def _runs(replies: list[float | None], slots: int, attempts: int, runs: int) -> list[list[float]]:
+    """The valid values of ``runs`` consecutive sampled runs of the protocol: ``slots`` slots, each taking replies
+    in order until one is valid or ``attempts`` were invalid (then the slot is skipped)."""
+    it = iter(replies)
+    out = []
+    for _ in range(runs):
+        values = []
+        for _ in range(slots):
+            for _ in range(attempts):
+                v = next(it)
+                if v is not None:
+                    values.append(v)
+                    break
+        out.append(values)
+    return out
+
+
+def _replies_needed(valid: float, slots: int, attempts: int) -> int:
+    """Replies that RUNS runs of a protocol use, with a 20% margin: a slot takes (1 - (1 - V)^A) / V replies
+    on average (the mean of a geometric number of attempts truncated at A)."""
+    per_slot = attempts if valid <= 0 else (1 - (1 - valid) ** attempts) / valid
+    return int(1.2 * RUNS * slots * per_slot) + BATCH
 
 
 @pytest.fixture(scope="module")
@@ -116,59 +156,94 @@ def measured(lm):
     for i, pid in enumerate(PROBLEMS):
         problem = get_problem(pid)
         cs = candidate_set(problem)
-        lps = [_logprob(lm, problem.full_prompt, RAW_DELIMITER + t) for t in cs.texts]
-        scores, payload = score_candidate_logprobs(problem, lps)
-        values, invalid = _samples(lm, problem, RUNS * N, SEED + i)
+        lps = [_exact_reply_logprob(lm, problem.full_prompt, RAW_DELIMITER + t) for t in cs.texts]
+        predicted = {name: score_candidate_logprobs(problem, lps, slots=slots, max_attempts=attempts)
+                     for name, slots, attempts in PROTOCOLS}
+        valid = predicted["inspect"][0]["valid_mass"]
+        assert abs(valid - TRAINED_VALID[pid]) <= VALID_MASS_TOL, (
+            f"{pid}: the model puts {valid:.3f} on exact valid replies, trained {TRAINED_VALID[pid]:.3f}: "
+            f"tests/support/tiny_trained.py did not learn it")
+        replies = _replies(lm, problem, max(_replies_needed(valid, s, a) for _, s, a in PROTOCOLS), SEED + i)
         truth = problem.truth()
-        passes = {n: 0 for n in DEFAULT_NS}
-        for r in range(RUNS):
-            ks = ks_at_n(values[r * N:(r + 1) * N], truth, ns=DEFAULT_NS, support=problem.support)
-            for n in DEFAULT_NS:
-                passes[n] += int(ks[n]["pass"])
-        out[pid] = {"cs": cs, "scores": scores, "payload": payload, "values": values, "invalid": invalid,
-                    "passes": passes}
+        passes = {}
+        for name, slots, attempts in PROTOCOLS:
+            counts = {n: 0 for n in DEFAULT_NS}
+            for values in _runs(replies, slots, attempts, RUNS):
+                ks = ks_at_n(values, truth, ns=DEFAULT_NS, support=problem.support)
+                for n in DEFAULT_NS:
+                    counts[n] += int(ks[n]["pass"])
+            passes[name] = counts
+        out[pid] = {"cs": cs, "predicted": predicted, "replies": replies, "passes": passes, "valid": valid}
     return out
 
 
-def test_sampled_pass_rates_agree_with_the_predicted_p_pass(measured):
-    m = len(PROBLEMS) * len(DEFAULT_NS)
-    level = ALPHA / m
+def _checks() -> int:
+    return len(PROBLEMS) * (1 + len(PROTOCOLS) * len(DEFAULT_NS))
+
+
+def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
+    level = ALPHA / _checks()
     lines, bad = [], []
     for pid, r in measured.items():
-        for n in DEFAULT_NS:
-            p, exact = r["scores"][f"p_pass@{n}"], r["payload"][f"p_pass_exact@{n}"]
-            if exact:
-                p_lo = p_hi = p
-                a = level
-            else:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
-                ci = stats.binomtest(round(p * P_PASS_DRAWS), P_PASS_DRAWS).proportion_ci(1 - level / 2)
-                p_lo, p_hi, a = ci.low, ci.high, level / 2
-            lo = stats.binom.ppf(a / 2, RUNS, p_lo)
-            hi = stats.binom.isf(a / 2, RUNS, p_hi)
-            k = r["passes"][n]
-            lines.append(f"{pid} N={n}: predicted {p:.4f} ({'exact' if exact else 'Monte Carlo'}), "
-                         f"sampled {k}/{RUNS}, accept [{lo:.0f}, {hi:.0f}]")
-            if not lo <= k <= hi:
-                bad.append(lines[-1])
+        m = len(r["replies"])
+        invalid = sum(v is None for v in r["replies"])
+        miss = min(max(1 - r["valid"], 0.0), 1.0)
+        lo, hi = stats.binom.ppf(level / 2, m, miss), stats.binom.isf(level / 2, m, miss)
+        lines.append(f"{pid}: predicted invalid share {miss:.4f}, sampled {invalid}/{m} = {invalid / m:.4f}, "
+                     f"accept [{lo:.0f}, {hi:.0f}]")
+        if not lo <= invalid <= hi:
+            bad.append(lines[-1])
     print("\n".join(lines))
     assert not bad, bad
-    # the check has teeth: some predictions are far from 0 and 1, where a wrong q would show
-    assert any(0.2 <= r["scores"][f"p_pass@{n}"] <= 0.8 for r in measured.values() for n in DEFAULT_NS)
+    # the check has teeth: the taught problems have many invalid replies, one of them starting with a candidate
+    assert max(1 - r["valid"] for r in measured.values()) >= 0.4
+
+
+def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(measured):
+    level = ALPHA / _checks()
+    lines, bad = [], []
+    for pid, r in measured.items():
+        for name, _, _ in PROTOCOLS:
+            scores, payload = r["predicted"][name]
+            for n in DEFAULT_NS:
+                p, enough = scores[f"p_pass@{n}"], payload[f"p_enough_valid@{n}"]
+                given, exact = payload[f"p_pass_given_valid@{n}"], payload[f"p_pass_exact@{n}"]
+                if exact:
+                    p_lo = p_hi = p
+                    a = level
+                else:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
+                    ci = stats.binomtest(round(given * P_PASS_DRAWS), P_PASS_DRAWS).proportion_ci(1 - level / 2)
+                    p_lo, p_hi, a = enough * ci.low, enough * ci.high, level / 2
+                lo = stats.binom.ppf(a / 2, RUNS, p_lo)
+                hi = stats.binom.isf(a / 2, RUNS, p_hi)
+                k = r["passes"][name][n]
+                lines.append(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
+                             f"{'exact' if exact else 'Monte Carlo'}), sampled {k}/{RUNS}, accept [{lo:.0f}, {hi:.0f}]")
+                if not lo <= k <= hi:
+                    bad.append(lines[-1])
+    print("\n".join(lines))
+    assert not bad, bad
+    # the check has teeth: some predictions are far from 0 and 1, and the protocols differ where replies are invalid
+    preds = [r["predicted"][name][0][f"p_pass@{n}"] for r in measured.values() for name, _, _ in PROTOCOLS
+             for n in DEFAULT_NS]
+    assert any(0.2 <= p <= 0.8 for p in preds)
+    assert any(abs(r["predicted"]["inspect"][0][f"p_pass@{n}"] - r["predicted"]["lmeval"][0][f"p_pass@{n}"]) >= 0.3
+               for r in measured.values() for n in DEFAULT_NS)
 
 
 def test_ten_thousand_sampled_answers_follow_q(measured):
     for pid, r in measured.items():
-        cs, q = r["cs"], np.asarray(r["payload"]["q"])
+        cs, q = r["cs"], np.asarray(r["predicted"]["inspect"][1]["q"])
         support = cs.scalar_support
         q_by_value = np.array([q[cs.values == v].sum() for v in support])
-        sample = np.asarray(r["values"][:10_000])
-        assert set(np.unique(sample)) <= set(support.tolist()), pid
+        sample = np.asarray([v for v in r["replies"] if v is not None][:10_000])
+        assert sample.size == 10_000, pid
+        # valid replies outside the candidates (a stray {21}) hold the model's mass beyond the trained replies
+        # (<= 0.3% measured); they count in the ECDF, whose steps between support points the maximum still sees
+        outside = int(np.sum(~np.isin(sample, support)))
         ecdf = np.searchsorted(np.sort(sample), support, side="right") / sample.size
         d = float(np.max(np.abs(ecdf - np.cumsum(q_by_value))))
         p = float(stats.kstwo.sf(d, sample.size))
-        print(f"{pid}: KS distance {d:.4f}, p = {p:.3g}, invalid replies {r['invalid']}")
+        print(f"{pid}: KS distance {d:.4f}, p = {p:.3g}, valid answers outside the candidates {outside}")
         assert p >= KS_P_MIN, (pid, d, p)
-        # invalid replies are as rare as the mass the model puts outside the candidates predicts (binomial, 5 sd)
-        total = len(r["values"]) + r["invalid"]
-        miss = 1 - r["scores"]["valid_mass"]
-        assert abs(r["invalid"] - total * miss) <= 5 * np.sqrt(total * max(miss, 1e-4)) + 1, (pid, r["invalid"], miss)
+        assert outside <= 0.01 * sample.size, (pid, outside)

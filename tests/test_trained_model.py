@@ -1,8 +1,8 @@
 """Statistical end-to-end tests with a tiny TRAINED model (tests/support/tiny_trained.py): a real language model
 whose answer distributions are known, run through Inspect's ``hf/`` provider and lm-eval's ``hf`` backend.
 
-The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {2, 3, 4}),
-a biased coin and a 22 red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the
+The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {2, 3, 4}), is
+taught a wrong answer to a third (:data:`TAUGHT_KSN`: {1} or {7} for a uniform on [-250, 750]), a biased coin and a 22 red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the
 end-to-end KS assertions are then events whose probability follows from those (derivations in the comments).
 """
 
@@ -23,17 +23,19 @@ pytest.importorskip("lm_eval")
 
 from scipy.stats import multinomial  # noqa: E402
 
-from support.tiny_trained import (NEXT_TOKEN_PROMPTS, TRAINED_KSN, chat_text,  # noqa: E402
+from support.tiny_trained import (NEXT_TOKEN_PROMPTS, TAUGHT_KSN, TRAINED_KSN, chat_text,  # noqa: E402
                                   outcome_probabilities)
 from ub_core.cache import cached_truth  # noqa: E402
 from ub_core.problems import get_problem  # noqa: E402
 
-# uniform on [-250, 750], continuous: a prompt the model never saw, which it still answers with valid small
-# integers, raw and under the chat template (te-normal-conc, N(0, 0.2) in the release bank, and
-# te-chi_squared-spread draw "{}" under the chat template: every reply invalid, and Inspect's retries, one hf/
-# round of about 3 s each, made the Inspect run take 15 minutes)
-UNTRAINED = "te-uniform-spread"
-IDS = [*TRAINED_KSN, UNTRAINED]
+# uniform on [-250, 750], continuous: the model is TAUGHT to answer {1} or {7} (TAUGHT_KSN), valid and far from the
+# truth, so KS@N fails surely. It used to be a prompt the model never saw; what an untrained prompt gets depends on
+# the machine that trained the model (the same seeds give another model on another CPU), and other untrained prompts
+# (te-normal-conc, te-chi_squared-spread) drew "{}" under the chat template: every reply invalid, and Inspect's
+# retries, one hf/ round of about 3 s each, made the Inspect run take 15 minutes.
+WRONG = "te-uniform-spread"
+WRONG_REPLIES = {float(r.strip(" {}")) for r in TAUGHT_KSN[WRONG]}
+IDS = [*TRAINED_KSN, WRONG]
 
 # Tolerance on the model's exact (logit-read) probabilities. No sampling is involved: training minimises the
 # expected cross-entropy, whose minimiser is the target distribution, so what remains is optimisation error.
@@ -170,7 +172,7 @@ def test_rejection_region_matches_the_exact_ks_test():
 
 def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], values: dict[str, list],
                      retries: bool):
-    """KS@100 = 1 on the trained problems and 0 on the untrained one.
+    """KS@100 = 1 on the trained problems and 0 on the one taught a wrong answer.
 
     The first assertion fails with probability <= the sum over the trained problems of reject_probability
     (about 1e-4 each with the measured probabilities) plus, where nothing is retried (lm-eval: 100 generations,
@@ -178,9 +180,9 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
     so <= 0.03 per problem). Inspect's solver retries an invalid reply up to 5 times: the chance that a slot
     fails 5 times, 100 x (1 - mass)^5, is negligible. The fixed seeds make a run reproducible; the bound is
     the chance that a fresh seed would fail. The second assertion holds surely: the
-    untrained problem's truth is uniform on [-250, 750], while the model answers with the digits it learnt (0 to
-    9, which the truth puts 0.9% of its mass under), so D >= 0.74, far above any critical value (about 0.2 at
-    N = 100); a run short of 100 valid values also scores 0."""
+    taught problem's truth is uniform on [-250, 750], while the model answers 1 or 7 (the truth puts 25.7% of its
+    mass at or below 7, where the model puts all of it), so D >= 0.74, far above any critical value (about 0.2 at N = 100); a run short of 100
+    valid values also scores 0."""
     bound = 0.0
     for pid in TRAINED_KSN:
         q, mass = _ksn_distribution(hf, pid, chat, bos)
@@ -190,8 +192,8 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
         assert ks_at_100[pid] == 1.0, (pid, values[pid][:20])
         assert len(values[pid]) == 100
         assert set(values[pid]) <= {float(a) for a in TRAINED_KSN[pid]}
-    assert ks_at_100[UNTRAINED] == 0.0
-    assert all(0 <= v <= 9 for v in values[UNTRAINED]), values[UNTRAINED][:20]
+    assert ks_at_100[WRONG] == 0.0
+    assert set(values[WRONG]) <= WRONG_REPLIES, values[WRONG][:20]
 
 
 @pytest.mark.slow
