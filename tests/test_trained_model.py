@@ -41,7 +41,7 @@ IDS = [*TRAINED_KSN, WRONG]
 # expected cross-entropy, whose minimiser is the target distribution, so what remains is optimisation error.
 # Measured (250 steps): at most 0.001 on a normalised proportion; 0.03 leaves room for BLAS/thread differences.
 PROB_TOL = 0.03
-MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9997)
+MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9989)
 
 # KS rejection region. KS@100 compares 100 model values with M = 10,000 truth draws and rejects at p < 1e-4
 # (UnpredictaBench). For these tied (discrete) samples the exact permutation test's rejection is a function of the
@@ -51,7 +51,7 @@ MASS_MIN = 0.99  # total probability on the valid answers (measured >= 0.9997)
 # the 100 counts under the model's measured probabilities.
 D_STAR = 0.19
 MAX_FALSE_FAIL = 1e-3
-MAX_FALSE_FAIL_NO_RETRY = 0.1  # lm-eval retries nothing: see _check_ks_claims
+NO_RETRY_INVALID_MAX = 5  # lm-eval retries nothing: at most this many of 100 replies invalid (_check_ks_claims)
 
 
 @pytest.fixture(scope="module")
@@ -174,24 +174,32 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
                      retries: bool):
     """KS@100 = 1 on the trained problems and 0 on the one taught a wrong answer.
 
-    The first assertion fails with probability <= the sum over the trained problems of reject_probability
-    (about 1e-4 each with the measured probabilities) plus, where nothing is retried (lm-eval: 100 generations,
-    KS@100 needs all 100 valid), 100 x (1 - mass on the valid answers) (union bound; measured mass >= 0.9997,
-    so <= 0.03 per problem). Inspect's solver retries an invalid reply up to 5 times: the chance that a slot
-    fails 5 times, 100 x (1 - mass)^5, is negligible. The fixed seeds make a run reproducible; the bound is
-    the chance that a fresh seed would fail. The second assertion holds surely: the
+    Inspect's solver retries an invalid reply up to 5 times, so every trained problem gets its 100 valid values
+    unless a slot fails 5 times (probability 100 x (1 - mass)^5, negligible) and KS@100 = 1 fails with
+    probability <= reject_probability (about 1e-4 each with the measured probabilities). lm-eval retries nothing:
+    with a measured mass of ~0.999 on the valid answers, all 100 replies are valid only with probability ~0.9, so
+    the claim there is that at most NO_RETRY_INVALID_MAX replies are invalid (binomial tail, < 1e-9) and that
+    KS@100 = 1 exactly when all 100 are valid (a run short of 100 valid values scores 0). The fixed seeds make a
+    run reproducible; the bound is the chance that a fresh seed, or another machine's model, would fail. The
     taught problem's truth is uniform on [-250, 750], while the model answers 1 or 7 (the truth puts 25.7% of its
-    mass at or below 7, where the model puts all of it), so D >= 0.74, far above any critical value (about 0.2 at N = 100); a run short of 100
-    valid values also scores 0."""
+    mass at or below 7, where the model puts all of it), so D >= 0.74, far above any critical value (about 0.2 at
+    N = 100): KS@100 = 0 surely."""
+    from scipy import stats
+
     bound = 0.0
     for pid in TRAINED_KSN:
         q, mass = _ksn_distribution(hf, pid, chat, bos)
-        bound += reject_probability(pid, q) + (0.0 if retries else 100 * (1 - mass))
-    assert bound < (MAX_FALSE_FAIL if retries else MAX_FALSE_FAIL_NO_RETRY), bound
+        short = 100 * (1 - mass) ** 5 if retries else float(stats.binom.sf(NO_RETRY_INVALID_MAX, 100, 1 - mass))
+        bound += reject_probability(pid, q) + short
+    assert bound < MAX_FALSE_FAIL, bound
     for pid in TRAINED_KSN:
-        assert ks_at_100[pid] == 1.0, (pid, values[pid][:20])
-        assert len(values[pid]) == 100
         assert set(values[pid]) <= {float(a) for a in TRAINED_KSN[pid]}
+        if retries:
+            assert ks_at_100[pid] == 1.0, (pid, values[pid][:20])
+            assert len(values[pid]) == 100
+        else:
+            assert len(values[pid]) >= 100 - NO_RETRY_INVALID_MAX, (pid, len(values[pid]))
+            assert ks_at_100[pid] == (1.0 if len(values[pid]) == 100 else 0.0), (pid, len(values[pid]))
     assert ks_at_100[WRONG] == 0.0
     assert set(values[WRONG]) <= WRONG_REPLIES, values[WRONG][:20]
 
@@ -239,7 +247,7 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
     ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
     values = {s["doc"]["id"]: s["values"] for s in samples}
     _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values, retries=False)
-    assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], 2 / 3)
+    assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], sum(ks.values()) / 3)
 
 
 def test_ids_option_selects_problems():
