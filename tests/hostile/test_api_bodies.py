@@ -24,6 +24,7 @@ pytest.importorskip("lm_eval")
 pytest.importorskip("aiohttp")
 
 import corpus  # noqa: E402
+from support.peak_memory import run_measured  # noqa: E402
 from support.stub_openai_server import Reply, StubServer  # noqa: E402
 from ub_core.ksn_scoring import parse_outputs  # noqa: E402
 from ub_core.problems import get_problem  # noqa: E402
@@ -128,13 +129,8 @@ def test_ub_lm_eval_gives_up_with_one_line(tmp_path):
         f"(not UTF-8 text (byte 0xff at offset 0); 2 bytes: '\ufffd\ufffd') (gave up after 2 attempts)")
 
 
-_PEAK = r"""
-import itertools, json, re, sys, time
-from pathlib import Path
-
-def peak_mb():  # this process's own high-water mark
-    return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) / 1024
-
+_NEVER_ENDING = r"""
+import itertools, time
 from support.stub_openai_server import Reply, StubServer
 from ub_lmeval.openai_models import ServerError, UBOpenAICompletions
 
@@ -159,11 +155,7 @@ def test_never_ending_body_memory_is_bounded_by_the_cap():
     """Before: a never-ending chunked body was buffered until lm-eval's timeout (2.4 GB in 3 s here, 3.2 GB in
     10 s in the issue; ~90 GB at the default 300 s). Now each attempt stops at the default max_response_mb (64),
     long before the timeout, and the process grows by about one cap."""
-    proc = subprocess.run([sys.executable, "-c", _PEAK], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = run_measured(_NEVER_ENDING)
     assert "body over max_response_mb=64 (more than 67,108,864 bytes sent)" in got["error"], got
     assert got["error"].endswith("(gave up after 2 attempts)")
     assert got["grew_mb"] < 2 * 64 + 40, got  # one 64 MB buffer at a time (+ the server thread's chunk)
