@@ -267,6 +267,7 @@ class _GroupedRepeats:
         for attempt in range(attempts):
             if attempt:
                 await asyncio.sleep(self._backoff(attempt, retry_after))
+            retry_after = None  # only the last answer's header counts
             async with sem:
                 self.sent_requests += 1
                 try:
