@@ -231,7 +231,10 @@ class _GroupedRepeats:
                 continue
             seen.add(index)
             text = self._choice_text(c)
-            (invalid.append(text) if invalid_reply_reason(text) is not None else valid.append((index, text)))
+            if invalid_reply_reason(text) is None:
+                valid.append((index, text))
+            else:
+                invalid.append(text)
         if invalid:
             log.warning("POST %s: %d of %d choices are invalid replies (e.g. %s)", self.base_url, len(invalid),
                         len(choices), invalid_reply_reason(invalid[0]))
