@@ -24,6 +24,7 @@ from ub_core.metrics import wilson_interval  # noqa: E402
 from ub_core.report import build_report, load_inputs  # noqa: E402
 
 import report_synthetic as synth  # noqa: E402
+from support.peak_memory import run_measured  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -482,32 +483,19 @@ def test_malformed_files_are_counted_skips_and_one_bad_item_spares_the_rest(tmp_
 
 # ------------------------------------------------------------------------------------------ large logs (finding 9)
 
-_PEAK_RSS = """
-import json, re, resource, sys
-from pathlib import Path
-
-def peak_kb():  # this process's own high-water mark; ru_maxrss would carry over the parent's peak across exec
-    status = Path("/proc/self/status")
-    if status.is_file():
-        return int(re.search(r"VmHWM:\\s+(\\d+)", status.read_text()).group(1))
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
+_LOAD_INPUTS = """
 from ub_core.report import load_inputs
 import inspect_ai.log  # imported before the baseline, as load_inputs imports it anyway
-base = peak_kb()
+base = peak_mb()
 table = load_inputs(sys.argv[1:])
-print(json.dumps({"grew_mb": (peak_kb() - base) / 1024, "records": len(table.records),
+print(json.dumps({"grew_mb": peak_mb() - base, "records": len(table.records),
                   "skips": [[s.path, s.reason] for s in table.skips]}))
 """
 
 
 def _load_in_subprocess(*paths: Path, env: dict | None = None) -> dict:
-    """load_inputs in a fresh interpreter: how far its peak resident memory grew past the imports (ru_maxrss)."""
-    res = subprocess.run([os.sys.executable, "-c", _PEAK_RSS, *map(str, paths)], capture_output=True, text=True,
-                         timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                             [str(ROOT), os.environ.get("PYTHONPATH", "")]), **(env or {})})
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    """load_inputs in a fresh interpreter: how far its peak resident memory grew past the imports."""
+    return run_measured(_LOAD_INPUTS, *map(str, paths), env=env)
 
 
 def test_eval_logs_are_read_sample_by_sample(ksn_run, monkeypatch):

@@ -132,7 +132,7 @@ def test_bad_input_is_reported_and_the_rest_scored(tmp_path, capsys):
     errs = json.loads(out)["errors"]
     n = len(lines)
     dup_first = 4 + next(i for i, ln in enumerate(good, 1) if '"m2"' in ln and '"run": 1' in ln)
-    assert any(e.startswith(f"{path}:3: not JSON") for e in errs)
+    assert any(e.startswith(f"{path}:3: not valid JSON") for e in errs)
     assert any(e.startswith(f"{path}:6: field 'run' must be int") for e in errs)
     assert any(e.startswith(f"{path}:7: missing field 'run'") for e in errs)
     assert any(e.startswith(f"{path}:8: gold 'Maybe'") for e in errs)

@@ -20,7 +20,6 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
 
 from __future__ import annotations
 
-import json
 import sys
 import math
 from collections import Counter, defaultdict
@@ -29,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import metrics
+from . import metrics, untrusted
 from .problems import Problem, UnknownProblemError, get_problem
 
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
@@ -281,7 +280,7 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
     """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches).
 
     Every line that cannot be read adds one ``"line N: reason"`` to ``errors``: invalid JSON, JSON nested too
-    deep to decode, integers over Python's digit limit. An integer too large for a float counts as one failed
+    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.untrusted.loads`). An integer too large for a float counts as one failed
     value. An optional non-negative integer ``n_failed`` adds replies that failed before the values were
     recorded (an Inspect log's failure count). ``counter[0]`` receives the number of non-blank lines."""
     merged: dict[str, dict] = {}
@@ -291,15 +290,9 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
             continue
         n_lines += 1
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            errors.append(f"line {lineno}: not valid JSON ({e.msg})")
-            continue
-        except RecursionError:
-            errors.append(f"line {lineno}: JSON nested too deeply to read")
-            continue
-        except ValueError as e:  # e.g. an integer over sys.get_int_max_str_digits() digits
-            errors.append(f"line {lineno}: unreadable JSON ({str(e).split(';')[0]})")
+            rec = untrusted.loads(line, unique_keys=True)
+        except untrusted.UntrustedJSONError as e:
+            errors.append(f"line {lineno}: {e}")
             continue
         if not isinstance(rec, dict):
             errors.append(f"line {lineno}: expected a JSON object, got {type(rec).__name__}")

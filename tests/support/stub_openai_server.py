@@ -13,6 +13,10 @@ Faults, for the retry / top-up tests: ``fail_first=K`` with ``failure="5xx"`` (H
 requests; ``max_choices=M`` returns at most M choices whatever ``n`` asks; ``extra_choices=E`` returns E
 more than asked.
 
+Hostile answers, for the tests of ``tests/hostile/``: ``replies=[Reply(...), ...]`` answers the first generation
+requests with those instead (a status, headers, a fixed body, a function of the completion the server would have
+sent, or a chunked body that may never end); ``server.arrivals`` holds each request's arrival time.
+
 Log-probabilities, for the log-probability tasks (calibration, implicit, explicit), from the reference model of
 ``ub_core.oracle_logprob`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant ``" " + option``
 is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format first-token list
@@ -31,13 +35,27 @@ import json
 import math
 import threading
 import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
 from ub_core.oracle_logprob import find_logit_item, oracle_logprob, oracle_top_logprobs, split_logit_text
 
-__all__ = ["StubServer"]
+__all__ = ["StubServer", "Reply"]
+
+
+@dataclass
+class Reply:
+    """A scripted answer to one generation request. ``body``: bytes sent as they are, or a function of the
+    completion the server would have sent (a dict) returning bytes or a JSON-able object. ``chunks``: a function
+    returning an iterable of bytes sent with chunked transfer encoding instead (it may never end: sending stops
+    when the client hangs up)."""
+
+    status: int = 200
+    body: bytes | Callable[[dict], Any] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: Callable[[], Iterable[bytes]] | None = None
 
 
 def _prompt_text(body: dict) -> str:
@@ -83,7 +101,7 @@ def _prompt_logprobs(body: dict, mode: str) -> list | None:
 class StubServer:
     def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
                  max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
-                 record: bool = True, logprobs: str = "oracle") -> None:
+                 record: bool = True, logprobs: str = "oracle", replies: Iterable[Reply] = ()) -> None:
         if answer not in ("oracle", "collapse"):
             raise ValueError(f"answer must be oracle or collapse, not {answer!r}")
         if failure not in ("5xx", "truncated", "slow"):
@@ -94,6 +112,8 @@ class StubServer:
         self.answer, self.fail_first, self.failure = answer, int(fail_first), failure
         self.max_choices, self.extra_choices = max_choices, int(extra_choices)
         self.slow_s, self.record = float(slow_s), record
+        self.replies = list(replies)
+        self.arrivals: list[float] = []  # time.monotonic() of each generation request
         self.requests: list[dict] = []  # every generation request body, in arrival order
         self.failed: list[int] = []  # indices (in ``requests``) of the requests answered with a fault
         self.served = {"requests": 0, "choices": 0}  # counted even with record=False (GET /v1/stub/stats)
@@ -136,17 +156,21 @@ class StubServer:
         # the request counter keeps requests with the same seed (top-ups, lm-eval's fixed seed) independent
         return oracle_replies(problem, n, seed=(int(seed) if seed is not None else 0) * 1_000_003 + serial)
 
-    def respond(self, path: str, body: dict) -> tuple[int, bytes]:
+    def respond(self, path: str, body: dict) -> tuple[int, bytes] | Reply:
         chat = path.endswith("/chat/completions")
         n = int(body.get("n") or 1)
         with self._lock:
             serial = next(self._counter)
+            self.arrivals.append(time.monotonic())
             if self.record:
                 self.requests.append(body)
-            fault = serial < self.fail_first
+            scripted = self.replies[serial] if serial < len(self.replies) else None
+            fault = serial < self.fail_first and scripted is None
             self.served["requests"] += 1
-            if fault:
+            if fault or scripted is not None:
                 self.failed.append(serial)
+        if scripted is not None and not callable(scripted.body):
+            return scripted
         if fault and self.failure == "5xx":
             return 503, b'{"error": {"message": "stand-in server: overloaded", "code": 503}}'
         if fault and self.failure == "slow":
@@ -169,6 +193,10 @@ class StubServer:
         out = {"id": f"stub-{serial}", "object": "chat.completion" if chat else "text_completion",
                "created": int(time.time()), "model": body.get("model", "stub"), "choices": choices,
                "usage": {"prompt_tokens": 10, "completion_tokens": 3 * k, "total_tokens": 10 + 3 * k}}
+        if scripted is not None:  # a function of this completion
+            got = scripted.body(out)
+            data = got if isinstance(got, bytes) else json.dumps(got).encode()
+            return Reply(scripted.status, data, scripted.headers)
         data = json.dumps(out).encode()
         if fault and self.failure == "truncated":
             data = data[: len(data) // 2]
@@ -183,12 +211,28 @@ class StubServer:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, status: int, data: bytes) -> None:
+            def _send(self, status: int, data: bytes, headers: dict | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _send_chunked(self, reply: Reply) -> None:
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                try:
+                    for chunk in reply.chunks():
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up: what a bounded reader does
+                    self.close_connection = True
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/stub/stats"):
@@ -213,8 +257,14 @@ class StubServer:
                 except ValueError:
                     self._send(400, b'{"error": {"message": "body is not JSON"}}')
                     return
-                status, data = server.respond(self.path, body)
-                self._send(status, data)
+                got = server.respond(self.path, body)
+                if isinstance(got, Reply):
+                    if got.chunks is not None:
+                        self._send_chunked(got)
+                    else:
+                        self._send(got.status, got.body, got.headers)
+                    return
+                self._send(*got)
 
         return Handler
 

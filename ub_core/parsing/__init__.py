@@ -47,16 +47,19 @@ from .options import parse_option
 from .permutations import parse_permutation
 from .region import extract_answer
 from .support import check_support
-from .text import MAX_CHARS, Parsed
+from .text import INVALID_REPLY_PREFIX, MAX_CHARS, Parsed, invalid_reply, invalid_reply_reason
 from .tokens import find_numbers
 from .odds import parse_percentile, parse_probability
 
 __all__ = [
+    "INVALID_REPLY_PREFIX",
     "MAX_CHARS",
     "Parsed",
     "check_support",
     "extract_answer",
     "find_numbers",
+    "invalid_reply",
+    "invalid_reply_reason",
     "parse_number",
     "parse_number_list",
     "parse_option",

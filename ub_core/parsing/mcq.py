@@ -53,6 +53,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .text import invalid_reply_reason
+
 __all__ = ["MCQRead", "read_mcq", "LETTERS", "MAX_CHARS", "WINDOW", "MAX_CUES"]
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -484,6 +486,9 @@ def read_mcq(reply: Any, options: Sequence[str] | int) -> MCQRead:
     try:
         if not isinstance(reply, str):
             return MCQRead(None, f"reply is {type(reply).__name__}, not text")
+        invalid = invalid_reply_reason(reply)
+        if invalid is not None:
+            return MCQRead(None, invalid)
         if options is None or isinstance(options, (str, bytes)):
             return MCQRead(None, "options must be a list of option texts or a count")
         try:

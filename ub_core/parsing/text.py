@@ -47,11 +47,34 @@ class Parsed:
         return cls(value=None, error=text or "unparseable reply")
 
 
+#: What an adapter records in place of a reply the serving side failed to deliver (a null or non-text choice, a
+#: repeated or out-of-range choice index): every parser fails it with the reason that follows the prefix, so it
+#: counts as an invalid reply and is never read as an answer, whatever the options. Model text never starts with
+#: NUL (and a reply that did would be invalid anyway).
+INVALID_REPLY_PREFIX = "\x00invalid reply: "
+
+
+def invalid_reply(reason: str) -> str:
+    """The recorded text of an undelivered reply: :data:`INVALID_REPLY_PREFIX` + ``reason``."""
+    return INVALID_REPLY_PREFIX + _one_line(reason)
+
+
+def invalid_reply_reason(text: object) -> str | None:
+    """``"invalid reply: <reason>"`` for a text made by :func:`invalid_reply`, else None."""
+    if isinstance(text, str) and text.startswith(INVALID_REPLY_PREFIX):
+        return text[1:]
+    return None
+
+
 def _guarded(fn: Callable[..., Parsed]) -> Callable[..., Parsed]:
-    """Last line of defence: turn any unexpected exception into a failure instead of raising."""
+    """Last line of defence: turn any unexpected exception into a failure instead of raising. A reply recorded
+    by :func:`invalid_reply` fails with its reason before the parser sees it."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Parsed:
+        invalid = invalid_reply_reason(args[0]) if args else None
+        if invalid is not None:
+            return Parsed.failure(invalid)
         try:
             out = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - hostile input must never escape as an exception

@@ -10,18 +10,26 @@ Both framework readers reduce one scored sample to three plain dicts and hand th
 
 Each family is one small :class:`Family` whose key names are module constants, so fixing a key to match an
 adapter is a one-line change. A sample whose keys match several families yields one record per family.
+
+Outside results are hostile: :func:`value_problem` judges each extracted number against its metric's spec
+(:mod:`ub_core.metric_spec` bounds), and :func:`extract_all` drops what it refuses, with the reason, so a TARr of
+-5 or 1e308, a ``true`` where a rate belongs or a 400-digit integer is never shown as a number.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, is_ks_key,
-                           metric_keys)
+from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, find_metric,
+                           is_ks_key, metric_keys)
+from ..untrusted import short
 
 __all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
-           "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all"]
+           "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all",
+           "value_problem"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -186,14 +194,57 @@ FAMILIES: tuple[Family, ...] = (
 FAMILY_NAMES = tuple(f.name for f in FAMILIES)
 
 
-def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping[str, Any]) -> list[tuple[str, Extracted]]:
+#: report family -> the metric-spec families its keys come from
+_SPEC_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
+
+
+def _digits(n: int) -> str:
+    try:
+        return f"{len(str(abs(n))):,}"
+    except ValueError:  # over the int-to-text limit
+        return f"about {abs(n).bit_length() * math.log10(2):,.0f}"
+
+
+def value_problem(family: str, key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be shown as metric ``key`` of report ``family`` (one line), or None when it can.
+
+    Only numbers are judged: a bool where a number belongs (0/1 flags summed by ``total`` aside), an integer
+    beyond the float range (309 digits and up), a finite number outside the metric's bounds. NaN and +/-inf mean
+    "undefined" and anything that is not a number is a blank already: both are left as they are."""
+    spec = next((m for f in _SPEC_FAMILIES.get(family, (family,)) if (m := find_metric(f, key)) is not None), None)
+    if isinstance(value, bool):
+        if spec is None or spec.aggregation == "total":
+            return None
+        return f"{key} = {str(value).lower()}, a boolean where a number belongs"
+    if not isinstance(value, numbers.Real):
+        return None
+    try:
+        v = float(value)
+    except OverflowError:
+        return f"{key} = {short(value, 24)} ({_digits(int(value))} digits), beyond the float range"
+    if spec is None or spec.bounds is None or not math.isfinite(v):
+        return None
+    lo, hi = spec.bounds
+    return None if lo <= v <= hi else f"{key} = {v:g}, outside [{lo:g}, {hi:g}]"
+
+
+def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping[str, Any],
+                refused: list[str] | None = None) -> list[tuple[str, Extracted]]:
     """``[(family, (category, metrics, payload)), ...]`` for every family whose keys appear in ``values``
-    (stability also looks in ``meta``, where the tar reducers put its keys)."""
+    (stability also looks in ``meta``, where the tar reducers put its keys). A metric value that
+    :func:`value_problem` refuses is left out of ``metrics`` and its reason appended to ``refused``."""
     meta = meta if isinstance(meta, Mapping) else {}
     doc = doc if isinstance(doc, Mapping) else {}
     out = []
     for fam in FAMILIES:
         probe = {**meta, **values} if fam.name == "stability" else values
         if fam.detect(probe):
-            out.append((fam.name, fam.extract(values, meta, doc)))
+            category, metrics, payload = fam.extract(values, meta, doc)
+            for key in list(metrics):
+                why = value_problem(fam.name, key, metrics[key])
+                if why is not None:
+                    del metrics[key]
+                    if refused is not None:
+                        refused.append(f"{fam.name} {why}")
+            out.append((fam.name, (category, metrics, payload)))
     return out

@@ -2,21 +2,24 @@
 any mix, any number of models, normalised into one :class:`SampleTable`.
 
 A file that cannot be read becomes one counted :class:`Skip` with a one-line reason (logged), never an exception.
-``.eval`` logs are read one sample at a time; an Inspect ``.json`` log (parsed whole by Inspect) over a size cap is
-one named skip.
+``.eval`` logs are read one sample at a time, after a decompressed-size cap per zip member
+(:mod:`ub_core.report.eval_zip`); an Inspect ``.json`` log (parsed whole by Inspect) over a size cap is one named
+skip. A metric value that cannot be a number of its metric (:func:`~ub_core.report.families.value_problem`) is
+one named skip and left out; the rest of its sample is kept.
 inspect_ai is imported only when an Inspect log is read.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .families import STABILITY_KEYS, extract_all
+from ..untrusted import loads
+from .eval_zip import oversized_member
+from .families import STABILITY_KEYS, extract_all, value_problem
 from .records import SampleRecord, SampleTable, finite_or_none
 
 __all__ = ["load_inputs", "read_inspect_log", "read_lmeval_dir_files", "classify"]
@@ -60,21 +63,38 @@ def classify(path: Path) -> str | None:
 #: An Inspect ``.json`` log can only be parsed whole, at roughly 70 bytes of memory per byte of file (a 143 MB log
 #: grew to 10 GB), so larger ones are one named skip. ``UB_REPORT_JSON_MAX_MB`` overrides the cap (in MB).
 JSON_LOG_MAX_MB = 64.0
+#: Inspect parses each ``.eval`` member it reads whole at about twice its decompressed size (a 1.5 MB log whose
+#: header expanded to 1.5 GB took 3.3 GB): a member over this cap makes the log one named skip, checked before
+#: Inspect reads anything. ``UB_REPORT_EVAL_MEMBER_MAX_MB`` overrides it (in MB).
+EVAL_MEMBER_MAX_MB = 256.0
 #: sample fields the report never reads: left out when an ``.eval`` log's samples are read one at a time
 _UNUSED_SAMPLE_FIELDS = frozenset({"messages", "events", "attachments", "store"})
 #: samples held in memory at once while an ``.eval`` log is read
 _EVAL_BATCH = 32
 
 
+def _cap_bytes(variable: str, default_mb: float) -> int:
+    """``$variable`` (MB) or ``default_mb``, in bytes; a value that is not a positive number is warned about."""
+    raw = os.environ.get(variable, "").strip()
+    try:
+        mb = float(raw) if raw else default_mb
+        if not mb > 0 or mb == float("inf"):
+            raise ValueError
+    except ValueError:
+        log.warning("%s=%r is not a positive number; using %g", variable, raw, default_mb)
+        mb = default_mb
+    return int(mb * 1024 * 1024)
+
+
 def json_log_max_bytes() -> int:
     """The size cap for Inspect ``.json`` logs: ``$UB_REPORT_JSON_MAX_MB`` (MB) or :data:`JSON_LOG_MAX_MB`."""
-    raw = os.environ.get("UB_REPORT_JSON_MAX_MB", "").strip()
-    try:
-        mb = float(raw) if raw else JSON_LOG_MAX_MB
-    except ValueError:
-        log.warning("UB_REPORT_JSON_MAX_MB=%r is not a number; using %g", raw, JSON_LOG_MAX_MB)
-        mb = JSON_LOG_MAX_MB
-    return int(mb * 1024 * 1024)
+    return _cap_bytes("UB_REPORT_JSON_MAX_MB", JSON_LOG_MAX_MB)
+
+
+def eval_member_max_bytes() -> int:
+    """The decompressed-size cap per ``.eval`` member: ``$UB_REPORT_EVAL_MEMBER_MAX_MB`` (MB) or
+    :data:`EVAL_MEMBER_MAX_MB`."""
+    return _cap_bytes("UB_REPORT_EVAL_MEMBER_MAX_MB", EVAL_MEMBER_MAX_MB)
 
 
 def _open_inspect_log(path: Path):
@@ -111,13 +131,20 @@ def _eval_samples_in_batches(path: Path, keys: list[tuple[Any, int]]):
 def read_inspect_log(path: Path, table: SampleTable) -> int:
     """Append one record per (sample, epoch, scorer, family); returns the number of records added.
 
-    ``.eval`` logs are read sample by sample; a ``.json`` log over :func:`json_log_max_bytes` is one named skip."""
+    ``.eval`` logs are read sample by sample, once no member is over :func:`eval_member_max_bytes` decompressed;
+    a ``.json`` log over :func:`json_log_max_bytes` is one named skip."""
     try:
         import inspect_ai.log  # noqa: F401
     except ImportError:
         table.add_skip(path, "reading Inspect logs needs inspect-ai (pip install 'unpredictabench[inspect]')")
         return 0
-    if path.suffix != ".eval":
+    if path.suffix == ".eval":
+        cap = eval_member_max_bytes()
+        why = oversized_member(path, cap)
+        if why is not None:
+            table.add_skip(path, f"{why}; raise UB_REPORT_EVAL_MEMBER_MAX_MB to read it" if "cap per" in why else why)
+            return 0
+    else:
         try:
             size, cap = path.stat().st_size, json_log_max_bytes()
         except OSError as e:
@@ -157,11 +184,14 @@ def _read_inspect_sample(sample, path: Path, model: str, task: str,
     for scorer_name, score in (sample.scores or {}).items():
         values = dict(score.value) if isinstance(score.value, Mapping) else {scorer_name: score.value}
         meta = dict(score.metadata) if isinstance(score.metadata, Mapping) else {}
+        refused: list[str] = []
         try:
-            found = extract_all(values, meta, doc)
+            found = extract_all(values, meta, doc, refused)
         except Exception as e:  # noqa: BLE001 - a hostile sample is one counted skip
             table.add_skip(f"{path}#{sample.id}", f"unreadable sample ({_one_line(e)})")
             continue
+        for why in refused:
+            table.add_skip(f"{path}#{sample.id}", f"{why}; value skipped")
         for family, (category, metrics, payload) in found:
             table.records.append(SampleRecord(model, "inspect", family, task, category, str(sample.id),
                                               int(sample.epoch or 1), metrics, payload, str(path)))
@@ -231,7 +261,7 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
     agg: dict[str, Any] = {}
     for sc in (elog.results.scores if elog.results else []):
         for name, m in sc.metrics.items():
-            if name in STABILITY_KEYS and finite_or_none(m.value) is not None:
+            if name in STABILITY_KEYS and _aggregate_ok(name, m.value, f"{source} (metric of {sc.name})", table):
                 agg[name] = m.value
     if agg:
         table.aggregates.setdefault((model, "inspect", "stability", task), {}).update(agg)
@@ -269,12 +299,12 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = loads(line)
                 if not isinstance(row, dict):
                     raise ValueError("not a JSON object")
-            except (ValueError, RecursionError) as e:
+            except ValueError as e:  # UntrustedJSONError too: not JSON, nested too deeply, an over-long integer
                 bad += 1
-                table.add_skip(f"{path}:{lineno}", f"bad JSON line ({_one_line(e)})")
+                table.add_skip(f"{path}:{lineno}", f"bad JSON line ({e})")
                 continue
             flt = row.get("filter")
             if first_filter is None:
@@ -288,12 +318,15 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             values = {k: row[k] for k in metric_names if k in row}
             meta = {k: v for k, v in row.items() if k not in LMEVAL_LINE_KEYS}
             pid = str(doc.get("id", row.get("doc_id", lineno)))
+            refused: list[str] = []
             try:
-                found = extract_all(values, meta, doc)
+                found = extract_all(values, meta, doc, refused)
             except Exception as e:  # noqa: BLE001 - a hostile line is one counted skip
                 bad += 1
                 table.add_skip(f"{path}:{lineno}", f"unreadable sample ({_one_line(e)})")
                 continue
+            for why in refused:
+                table.add_skip(f"{path}:{lineno}", f"{why}; value skipped")
             if not found:
                 bad += 1
                 table.add_skip(f"{path}:{lineno}", "no metric keys of a known family")
@@ -306,7 +339,17 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
     return len(table.records) - before
 
 
-def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable) -> bool:
+def _aggregate_ok(metric: str, value: Any, where: str, table: SampleTable) -> bool:
+    """A run-level stability value that can be shown; one named skip for a refused one
+    (:func:`~ub_core.report.families.value_problem`)."""
+    why = value_problem("stability", metric, value)
+    if why is not None:
+        table.add_skip(where, f"stability {why}; value skipped")
+        return False
+    return finite_or_none(value) is not None
+
+
+def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable, path: Path) -> bool:
     """Run-level stability values from a results file (``"tar_r,none": 0.9``); True when any was found."""
     found = False
     rows = results.get("results")
@@ -316,7 +359,7 @@ def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: Sample
         agg = {}
         for key, v in row.items():
             metric = str(key).split(",")[0]
-            if metric in STABILITY_KEYS and finite_or_none(v) is not None:
+            if metric in STABILITY_KEYS and _aggregate_ok(metric, v, f"{path} (results.{str(task)[:80]})", table):
                 agg[metric] = v
         if agg:
             table.aggregates.setdefault((model, "lm-eval", "stability", str(task)), {}).update(agg)
@@ -331,10 +374,10 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
     used_results: set[Path] = set()
     for rpath in results_files:
         try:
-            results = json.loads(rpath.read_text(encoding="utf-8", errors="replace"))
+            results = loads(rpath.read_text(encoding="utf-8", errors="replace"))
             if not isinstance(results, dict) or "results" not in results:
                 raise ValueError("no 'results' key")
-        except (OSError, ValueError, RecursionError) as e:
+        except (OSError, ValueError) as e:
             table.add_skip(rpath, f"not an lm-eval results file ({_one_line(e)})")
             continue
         table.files_read.append(str(rpath))
@@ -343,7 +386,7 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
         models[(rpath.parent, m.group("stamp") if m else "")] = model
         has_samples = any(_LM_SAMPLES.match(s.name) and _LM_SAMPLES.match(s.name).group("stamp") ==
                           (m.group("stamp") if m else None) and s.parent == rpath.parent for s in samples_files)
-        if _lm_results_aggregates(results, model, table):
+        if _lm_results_aggregates(results, model, table, rpath):
             used_results.add(rpath)
         elif not has_samples:
             table.add_skip(rpath, "lm-eval results without samples_*.jsonl beside it (run with --log_samples)")

@@ -20,15 +20,16 @@ log = logging.getLogger("ub_core.report")
 
 
 def finite_or_none(x: Any) -> float | None:
-    """A float for a finite number (bools count as 0/1); None for anything else (None, NaN, text, lists)."""
+    """A float for a finite number (bools count as 0/1); None for anything else (None, NaN, text, lists, an
+    integer beyond the float range)."""
     if isinstance(x, bool):
         return float(x)
-    if isinstance(x, (int, float)):
-        v = float(x)
-        return v if math.isfinite(v) else None
-    try:  # numpy scalars
-        v = float(x)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    try:
+        if isinstance(x, (int, float)):
+            v = float(x)
+            return v if math.isfinite(v) else None
+        v = float(x)  # type: ignore[arg-type]  # numpy scalars
+    except (TypeError, ValueError, OverflowError):
         return None
     return v if math.isfinite(v) and not isinstance(x, (str, bytes)) else None
 
