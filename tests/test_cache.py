@@ -36,7 +36,8 @@ def draws(monkeypatch):
     real = _REAL_DRAW
 
     def counting(self, size, seed=0):
-        calls.append((self.id, size, seed))
+        if size != cache.SAMPLER_PROBE_SIZE:  # the fingerprint's sampler probe is not a truth build
+            calls.append((self.id, size, seed))
         return real(self, size, seed)
 
     monkeypatch.setattr(Problem, "draw", counting)
@@ -206,3 +207,17 @@ def test_unwritable_cache_still_returns_draws(cache_env, monkeypatch):
 
     monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
     assert np.array_equal(cached_truth(get_problem(PID), SIZE, SEED), _fresh())
+
+
+def test_a_changed_sampler_never_reads_the_old_draws(cache_env):
+    """Issue 29: the fingerprint hashed id, family and params only, so after a sampler changed ``truth()`` returned
+    the old cached draws while ``draw()`` returned new ones. The fingerprint now holds what the sampler does."""
+    import dataclasses
+
+    p = get_problem(PID)
+    old = cached_truth(p, SIZE, SEED)
+    changed = dataclasses.replace(p, sampler=lambda rng, n: rng.normal(5.0, 1.0, n))
+    new = cached_truth(changed, SIZE, SEED)
+    assert np.array_equal(new, _REAL_DRAW(changed, SIZE, SEED)) and not np.array_equal(new, old)
+    assert np.array_equal(cached_truth(p, SIZE, SEED), old)  # the original sampler still reads its own file
+    assert truth_path(changed, SIZE, SEED) != truth_path(p, SIZE, SEED)

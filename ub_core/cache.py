@@ -46,12 +46,22 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("unpredictabench"))
 
 
+#: Draws of the sampler probe in :func:`problem_fingerprint` (about 40 microseconds a problem).
+SAMPLER_PROBE_SIZE = 64
+
+
 def problem_fingerprint(problem) -> str:
-    """Short digest of what defines a problem's truth (family, parameters, support, options), so editing a
-    problem never reads stale draws even if the bank version was not bumped; sampler code changes bump the
-    bank version."""
+    """Short digest of what defines a problem's truth, so that no change reads stale draws:
+
+    * what it is: id, family, parameters, support, answer format, options;
+    * what its sampler *does*: the bytes of its first :data:`SAMPLER_PROBE_SIZE` draws for seed 0. A change to a
+      family's sampler, or to any helper it calls, changes them (issue 29: after a sampler edit ``truth()`` used
+      to return the old cached draws while ``draw()`` returned new ones; a hash of the sampler's source would miss
+      a changed helper, and a version number needs someone to bump it)."""
     rec = problem.to_record(with_prompt=False)
     key = {k: rec[k] for k in ("id", "family", "params", "support", "answer_format", "options")}
+    probe = np.ascontiguousarray(problem.draw(SAMPLER_PROBE_SIZE, 0), dtype=_DTYPE)
+    key["sampler"] = hashlib.sha256(probe.tobytes()).hexdigest()
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
