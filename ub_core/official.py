@@ -47,6 +47,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from .problems.base import Problem
+from .problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
@@ -54,24 +55,8 @@ __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official
 log = logging.getLogger("ub_core.official")
 
 REQUIRED_COLUMNS = ("uid", "category", "prompt_text")
-_CATEGORY_ALIASES = {
-    "textexplicit": "text_explicit", "textimplicit": "text_implicit", "codeexplicit": "code_explicit",
-    "codeimplicit": "code_implicit", "realworld": "real_world", "realworldscenario": "real_world",
-    "shuffle": "shuffling", "shuffling": "shuffling", "multimodal": "multimodal",
-}
-
-
 class OfficialDataError(ValueError):
     """The release files are missing, unreadable or not in the released schema (one-line message)."""
-
-
-def normalise_category(name: Any) -> str:
-    """Map released category names ("Text Explicit", "RealWorld", ...) onto ours; unknown ones are snake-cased."""
-    text = str(name or "").strip()
-    key = re.sub(r"[^a-z]", "", text.lower())
-    if key in _CATEGORY_ALIASES:
-        return _CATEGORY_ALIASES[key]
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unknown"
 
 
 # ------------------------------------------------------------------------------------------------ reading
@@ -199,33 +184,9 @@ def load_ground_truth(path: str | Path, empty_ok: bool = False) -> dict[str, lis
 
 # ------------------------------------------------------------------------------------------------ release layout
 
-_FOLDER_RE = re.compile(r"^(textual|text|code)_(multimodal_)?(explicit|implicit)_(concentrated|spread_out|spread)"
-                        r"(?:_(.+))?$")
 ANSWER_TYPES = ("single_item_selection", "selection_separated_by_new_line", "shuffling_separated_by_new_line")
 MAPPING_FILE = "realworld_mapping.json"
 VALUES_FILE = "ground_truth_values.json"
-
-
-def release_folder_info(folder: str) -> dict:
-    """Category, regime and modality of a release task folder.
-
-    ``textual_explicit_concentrated_gpt-5.4`` -> ``text_explicit`` / ``concentrated`` (``spread_out`` ->
-    ``spread``, our name; the suffix is the model that wrote the program); ``textual_multimodal_explicit_*`` ->
-    category ``multimodal``; ``realworld_human`` -> ``real_world``; ``shuffling_human`` -> ``shuffling``. Other
-    names: category from :func:`normalise_category`, regime ``none``."""
-    name = str(folder).strip()
-    m = _FOLDER_RE.match(name)
-    if m:
-        medium, multi, kind, regime, source = m.groups()
-        category = "multimodal" if multi else f"{'code' if medium == 'code' else 'text'}_{kind}"
-        return {"category": category, "regime": "concentrated" if regime == "concentrated" else "spread",
-                "modality": "multimodal" if multi else "unimodal", "source": source}
-    low = name.lower()
-    for prefix, category in (("realworld", "real_world"), ("real_world", "real_world"), ("shuffling", "shuffling")):
-        if low.startswith(prefix):
-            return {"category": category, "regime": "none", "modality": "unimodal",
-                    "source": name[len(prefix):].strip("_") or None}
-    return {"category": normalise_category(name), "regime": "none", "modality": "unimodal", "source": None}
 
 
 def load_answer_mapping(path: str | Path) -> dict[str, dict]:

@@ -28,11 +28,8 @@ import numpy as np
 from ... import distributions as D
 from ..base import Problem
 from .code_explicit import code_explicit_program, code_prompt
+from .constants import BANK, BANK_VERSION
 from .multimodal import multimodal_prompt
-
-BANK = "ksn"
-# Bump when any prompt, parameter or sampler changes: it keys the ground-truth cache.
-BANK_VERSION = "2"
 
 CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
               "shuffling")
@@ -105,7 +102,7 @@ def generated_problem(row: dict, variant: int = 0) -> Problem:
 
     family, params = row["family"], D.validate(row["family"], row["params"])
     category, regime, short = row["category"], row["regime"], REGIME_SHORT[row["regime"]]
-    from ...official import release_folder_info  # the one parser of release folder names
+    from .release_names import release_folder_info  # the one parser of release folder names
 
     own = release_folder_info(row["uid_folder"])["category"]  # the uid's own category (differs for the two misfiled programs)
     release = {"folder": row["folder"], "row": row["row"], "slot": row["slot"], "name": row["release_name"]}

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..base import Problem
 from ..exact_pmf import F, pmf_modality
-from .bank import BANK_VERSION
+from .constants import BANK, BANK_VERSION
 from .shuffling import z1_pmf
 from .realworld_systems import (
     _distributed_systems,
@@ -51,7 +51,6 @@ from .realworld_systems import (
 
 __all__ = ["realworld_problems", "realworld_specs", "SUBCATEGORY_COUNTS"]
 
-BANK = "ksn"
 SUBCATEGORY_COUNTS = {"os_concurrency": 7, "garbage_collection": 5, "network": 5, "distributed_systems": 5,
                       "hashing": 4, "mcmc": 4}
 

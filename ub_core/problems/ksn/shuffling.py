@@ -16,11 +16,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..base import Problem
-from .bank import BANK_VERSION
+from .constants import BANK, BANK_VERSION
 
 __all__ = ["shuffling_problems", "SHUFFLE_LISTS", "TYPE_COUNTS"]
 
-BANK = "ksn"
 TYPE_COUNTS = {"integer": 6, "ordinal": 6, "word": 5, "decimal": 3}
 
 # (type, items), in the release's row order (``shuffling_human/questions.json`` rows 0-19, so the uid of row i is
