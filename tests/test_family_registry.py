@@ -23,10 +23,11 @@ from scipy import stats
 from ub_core import distributions as D
 from ub_core.problems import odds
 from ub_core.problems.ksn import bank as ksn
-from ub_core.problems.ksn import regimes
+from ub_core.problems.ksn import template_registry
 from ub_core.problems.ksn.code_implicit import CODE_IMPLICIT
 from ub_core.problems.ksn.text_implicit import TEXT_IMPLICIT
-from ub_core.problems.ksn.regimes import REGIMES, family_table, template, template_for
+from ub_core.problems.ksn.regimes import REGIMES
+from ub_core.problems.ksn.templates import TEMPLATE_KINDS, family_table, template, template_for
 
 TOY = "toy_shifted_exponential"
 
@@ -35,7 +36,8 @@ TOY = "toy_shifted_exponential"
 def registries(monkeypatch):
     """Private copies of the family and template registries, so a toy registration leaks into no other test."""
     monkeypatch.setattr(D, "FAMILIES", dict(D.FAMILIES))
-    monkeypatch.setattr(regimes, "_TEMPLATES", {k: dict(v) for k, v in regimes._TEMPLATES.items()})
+    monkeypatch.setattr(template_registry, "_TEMPLATES",
+                        {k: dict(v) for k, v in template_registry._TEMPLATES.items()})
 
 
 def _toy_family() -> D.Family:
@@ -152,7 +154,7 @@ def test_template_registry_matches_the_tables():
         # the table-10 families, plus the laws some release programs sample instead of their row's family
         extra = {"code_implicit": {"rayleigh", "empirical_discrete", "multinomial_weighted_sum"},
                  "text_implicit": {"rayleigh", "empirical_discrete"}}[kind]
-        assert set(regimes._TEMPLATES[kind]) == set(D.TABLE10_FAMILIES) | extra
+        assert set(template_registry._TEMPLATES[kind]) == set(D.TABLE10_FAMILIES) | extra
         for family in ("beta", "multinomial", "categorical"):
             params = REGIMES[family]["spread"]
             assert table[family](params) == template_for(kind, family)(params)
@@ -160,8 +162,14 @@ def test_template_registry_matches_the_tables():
 
 
 def test_template_errors_are_one_line(registries):
-    with pytest.raises(ValueError, match="unknown template kind 'code_explicit'"):
-        template("code_explicit", "beta")
+    with pytest.raises(ValueError, match="unknown template kind 'text_explicit'"):
+        template("text_explicit", "beta")  # every family describes itself: nothing to register
+    with pytest.raises(ValueError, match="unknown template kind 'code'"):
+        template_for("code", "beta")
+    with pytest.raises(ValueError, match="'beta' already has a template"):
+        template("code_explicit", "beta")(lambda p: "print(1)")
+    with pytest.raises(ValueError, match="code_explicit: no template for family 'skew_normal'"):
+        template_for("code_explicit", "skew_normal")  # was a bare KeyError from a private dict
     with pytest.raises(D.ParameterError, match="unknown distribution family 'betta'"):
         template("code_implicit", "betta")
     with pytest.raises(ValueError, match="'beta' already has a template"):
@@ -171,6 +179,21 @@ def test_template_errors_are_one_line(registries):
     with pytest.raises(RuntimeError, match="no template for skew_normal"):
         family_table("code_implicit", ["beta", "skew_normal"])
     assert tuple(family_table("code_implicit", ["beta", "normal"])) == ("beta", "normal")
+
+
+def test_every_kind_is_loaded_in_a_fresh_process():
+    """Issue 29: in a fresh process ``template_for("text_implicit", "beta")`` failed until ``text_implicit``
+    happened to be imported. Importing the templates module loads all four kinds."""
+    import subprocess
+    import sys
+
+    code = ("from ub_core.problems.ksn.templates import TEMPLATE_KINDS, template_for\n"
+            "for kind in TEMPLATE_KINDS:\n"
+            "    print(kind, len(template_for(kind, 'beta')({'a': 2, 'b': 3})) > 20)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [w for kind in TEMPLATE_KINDS for w in (kind, "True")]
+    assert set(TEMPLATE_KINDS) == {"text_explicit", "text_implicit", "code_explicit", "code_implicit"}
 
 
 # ------------------------------------------------------------------------------------------------ one describer

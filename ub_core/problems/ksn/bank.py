@@ -30,6 +30,7 @@ from ..base import Problem
 from .code_explicit import code_explicit_program, code_prompt
 from .constants import BANK, BANK_VERSION
 from .multimodal import multimodal_prompt
+from .templates import template_for
 
 CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
               "shuffling")
@@ -96,9 +97,6 @@ def generated_problem(row: dict, variant: int = 0) -> Problem:
     row's process (family and parameters), our wording for its category. ``variant=1`` words it differently
     (a second phrasing; a code-implicit program takes the family's own construction instead of the release's, or
     the direct library call): the release repeats a process, and each problem needs a prompt of its own."""
-    from .code_implicit import CODE_IMPLICIT  # noqa: F401  (registers the code-implicit templates)
-    from .regimes import template_for
-    from .text_implicit import TEXT_IMPLICIT  # noqa: F401  (registers the text-implicit templates)
 
     family, params = row["family"], D.validate(row["family"], row["params"])
     category, regime, short = row["category"], row["regime"], REGIME_SHORT[row["regime"]]

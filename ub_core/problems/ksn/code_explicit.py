@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ...distributions import fmt
+from .template_registry import template, template_for
 
 
 def _arr(x) -> str:
@@ -124,9 +125,22 @@ _CODE_EXPLICIT: dict[str, Callable[[dict], list[str]]] = {
 }
 
 
+def _program_builder(body: Callable[[dict], list[str]]) -> Callable[[dict], str]:
+    def build(params: dict) -> str:
+        lines = ["import numpy as np", "", "rng = np.random.default_rng()", *body(params), "print(x)"]
+        return "\n".join(lines)
+
+    return build
+
+
+for _family, _body in _CODE_EXPLICIT.items():  # the code-explicit kind of the template registry (.templates)
+    template("code_explicit", _family)(_program_builder(_body))
+
+
 def code_explicit_program(family: str, params: dict) -> str:
-    lines = ["import numpy as np", "", "rng = np.random.default_rng()", *_CODE_EXPLICIT[family](params), "print(x)"]
-    return "\n".join(lines)
+    """The code-explicit program of ``family`` (validated ``params``): a direct library draw, printed. A family
+    without one is a one-line ``ValueError``."""
+    return template_for("code_explicit", family)(params)
 
 
 def code_prompt(program: str) -> str:

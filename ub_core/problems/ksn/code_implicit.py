@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ...distributions import fmt
-from .regimes import family_table, template
+from .template_registry import family_table, template
 
 __all__ = ["CODE_IMPLICIT", "implicit_program"]
 

@@ -9,14 +9,10 @@ setting (high variance, broad support). They are chosen so the spread setting's 
 twice the concentrated one's (a test checks this on the reference draws), and so integer-valued parameters stay
 integers where a code-implicit program needs them (numbers of stages, trials, degrees of freedom).
 
-Also the registry of per-family templates: ``@template(kind, family)`` registers a builder (the code-implicit
-programs and text-implicit stories register theirs this way), and :func:`family_table` collects them for the
-table-10 families, an explicit list.
+The per-family templates live in :mod:`.templates` (issue 29: the registry used to live here).
 """
 
 from __future__ import annotations
-
-from typing import Callable, Sequence
 
 REGIME_NAMES = ("concentrated", "spread")
 
@@ -86,63 +82,3 @@ REGIMES: dict[str, dict[str, dict]] = {
                     "spread": {"pvals": [1 / 6] * 6,
                                "labels": ["apple", "banana", "cherry", "grape", "lemon", "mango"]}},
 }
-
-
-#: The kinds of per-family templates (``problems/ksn/code_implicit.py`` and ``problems/ksn/text_implicit.py`` register theirs).
-TEMPLATE_KINDS = ("code_implicit", "text_implicit")
-
-# kind -> {family: builder}, filled by the @template decorator when a template module is imported
-_TEMPLATES: dict[str, dict[str, Callable[[dict], str]]] = {}
-
-
-def template(kind: str, family: str) -> Callable[[Callable[[dict], str]], Callable[[dict], str]]:
-    """Decorator: register ``builder(params) -> str`` as the ``kind`` template of the registered distribution
-    ``family``, e.g. ``@template("code_implicit", "beta")``. The builder gets validated params (see
-    :func:`template_for`); it is returned unchanged. A second, different builder for the same kind and family is
-    an error (registering the same function again, as a module reload does, replaces it)."""
-    from ... import distributions as D
-
-    if kind not in TEMPLATE_KINDS:
-        raise ValueError(f"unknown template kind {kind!r}; expected one of {', '.join(TEMPLATE_KINDS)}")
-    D.get_family(family)  # an unknown family raises a one-line ParameterError
-
-    def register(builder: Callable[[dict], str]) -> Callable[[dict], str]:
-        table = _TEMPLATES.setdefault(kind, {})
-        old = table.get(family)
-        if old is not None and (old.__module__, old.__qualname__) != (builder.__module__, builder.__qualname__):
-            raise ValueError(f"{kind}: {family!r} already has a template ({old.__module__}.{old.__qualname__})")
-        table[family] = builder
-        return builder
-
-    return register
-
-
-def template_for(kind: str, family: str) -> Callable[[dict], str]:
-    """The ``kind`` template of ``family`` as ``build(params) -> str``, which validates ``params`` first. A
-    family without one raises a one-line ValueError."""
-    from ... import distributions as D
-
-    try:
-        builder = _TEMPLATES[kind][family]
-    except KeyError:
-        raise ValueError(f"{kind}: no template for family {family!r}") from None
-
-    def build(params: dict) -> str:
-        return builder(D.validate(family, params))
-
-    build.__name__ = f"{kind}_{family}"
-    build.__doc__ = f"{kind.replace('_', '-')} template for {family} (params validated first)."
-    return build
-
-
-def family_table(kind: str, families: Sequence[str] | None = None) -> dict[str, Callable[[dict], str]]:
-    """``{family: builder}`` (:func:`template_for`) for ``families``, by default the 40 table-10 families
-    (:data:`ub_core.distributions.TABLE10_FAMILIES`, an explicit list: templates registered for other families
-    are not included). A family without a template is an error."""
-    from ... import distributions as D
-
-    names = D.TABLE10_FAMILIES if families is None else tuple(families)
-    missing = [f for f in names if f not in _TEMPLATES.get(kind, {})]
-    if missing:
-        raise RuntimeError(f"{kind}: no template for {', '.join(missing)}")
-    return {f: template_for(kind, f) for f in names}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ...distributions import fmt
-from .regimes import family_table, template
+from .template_registry import family_table, template
 
 __all__ = ["TEXT_IMPLICIT", "implicit_scenario"]
 
