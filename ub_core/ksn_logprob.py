@@ -178,7 +178,8 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     short of N valid answers fails; :func:`ub_core.metrics.p_enough_valid`; Inspect's ``ub_inspect/ksn``: 100
     and 5, lm-eval's ``ub_ksn``: 100 and 1), ``no_mass`` (1 when the model put no mass on any candidate: every
     other metric but ``valid_mass`` is NaN) and ``bad_logprobs`` (1 when a log-probability is malformed: NaN,
-    ``+inf``, above 0, not a number; every other metric is NaN and ``payload["bad_logprobs"]`` says why).
+    ``+inf``, above 0, not a number, or the candidates' probabilities sum above 1, which disjoint replies cannot;
+    every other metric is NaN and ``payload["bad_logprobs"]`` says why).
     ``payload`` records ``q``, per N the pass probability given N valid answers ``p_pass_given_valid@N``, the
     chance of reaching N valid answers ``p_enough_valid@N``, the standard errors ``p_pass_se@N`` and which N
     were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
@@ -196,6 +197,10 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
         scores.update(no_mass=0.0, bad_logprobs=1.0)
         return scores, {"q": None, "bad_logprobs": reason}
     log_total = _logsumexp(lps)
+    if log_total > math.log1p(_LOGPROB_SLACK):  # disjoint replies (no candidate is a prefix of another) sum to <= 1
+        scores = {k: math.nan for k in keys}
+        scores.update(no_mass=0.0, bad_logprobs=1.0)
+        return scores, {"q": None, "bad_logprobs": f"candidate probabilities sum to {math.exp(log_total):.6g} > 1"}
     if log_total == -math.inf:
         scores = {k: math.nan for k in keys}
         scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0)

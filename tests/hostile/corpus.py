@@ -33,3 +33,16 @@ def with_duplicate_key(obj: dict[str, Any], key: str, value: Any) -> str:
 
 #: bytes that are not UTF-8 inside an otherwise well-formed JSON object
 NOT_UTF8 = b'{"id": "\xff\xfe\xc3\x28"}'
+
+
+#: log-probabilities a model or server can return for one candidate, each with the words of the reason it must
+#: be counted under (``ub_core.ksn_logprob.clean_logprobs``): never an exception that aborts a run
+HOSTILE_LOGPROBS = {
+    "nan": (float("nan"), "is nan"),
+    "+inf": (float("inf"), "is inf"),
+    "positive": (0.5, "> 0: not a probability"),
+    "string": ("-1.0", "str, not a number"),
+    "bool": (True, "bool, not a number"),
+    "huge int": (10 ** 400, "too large for a float"),
+    "list": ([-1.0], "list, not a number"),
+}
