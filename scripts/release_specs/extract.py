@@ -11,7 +11,7 @@ Every program under ``ground_truth_codes/<task folder>/<uid>.py`` of the release
   could be folded from literals (``np.array([...])``, ``(a - mu) / sigma`` ...);
 * every sampler call (numpy.random / Generator / scipy.stats ``.rvs`` / python ``random``), with arguments
   resolved to literals where the names are module-level constants;
-* a classification: family name + parameters in the conventions of ``/work/main/ub_core/distributions.py``
+* a classification: family name + parameters in the conventions of ``ub_core/distributions.py``
   (read statically; the registry is imported, read-only, only to validate parameters), obtained by a small
   symbolic evaluation of the sampling loop (constant folding + pattern rules for the usual constructions:
   inverse-CDF transforms, compound draws, while-loop samplers, mixtures selected by an index draw).
@@ -35,8 +35,11 @@ import uuid
 
 import numpy as np
 
-MIRROR = os.environ.get("UB_RELEASE_MIRROR", "/work/.mirror/UnpredictaBench+UnpredictaBenchCode/repo")
-MAIN = os.environ.get("UB_MAIN", "/work/main")
+# The release: a git checkout or bare mirror, named by ``--mirror DIR`` or ``$UB_RELEASE_MIRROR`` (no default: a
+# default path would silently read whatever is there on another machine). The project is the checkout that holds
+# this file (its registry is read, read-only, to validate parameters), never another one on the path.
+MIRROR = os.environ.get("UB_RELEASE_MIRROR", "")
+MAIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # ------------------------------------------------------------------------------------------------ release I/O
@@ -2853,6 +2856,14 @@ def bank_mixture_components(category):
 
 
 def main():
+    global MIRROR
+    if "--mirror" in sys.argv:
+        at = sys.argv.index("--mirror")
+        if at + 1 >= len(sys.argv):
+            sys.exit("extract.py: --mirror needs a folder")
+        MIRROR = sys.argv[at + 1]
+    if not MIRROR or not os.path.isdir(MIRROR):
+        sys.exit("extract.py: name the release checkout or mirror with --mirror DIR (or UB_RELEASE_MIRROR)")
     specs, ours = build_specs()
     # facts only in the written table: the release's own code text (call sources, output expressions) stays out
     public = []
