@@ -29,6 +29,8 @@ log = logging.getLogger("ub_core.report")
 #: keys lm-eval writes on every sample line; everything else on the line came from our process_results
 LMEVAL_LINE_KEYS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
                               "doc_hash", "prompt_hash", "target_hash"})
+#: the doc key where ub_lmeval logs a document's lists (``values``, ``q``, ``option_mass``, ``predicted``)
+LMEVAL_SAMPLE_KEY = "ub_sample"
 _LM_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.jsonl$")
 _LM_RESULTS = re.compile(r"^results_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.json$")
 
@@ -282,7 +284,7 @@ def _lm_model(results: Mapping[str, Any], fallback: str) -> str:
             k, _, v = part.partition("=")
             if k.strip() in ("pretrained", "model") and v.strip():
                 pretrained = v.strip()
-    return f"{name}/{pretrained}" if pretrained else name
+    return f"{name}/{pretrained}" if pretrained and pretrained != name else name
 
 
 def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> int:
@@ -317,6 +319,9 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             metric_names = [k for k in metric_names if isinstance(k, str)]
             values = {k: row[k] for k in metric_names if k in row}
             meta = {k: v for k, v in row.items() if k not in LMEVAL_LINE_KEYS}
+            extra = doc.get(LMEVAL_SAMPLE_KEY)  # per-document lists kept out of the results (ub_lmeval.results_json)
+            if isinstance(extra, Mapping):
+                meta.update({str(k): v for k, v in extra.items()})
             pid = str(doc.get("id", row.get("doc_id", lineno)))
             refused: list[str] = []
             try:
