@@ -165,12 +165,13 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
         raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")
     out.mkdir(parents=True, exist_ok=True)
     tables = build_tables(table)
+    used = {r.source for r in table.records} | set(table.aggregate_sources.values())  # superseded runs left out
     figs, gallery, files = _figures(tables, table, out, max_histograms)
     info = {"records": len(table.records), "files": sorted(set(table.files_read)),
             "skipped": [str(s) for s in table.skips],  # after the figures: one that failed is listed too
             "models": [f"{m} [{f}]" for m, f in table.models()],
             "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "runs": [table.runs[s].to_json() for s in sorted(table.runs)]}
+            "runs": [table.runs[s].to_json() for s in sorted(used) if s in table.runs]}
     write_summary(tables, out, info)
     sections = [{"name": fam, "title": _TITLES.get(fam, fam), "tables": ts, "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]

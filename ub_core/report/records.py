@@ -91,16 +91,17 @@ DEFAULT_MODEL_ALIASES = {f"ub/{m}": f"ub-{m}" for m in ("oracle", "collapse")}
 
 
 def model_alias(name: str, aliases: dict[str, str] | None = None) -> str:
-    """The report's name for ``name``: an exact ``aliases`` entry first, then the default folding of the offline
-    models (``ub/oracle``, ``ub-oracle``, ``ub-oracle/...`` -> ``ub-oracle``; likewise ``collapse``)."""
-    if aliases and name in aliases:
+    """The report's name for ``name``: the default folding of the offline models (``ub/oracle``, ``ub-oracle``,
+    ``ub-oracle/...`` -> ``ub-oracle``; likewise ``collapse``), then an ``aliases`` entry for the name as written or
+    as folded (``ub-oracle=Oracle`` renames all three)."""
+    aliases = aliases or {}
+    if name in aliases:
         return aliases[name]
-    if name in DEFAULT_MODEL_ALIASES:
-        return DEFAULT_MODEL_ALIASES[name]
-    for folded in DEFAULT_MODEL_ALIASES.values():
-        if name.startswith(folded + "/"):
-            return folded
-    return name
+    folded = DEFAULT_MODEL_ALIASES.get(name, name)
+    for offline in DEFAULT_MODEL_ALIASES.values():
+        if folded.startswith(offline + "/"):
+            folded = offline
+    return aliases.get(folded, folded)
 
 
 @dataclass

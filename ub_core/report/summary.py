@@ -223,7 +223,7 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
     grids = [f"grid_{b}" for b in BEHAVIOURS]
     has_grid = any(isinstance(r.payload.get("behaviour_entry"), Mapping) for r in records)
     cols = ["pm", "pm_ci_low", "pm_ci_high", "wd", "wd_ci_low", "wd_ci_high", "re", "re_ci_low", "re_ci_high",
-            *behaviours, *(grids if has_grid else [])]
+            "abs_re", *behaviours, *(grids if has_grid else [])]
     lead = Table("calibration_leaderboard", "Numeric calibration (PM, WD, RE with 95% CIs clustered by option "
                  "pair; behaviour compatibility rates and grid behaviour rates)", "calibration",
                  ["model", "framework", "items", *cols])
@@ -235,6 +235,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
         for key in ("pm", "wd", "re"):
             out[key] = nanmean(r.metrics.get(key) for r in recs)
             out[f"{key}_ci_low"], out[f"{key}_ci_high"] = _clustered(recs, key)
+        # |RE| per item (RE is two-sided, target 0): the ranked form; from re, so older logs have it too
+        out["abs_re"] = nanmean(abs(v) for v in (r.metric("re") for r in recs) if v is not None)
         for b in behaviours:
             out[b] = nanmean(r.metrics.get(b) for r in recs)
         if has_grid:
@@ -252,7 +254,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
         for cat, crecs in sorted(_group(recs, lambda r: r.category).items()):
             by_cat.rows.append({"model": model, "framework": fw, "category": cat, **row(crecs)})
     lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
-                "the valid options; re: H(model) - H(ideal) in bits; behaviour_b: share of two-option items " \
+                "the valid options; re: H(model) - H(ideal) in bits (two-sided, target 0: not ranked); abs_re: mean " \
+                "|re| (lower is better); behaviour_b: share of two-option items " \
                 "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids classified as b " \
                 "(Figure 3; Null when the grid's mean PM < 0.5)."
     return [lead, by_cat]
