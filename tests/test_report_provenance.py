@@ -67,6 +67,15 @@ def test_partial_runs_are_listed_after_complete_ones_and_marked(report, runs):
     board = page.split('data-table="ksn_leaderboard"')[1].split("</table>")[0]
     assert board.count('<tr class="partial"') == 3 and board.count("PARTIAL") == 3
     assert 'id="complete-legend"' in page and 'id="table-runs"' in page
+    import csv
+
+    with (runs / "report" / "summary.csv").open(newline="") as fh:
+        flags = {(r["model"], r["framework"]): r["value"] for r in csv.DictReader(fh)
+                 if r["table"] == "ksn_leaderboard" and r["metric"] == "complete"}
+    assert flags == {("ub-collapse", "lm-eval"): "1", ("ub-oracle", "lm-eval"): "0", ("ub-oracle", "inspect"): "0",
+                     ("ub-collapse", "inspect"): "0"}
+    md = (runs / "report" / "summary.md").read_text()
+    assert "| ub-collapse | lm-eval | yes | 20 |" in md and "| ub-oracle | inspect | PARTIAL | 2 |" in md
 
 
 def test_every_row_carries_its_runs_provenance(report, runs):

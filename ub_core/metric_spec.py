@@ -96,7 +96,9 @@ def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float
 BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 
 #: Numeric calibration: probability mass on the options (PM), Wasserstein distance (WD) and RE (model entropy
-#: minus the ideal's, bits; two-sided, target 0, so not ranked), then the behaviour rates, then ``abs_re`` = |RE|. lm-eval adds a clustered standard error and a grid rate per metric (``ub_lmeval/task_yamls``).
+#: minus the ideal's, bits; two-sided, target 0, so not ranked), then the behaviour rates, then ``abs_re`` = |RE|.
+#: lm-eval reports each one's clustered standard error as ``<key>_stderr`` and adds a grid rate per behaviour
+#: (``ub_lmeval/task_yamls``).
 CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("pm", "PM", True, UNIT), _nanmean("wd", "WD", False, NONNEGATIVE),
     MetricSpec("re", "RE", False, "nanmean", "skip", ranked=False),  # signed, target 0: see abs_re

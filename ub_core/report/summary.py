@@ -498,10 +498,17 @@ def _fmt(v: Any) -> str:
 
 
 def _csv(v: Any) -> str:
-    """Full precision for dashboards (the Markdown and HTML tables round)."""
+    """Full precision for dashboards (the Markdown and HTML tables round); a flag (``complete``) as 1 / 0."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
     if isinstance(v, float):
         return "" if not math.isfinite(v) else f"{v:.12g}"
     return "" if v is None else str(v)
+
+
+def _complete_text(v: Any) -> str:
+    """The ``complete`` flag as the page shows it: yes, PARTIAL, or ? (the input does not say)."""
+    return {True: "yes", False: "PARTIAL"}.get(v, "?") if isinstance(v, bool) or v is None else str(v)
 
 
 def md_text(v: Any) -> str:
@@ -514,7 +521,8 @@ def md_text(v: Any) -> str:
 def markdown_table(t: Table) -> str:
     head = "| " + " | ".join(md_text(c) for c in t.columns) + " |"
     sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
-    body = ["| " + " | ".join(md_text(_fmt(r.get(c))) for c in t.columns) + " |" for r in t.rows]
+    body = ["| " + " | ".join(md_text(_complete_text(r.get(c)) if c == "complete" else _fmt(r.get(c)))
+                              for c in t.columns) + " |" for r in t.rows]
     return "\n".join([head, sep, *body])
 
 
