@@ -146,3 +146,17 @@ def test_ub_lm_eval_names_the_oracle_in_results(tmp_path):
     results = sorted(tmp_path.rglob("results_*.json"))
     assert len(results) == 2 and {p.parent.name for p in results} == {"ub-oracle"}
     assert {json.loads(p.read_text())["model_name"] for p in results} == {"ub-oracle"}
+
+
+def test_stderr_hook_keeps_lm_evals_own_lookup():
+    """Our aggregations bring their stderr; lm-eval's own keep theirs; --bootstrap_iters 0 still turns all off."""
+    import lm_eval.evaluator_utils as evaluator_utils
+    from lm_eval.api.metrics import mean, mean_stderr
+
+    lookup = evaluator_utils.stderr_for_metric
+    assert getattr(lookup, "ub_wrapped", False)
+    assert lookup(nanmean, 100)([0.1, 0.5, float("nan"), 0.9]) == pytest.approx(nanmean_stderr([0.1, 0.5, 0.9]))
+    assert lookup(nanmean, 100)([0.5]) == "N/A"  # one value: no spread to measure (never NaN in the JSON)
+    assert lookup(mean, 100) is mean_stderr
+    assert lookup(nanmean, 0) is None and lookup(mean, 0) is None
+    assert ub_lmeval.results_json.install_stderr_hook() and evaluator_utils.stderr_for_metric is lookup  # idempotent
