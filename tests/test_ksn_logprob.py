@@ -256,7 +256,7 @@ def test_lmeval_docs_score_each_candidate_followed_by_each_reply_end(tiny_traine
     assert doc["ends"] == ["</s>", "\n\n"]
     assert doc["choices"] == ["{0}</s>", "{0}\n\n", "{1}</s>", "{1}\n\n"]
     row = process_results_ksn_logprob(doc, [(math.log(x), False) for x in (0.3, 0.1, 0.4, 0.2)])
-    assert row["valid_mass"] == pytest.approx(1.0) and row["q"] == pytest.approx([0.4, 0.6])
+    assert row["valid_mass"] == pytest.approx(1.0) and doc["ub_sample"]["q"] == pytest.approx([0.4, 0.6])
     explicit = ksn_logprob_dataset("text_explicit", ids="te-bernoulli-spread", end_of_answer="none")["test"][0]
     assert explicit["choices"] == ["{0}", "{1}"]
 
@@ -276,7 +276,7 @@ def test_yaml_metric_list_equals_the_spec_and_categories_match_the_bank():
     agg = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!function utils.total"}
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     assert listed == [(m.key, agg[m.aggregation], m.higher_is_better) for m in KSN_LOGPROB_METRICS
-                      if "lmeval" in m.adapters] + [("q", "!function utils.count", True)]
+                      if "lmeval" in m.adapters]  # q goes to the sample log, not the results
     group = yaml.load((folder / "ub_ksn_logprob.yaml").read_text(), Loader=_Loader)
     assert group["task"] == [f"ub_ksn_logprob_{c}" for c in CATEGORIES]
 

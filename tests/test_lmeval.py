@@ -53,7 +53,7 @@ def test_oracle_full_marks_with_per_category_results(task_manager):
         assert res["higher_is_better"][f"ub_ksn_{cat}"]["wdz"] is False
     assert results["ub_ksn"]["ks@100,take_100"] == 1.0  # the group's weighted mean
     sample = res["samples"]["ub_ksn_shuffling"][0]
-    assert len(sample["values"]) == 100 and len(sample["filtered_resps"][0]) == 100
+    assert len(sample["doc"]["ub_sample"]["values"]) == 100 and len(sample["filtered_resps"][0]) == 100
     json.dumps(res["results"])  # dashboards read it as JSON
 
 

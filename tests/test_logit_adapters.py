@@ -208,7 +208,8 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
     assert r["ub_explicit"]["mcq_acc,none"] == 1.0
     # what a logged sample carries for the report
     s = res["samples"]["ub_calibration_colors"][0]
-    assert s["option_mass"] == pytest.approx([0.3, 0.7]) and s["predicted"] == pytest.approx([0.3, 0.7])
+    ub = s["doc"]["ub_sample"]  # the lists ride with the doc, out of the results (issue 26 item 6)
+    assert ub["option_mass"] == pytest.approx([0.3, 0.7]) and ub["predicted"] == pytest.approx([0.3, 0.7])
     assert len(s["resps"]) == 12  # one log-likelihood per surface variant (6 per colour)
     json.dumps(res["results"])
 
@@ -248,7 +249,8 @@ def test_lmeval_tiny_hf_model_end_to_end(tiny_llama):
         assert math.isfinite(row[f"{key},none"])
     sample = res["samples"]["ub_calibration_colors"][0]
     assert sample["doc"]["dedup"] == "token_ids"
-    assert 0.0 < sum(sample["option_mass"]) <= 1.0 and sum(sample["predicted"]) == pytest.approx(1.0)
+    ub = sample["doc"]["ub_sample"]
+    assert 0.0 < sum(ub["option_mass"]) <= 1.0 and sum(ub["predicted"]) == pytest.approx(1.0)
 
 
 def test_continuation_token_ids_match_lm_eval_encode_pair(tiny_llama):
@@ -368,7 +370,7 @@ def test_parity_same_logprobs_same_scores_in_both_adapters():
         for item in loader():
             doc = docs[item.id]
             lps = [float(x) if rng.random() > 0.2 else -math.inf for x in np.log(rng.random(len(doc["choices"])) / 8)]
-            lm_rows.append(process_results_logit(doc, [(lp, False) for lp in lps]))
+            lm_rows.append({**process_results_logit(doc, [(lp, False) for lp in lps]), **doc["ub_sample"]})
             sample = record_to_sample(item)
             state = TaskState(model=ModelName("ub/oracle"), sample_id=item.id, epoch=1, input=item.prompt,
                               messages=[], metadata=sample.metadata)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ub_core import metric_spec
-from ub_core.metric_spec import KSN_METRICS, MetricSpec, is_ks_key, metric, metric_keys
+from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, is_ks_key, metric, metric_keys
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,9 +27,8 @@ _LMEVAL_AGG = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!
 def test_ksn_yaml_metric_list_equals_the_spec():
     doc = yaml.load((ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml").read_text(), Loader=_Loader)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    expected = [(m.key, _LMEVAL_AGG[m.aggregation], m.higher_is_better) for m in KSN_METRICS if "lmeval" in m.adapters]
-    # the parsed values ride along as a counted pseudo-metric, so --log_samples keeps them
-    assert listed == expected + [("values", "!function utils.count", True)]
+    expected = [(m.key, _LMEVAL_AGG[m.aggregation], direction(m)) for m in KSN_METRICS if "lmeval" in m.adapters]
+    assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
 
 
 def test_lmeval_hooks_report_exactly_the_spec_keys():
@@ -39,8 +38,10 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
     assert KSN_METRIC_KEYS == metric_keys("ksn", "lmeval")
     p = load_bank("ksn")[0]
-    row = process_results_ksn({"id": p.id}, [oracle_replies(p, 100, seed=1)])
-    assert tuple(k for k in row if k != "values") == KSN_METRIC_KEYS
+    doc = {"id": p.id}
+    row = process_results_ksn(doc, [oracle_replies(p, 100, seed=1)])
+    assert tuple(row) == KSN_METRIC_KEYS
+    assert len(doc["ub_sample"]["values"]) == 100  # logged with the doc, not a metric
 
 
 def test_inspect_metrics_derive_from_the_spec():
@@ -101,18 +102,19 @@ def test_spec_refuses_unknown_aggregations_and_keys():
     ("explicit", "ub_lmeval/task_yamls/explicit/_ub_explicit_template_yaml"),
 ])
 def test_logprob_yaml_metric_lists_equal_the_spec(family, path):
-    """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and direction; their
-    companions (clustered SEs, grid rates, payload counts) follow, each named after a spec metric."""
+    """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
+    (two-sided ``re``: null); the only companions are the grid rates and the ``bad_logprobs`` count. No count of
+    a per-item list and no ``_clustered_se`` row (the clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
     doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     heads = [row for row in listed if row[1] == "!function utils.nanmean"]
     spec = metric_spec._FAMILIES[family]
-    assert heads == [(m.key, _LMEVAL_AGG[m.aggregation], m.higher_is_better) for m in spec]
-    keys = set(metric_keys(family))
-    for name, _, _ in listed[len(heads):]:
-        base = name.removesuffix("_clustered_se")
-        grid = "behaviour_" + name.removeprefix("grid_")
-        assert base in keys or grid in keys or name in ("option_mass", "predicted", "n_options"), name
+    assert heads == [(m.key, _LMEVAL_AGG[m.aggregation], direction(m)) for m in spec]
+    rest = listed[len(heads):]
+    grids = [r for r in rest if r[0].startswith("grid_")]
+    assert rest == grids + [("bad_logprobs", "!function utils.total", False)]
+    for name, agg, hib in grids:
+        assert agg == "!function utils.grid_behaviour_rate" and hib == direction(metric(family, "behaviour_" + name[5:]))
 
 
 def test_logprob_keys_and_behaviours_derive_from_the_spec():
@@ -122,12 +124,12 @@ def test_logprob_keys_and_behaviours_derive_from_the_spec():
     assert METRIC_KEYS == {b: metric_keys(b) for b in ("calibration", "implicit", "explicit")}
     assert BEHAVIOURS == metric_spec.BEHAVIOURS == families.BEHAVIOURS
     assert families.IMPLICIT_KEYS == metric_keys("implicit") and families.EXPLICIT_KEYS == metric_keys("explicit")
-    assert families.CALIBRATION_KEYS == ("pm", "wd", "re")
+    assert families.CALIBRATION_KEYS == ("pm", "wd", "re", "abs_re")
 
 
 def _lmeval_rows(spec) -> list[tuple]:
     return [(m.key, f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation else _LMEVAL_AGG[m.aggregation],
-             m.higher_is_better) for m in spec if "lmeval" in m.adapters]
+             direction(m)) for m in spec if "lmeval" in m.adapters]
 
 
 @pytest.mark.parametrize("family, path", [
@@ -139,9 +141,7 @@ def _lmeval_rows(spec) -> list[tuple]:
 def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family, path):
     doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    expected = _lmeval_rows(metric_spec.metric_specs(family))
-    assert listed[:len(expected)] == expected
-    assert all(row[1] == "!function utils.count" for row in listed[len(expected):])  # payload lists ride along
+    assert listed == _lmeval_rows(metric_spec.metric_specs(family))  # no payload list counted as a metric
 
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():

@@ -108,7 +108,8 @@ def test_ksn_report_files(ksn_run):
     # summary.csv (long form): the Random Machine passes every problem, the collapsed model none at N = 100
     rows = _csv_rows(rep / "summary.csv")
     assert set(rows[0]) == {"table", "family", "model", "framework", "group", "metric", "value"}
-    for model, fw in (("ub/oracle", "inspect"), ("ub-oracle", "lm-eval")):
+    # Inspect's ub/oracle and lm-eval's ub-oracle are one model in the report (issue 26 item 8)
+    for model, fw in (("ub-oracle", "inspect"), ("ub-oracle", "lm-eval")):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ks@100") == 1.0
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "problems") == 2
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "invalid_rate") == 0.0
@@ -116,36 +117,37 @@ def test_ksn_report_files(ksn_run):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ci_low") == pytest.approx(
             wilson_interval(2, 2)[0], abs=1e-9)
         assert wilson_interval(2, 2)[0] == pytest.approx(2 / (2 + 1.959963984540054 ** 2))
-    for model, fw in (("ub/collapse", "inspect"), ("ub-collapse", "lm-eval")):
+    for model, fw in (("ub-collapse", "inspect"), ("ub-collapse", "lm-eval")):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ks@100") == 0.0
         assert _csv_value(rows, "ksn_curve", model, fw, "ks@1") == 1.0  # one value is always plausible
         assert _csv_value(rows, "ksn_curve", model, fw, "ks@100") == 0.0
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "wdz") > 3  # far from the truth in z units
-    assert _csv_value(rows, "ksn_leaderboard", "ub/oracle", "inspect", "retry_rate") == 0.0
+    assert _csv_value(rows, "ksn_leaderboard", "ub-oracle", "inspect", "retry_rate") == 0.0
     assert _csv_value(rows, "ksn_leaderboard", "ub-oracle", "lm-eval", "retry_rate") is None  # lm-eval never retries
-    assert _csv_value(rows, "ksn_by_category", "ub/oracle", "inspect", "ks@100", group="category=shuffling") == 1.0
+    assert _csv_value(rows, "ksn_by_category", "ub-oracle", "inspect", "ks@100", group="category=shuffling") == 1.0
 
     # summary.json
     doc = json.loads((rep / "summary.json").read_text())
     assert set(doc) == {"generated_by", "inputs", "families", "tables"}
+    assert len(doc["inputs"]["runs"]) == 4  # provenance of every run (tests/test_report_provenance.py)
     assert doc["families"] == ["ksn"]
     assert set(doc["tables"]) == {"ksn_leaderboard", "ksn_by_category", "ksn_curve"}
     assert doc["inputs"]["records"] == 8 and doc["inputs"]["skipped"] == []
-    assert sorted(doc["inputs"]["models"]) == ["ub-collapse [lm-eval]", "ub-oracle [lm-eval]",
-                                               "ub/collapse [inspect]", "ub/oracle [inspect]"]
+    assert sorted(doc["inputs"]["models"]) == ["ub-collapse [inspect]", "ub-collapse [lm-eval]",
+                                               "ub-oracle [inspect]", "ub-oracle [lm-eval]"]
     lead = doc["tables"]["ksn_leaderboard"]
-    assert lead["columns"][:4] == ["model", "framework", "problems", "ks@100"]
+    assert lead["columns"][:5] == ["model", "framework", "complete", "problems", "ks@100"]
     assert [r["ks@100"] for r in lead["rows"]] == [1.0, 1.0, 0.0, 0.0]  # sorted best first
     assert {"ks@100 shuffling", "wdz", "jsd", "retry_rate", "ci_low", "ci_high"} <= set(lead["columns"])
     curve = doc["tables"]["ksn_curve"]
-    assert curve["columns"] == ["model", "framework", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20", "ks@50",
+    assert curve["columns"] == ["model", "framework", "complete", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20", "ks@50",
                                 "ks@100"]
 
     # summary.md: a Markdown table per summary table
     md = (rep / "summary.md").read_text()
-    assert "| model | framework | problems | ks@100 | ci_low | ci_high | ks@100 shuffling |" in md
-    assert re.search(r"^\| ub/oracle \| inspect \| 2 \| 1 \| 0\.3424 \| 1 \| 1 \|", md, re.M)
-    assert re.search(r"^\| ub-collapse \| lm-eval \| 2 \| 0 \| 0 \| 0\.6576 \|", md, re.M)
+    assert "| model | framework | complete | problems | ks@100 | ci_low | ci_high | ks@100 shuffling |" in md
+    assert re.search(r"^\| ub-oracle \| inspect \| PARTIAL \| 2 \| 1 \| 0\.3424 \| 1 \| 1 \|", md, re.M)
+    assert re.search(r"^\| ub-collapse \| lm-eval \| PARTIAL \| 2 \| 0 \| 0 \| 0\.6576 \|", md, re.M)
 
     # index.html
     page = _parse((rep / "index.html").read_text())
@@ -171,7 +173,7 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
     results = next((ksn_run / "lm_eval" / "ub-collapse").rglob("results_*.json"))
     table = load_inputs([oracle_log, results])
     assert table.skips == []
-    assert sorted(table.models()) == [("ub-collapse", "lm-eval"), ("ub/oracle", "inspect")]
+    assert sorted(table.models()) == [("ub-collapse", "lm-eval"), ("ub-oracle", "inspect")]
     for r in table:
         assert r.family == "ksn" and r.category == "shuffling" and len(r.payload["values"]) == 100
     # the same log in Inspect's JSON format reads the same
@@ -185,7 +187,7 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
     assert len(list((tmp_path / "rep" / "hist").glob("*.png"))) == 1
     flat = table.to_dataframe() if importlib.util.find_spec("pandas") else None
     if flat is not None:
-        assert set(flat["model"]) == {"ub-collapse", "ub/oracle"} and len(flat) == 4
+        assert set(flat["model"]) == {"ub-collapse", "ub-oracle"} and len(flat) == 4
     assert res.skipped == 0
 
 
@@ -227,7 +229,7 @@ def _rows(res, name):
 
 
 LM = ("hf/synthetic/model-1b", "lm-eval")
-INS = ("ub/collapse", "inspect")
+INS = ("ub-collapse", "inspect")  # Inspect's ub/collapse, folded (issue 26 item 8)
 
 
 def test_family_sections_render(family_report):

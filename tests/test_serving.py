@@ -73,7 +73,7 @@ def test_one_n100_request_per_problem_and_scores(task_manager, model):
     assert len({body["seed"] for body in srv.requests}) == len(IDS)  # a seed per request
     assert all(("messages" in b) == (model == "ub-openai-chat") for b in srv.requests)
     for s in samples.values():
-        assert len(s["values"]) == 100 and s["n_valid"] == 100 and s["n_failed"] == 0
+        assert len(s["doc"]["ub_sample"]["values"]) == 100 and s["n_valid"] == 100 and s["n_failed"] == 0
     assert row["ks@100,take_100"] == 1.0 and row["ks@1,take_100"] == 1.0
 
 
@@ -82,7 +82,7 @@ def test_collapsed_server_scores_zero(task_manager):
     with StubServer(answer="collapse") as srv:
         row, samples = _evaluate(task_manager, srv)
     assert row["ks@100,take_100"] == 0.0
-    assert all(len(s["values"]) == 100 for s in samples.values())
+    assert all(len(s["doc"]["ub_sample"]["values"]) == 100 for s in samples.values())
 
 
 def test_lm_evals_own_model_sends_one_request_per_repeat(task_manager):
@@ -107,7 +107,7 @@ def test_failed_requests_are_retried_never_double_counted(task_manager, fault):
         assert len(srv.requests) == 4
         assert _by_problem(srv) == {pid: [100, 100] for pid in IDS}  # a retried request asks for all of it again
     for s in samples.values():
-        assert len(s["values"]) == 100 and s["n_valid"] == 100
+        assert len(s["doc"]["ub_sample"]["values"]) == 100 and s["n_valid"] == 100
     assert row["ks@100,take_100"] == 1.0
 
 
@@ -120,7 +120,7 @@ def test_fewer_choices_are_topped_up(task_manager, model):
     seeds = [b["seed"] for b in srv.requests]
     assert len(set(seeds)) == len(seeds)  # each top-up has its own seed
     for s in samples.values():
-        assert len(s["values"]) == 100 and s["n_valid"] == 100
+        assert len(s["doc"]["ub_sample"]["values"]) == 100 and s["n_valid"] == 100
     assert row["ks@100,take_100"] == 1.0
 
 
@@ -128,7 +128,7 @@ def test_max_n_splits_requests(task_manager):
     with StubServer() as srv:
         _, samples = _evaluate(task_manager, srv, max_n=64)
     assert _by_problem(srv) == {pid: [64, 36] for pid in IDS}
-    assert all(len(s["values"]) == 100 for s in samples.values())
+    assert all(len(s["doc"]["ub_sample"]["values"]) == 100 for s in samples.values())
 
 
 def test_request_seeds_can_be_turned_off(task_manager):
@@ -137,7 +137,7 @@ def test_request_seeds_can_be_turned_off(task_manager):
         _, samples = _evaluate(task_manager, srv, request_seeds="false")
     assert all("seed" not in body for body in srv.requests)
     assert _by_problem(srv) == {pid: [100, 40] for pid in IDS}
-    assert all(len(s["values"]) == 100 and s["n_valid"] == 100 for s in samples.values())
+    assert all(len(s["doc"]["ub_sample"]["values"]) == 100 and s["n_valid"] == 100 for s in samples.values())
     with pytest.raises(ValueError, match="request_seeds must be true or false"):
         _model("http://127.0.0.1:9/v1/completions", request_seeds="maybe")
 
@@ -146,7 +146,7 @@ def test_extra_choices_are_dropped(task_manager):
     with StubServer(extra_choices=5) as srv:
         _, samples = _evaluate(task_manager, srv)
     assert _by_problem(srv) == {pid: [100] for pid in IDS}
-    assert all(len(s["values"]) == 100 and s["n_valid"] == 100 for s in samples.values())
+    assert all(len(s["doc"]["ub_sample"]["values"]) == 100 and s["n_valid"] == 100 for s in samples.values())
 
 
 class _Req:  # the slice of lm-eval's Instance that generate_until reads

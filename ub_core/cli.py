@@ -369,8 +369,15 @@ def _cmd_report(args) -> int:
     if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
         report_log.addHandler(_Stderr(logging.WARNING))
         report_log.propagate = False
+    aliases = {}
+    for spec in args.model_alias or ():
+        name, sep, alias = spec.partition("=")
+        if not sep or not name.strip() or not alias.strip():
+            raise CLIError(f"--model-alias: expected NAME=ALIAS, got {spec!r}")
+        aliases[name.strip()] = alias.strip()
     try:
-        res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms)
+        res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms,
+                           model_aliases=aliases)
     except ImportError as e:
         raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
             from None
@@ -459,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", required=True, help="output folder (index.html, summary.*, figures)")
     rp.add_argument("--title", default="UnpredictaBench report")
     rp.add_argument("--max-histograms", type=int, default=None, help="draw at most this many per-problem plots")
+    rp.add_argument("--model-alias", action="append", metavar="NAME=ALIAS",
+                    help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
+                         "into ub-oracle (likewise collapse) by default")
     rp.set_defaults(func=_cmd_report)
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")

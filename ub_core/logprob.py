@@ -229,8 +229,8 @@ def _num(x: Any) -> float:
 def score_row(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, float]:
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
-    - calibration: ``pm``, ``wd``, ``re``, and ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible
-      with the item's output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
+    - calibration: ``pm``, ``wd``, ``re`` (signed: two-sided, target 0), ``behaviour_<b>``, and ``abs_re`` = |re|
+      (the ranked form of RE); ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible with the item's output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
       two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a single label per
       item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
@@ -251,6 +251,7 @@ def _row_from_scores(item: LogprobItem, s: Mapping[str, Any]) -> dict[str, float
             raise ValueError(f"{item.id}: unknown behaviour {sorted(unknown)!r}")
         for b in BEHAVIOURS:
             row[f"behaviour_{b}"] = float("nan") if behaviour is None else float(b in compatible)
+        row["abs_re"] = abs(row["re"])  # RE's distance from its target 0 (NaN stays NaN)
         return row
     if item.bank == "implicit":
         row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}

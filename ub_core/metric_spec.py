@@ -27,7 +27,7 @@ from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
            "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
-           "BEHAVIOURS", "metric_specs", "metric_keys", "metric", "is_ks_key"]
+           "BEHAVIOURS", "metric_specs", "metric_keys", "metric", "is_ks_key", "direction"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 UNIT = (0.0, 1.0)
@@ -56,6 +56,9 @@ class MetricSpec:
     lmeval_aggregation: str | None = None
     #: the closed range of one problem's value (None: any number)
     bounds: tuple[float, float] | None = None
+    #: False for a two-sided metric whose best value is a target, not an end (RE: 0): no direction ranks it, so
+    #: ``higher_is_better`` means nothing; :func:`direction` is None and results mark it so (lm-eval: null)
+    ranked: bool = True
 
     def __post_init__(self):
         if self.aggregation not in AGGREGATIONS:
@@ -92,11 +95,15 @@ def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float
 #: compatible with. Each is a 0/1 flag per item whose mean is a rate.
 BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower", "pick_first", "pick_second")
 
-#: Numeric calibration: probability mass on the options (PM), Wasserstein distance (WD) and RE, then the
-#: behaviour rates. lm-eval adds a clustered standard error and a grid rate per metric (``ub_lmeval/task_yamls``).
+#: Numeric calibration: probability mass on the options (PM), Wasserstein distance (WD) and RE (model entropy
+#: minus the ideal's, bits; two-sided, target 0, so not ranked), then the behaviour rates, then ``abs_re`` = |RE|.
+#: lm-eval reports each one's clustered standard error as ``<key>_stderr`` and adds a grid rate per behaviour
+#: (``ub_lmeval/task_yamls``).
 CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("pm", "PM", True, UNIT), _nanmean("wd", "WD", False, NONNEGATIVE), _nanmean("re", "RE", True),
+    _nanmean("pm", "PM", True, UNIT), _nanmean("wd", "WD", False, NONNEGATIVE),
+    MetricSpec("re", "RE", False, "nanmean", "skip", ranked=False),  # signed, target 0: see abs_re
     *(_nanmean(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated", UNIT) for b in BEHAVIOURS),
+    _nanmean("abs_re", "|RE|", False, NONNEGATIVE),  # RE's distance from its target 0: the ranked form
 )
 #: Implicit probabilistic reasoning: distances between the model's and the true outcome distributions, the mass
 #: outside the outcomes, and whether the most likely outcome is right.
@@ -187,6 +194,14 @@ def find_metric(family: str, key: str) -> MetricSpec | None:
         if key.startswith(prefix) and key[len(prefix):].isdigit():
             return next((m for m in specs if m.key.startswith(prefix)), None)
     return None
+
+
+def direction(spec: MetricSpec | None) -> bool | None:
+    """What a dashboard ranks by: True (higher is better), False (lower is better), None (two-sided, such as RE,
+    or an unknown metric: do not rank)."""
+    if spec is None or not spec.ranked:
+        return None
+    return spec.higher_is_better
 
 
 def metric(family: str, key: str) -> MetricSpec:

@@ -2,7 +2,8 @@
 
 Same arguments as ``lm_eval``; ``--include_path`` defaults to our task folder (a user-given one is kept, and
 ours is added beside it through lm-eval's comma-separated list only when the user gave none). Our models:
-``ub-oracle``, ``ub-collapse``, ``ub-vllm``, and ``ub-openai-completions`` / ``ub-openai-chat`` for an existing
+``ub-oracle``, ``ub-collapse`` (named so in the results: ``model=ub-oracle`` is added to ``--model_args`` when they
+name no model), ``ub-vllm``, and ``ub-openai-completions`` / ``ub-openai-chat`` for an existing
 OpenAI-compatible server (a document's repeats as one ``n=N`` request; see ``ub_lmeval.openai_models``). A server
 that keeps failing ends the run with one line naming the endpoint and the cause (exit status 1).
 """
@@ -13,6 +14,38 @@ import sys
 
 from . import tasks_dir
 
+#: the offline models, named in lm-eval's results by themselves (lm-eval names a model by ``pretrained=``,
+#: ``model=``, ``path=`` ... in --model_args, else by a random id that changes every run)
+OFFLINE_MODELS = ("ub-oracle", "ub-collapse")
+_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")  # lm-eval 0.4.13 GeneralConfigTracker
+
+
+def _option(argv: list[str], name: str) -> tuple[int, str | None]:
+    """The index and value of ``--name V`` or ``--name=V`` in argv (-1, None when absent)."""
+    for i, a in enumerate(argv):
+        if a == name and i + 1 < len(argv):
+            return i + 1, argv[i + 1]
+        if a.startswith(name + "="):
+            return i, a.split("=", 1)[1]
+    return -1, None
+
+
+def with_stable_model_name(argv: list[str]) -> list[str]:
+    """``--model ub-oracle`` (or ``ub-collapse``) without a name in ``--model_args`` gets ``model=ub-oracle`` there,
+    so the results' ``model_name`` and output folder are ``ub-oracle`` instead of a random id."""
+    _, model = _option(argv, "--model")
+    if model not in OFFLINE_MODELS:
+        return argv
+    i, args = _option(argv, "--model_args")
+    if args is not None and any(f"{k}=" in args for k in _NAME_KEYS):
+        return argv
+    if args is None:
+        return [*argv, "--model_args", f"model={model}"]
+    argv = list(argv)
+    joined = f"{args},model={model}" if args.strip() else f"model={model}"
+    argv[i] = joined if argv[i] == args else f"--model_args={joined}"
+    return argv
+
 
 def main() -> None:
     from . import models  # noqa: F401  (register our models, ub-openai-* included, before lm_eval parses --model)
@@ -20,6 +53,7 @@ def main() -> None:
     argv = sys.argv[1:]
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv = ["--include_path", str(tasks_dir()), *argv]
+    argv = with_stable_model_name(argv)
     from lm_eval.__main__ import cli_evaluate
 
     from .openai_models import ServerError

@@ -4,11 +4,12 @@
   is written next to the YAMLs and nothing depends on the current directory).
 - :func:`process_results_ksn` receives a document and, through the ``take_first_k`` filter, all its
   generations; it parses them and returns KS@N for every N, WDZ, JSD, and the counts of valid and failed
-  replies. ``values`` (the parsed values) is returned too, so ``--log_samples`` lines hold them.
+  replies. The parsed values go to the ``--log_samples`` line only (``doc["ub_sample"]["values"]``,
+  :func:`ub_lmeval.results_json.log_only`), not to the results.
 - Aggregations: :func:`nanmean` (WDZ and JSD are undefined for a problem with no valid reply, and WDZ also when
-  its permutation null has no spread: NaN, never +/-inf), :func:`total` (the per-category counts
-  ``wdz_undefined``, problems left out of the WDZ mean, and ``constant``, problems with a collapsed, constant
-  sample whose finite JSD is in the mean) and :func:`count` (for the per-problem value lists).
+  its permutation null has no spread: NaN, never +/-inf), with its standard error (:func:`nanmean_stderr`, in
+  ``<metric>_stderr``), and :func:`total` (the per-category counts ``wdz_undefined``, problems left out of the WDZ
+  mean, and ``constant``, problems with a collapsed, constant sample whose finite JSD is in the mean).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 from ub_core.problems import bank_names, get_problem, load_bank
 from ub_core.ksn_scoring import parse_outputs, score_values
 from ub_core.metric_spec import KSN_METRICS, metric_keys
+from ub_core.metrics import clustered_stderr
 
-__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "total", "count",
+from .results_json import ClusteredValue, log_only, with_stderr
+
+__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "nanmean_stderr", "total",
            "KSN_METRIC_KEYS"]
 
 KSN_METRIC_KEYS = metric_keys("ksn", "lmeval")  # the spec's lm-eval metrics (the YAML metric_list is checked against it)
@@ -71,7 +75,7 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     values, failures = parse_outputs(problem, [str(g) for g in generations])
     row = score_values(problem, values, n_failed=len(failures))
     out: dict[str, Any] = {m.key: lmeval_value(m, row[m.key]) for m in KSN_METRICS if "lmeval" in m.adapters}
-    out["values"] = values
+    log_only(doc, values=values)
     return out
 
 
@@ -89,6 +93,20 @@ def _finite(items: list) -> list[float]:
     return [float(x) for x in items if x is not None and math.isfinite(float(x))]
 
 
+def nanmean_stderr(items: list) -> float:
+    """Standard error of :func:`nanmean`: over the n documents where the metric is defined,
+    ``sqrt(C / (C - 1) * sum_c (sum_{i in c} (x_i - mean))^2) / n`` (:func:`ub_core.metrics.clustered_stderr`), with C
+    the clusters of :class:`~ub_lmeval.results_json.ClusteredValue` items (option pair, scenario: the papers'
+    clustered intervals) or every document its own cluster, where it is ``std(ddof=1) / sqrt(n)``. NaN with
+    fewer than two clusters."""
+    kept = [x for x in items if x is not None and math.isfinite(float(x))]
+    if not kept:
+        return float("nan")
+    clusters = [x.cluster if isinstance(x, ClusteredValue) else i for i, x in enumerate(kept)]
+    return clustered_stderr([float(x) for x in kept], clusters)
+
+
+@with_stderr(nanmean_stderr)
 def nanmean(items: list) -> float:
     """Mean over the documents where the metric is defined and finite (NaN where none is)."""
     vals = _finite(items)
@@ -98,8 +116,3 @@ def nanmean(items: list) -> float:
 def total(items: list) -> float:
     """Sum over the problems where the value is defined: a count for 0/1 flags (``wdz_undefined``, ``constant``)."""
     return float(sum(_finite(items)))
-
-
-def count(items: list) -> float:
-    """Number of problems (for list-valued per-problem records such as the parsed values)."""
-    return float(len(items))

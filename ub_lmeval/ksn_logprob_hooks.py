@@ -8,8 +8,8 @@
   asks one log-likelihood per choice after the prompt, with its ``target_delimiter`` (``" "``) before it, or with
   none under ``--apply_chat_template``, where the candidate is the start of the assistant's reply.
 - :func:`process_results_ksn_logprob` turns the per-candidate ``(logprob, is_greedy)`` results into the model's
-  answer distribution and its scores (:func:`ub_core.ksn_logprob.score_candidate_logprobs`), plus ``q`` (the
-  renormalised distribution, for the sample logs and ``ub report``).
+  answer distribution and its scores (:func:`ub_core.ksn_logprob.score_candidate_logprobs`); ``q`` (the
+  renormalised distribution, for ``ub report``) goes to the sample log only (``doc["ub_sample"]``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
-from .ksn_hooks import lmeval_value, count, nanmean, select_ids, total
+from .ksn_hooks import lmeval_value, nanmean, select_ids, total
+from .results_json import log_only
 
 __all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "reply_ends", "nanmean",
-           "total", "count", "METRIC_KEYS", "UB_KSN_STOPS", "LMEVAL_SLOTS"]
+           "total", "METRIC_KEYS", "UB_KSN_STOPS", "LMEVAL_SLOTS"]
 
 #: ub_ksn's generations per problem (``repeats``); it retries no invalid reply.
 LMEVAL_SLOTS = 100
@@ -98,7 +99,7 @@ def _logprobs(results: Sequence[Any]) -> list[Any]:
 
 
 def process_results_ksn_logprob(doc: dict, results: list) -> dict:
-    """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec, plus ``q``.
+    """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec (``q`` to the sample log).
     ``p_pass@N`` predicts ``ub_ksn``: 100 generations, invalid replies not retried. Malformed log-likelihoods
     (from any model, lm-eval's ``dummy`` included) make the problem a counted ``bad_logprobs`` item, logged."""
     problem = get_problem(doc["id"])
@@ -112,5 +113,6 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
         log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
     out: dict[str, Any] = {m.key: lmeval_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
                            if "lmeval" in m.adapters}
-    out["q"] = payload["q"] or []
+    log_only(doc, q=payload["q"] or [], **({"bad_logprobs_reason": payload["bad_logprobs"]}
+                                            if payload.get("bad_logprobs") else {}))
     return out

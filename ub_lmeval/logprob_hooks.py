@@ -11,15 +11,21 @@
   ``" 12"``) is not counted twice (:func:`ub_core.logprob.exclusive_probabilities`); otherwise variants are
   deduplicated as strings.
 - :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.logprob.scored_sample`), plus ``option_mass`` and ``predicted`` lists for the
-  sample logs.
-- Intervals and grids. lm-eval computes stderr only for its own aggregations, and treats documents as
-  independent. The papers' 95% intervals are clustered (the numeric-calibration paper by option pair, the implicit-reasoning paper by scenario), so
-  each headline metric ``m`` also has ``m_clustered_se``: per document ``[value, cluster]``, aggregated by
-  :func:`clustered_se` (:func:`ub_core.metrics.clustered_stderr`); the 95% interval is mean +- 1.96 x it.
+  the bank's scores (:func:`ub_core.logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
+  ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
+  log-probabilities from any model (NaN, +inf, above 0, not numbers, the wrong count, or variants whose
+  probabilities sum above 1, as lm-eval's ``dummy`` model returns) make the item a counted ``bad_logprobs`` item,
+  logged with the reason, whose metrics are NaN (left out of every mean): never an aborted run.
+- Intervals and grids. lm-eval treats documents as independent; the papers' 95% intervals are clustered (the
+  numeric-calibration paper by option pair, the implicit-reasoning paper by scenario). Each headline metric's
+  per-document value is a :class:`~ub_lmeval.results_json.ClusteredValue` (a float that remembers its cluster),
+  so ``<metric>_stderr`` in the results is the cluster-robust standard error
+  (:func:`ub_lmeval.ksn_hooks.nanmean_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
   (the numeric-calibration paper's Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
   :func:`ub_core.logprob.behaviour_entry`.
+- Direction: ``re`` (model entropy minus the ideal's, target 0) is two-sided: its ``higher_is_better`` is null,
+  and ``abs_re`` (``|re|``, lower is better) is the ranked metric.
 """
 
 from __future__ import annotations
@@ -30,17 +36,20 @@ import math
 import logging
 from typing import Any, Sequence
 
-from ub_core.logprob import BEHAVIOURS, dedup_by_token_ids, flatten_variants, option_mass, scored_sample
-from ub_core.metrics import clustered_stderr, grid_behaviour_rates
+from ub_core.ksn_logprob import clean_logprobs
+from ub_core.logprob import (BEHAVIOURS, METRIC_KEYS, dedup_by_token_ids, flatten_variants, option_mass,
+                             scored_sample)
+from ub_core.metrics import grid_behaviour_rates
 from ub_core.problems import LogprobItem, load_bank
 
-from .ksn_hooks import count, nanmean, select_ids
+from .ksn_hooks import nanmean, select_ids, total
+from .results_json import ClusteredValue, log_only
 
-__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "count",
-           "clustered_se", "grid_behaviour_rate", "CLUSTERED_KEYS"]
+__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "total",
+           "grid_behaviour_rate", "CLUSTERED_KEYS"]
 
-#: The metrics that get a clustered standard error (``<key>_clustered_se``), by bank.
-CLUSTERED_KEYS = {"calibration": ("pm", "wd", "re"),
+#: The metrics whose standard error is clustered (by option pair or scenario), by bank.
+CLUSTERED_KEYS = {"calibration": ("pm", "wd", "re", "abs_re"),
                   "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
                   "explicit": ("mcq_acc", "p_correct")}
 
@@ -109,50 +118,54 @@ def logit_dataset(bank: str | None = None, category: str | None = None, size: st
     return DatasetDict({"test": Dataset.from_list(logit_docs(str(bank), category, size or "subset", tok, ids))})
 
 
-def _logprobs(results: Sequence[Any], n: int) -> list[float]:
-    """The summed log-probability of each choice from lm-eval's ``(logprob, is_greedy)`` results."""
-    if len(results) != n:
-        raise ValueError(f"expected {n} log-likelihood results (one per choice), got {len(results)}")
-    out = []
-    for r in results:
-        lp = r[0] if isinstance(r, (tuple, list)) else r
-        out.append(float(lp))
-    return out
+def _logprobs(results: Sequence[Any]) -> list[Any]:
+    """lm-eval's ``(logprob, is_greedy)`` pairs -> the log-probabilities, unchecked
+    (:func:`ub_core.ksn_logprob.clean_logprobs` names a hostile one)."""
+    return [r[0] if isinstance(r, (tuple, list)) and r else r for r in results]
 
 
-def process_results_logit(doc: dict, results: list) -> dict:
-    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.METRIC_KEYS`) plus
-    ``option_mass`` and ``predicted`` (lists aligned with ``doc["options"]``; ``predicted`` is ``None`` when
-    no mass falls on any option)."""
-    item = LogprobItem.from_record(json.loads(doc["record"]))
+def _item_scores(item: LogprobItem, doc: dict, results: list) -> tuple[dict[str, float], dict[str, Any], str | None]:
+    """``(scores, payload, None)`` or, for malformed log-probabilities, ``({}, {}, reason)``."""
     choices = list(doc["choices"])
-    lps = _logprobs(results, len(choices))
+    lps, why = clean_logprobs(_logprobs(results), none_is_zero=False)
+    if why is None and len(lps) != len(choices):
+        why = f"expected {len(choices)} log-likelihood results (one per choice), got {len(lps)}"
+    if why is not None:
+        return {}, {}, why
     token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)
     if token_ids is not None and len(token_ids) != len(choices):
         raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
-    mass = option_mass(item, dict(zip(choices, lps)),
-                       dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None)
-    scores, payload = scored_sample(item, mass)
+    try:
+        mass = option_mass(item, dict(zip(choices, lps)),
+                           dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None)
+        scores, payload = scored_sample(item, mass)
+    except ValueError as exc:  # the model's numbers are no distribution (variants summing above 1)
+        return {}, {}, str(exc).splitlines()[0]
+    return scores, payload, None
+
+
+def process_results_logit(doc: dict, results: list) -> dict:
+    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.METRIC_KEYS`, the
+    clustered ones as :class:`~ub_lmeval.results_json.ClusteredValue`), ``grid_<b>`` for calibration, and
+    ``bad_logprobs`` (1.0 when the log-probabilities were malformed: every score is then NaN, and the reason is
+    logged). ``option_mass`` and ``predicted`` (aligned with ``doc["options"]``; ``predicted`` is ``None`` when
+    no mass falls on any option) go to the sample log."""
+    item = LogprobItem.from_record(json.loads(doc["record"]))
+    scores, payload, why = _item_scores(item, doc, results)
+    if why is not None:
+        log.warning("ub logit tasks: %s: malformed log-probabilities (%s); counted in bad_logprobs", item.id, why)
+        scores = {k: float("nan") for k in METRIC_KEYS[item.bank]}
     row: dict[str, Any] = dict(scores)
     for key in CLUSTERED_KEYS[item.bank]:
-        row[f"{key}_clustered_se"] = [row[key], str(item.cluster)]
+        row[key] = ClusteredValue(row[key], item.cluster)
     # the entry travels inside the grid_<b> values (an unlisted key would be averaged by lm-eval)
-    entry = payload.pop("behaviour_entry")
+    entry = payload.pop("behaviour_entry", None)
     if item.bank == "calibration":
         for b in BEHAVIOURS:
             row[f"grid_{b}"] = {"behaviour": b, "entry": entry}
-    row.update(payload)
+    row["bad_logprobs"] = 1.0 if why is not None else 0.0
+    log_only(doc, **payload, **({"bad_logprobs_reason": why} if why else {}))
     return row
-
-
-def clustered_se(items: Sequence[Any]) -> float:
-    """Aggregation of ``<metric>_clustered_se``: the cluster-robust standard error of the metric's NaN-skipping
-    mean over the ``[value, cluster]`` pairs (:func:`ub_core.metrics.clustered_stderr`); NaN with fewer than two
-    clusters or no defined value."""
-    pairs = [(float(v), str(c)) for v, c in items if v is not None and not math.isnan(float(v))]
-    if not pairs:
-        return float("nan")
-    return clustered_stderr([v for v, _ in pairs], [c for _, c in pairs])
 
 
 def grid_behaviour_rate(items: Sequence[Any]) -> float:

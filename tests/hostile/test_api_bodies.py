@@ -279,4 +279,4 @@ def test_invalid_choices_are_counted_in_the_lm_eval_run(tmp_path):
             log_samples=True)
     assert len(srv.requests) == 1
     (sample,) = [s for task in res["samples"].values() for s in task]
-    assert sample["n_valid"] == 97 and sample["n_failed"] == 3 and len(sample["values"]) == 97
+    assert sample["n_valid"] == 97 and sample["n_failed"] == 3 and len(sample["doc"]["ub_sample"]["values"]) == 97

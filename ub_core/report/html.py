@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -112,6 +113,28 @@ def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_
     return by_family, gallery, files
 
 
+def _breakable(text: Any):
+    """A column name that may wrap after ``_`` and ``@`` (escaped, with ``<wbr>``): ``ks@100 code_explicit``."""
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"([_@])", r"\1<wbr>", str(escape(text))))
+
+
+def _kv(d: Any) -> str:
+    """``k=v, k=v`` for a provenance mapping (task arguments, generation settings)."""
+    return ", ".join(f"{k}={v}" for k, v in d.items()) if isinstance(d, dict) else ("" if d is None else str(d))
+
+
+def _provenance_line(p: dict[str, Any]) -> str:
+    """One line naming a row's runs: source(s), date, limit and samples (the row's hover text)."""
+    parts = []
+    for key in ("source", "date", "limit", "samples", "samples_total", "task_version", "dataset"):
+        v = p.get(key)
+        if v not in (None, "", []):
+            parts.append(f"{key}: {v}")
+    return "; ".join(parts)
+
+
 def render_html(context: dict[str, Any]) -> str:
     try:
         import jinja2
@@ -120,29 +143,35 @@ def render_html(context: dict[str, Any]) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("ub_core.report", "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
     env.filters["fmt"] = _fmt
+    env.filters["kv"] = _kv
+    env.filters["breakable"] = _breakable
+    env.filters["provenance_line"] = _provenance_line
     return env.get_template("index.html.j2").render(**context)
 
 
 def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str = "UnpredictaBench report",
-                 max_histograms: int | None = None) -> ReportResult:
+                 max_histograms: int | None = None, model_aliases: dict[str, str] | None = None) -> ReportResult:
     """Read ``paths`` (files or folders, any mix of Inspect logs and lm-eval output), write ``out_dir/index.html``
     with its PNG figures, ``summary.csv``, ``summary.json``, ``summary.md`` and ``tables/*.csv``.
 
     Unusable inputs are counted in ``result.table.skips`` (and listed in the page and the summaries); raises
-    ValueError only when no input held any usable data.
+    ValueError only when no input held any usable data. ``model_aliases`` (``{name: report name}``) folds names
+    of one model (the offline models' names are folded by default: :func:`~ub_core.report.records.model_alias`).
     """
     out = Path(out_dir)
-    table = load_inputs(paths, exclude=out)
+    table = load_inputs(paths, exclude=out, model_aliases=model_aliases)
     if not table.records and not table.aggregates:
         reasons = "; ".join(str(s) for s in table.skips[:3]) or "no inputs"
         raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")
     out.mkdir(parents=True, exist_ok=True)
     tables = build_tables(table)
+    used = {r.source for r in table.records} | set(table.aggregate_sources.values())  # superseded runs left out
     figs, gallery, files = _figures(tables, table, out, max_histograms)
     info = {"records": len(table.records), "files": sorted(set(table.files_read)),
             "skipped": [str(s) for s in table.skips],  # after the figures: one that failed is listed too
             "models": [f"{m} [{f}]" for m, f in table.models()],
-            "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "runs": [table.runs[s].to_json() for s in sorted(used) if s in table.runs]}
     write_summary(tables, out, info)
     sections = [{"name": fam, "title": _TITLES.get(fam, fam), "tables": ts, "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]

@@ -11,6 +11,7 @@ inspect_ai is imported only when an Inspect log is read.
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 import os
 import re
@@ -20,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from ..untrusted import loads
 from .eval_zip import oversized_member
 from .families import STABILITY_KEYS, extract_all, value_problem
-from .records import SampleRecord, SampleTable, finite_or_none
+from .records import RunInfo, SampleRecord, SampleTable, finite_or_none
 
 __all__ = ["load_inputs", "read_inspect_log", "read_lmeval_dir_files", "classify"]
 
@@ -29,6 +30,8 @@ log = logging.getLogger("ub_core.report")
 #: keys lm-eval writes on every sample line; everything else on the line came from our process_results
 LMEVAL_LINE_KEYS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
                               "doc_hash", "prompt_hash", "target_hash"})
+#: the doc key where ub_lmeval logs a document's lists (``values``, ``q``, ``option_mass``, ``predicted``)
+LMEVAL_SAMPLE_KEY = "ub_sample"
 _LM_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.jsonl$")
 _LM_RESULTS = re.compile(r"^results_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d.\-:]+)\.json$")
 
@@ -174,6 +177,11 @@ def read_inspect_log(path: Path, table: SampleTable) -> int:
             table.add_skip(path, f"Inspect log without samples (status {elog.status})")
         return 0
     _inspect_stability(elog, seen, model, task, str(path), table)
+    try:
+        table.runs[str(path)] = _inspect_run(elog, path)
+    except Exception as e:  # noqa: BLE001 - a damaged header field: the run is read, its provenance unknown
+        table.runs[str(path)] = RunInfo(str(path))
+        table.add_skip(path, f"provenance unreadable ({_one_line(e)}); the run is shown as not known complete")
     return len(table.records) - before
 
 
@@ -267,6 +275,110 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
         table.aggregates.setdefault((model, "inspect", "stability", task), {}).update(agg)
 
 
+# ------------------------------------------------------------------------------------------------ provenance
+
+_MAX_FIELDS = 40  # task arguments / generation settings kept per run (hostile input: bounded)
+_MAX_TEXT = 200
+
+
+def _small(value: Any) -> Any:
+    """A provenance value as a dashboard can show it: numbers, booleans and short strings as they are; anything else
+    (lists, nested dicts, long text) as a string cut to 200 characters."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value if not isinstance(value, float) or finite_or_none(value) is not None else None
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT - 1] + "…"
+
+
+def _small_dict(d: Any, drop: Iterable[str] = ()) -> dict[str, Any]:
+    if not isinstance(d, Mapping):
+        return {}
+    skip = set(drop)
+    items = [(str(k)[:_MAX_TEXT], _small(v)) for k, v in d.items() if str(k) not in skip and v is not None]
+    return dict(sorted(items)[:_MAX_FIELDS])
+
+
+def _iso(value: Any) -> str | None:
+    """An ISO-8601 UTC date from a Unix time (lm-eval ``date``) or a date string (Inspect ``created``)."""
+    t = finite_or_none(value) if not isinstance(value, str) else None
+    if t is not None:
+        try:
+            return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="seconds")
+        except (OverflowError, OSError, ValueError):
+            return None
+    return _small(value) if isinstance(value, str) else None
+
+
+#: task arguments of ub_inspect tasks that run a subset of the bank (a run with one is not complete)
+_SUBSET_ARGS = ("ids", "limit", "limit_per_category")
+
+
+def _version(v: Any) -> str | None:
+    """A version as text: lm-eval's YAML number 2.0 reads as "2", like Inspect's task version."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return None if v is None else _small(str(v))
+
+
+def _inspect_run(elog: Any, path: Path) -> RunInfo:
+    """Provenance of an Inspect log from its header; a field the header lacks stays None."""
+    ev = elog.eval
+    args = dict(getattr(ev, "task_args", None) or {})
+    cfg = getattr(ev, "config", None)
+    limit = getattr(cfg, "limit", None)
+    # a subset of the task's items: Inspect's --limit / --sample-id, or our tasks' own selection arguments
+    selected = getattr(cfg, "sample_id", None) is not None or any(args.get(k) for k in _SUBSET_ARGS)
+    gen = getattr(ev, "model_generate_config", None)
+    gen = gen.model_dump(exclude_none=True) if hasattr(gen, "model_dump") else gen
+    results = getattr(elog, "results", None)
+    done = getattr(results, "completed_samples", None)
+    total = getattr(results, "total_samples", None)
+    status = str(getattr(elog, "status", ""))
+    complete = status == "success" and limit is None and not selected and (done is None or done == total)
+    version = getattr(ev, "task_version", None)
+    return RunInfo(str(path), run_id=_small(getattr(ev, "run_id", None)), date=_iso(getattr(ev, "created", None)),
+                   task=_small(getattr(ev, "task", None)), task_version=_version(version), bank_version=_version(version),
+                   task_args=_small_dict(args), limit=_small(limit), dataset=_small(args.get("dataset") or "builtin"),
+                   generation=_small_dict(gen), complete=complete, samples=finite_or_none(done) and int(done),
+                   samples_total=finite_or_none(total) and int(total))
+
+
+def _lm_run(results: Mapping[str, Any], task: str | None, source: str) -> RunInfo:
+    """Provenance of one task of an lm-eval results file (``task`` None: every task of the file)."""
+    cfg = results.get("config") if isinstance(results.get("config"), Mapping) else {}
+    configs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
+    counts = results.get("n-samples") if isinstance(results.get("n-samples"), Mapping) else {}
+    versions = results.get("versions") if isinstance(results.get("versions"), Mapping) else {}
+    tasks = [task] if task is not None else [str(t) for t in counts]
+    limit = cfg.get("limit")
+    complete: bool | None = limit is None
+    done = total = 0
+    meta: dict[str, Any] = {}
+    gen: dict[str, Any] = {}
+    for t in tasks:
+        tcfg = configs.get(t) if isinstance(configs.get(t), Mapping) else {}
+        meta = meta or _small_dict(tcfg.get("metadata"), drop=("config_source",))  # a path of the run's machine
+        gen = gen or _small_dict(tcfg.get("generation_kwargs"))
+        n = counts.get(t) if isinstance(counts.get(t), Mapping) else {}
+        eff, orig = finite_or_none(n.get("effective")), finite_or_none(n.get("original"))
+        if eff is None or orig is None:
+            complete = False if limit is not None else None
+            continue
+        done, total = done + int(eff), total + int(orig)
+        if eff < orig:
+            complete = False
+    if any(meta.get(k) for k in _SUBSET_ARGS):
+        complete = False  # a hand-picked subset of the bank
+    if cfg.get("gen_kwargs"):
+        gen["gen_kwargs"] = _small(cfg.get("gen_kwargs"))
+    version = _version(versions.get(task)) if task is not None else None
+    # our YAMLs' metadata.version is the bank's version (ub_core.problems.Bank.version), as Inspect's task version
+    return RunInfo(source, run_id=None, date=_iso(results.get("date")), task=_small(task), task_version=version,
+                   bank_version=_version(meta.get("version")), task_args=meta, limit=_small(limit),
+                   dataset=_small(meta.get("dataset") or "builtin"), generation=gen, complete=complete,
+                   samples=done or None, samples_total=total or None)
+
+
 # ------------------------------------------------------------------------------------------------ lm-eval
 
 def _lm_model(results: Mapping[str, Any], fallback: str) -> str:
@@ -282,7 +394,7 @@ def _lm_model(results: Mapping[str, Any], fallback: str) -> str:
             k, _, v = part.partition("=")
             if k.strip() in ("pretrained", "model") and v.strip():
                 pretrained = v.strip()
-    return f"{name}/{pretrained}" if pretrained else name
+    return f"{name}/{pretrained}" if pretrained and pretrained != name else name
 
 
 def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> int:
@@ -317,6 +429,9 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             metric_names = [k for k in metric_names if isinstance(k, str)]
             values = {k: row[k] for k in metric_names if k in row}
             meta = {k: v for k, v in row.items() if k not in LMEVAL_LINE_KEYS}
+            extra = doc.get(LMEVAL_SAMPLE_KEY)  # per-document lists kept out of the results (ub_lmeval.results_json)
+            if isinstance(extra, Mapping):
+                meta.update({str(k): v for k, v in extra.items()})
             pid = str(doc.get("id", row.get("doc_id", lineno)))
             refused: list[str] = []
             try:
@@ -362,7 +477,10 @@ def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: Sample
             if metric in STABILITY_KEYS and _aggregate_ok(metric, v, f"{path} (results.{str(task)[:80]})", table):
                 agg[metric] = v
         if agg:
-            table.aggregates.setdefault((model, "lm-eval", "stability", str(task)), {}).update(agg)
+            key = (model, "lm-eval", "stability", str(task))
+            table.aggregates.setdefault(key, {}).update(agg)
+            table.aggregate_sources[key] = str(path)
+            table.runs.setdefault(str(path), _lm_run(results, None, str(path)))
             found = True
     return found
 
@@ -371,6 +489,7 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
     """Pair each ``samples_<task>_<stamp>.jsonl`` with ``results_<stamp>.json`` in the same folder (for the model
     name); samples without a results file take the folder's name as the model."""
     models: dict[tuple[Path, str], str] = {}
+    stamped: dict[tuple[Path, str], Mapping[str, Any]] = {}
     used_results: set[Path] = set()
     for rpath in results_files:
         try:
@@ -384,6 +503,7 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
         m = _LM_RESULTS.match(rpath.name)
         model = _lm_model(results, rpath.parent.name)
         models[(rpath.parent, m.group("stamp") if m else "")] = model
+        stamped[(rpath.parent, m.group("stamp") if m else "")] = results
         has_samples = any(_LM_SAMPLES.match(s.name) and _LM_SAMPLES.match(s.name).group("stamp") ==
                           (m.group("stamp") if m else None) and s.parent == rpath.parent for s in samples_files)
         if _lm_results_aggregates(results, model, table, rpath):
@@ -398,6 +518,9 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
         model = models.get((spath.parent, m.group("stamp")), spath.parent.name)
         if _read_lm_samples(spath, model, m.group("task"), table):
             table.files_read.append(str(spath))
+            results = stamped.get((spath.parent, m.group("stamp")))
+            table.runs[str(spath)] = _lm_run(results, m.group("task"), str(spath)) if results is not None \
+                else RunInfo(str(spath), task=m.group("task"))
 
 
 # ------------------------------------------------------------------------------------------------ entry point
@@ -431,11 +554,13 @@ def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | Non
     return found
 
 
-def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None) -> SampleTable:
+def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None,
+                model_aliases: Mapping[str, str] | None = None) -> SampleTable:
     """Read every input under ``paths`` into one :class:`SampleTable` (skips counted in ``table.skips``).
 
     An lm-eval samples file given alone still finds its ``results_*.json`` sibling for the model name. Files under
-    ``exclude`` (the report's own output folder) are not read.
+    ``exclude`` (the report's own output folder) are not read. Model names go through
+    :func:`~ub_core.report.records.model_alias` (``model_aliases``, then the default folding of the offline models).
     """
     table = SampleTable()
     found = _expand(paths, table, Path(exclude) if exclude is not None else None)
@@ -460,6 +585,7 @@ def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None) 
             elif not any(s.path == str(p) for s in table.skips):
                 table.add_skip(p, "Inspect log with no scores of a known family")
     read_lmeval_dir_files(results, samples, table)
+    table.rename_models(dict(model_aliases or {}))  # before dropping repeats: one model under two names is one
     table.drop_repeated_runs()
     log.info("report inputs: %d records from %d files, %d skipped", len(table.records), len(table.files_read),
              len(table.skips))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-__all__ = ["SampleRecord", "SampleTable", "Skip", "finite_or_none"]
+__all__ = ["SampleRecord", "SampleTable", "Skip", "RunInfo", "finite_or_none", "DEFAULT_MODEL_ALIASES", "model_alias"]
 
 log = logging.getLogger("ub_core.report")
 
@@ -61,6 +61,50 @@ class SampleRecord:
 
 
 @dataclass
+class RunInfo:
+    """Where one input file's samples came from (issue 26 item 8): what a dashboard needs to tell runs apart and to
+    keep a partial run from being ranked beside complete ones. ``complete`` is True when the run scored every item of
+    its tasks (no ``--limit``, no sample or id selection, not cancelled), False when it did not, None when the input
+    does not say."""
+
+    source: str
+    run_id: str | None = None
+    date: str | None = None
+    task: str | None = None
+    task_version: str | None = None
+    bank_version: str | None = None
+    task_args: dict[str, Any] = field(default_factory=dict)
+    limit: Any = None
+    dataset: str | None = None
+    generation: dict[str, Any] = field(default_factory=dict)
+    complete: bool | None = None
+    samples: int | None = None
+    samples_total: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+#: Model names that mean one model: the offline oracle and collapse models as Inspect (``ub/oracle``) and lm-eval
+#: (``ub-oracle``, ``ub-oracle/<model_args name>``) name them. ``ub report --model-alias A=B`` adds more.
+DEFAULT_MODEL_ALIASES = {f"ub/{m}": f"ub-{m}" for m in ("oracle", "collapse")}
+
+
+def model_alias(name: str, aliases: dict[str, str] | None = None) -> str:
+    """The report's name for ``name``: the default folding of the offline models (``ub/oracle``, ``ub-oracle``,
+    ``ub-oracle/...`` -> ``ub-oracle``; likewise ``collapse``), then an ``aliases`` entry for the name as written or
+    as folded (``ub-oracle=Oracle`` renames all three)."""
+    aliases = aliases or {}
+    if name in aliases:
+        return aliases[name]
+    folded = DEFAULT_MODEL_ALIASES.get(name, name)
+    for offline in DEFAULT_MODEL_ALIASES.values():
+        if folded.startswith(offline + "/"):
+            folded = offline
+    return aliases.get(folded, folded)
+
+
+@dataclass
 class Skip:
     """An input (file, or a line / sample of one) that could not be used, with the one-line reason."""
 
@@ -79,6 +123,39 @@ class SampleTable:
     #: run-level values some families only report in aggregate (stability from Inspect metrics / lm-eval results):
     #: ``{(model, framework, family, task): {metric: value}}``
     aggregates: dict[tuple[str, str, str, str], dict[str, Any]] = field(default_factory=dict)
+    #: provenance of each input file, by its path (the records' ``source``)
+    runs: dict[str, RunInfo] = field(default_factory=dict)
+    #: the input file of each run-level aggregate (same keys as ``aggregates``)
+    aggregate_sources: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
+
+    def rename_models(self, aliases: dict[str, str] | None = None) -> None:
+        """Apply :func:`model_alias` to every record and aggregate (before repeated runs are dropped, so one model
+        under two names is one model)."""
+        for r in self.records:
+            r.model = model_alias(r.model, aliases)
+        for old in list(self.aggregates):
+            new = (model_alias(old[0], aliases), *old[1:])
+            if new != old:
+                self.aggregates.setdefault(new, {}).update(self.aggregates.pop(old))
+                if old in self.aggregate_sources:
+                    self.aggregate_sources[new] = self.aggregate_sources.pop(old)
+
+    def provenance(self, sources: Iterable[str]) -> dict[str, Any]:
+        """What the runs behind one summary row share: ``complete`` (every run complete; None when one does not
+        say), and per field the distinct values of those runs (one value stays a value, several become a list)."""
+        infos = [self.runs.get(s) or RunInfo(s) for s in dict.fromkeys(sources)]
+        out: dict[str, Any] = {"runs": len(infos)}
+        flags = [i.complete for i in infos]
+        out["complete"] = None if not infos or None in flags else all(flags)
+        for key in ("source", "run_id", "date", "task", "task_version", "bank_version", "task_args", "limit",
+                    "dataset", "generation", "samples", "samples_total"):
+            vals: list[Any] = []
+            for i in infos:
+                v = getattr(i, key)
+                if v not in vals:
+                    vals.append(v)
+            out[key] = vals[0] if len(vals) == 1 else vals
+        return out
 
     def add_skip(self, path: Any, reason: str) -> None:
         skip = Skip(str(path), " ".join(str(reason).split()) or "unreadable")

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..metric_spec import direction, find_metric
 from ..metrics import clustered_interval, grid_behaviour_rates, wilson_interval
 from .families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
-__all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean"]
+__all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean", "column_direction"]
 
 ID_COLUMNS = ("model", "framework")
 
@@ -39,8 +40,43 @@ class Table:
     points: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
+        """Columns, rows and, for dashboards, ``higher_is_better`` per value column (:func:`column_direction`:
+        null where no direction ranks it) and each row's ``provenance`` where its runs are known."""
+        rows = []
+        for r in self.rows:
+            row = {c: _jsonable(r.get(c)) for c in self.columns}
+            if PROVENANCE in r:
+                row[PROVENANCE] = r[PROVENANCE]
+            rows.append(row)
         return {"title": self.title, "family": self.family, "columns": self.columns, "keys": list(self.keys),
-                "note": self.note, "rows": [{c: _jsonable(r.get(c)) for c in self.columns} for r in self.rows]}
+                "higher_is_better": {c: column_direction(self.family, c) for c in self.columns if c not in self.keys},
+                "note": self.note, "rows": rows}
+
+
+#: the row key that holds its runs' provenance (:meth:`SampleTable.provenance`); not a column
+PROVENANCE = "provenance"
+#: the spec families whose metrics a report family's columns are
+_SPEC_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
+#: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
+_REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
+                   "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None}
+
+
+def column_direction(family: str, column: str) -> bool | None:
+    """True when a higher value of a summary column is better, False when lower is, None when no direction ranks it:
+    interval bounds, counts of items, two-sided metrics such as RE (``ub_core.metric_spec.direction``)."""
+    if column in _REPORT_COLUMNS:
+        return _REPORT_COLUMNS[column]
+    if column in ("ci_low", "ci_high") or column.endswith(("_ci_low", "_ci_high")):
+        return None
+    key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
+    if key.startswith("grid_"):
+        key = "behaviour_" + key[5:]
+    for fam in _SPEC_FAMILIES.get(family, (family,)):
+        spec = find_metric(fam, key)
+        if spec is not None:
+            return direction(spec)
+    return None
 
 
 def _jsonable(v: Any) -> Any:
@@ -187,7 +223,7 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
     grids = [f"grid_{b}" for b in BEHAVIOURS]
     has_grid = any(isinstance(r.payload.get("behaviour_entry"), Mapping) for r in records)
     cols = ["pm", "pm_ci_low", "pm_ci_high", "wd", "wd_ci_low", "wd_ci_high", "re", "re_ci_low", "re_ci_high",
-            *behaviours, *(grids if has_grid else [])]
+            "abs_re", *behaviours, *(grids if has_grid else [])]
     lead = Table("calibration_leaderboard", "Numeric calibration (PM, WD, RE with 95% CIs clustered by option "
                  "pair; behaviour compatibility rates and grid behaviour rates)", "calibration",
                  ["model", "framework", "items", *cols])
@@ -199,6 +235,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
         for key in ("pm", "wd", "re"):
             out[key] = nanmean(r.metrics.get(key) for r in recs)
             out[f"{key}_ci_low"], out[f"{key}_ci_high"] = _clustered(recs, key)
+        # |RE| per item (RE is two-sided, target 0): the ranked form; from re, so older logs have it too
+        out["abs_re"] = nanmean(abs(v) for v in (r.metric("re") for r in recs) if v is not None)
         for b in behaviours:
             out[b] = nanmean(r.metrics.get(b) for r in recs)
         if has_grid:
@@ -216,7 +254,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
         for cat, crecs in sorted(_group(recs, lambda r: r.category).items()):
             by_cat.rows.append({"model": model, "framework": fw, "category": cat, **row(crecs)})
     lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
-                "the valid options; re: H(model) - H(ideal) in bits; behaviour_b: share of two-option items " \
+                "the valid options; re: H(model) - H(ideal) in bits (two-sided, target 0: not ranked); abs_re: mean " \
+                "|re| (lower is better); behaviour_b: share of two-option items " \
                 "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids classified as b " \
                 "(Figure 3; Null when the grid's mean PM < 0.5)."
     return [lead, by_cat]
@@ -410,7 +449,44 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
     stab = table.family("stability")
     if stab or any(k[2] == "stability" for k in table.aggregates):
         out["stability"] = _stability_tables(stab, table.aggregates)
+    for ts in out.values():
+        for t in ts:
+            _attach_provenance(t, table)
     return out
+
+
+_COMPLETE_FIRST = {True: 0, None: 1, False: 2}
+
+
+def _attach_provenance(t: Table, table: SampleTable) -> None:
+    """Give every row of a per-model table its runs' provenance and a ``complete`` column right after the model's
+    columns (issue 26 item 8). A leaderboard (no category, task or group key) lists complete runs first, then runs
+    that do not say, then partial runs (``--limit``, selected ids, cancelled): a partial run is never ranked among
+    complete ones, and the page marks its row."""
+    if "model" not in t.keys or "framework" not in t.keys:
+        return
+    sources: dict[tuple, set[str]] = defaultdict(set)
+    for r in table.records:
+        if r.family == t.family:
+            for key in ((r.model, r.framework, None, None), (r.model, r.framework, "task", r.task),
+                        (r.model, r.framework, "category", r.category)):
+                sources[key].add(r.source)
+    for (model, fw, fam, task), src in table.aggregate_sources.items():
+        if fam == t.family:
+            sources[(model, fw, None, None)].add(src)
+            sources[(model, fw, "task", task)].add(src)
+    for row in t.rows:
+        found = sources.get((row.get("model"), row.get("framework"), None, None), set())
+        for k in ("task", "category"):
+            if k in t.keys and row.get(k) not in (None, "all"):
+                found = found & sources.get((row.get("model"), row.get("framework"), k, row.get(k)), set())
+        prov = table.provenance(sorted(found))
+        row[PROVENANCE] = prov
+        row["complete"] = prov["complete"]
+    at = t.columns.index("framework") + 1
+    t.columns.insert(at, "complete")
+    if set(t.keys) == set(ID_COLUMNS):
+        t.rows.sort(key=lambda r: _COMPLETE_FIRST[r["complete"]])  # stable: the ranking holds within each group
 
 
 def _fmt(v: Any) -> str:
@@ -422,10 +498,17 @@ def _fmt(v: Any) -> str:
 
 
 def _csv(v: Any) -> str:
-    """Full precision for dashboards (the Markdown and HTML tables round)."""
+    """Full precision for dashboards (the Markdown and HTML tables round); a flag (``complete``) as 1 / 0."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
     if isinstance(v, float):
         return "" if not math.isfinite(v) else f"{v:.12g}"
     return "" if v is None else str(v)
+
+
+def _complete_text(v: Any) -> str:
+    """The ``complete`` flag as the page shows it: yes, PARTIAL, or ? (the input does not say)."""
+    return {True: "yes", False: "PARTIAL"}.get(v, "?") if isinstance(v, bool) or v is None else str(v)
 
 
 def md_text(v: Any) -> str:
@@ -438,7 +521,8 @@ def md_text(v: Any) -> str:
 def markdown_table(t: Table) -> str:
     head = "| " + " | ".join(md_text(c) for c in t.columns) + " |"
     sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
-    body = ["| " + " | ".join(md_text(_fmt(r.get(c))) for c in t.columns) + " |" for r in t.rows]
+    body = ["| " + " | ".join(md_text(_complete_text(r.get(c)) if c == "complete" else _fmt(r.get(c)))
+                              for c in t.columns) + " |" for r in t.rows]
     return "\n".join([head, sep, *body])
 
 
