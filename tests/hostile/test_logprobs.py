@@ -57,7 +57,9 @@ def test_lmeval_hook_counts_instead_of_aborting(name):
     (doc,) = ksn_logprob_docs("real_world", ids=PID)
     n = len(doc["choices"])
     row = process_results_ksn_logprob(doc, [(bad, False)] + [(-1.0, False)] * (n - 1))
-    assert row["bad_logprobs"] == 1.0 and math.isnan(row["ks_distance"]) and row["q"] == []
+    assert row["bad_logprobs"] == 1.0 and math.isnan(row["ks_distance"])
+    logged = doc["ub_sample"]  # the sample log line keeps the reason; q is empty
+    assert logged["q"] == [] and "log-probability 0" in logged["bad_logprobs_reason"]
     # None from lm-eval's results is not "probability 0": it is a missing value
     row = process_results_ksn_logprob(doc, [(None, False)] * n)
     assert row["bad_logprobs"] == 1.0
