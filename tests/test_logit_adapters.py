@@ -275,7 +275,7 @@ def _inspect_run(task, model, tmp_path):
     return logs[0]
 
 
-def _m(log, name, metric="nan_mean"):
+def _m(log, name, metric="mean"):
     for s in log.results.scores:
         if s.name == name:
             return s.metrics[metric].value

@@ -45,15 +45,23 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
 def test_inspect_metrics_derive_from_the_spec():
     from ub_inspect.ksn.scorer import KSN_METRICS as INSPECT
+    from inspect_ai._util.registry import registry_params, registry_unqualified_name
 
+    plain = [m for m in INSPECT if not isinstance(m, dict)]
     dicts = [m for m in INSPECT if isinstance(m, dict)]
+    # first the headline (KS@N at the largest N, per category), the retry metrics, the counts
+    assert [registry_unqualified_name(m) for m in plain] == ["headline", "retry_rate", "attempts_per_valid", "totals"]
+    assert registry_params(plain[0]) == {"key": "ks@*", "group": "category", "cluster": None}
+    counted = [m.key for m in KSN_METRICS if "inspect" in m.adapters and m.aggregation == "total"]
+    assert registry_params(plain[3]) == {"keys": counted} and counted == ["wdz_undefined", "constant"]
+    # then one score per key: its mean, and its standard error where the spec asks
     keys = [k for d in dicts for k in d]
-    assert keys == ["ks@*"] + [m.key for m in KSN_METRICS if "inspect" in m.adapters and not is_ks_key(m.key)]
+    assert keys == ["ks@*"] + [m.key for m in KSN_METRICS if "inspect" in m.adapters and not is_ks_key(m.key)
+                               and m.aggregation != "total"]
     sizes = {k: len(v) for d in dicts for k, v in d.items()}
     for m in KSN_METRICS:
-        if "inspect" in m.adapters:
-            want = 1 + (m.stderr and m.aggregation != "total") + m.per_category
-            assert sizes["ks@*" if is_ks_key(m.key) else m.key] == want, m.key
+        if "inspect" in m.adapters and m.aggregation != "total":
+            assert sizes["ks@*" if is_ks_key(m.key) else m.key] == 1 + m.stderr, m.key
 
 
 def test_report_keys_derive_from_the_spec():
@@ -73,8 +81,8 @@ def test_a_toy_metric_needs_only_a_spec_entry(monkeypatch):
 
     toy = MetricSpec("toy_gap", "toy gap", False, "nanmean", "skip")
     spec = (*KSN_METRICS, toy)
-    inspect_dicts = spec_metrics(spec)
-    assert "toy_gap" in inspect_dicts[-1] and len(inspect_dicts[-1]["toy_gap"]) == 3  # nan_mean, stderr, grouped
+    inspect_dicts = spec_metrics("ksn", specs=spec)
+    assert "toy_gap" in inspect_dicts[-1] and len(inspect_dicts[-1]["toy_gap"]) == 2  # mean, stderr
 
     real = hooks.score_values
     monkeypatch.setattr(hooks, "KSN_METRICS", spec)
@@ -145,18 +153,22 @@ def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family,
 
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
+    from inspect_ai._util.registry import registry_params
     from ub_inspect.logprobs import _metrics
     from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
 
-    def keys(dicts):
-        return [k for d in dicts for k in d]
+    def keys(metrics):
+        return [k for d in metrics if isinstance(d, dict) for k in d]
 
     assert keys(QUESTION_METRICS) == list(metric_keys("odds_question", "inspect"))
     assert keys(SAMPLING_METRICS) == ["ks@*"] + [k for k in metric_keys("odds_sampling") if not is_ks_key(k)]
     for bank in ("calibration", "implicit", "explicit"):
         assert sorted(keys(_metrics(bank))) == sorted(metric_keys(bank))
-    sizes = {k: len(v) for d in QUESTION_METRICS for k, v in d.items()}
-    assert sizes == {"abs_error": 3, "baseline_abs_error": 2, "parse_failed": 1}  # abs_error also by family
+        assert registry_params(_metrics(bank)[0])["key"] == metric_spec.HEADLINES[bank]
+    # the headline by family (the odds paper's tables), then mean and stderr per key where the spec asks
+    assert registry_params(QUESTION_METRICS[0]) == {"key": "abs_error", "group": "family", "cluster": None}
+    sizes = {k: len(v) for d in QUESTION_METRICS if isinstance(d, dict) for k, v in d.items()}
+    assert sizes == {"abs_error": 2, "baseline_abs_error": 2, "parse_failed": 1}
 
 
 def test_report_odds_and_stability_keys_derive_from_the_spec():

@@ -305,16 +305,18 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
                       context="none,finance_normal")
     # 3 families x (0, 3 within distribution, 3 within family) + 2 finance Gumbels (income, rent) x 3 targets
     assert len(log.samples) == 15
-    assert scores["abs_error"]["nan_mean"] == pytest.approx(0.0, abs=1e-9)
-    assert set(scores["abs_error"]) >= {"grouped_normal", "grouped_geometric", "nan_stderr"}
+    assert scores["abs_error"]["mean"] == pytest.approx(0.0, abs=1e-9)
+    assert set(scores["abs_error"]) == {"mean", "stderr"}
+    first = log.results.scores[0].metrics  # the headline, MAE, by family as the odds paper's tables
+    assert next(iter(first)) == "abs_error" and {"normal", "geometric", "gumbel", "normal_stderr"} <= set(first)
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]
     assert {"family", "task", "shots", "shot_type", "context"} <= set(metas[0])
     assert {m["context"] for m in metas} == {"none", "finance_normal"}
     scores, _ = run("ub/collapse", task="probability", families="normal")
-    assert scores["abs_error"]["nan_mean"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
+    assert scores["abs_error"]["mean"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
     scores, _ = run("ub/oracle", task="sampling", families="poisson,uniform", shots=0)
     assert scores["ks@1000"]["mean"] == 1.0 and scores["n_valid"]["mean"] == 1000
-    assert scores["ks_stat"]["nan_mean"] < 0.077
+    assert scores["ks_stat"]["mean"] < 0.077
 
 
 def test_lmeval_oracle_end_to_end(monkeypatch):

@@ -12,7 +12,7 @@ Inspect's default ``score_*`` column holds a dict-valued Score as one JSON strin
 
 Families (``ub_core.metric_spec``): ``ksn``, ``ksn_logprob``, ``calibration``, ``implicit``, ``explicit``,
 ``odds_question``, ``odds_sampling`` and ``stability`` (``stability_correct``, ``stability_parsed_answer``). A key
-a sample does not carry (another family's log, an errored sample) reads as missing (NaN / None).
+a sample does not carry (another family's log, an errored sample, an N the run did not use) reads as NaN.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ def _score(sample: Any, scorer: str) -> Any:
 
 
 def _float_of(scorer: str, key: str):
-    def read(sample: Any) -> float | None:
+    def read(sample: Any) -> float:
         score = _score(sample, scorer)
         value = score.value.get(key) if score is not None and isinstance(score.value, dict) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
+            return float("nan")  # missing: a float column still (an all-missing column stays numeric)
         return float(value)
 
     return read

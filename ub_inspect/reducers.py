@@ -8,13 +8,13 @@ N runs are already there, so these reducers measure it on any task, unchanged:
 - ``ub_inspect/tar_a``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,
   else ``Score.answer``, else ``Score.value``) is the same, else 0.0: the per-question indicator whose mean is
   TARa@N, so under this reducer the task's own metrics read as TARa@N (``accuracy`` under ``tar_a`` = TARa@N). The
-  metadata also carries ``tar_r`` and the answers.
+  metadata also carries ``tar_a``, ``tar_r``, the answers and the number of epochs reduced.
 - ``ub_inspect/tar_r``: the same for the raw completion (``Score.explanation``, which Inspect's ``match``/``choice``
   scorers set to the completion, or ``Score.metadata`` ``completion``/``outputs``/``outputs_digest``), i.e. TARr@N.
 - ``ub_inspect/tar`` and ``ub_inspect/tar_raw``: the earlier names of ``tar_a`` and ``tar_r`` (kept for old command
   lines and logs).
 
-``ub_inspect/stability`` itself needs no reducer: its metrics read every epoch (:mod:`ub_inspect.stability.scorer`).
+``ub_inspect/stability`` reduces its epochs with ``tar_a`` (:mod:`ub_inspect.stability.scorer`).
 
 For dict-valued scores every key carries the indicator, so the task's per-key metrics all read as the rate.
 ``ub_core.metrics.total_agreement_rate`` is the same measurement on plain lists of runs.
@@ -65,7 +65,7 @@ def _answers_agree(scores: list[Score]) -> Score:
     answers = [parsed_answer(s) for s in scores]
     raws = [raw_completion(s) for s in scores]
     return _indicator_score(scores, _agree(answers), {"tar_a": _agree(answers), "tar_r": _agree(raws),
-                                                      "answers": [str(a) for a in answers]})
+                                                      "answers": [str(a) for a in answers], "epochs": len(scores)})
 
 
 def _replies_agree(scores: list[Score]) -> Score:

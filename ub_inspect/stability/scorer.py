@@ -7,15 +7,19 @@ of its own kind, which agrees only with another unreadable reply and is never co
 (``None`` when read), ``target`` and ``epoch``. ``parse_failure_rate`` (unreadable replies / all replies, over
 every epoch of every sample) is reported next to TARa and logs a few unreadable replies.
 
-How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/results.py``): every metric is
-declared ``scores="unreduced"``, so Inspect hands it one SampleScore per sample *per epoch* and no epoch reducer
-stands between the epochs and the metric (``--epochs-reducer`` does not change these numbers). The metrics regroup
-the scores by (sample id, epoch from the metadata) into ``runs[epoch][question]`` and call
-:mod:`ub_core.metrics.stability`. They form the run's one score, in this order: the headline :func:`tar_a_summary`
-(``tar_a`` = TARa@N with its standard error over questions, ``epochs`` = the N actually run, and per subtask TARa
-with its standard error), then ``tar_r``, ``best_acc``, ``worst_acc``, ``median_acc``, ``acc`` (mean accuracy
-over all replies), ``acc_spread`` and ``parse_failure_rate``. The reducers ``ub_inspect/tar_a`` and
-``ub_inspect/tar_r`` (:mod:`ub_inspect.reducers`) measure the same on any other task.
+How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/results.py``):
+
+- the task's epoch reducer ``ub_inspect/tar_a`` (:mod:`ub_inspect.reducers`) reduces a question's epochs to one
+  Score whose metadata says whether all its parsed answers agree (``tar_a``), whether all its raw replies do
+  (``tar_r``) and how many epochs it had; Inspect shows this reduced view first, so the run's score is the
+  headline :func:`tar_a_summary`: ``tar_a`` = TARa@N with its standard error over questions, ``epochs`` (the N
+  that ran, ``--epochs`` included) and TARa with its standard error per subtask;
+- reducers see one sample at a time, so the cross-run measures are metrics declared ``scores="unreduced"``:
+  Inspect hands them one SampleScore per sample *per epoch*. They regroup the scores by (sample id, epoch from the
+  metadata) into ``runs[epoch][question]`` and call :func:`ub_core.metrics.stability_summary`: ``tar_r``,
+  ``best_acc``, ``worst_acc``, ``median_acc``, ``acc`` (mean accuracy over all replies), ``acc_spread`` and
+  ``parse_failure_rate``. ``--epochs-reducer`` replaces ``tar_a``: the headline then reads NaN (its reducer is
+  gone), the unreduced metrics are unchanged.
 
 A question missing some epoch (an errored sample) cannot enter a run-by-run comparison: it is left out of the
 unreduced metrics, and the number left out is logged.
@@ -33,7 +37,6 @@ from inspect_ai.solver import TaskState
 
 from ub_core.parsing.mcq import read_mcq
 from ub_core.metrics import log_unreadable, stability_summary
-from ub_core.metrics.stability import question_agreement
 
 from .._naming import registry_name
 from ..metrics import grouped_summary
@@ -44,19 +47,15 @@ __all__ = ["stability_scorer", "stability_runs", "tar_a_summary", "tar_a", "tar_
 logger = logging.getLogger(__name__)
 
 
-def stability_runs(scores: list[SampleScore]) -> tuple[list[str], list[list[Any]], list[list[Any]], list[Any],
-                                                     dict[str, str]] | None:
-    """Per-epoch SampleScores -> ``(questions, raw_runs, parsed_runs, answers, categories)``: the runs indexed
-    ``[run][question]`` (runs in epoch order, questions in first-seen order), and each question's sample metadata
-    ``category`` (its subtask). ``None`` when no complete question is left."""
+def stability_runs(scores: list[SampleScore]) -> tuple[list[list[Any]], list[list[Any]], list[Any]] | None:
+    """Per-epoch SampleScores -> ``(raw_runs, parsed_runs, answers)`` indexed ``[run][question]``; runs in epoch
+    order, questions in first-seen order. ``None`` when no complete question is left."""
     by_question: dict[str, dict[int, dict]] = defaultdict(dict)
-    categories: dict[str, str] = {}
     for s in scores:
         meta = s.score.metadata or {}
         if "epoch" not in meta or "target" not in meta:
             continue
         by_question[str(s.sample_id)][int(meta["epoch"])] = meta
-        categories[str(s.sample_id)] = str((s.sample_metadata or {}).get("category", "unknown"))
     if not by_question:
         return None
     epochs = sorted({e for runs in by_question.values() for e in runs})
@@ -69,7 +68,7 @@ def stability_runs(scores: list[SampleScore]) -> tuple[list[str], list[list[Any]
     raw = [[by_question[q][e].get("completion") for q in complete] for e in epochs]
     parsed = [[by_question[q][e].get("parsed_answer") for q in complete] for e in epochs]
     answers = [by_question[q][epochs[0]]["target"] for q in complete]
-    return complete, raw, parsed, answers, categories
+    return raw, parsed, answers
 
 
 def _summary_metric(key: str):
@@ -77,7 +76,7 @@ def _summary_metric(key: str):
         runs = stability_runs(scores)
         if runs is None:  # also the live display's call with no scores
             return math.nan
-        summary = stability_summary(*runs[1:4])
+        summary = stability_summary(*runs)
         if key == "acc":  # mean accuracy over all replies: every run covers the same questions
             return float(sum(summary["run_accuracies"]) / len(summary["run_accuracies"]))
         return float(summary[key])
@@ -85,22 +84,25 @@ def _summary_metric(key: str):
     return compute
 
 
-@metric(name=registry_name("tar_a_summary"), scores="unreduced")
+@metric(name=registry_name("tar_a_summary"))
 def tar_a_summary() -> Metric:
-    """The headline: ``{"tar_a": TARa@N, "stderr": its standard error, "epochs": N, <subtask>: TARa@N of the
-    subtask, "<subtask>_stderr": ...}``. TARa@N is the mean over questions of the indicator "all N parsed answers
-    agree" (:func:`ub_core.metrics.stability.question_agreement`, the non-determinism paper, sec. 5.2); its standard
-    error is sd / sqrt(Q) over those indicators; N is counted from the epochs in the scores, so it is the number
-    of epochs that ran (``--epochs`` included)."""
+    """The headline, over the epochs reduced by ``ub_inspect/tar_a``: ``{"tar_a": TARa@N, "stderr": its standard
+    error, "epochs": N, <subtask>: TARa@N of the subtask, "<subtask>_stderr": ...}``. TARa@N is the mean over
+    questions of the reducer's indicator "all N parsed answers agree" (the non-determinism paper, sec. 5.2), its
+    standard error sd / sqrt(Q) (:func:`ub_inspect.metrics.grouped_summary`); N is the number of epochs reduced
+    (the largest, should an errored sample have fewer). Scores from another reducer carry no indicator: NaN."""
 
     def compute(scores: list[SampleScore]):
-        runs = stability_runs(scores)
-        if runs is None:  # also the live display's call with no scores
+        if not scores:  # the live display's first call
             return {}
-        questions, _, parsed, _, categories = runs
-        agree = question_agreement(parsed)
-        return grouped_summary("tar_a", [(float(a), q, categories[q]) for a, q in zip(agree, questions)],
-                               extra={"epochs": float(len(parsed))})
+        cells, epochs = [], 0
+        for s in scores:
+            meta = s.score.metadata or {}
+            if "tar_a" in meta:
+                cells.append((float(meta["tar_a"]), str(s.sample_id),
+                              str((s.sample_metadata or {}).get("category", "unknown"))))
+                epochs = max(epochs, int(meta.get("epochs") or 0))
+        return grouped_summary("tar_a", cells, extra={"epochs": float(epochs) if epochs else math.nan})
 
     return compute
 

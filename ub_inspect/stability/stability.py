@@ -2,14 +2,14 @@
 
 One Sample per multiple-choice question, asked ``epochs`` times at temperature 0 with top_p 1 and a fixed seed
 (the non-determinism paper, sec. 5). The scorer marks each epoch; metrics over all epochs give TARa@N (the headline),
-TARr@N, BestAcc, WorstAcc, median and mean accuracy and the accuracy spread (see ``scorer.py`` and README.md beside
-this file).
+TARr@N, BestAcc, WorstAcc, median and mean accuracy and the accuracy spread (see ``scorer.py`` and README.md
+beside this file).
 """
 
 from __future__ import annotations
 
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
@@ -19,6 +19,7 @@ from ub_core.problems.stability import StabilityItem, load_stability_items
 
 from .._naming import package_task, registry_name
 from .._options import integer, positive_int, str_list
+from ..reducers import tar_a
 from .scorer import stability_scorer
 
 #: N when neither ``-T epochs`` nor Inspect's ``--epochs`` gives it (the paper uses 10)
@@ -64,7 +65,7 @@ def stability(epochs: int | None = None, subtasks: str | list[str] | None = None
         dataset=MemoryDataset([record_to_sample(it) for it in items], name="stability"),
         solver=generate(),
         scorer=stability_scorer(),
-        epochs=n,  # every metric reads all epochs (scores="unreduced"): no epoch reducer is involved
+        epochs=Epochs(n, tar_a()),  # the headline TARa reads the tar_a reduction (scorer.py)
         config=GenerateConfig(temperature=0.0, top_p=1.0, seed=integer(seed, "seed", low=0),
                               max_tokens=None if max_tokens is None else positive_int(max_tokens, "max_tokens")),
         # not the epochs: Inspect's --epochs may override n after this; eval.config.epochs is the N that ran
