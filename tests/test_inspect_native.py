@@ -155,7 +155,7 @@ def test_solver_and_scorer_arguments_are_small(logs, name):
 
 def test_ksn_log_is_small_per_problem(tmp_path):
     """Finding 3: a KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
-    benchmarks/bench_serving.py's log-size line)."""
+    benchmarks/bench_inspect_log.py)."""
     log = inspect_eval(ksn(limit_per_category=6), model="ub/oracle", log_dir=str(tmp_path), display="none", seed=7)[0]
     size = Path(log.location).stat().st_size
     assert size / len(log.samples) <= 10_000, size
