@@ -192,11 +192,14 @@ def test_lmeval_tiny_local_model_runs_ub_logit(tiny_llama):
 
 # ------------------------------------------------------------------------------------------------ Inspect
 
-def _metric(log, key, name):
-    for s in log.results.scores:
-        if s.name == key and name in s.metrics:
-            return s.metrics[name].value
-    raise KeyError((key, name))
+def _metric(log, key, name="mean"):
+    """A key's mean (``name="mean"``) or standard error (``"stderr"``): one score holds every run metric, the
+    headline's standard error under ``stderr``, every other key's under ``<key>_stderr`` (ub_inspect.metrics)."""
+    (score,) = log.results.scores
+    metrics = score.metrics
+    if name == "mean":
+        return metrics[key].value
+    return metrics["stderr" if next(iter(metrics)) == key else f"{key}_stderr"].value
 
 
 @pytest.mark.slow

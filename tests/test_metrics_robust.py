@@ -218,16 +218,16 @@ def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypa
     per = {s.id: s.scores["ksn_scorer"].value for s in log.samples}
     cat_of = {s.id: s.metadata["category"] for s in log.samples}
     assert math.isnan(per[first]["wdz"]) and per[first]["wdz_undefined"] == 1.0
-    scores = {s.name: s.metrics for s in log.results.scores}
+    (score,) = log.results.scores  # every run metric in one score (ub_inspect.metrics)
+    run = {k: m.value for k, m in score.metrics.items()}
     finite = [v["wdz"] for k, v in per.items() if k != first]
-    # Inspect leaves a key's NaN values out of its mean and stderr (they count as unscored samples)
-    assert scores["wdz"]["mean"].value == pytest.approx(np.mean(finite), rel=1e-12)
-    assert scores["wdz"]["stderr"].value == pytest.approx(np.std(finite, ddof=1) / math.sqrt(len(finite)), rel=1e-9)
-    run = log.results.scores[0].metrics  # the run's first score carries the counts
-    assert run["wdz_undefined"].value == 1.0
+    # the undefined WDZ is left out of the mean and its standard error, and counted
+    assert run["wdz"] == pytest.approx(np.mean(finite), rel=1e-12)
+    assert run["wdz_stderr"] == pytest.approx(np.std(finite, ddof=1) / math.sqrt(len(finite)), rel=1e-9)
+    assert run["wdz_undefined"] == 1.0
     # the collapse provider answers one value every time: every problem is a constant sample
-    assert run["constant"].value == 6.0
-    assert all(math.isfinite(m.value) for name in ("wdz", "jsd") for m in scores[name].values())
+    assert run["constant"] == 6.0
+    assert all(math.isfinite(run[k]) for k in ("wdz", "wdz_stderr", "jsd", "jsd_stderr"))
     # per category, from the log's samples (ub_inspect.analysis): the undefined WDZ is left out there too
     from inspect_ai.analysis import SampleSummary, samples_df
 

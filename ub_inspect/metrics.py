@@ -1,13 +1,16 @@
 """Inspect metrics shared by the ub tasks, and the metric list of a family's scorer (:func:`spec_metrics`).
 
-How a run's metrics reach the log and the terminal (Inspect 0.3.285, ``_eval/task/results.py``): a scorer's plain
-metrics form its first score (named after the scorer), then each key of a dict-valued Score gets a score of its
-own. Inspect shows the first metric of the first score as the run's score (``inspect view``, ``evals_df``'s
-``score_headline_*``, the progress line), and prints every score in a grid four to a row. So the first plain
-metric is :func:`headline`: the family's headline (``ub_core.metric_spec.headline``) with its standard error and
-its value and standard error per category, under names short enough for 80 columns; then any run-level plain
-metrics (retry rate); then one score per key with its mean and standard error. Per-category values of the other
-keys are one ``groupby`` away in ``samples_df`` (:mod:`ub_inspect.analysis`), not in the terminal.
+How a run's metrics reach the log and the terminal (Inspect 0.3.285, ``_eval/task/results.py`` and
+``_display/core/results.py``): a scorer's plain metrics form one score named after the scorer (a metric that
+returns a dict gives one entry per key, named as the key), and each key of a dict-valued Score given metrics of its
+own becomes a further score. Inspect shows the first metric of the first score as the run's score (``inspect
+view``, ``evals_df``'s ``score_headline_*``, the progress line) and prints the scores four to a row, sharing out
+any excess width equally, so that long key names in a row cut every name in it. Hence every ub scorer declares
+plain metrics only (one score, one column of ``name value`` lines that fits 80 columns): first :func:`headline`,
+the family's headline (``ub_core.metric_spec.headline``) with its ``stderr`` and its value and standard error per
+category; then :func:`means`, every other key's mean with ``<key>_stderr`` (lm-eval's naming); then run-level
+metrics (retry rate, grid rates) and counts (:func:`totals`). Per-category values of the other keys are one
+``groupby`` away in ``samples_df`` (:mod:`ub_inspect.analysis`).
 """
 
 from __future__ import annotations
@@ -15,14 +18,14 @@ from __future__ import annotations
 import fnmatch
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, mean, metric, stderr
+from inspect_ai.scorer import Metric, SampleScore, metric
 
 from ub_core.metric_spec import headline as spec_headline
 from ub_core.metric_spec import is_ks_key
 
 from ._naming import registry_name
 
-__all__ = ["nan_mean", "nan_stderr", "grid_rates", "totals", "headline", "grouped_summary", "spec_metrics"]
+__all__ = ["nan_mean", "nan_stderr", "grid_rates", "totals", "headline", "means", "grouped_summary", "spec_metrics"]
 
 
 def _as_float(value) -> float | None:
@@ -181,6 +184,39 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
     return compute
 
 
+@metric(name=registry_name("means"))
+def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, headline: str | None = None) -> Metric:
+    """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
+    matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
+    in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
+    the run's score leads with it. Means and standard errors as :func:`headline`'s: over the samples where the
+    value is finite, SE clustered by the sample metadata key ``cluster`` where given."""
+
+    def compute(scores: list[SampleScore]):
+        if not scores:  # the live display's first call
+            return {}
+        first = next((s.score.value for s in scores if isinstance(s.score.value, dict)), {})
+        skip = _headline_key(headline, scores) if headline else None
+        out: dict[str, float] = {}
+        for pattern in keys:
+            for key in (k for k in first if fnmatch.fnmatchcase(k, pattern)):
+                if key == skip or key in out:
+                    continue
+                cells = []
+                for s in scores:
+                    v = _as_float(s.score.value.get(key)) if isinstance(s.score.value, dict) else None
+                    if v is not None:
+                        cells.append((v, str((s.sample_metadata or {}).get(cluster, s.sample_id) if cluster
+                                             else s.sample_id), None))
+                summary = grouped_summary(key, cells)
+                out[key] = summary[key]
+                if pattern in with_stderr:
+                    out[f"{key}_stderr"] = summary["stderr"]
+        return out
+
+    return compute
+
+
 # ------------------------------------------------------------------------------------------------ from the spec
 
 def _per_n(key: str) -> str | None:
@@ -191,36 +227,30 @@ def _per_n(key: str) -> str | None:
 
 def spec_metrics(family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
     """A family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the family's entries
-    unless given), in the order Inspect shows them (module docstring).
-
-    The run's first score: :func:`headline` on the family's headline key (grouped like that key, clustered by the
-    sample metadata key ``cluster`` where given), ``run_metrics`` (plain metrics over whole runs: the retry rate,
-    the grid rates), and :func:`totals` of the counted keys (aggregation ``total``). Then one score per key:
-    Inspect's ``mean`` and, where the spec asks, ``stderr`` (clustered by ``cluster`` where given). Inspect leaves
-    a key's NaN values out of both (it counts them as unscored samples), which is the spec's ``nanmean``. The
-    ``ks@N`` entries become one ``ks@*`` entry (and ``p_pass@N`` one ``p_pass@*``), so a run with other Ns
-    (``-T ks_ns=``) reports those, and the headline is the largest N run."""
+    unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in this
+    order: :func:`headline` on the family's headline key (grouped like that key, clustered by the sample metadata
+    key ``cluster`` where given); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
+    clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
+    :func:`totals` of the counted keys (aggregation ``total``). The per-N keys (``ks@N``, ``p_pass@N``) are
+    patterns (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the headline is the largest N
+    run."""
     from ub_core.metric_spec import metric_specs
 
+    def pattern(key: str) -> str:
+        return "ks@*" if is_ks_key(key) else (_per_n(key) or key)
+
     top = spec_headline(family)
-    top_key = "ks@*" if is_ks_key(top.key) else (_per_n(top.key) or top.key)
-    ks, rest, counted = {}, {}, []
+    keys, with_stderr, counted = [], [], []
     for m in (metric_specs(family) if specs is None else specs):
         if "inspect" not in m.adapters:
             continue
         if m.aggregation == "total":
             counted.append(m.key)
             continue
-        fns = [mean()]
-        if m.stderr:
-            fns.append(stderr(cluster=cluster) if cluster else stderr())
-        if is_ks_key(m.key):
-            ks["ks@*"] = fns
-        elif _per_n(m.key):  # p_pass@N: one entry for any N, like ks@N
-            rest[_per_n(m.key)] = fns
-        else:
-            rest[m.key] = fns
-    plain = [headline(top_key, group=top.group if top.per_category else None, cluster=cluster), *run_metrics]
-    if counted:
-        plain.append(totals(counted))
-    return [*plain, *(d for d in (ks, rest) if d)]
+        if pattern(m.key) not in keys:
+            keys.append(pattern(m.key))
+            if m.stderr:
+                with_stderr.append(pattern(m.key))
+    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster),
+           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key)), *run_metrics]
+    return out + ([totals(counted)] if counted else [])
