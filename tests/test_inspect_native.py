@@ -236,3 +236,20 @@ def test_terminal_summary_fits_80_columns(tmp_path):
     for label in ("ks@100", "text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal",
                   "real_world", "shuffling"):
         assert label in summary, (label, summary)
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_tasks_summary_fits_80_columns(logs, name):
+    """Finding 9 for every task: the score grid Inspect prints (its own renderer) shows every metric name whole at
+    80 columns, the headline first."""
+    from inspect_ai._display.core.results import task_scores
+    from rich.console import Console
+
+    console = Console(width=80, record=True, color_system=None)
+    for row in task_scores(logs[name].results.scores):
+        console.print(row)
+    text = console.export_text()
+    assert "…" not in text and all(len(line) <= 80 for line in text.splitlines()), text
+    for score in logs[name].results.scores:
+        for key in score.metrics:
+            assert key in text, (key, text)

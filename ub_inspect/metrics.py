@@ -122,7 +122,8 @@ def _mean_stderr(pairs: list[tuple[float, str]]) -> tuple[float, float]:
     if not pairs:
         return float("nan"), float("nan")
     values = [v for v, _ in pairs]
-    return sum(values) / len(values), clustered_stderr(values, [c for _, c in pairs])
+    # fsum: exactly rounded, so the mean does not depend on the order the samples finished in
+    return math.fsum(values) / len(values), clustered_stderr(values, [c for _, c in pairs])
 
 
 def _headline_key(key: str, scores: list[SampleScore]) -> str:
