@@ -253,3 +253,24 @@ def test_every_tasks_summary_fits_80_columns(logs, name):
     for score in logs[name].results.scores:
         for key in score.metrics:
             assert key in text, (key, text)
+
+
+def test_ub_score_reads_logs_before_and_after_issue_26(logs, tmp_path, capsys):
+    """``ub score --samples`` reads only the per-sample values and ``-T`` options: a log written before issue 26
+    (the bank in the scorer arguments, one results score per key) rescores like the new one."""
+    from inspect_ai.log import EvalScore, read_eval_log, write_eval_log
+
+    from ub_core import cli
+
+    new = read_eval_log(logs["ksn"].location)
+    old = new.model_copy(deep=True)
+    bank = {s.id: {"id": s.id, "prompt": s.input} for s in new.samples}  # the shape, not the whole bank
+    old.eval.scorers[0].options = {"problems": bank, **old.eval.scorers[0].options}
+    old.results.scores = [EvalScore(name="ksn_scorer", scorer="ksn_scorer", metrics={}, params={"problems": bank})]
+    paths = {"new": logs["ksn"].location, "old": str(tmp_path / "old.eval")}
+    write_eval_log(old, paths["old"])
+    rows = {}
+    for which, path in paths.items():
+        assert cli.main(["score", "--samples", path, "--json", "--workers", "1"]) == 0
+        rows[which] = {r["id"]: r["ks@100"] for r in json.loads(capsys.readouterr().out)["problems"]}
+    assert rows["old"] == rows["new"] == {s.id: s.scores["ksn_scorer"].value["ks@100"] for s in new.samples}
