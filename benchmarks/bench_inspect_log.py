@@ -11,8 +11,8 @@ Measured on the 448-problem oracle log (2 shared CPU cores, inspect-ai 0.3.285):
 
   before issue 26 (the bank in every solver/scorer argument): 34.4 MB, 76.7 KB per problem, header.json 8.4 MB,
                   header read 0.7-1.4 s (machine load); ``inspect log convert --to json``: 454 MB (issue 26)
-  after:                                                      3.6 MB,   8.1 KB per problem, header.json 19 KB,
-                  header read 0.026 s; ``inspect log convert --to json``: 38.5 MB
+  after:                                                      3.6 MB,   8.1 KB per problem, header.json 18 KB,
+                  header read 0.023-0.026 s; ``inspect log convert --to json``: 38.5 MB
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ Inspect's default ``score_*`` column holds a dict-valued Score as one JSON strin
     failed = df[df["ksn_ks@100"] == 0.0]                       # the problems KS@100 rejects
     per_category(df, "ksn")                                    # every per-category key, by category
 
-Families (``ub_core.metric_spec``): ``ksn``, ``ksn_logprob``, ``calibration``, ``implicit``, ``explicit``,
+``samples_df`` needs pandas and pyarrow (Inspect's requirement: ``pip install pandas pyarrow``). Families
+(``ub_core.metric_spec``): ``ksn``, ``ksn_logprob``, ``calibration``, ``implicit``, ``explicit``,
 ``odds_question``, ``odds_sampling`` and ``stability`` (``stability_correct``, ``stability_parsed_answer``). A key
 a sample does not carry (another family's log, an errored sample, an N the run did not use) reads as NaN.
 """
