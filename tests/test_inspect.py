@@ -75,11 +75,10 @@ def _run(tasks, model, tmp_path, **kw):
     return logs[0]
 
 
-def _metric(log, score_name, metric="mean"):
-    for s in log.results.scores:
-        if s.name == score_name:
-            return s.metrics[metric].value
-    raise KeyError(score_name)
+def _metric(log, name):
+    """A run metric: our scorers report all of them in one score (ub_inspect.metrics)."""
+    (score,) = log.results.scores
+    return score.metrics[name].value
 
 
 # ------------------------------------------------------------------------------------------------ ksn
@@ -91,11 +90,11 @@ def test_oracle_full_marks_on_42_problems(tmp_path):
     assert len(log.samples) == 42
     for n in (1, 2, 5, 10, 20, 50, 100):
         assert _metric(log, f"ks@{n}") == 1.0
-    scores = {s.name: s for s in log.results.scores}
-    per_cat = {k: v.value for k, v in scores["ks@100"].metrics.items() if k.startswith("grouped_")}
-    assert len(per_cat) == 7 and set(per_cat.values()) == {1.0}
-    assert _metric(log, "ksn_scorer", "retry_rate") == 0.0
-    assert _metric(log, "ksn_scorer", "attempts_per_valid") == 1.0
+    first = log.results.scores[0].metrics  # the headline, per category too
+    per_cat = {k: v.value for k, v in first.items() if k in {s.metadata["category"] for s in log.samples}}
+    assert len(per_cat) == 7 and set(per_cat.values()) == {1.0} and first["ks@100"].value == 1.0
+    assert _metric(log, "retry_rate") == 0.0
+    assert _metric(log, "attempts_per_valid") == 1.0
     # one request per problem: num_choices carried all 100 samples
     sample = log.samples[0]
     assert sample.scores["ksn_scorer"].metadata["requests"] == 1
@@ -105,7 +104,7 @@ def test_oracle_full_marks_on_42_problems(tmp_path):
 def test_log_reads_back_and_rescoring_reproduces_the_scorer(tmp_path, capsys):
     log = _run(ksn(categories="shuffling,real_world", ks_ns="10,100"), "ub/oracle", tmp_path, seed=3)
     back = read_eval_log(log.location)
-    assert back.results is not None and {s.name for s in back.results.scores} >= {"ks@10", "ks@100", "wdz"}
+    assert back.results is not None and set(back.results.scores[0].metrics) >= {"ks@10", "ks@100", "wdz"}
     assert cli.main(["score", "--samples", log.location, "--json", "--ns", "10,100", "--workers", "1"]) == 0
     rep = json.loads(capsys.readouterr().out)
     rows = {r["id"]: r for r in rep["problems"]}
@@ -136,8 +135,8 @@ def test_top_ups_and_retries_are_counted(tmp_path):
         meta = sample.scores["ksn_scorer"].metadata
         assert value["n_valid"] == 20 and value["n_failed"] == 19 and value["attempts"] == 39
         assert meta["requests"] == 39 and len(meta["failures"]) == 19
-    assert _metric(log, "ksn_scorer", "attempts_per_valid") == pytest.approx(39 / 20)
-    assert _metric(log, "ksn_scorer", "retry_rate") == pytest.approx(19 / 20)
+    assert _metric(log, "attempts_per_valid") == pytest.approx(39 / 20)
+    assert _metric(log, "retry_rate") == pytest.approx(19 / 20)
 
 
 def test_unparseable_slots_are_skipped_after_five_attempts(tmp_path):
@@ -203,28 +202,29 @@ def _mcq_arithmetic():
 
 
 def test_tar_on_mcq_task(tmp_path):
-    reducers = ["mean", "ub_inspect/tar", "ub_inspect/tar_raw"]
+    reducers = ["mean", "ub_inspect/tar_a", "ub_inspect/tar_r"]
     stable = _run(_mcq_arithmetic(), "ubtest/mcq", tmp_path, epochs=Epochs(4, reducers))
     by_reducer = {(s.name, s.reducer): s for s in stable.results.scores}
     assert by_reducer[("choice", "mean")].metrics["accuracy"].value == 1.0
-    assert by_reducer[("choice", "ub_inspect/tar")].metrics["accuracy"].value == 1.0  # TARa@4
-    assert by_reducer[("choice", "ub_inspect/tar_raw")].metrics["accuracy"].value == 1.0  # TARr@4
+    assert by_reducer[("choice", "ub_inspect/tar_a")].metrics["accuracy"].value == 1.0  # TARa@4
+    assert by_reducer[("choice", "ub_inspect/tar_r")].metrics["accuracy"].value == 1.0  # TARr@4
     unstable = _run(_mcq_arithmetic(), "ubtest/mcq-random", tmp_path, epochs=Epochs(4, reducers[1:]))
     by_reducer = {(s.name, s.reducer): s for s in unstable.results.scores}
     # four uniform random letters agree with probability 4 * (1/4)^4 = 1/64: with 8 questions TARa is small
-    assert by_reducer[("choice", "ub_inspect/tar")].metrics["accuracy"].value <= 0.25
-    assert by_reducer[("choice", "ub_inspect/tar_raw")].metrics["accuracy"].value <= 0.25
+    assert by_reducer[("choice", "ub_inspect/tar_a")].metrics["accuracy"].value <= 0.25
+    assert by_reducer[("choice", "ub_inspect/tar_r")].metrics["accuracy"].value <= 0.25
 
 
 def test_tar_on_our_task(tmp_path):
     log = _run(ksn(categories="shuffling", limit_per_category=3, n_samples=10, ks_ns="10"), "ub/collapse",
                tmp_path, epochs=Epochs(3, ["mean", "ub_inspect/tar"]))
-    tar = {s.name: s for s in log.results.scores if s.reducer == "ub_inspect/tar"}
-    assert tar["ks@10"].metrics["mean"].value == 1.0  # a collapsed model answers identically every epoch
+    # the earlier reducer name still works (tar = tar_a)
+    (tar,) = [s for s in log.results.scores if s.reducer == "ub_inspect/tar"]
+    assert tar.metrics["ks@10"].value == 1.0  # a collapsed model answers identically every epoch
     oracle = _run(ksn(categories="shuffling", limit_per_category=3, n_samples=10, ks_ns="10"), "ub/oracle",
-                  tmp_path, epochs=Epochs(3, ["ub_inspect/tar"]), seed=5)
-    tar = {s.name: s for s in oracle.results.scores if s.reducer == "ub_inspect/tar"}
-    assert tar["ks@10"].metrics["mean"].value == 0.0  # fresh random draws never repeat the same 10 values
+                  tmp_path, epochs=Epochs(3, ["ub_inspect/tar_a"]), seed=5)
+    (tar,) = [s for s in oracle.results.scores if s.reducer == "ub_inspect/tar_a"]
+    assert tar.metrics["ks@10"].value == 0.0  # fresh random draws never repeat the same 10 values
 
 
 # ------------------------------------------------------------------------------------------------ hf/ provider

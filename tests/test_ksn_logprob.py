@@ -169,19 +169,20 @@ def _inspect(model, tmp_path, **kw):
     return log
 
 
-def _metric(log, key, name):
-    return next(s.metrics[name].value for s in log.results.scores if s.name == key)
+def _metric(log, key):
+    (score,) = log.results.scores  # every run metric in one score (ub_inspect.metrics)
+    return score.metrics[key].value
 
 
 def test_inspect_oracle_and_collapse(tmp_path):
     log = _inspect("ub/oracle", tmp_path)
-    assert _metric(log, "ks_distance", "nan_mean") <= 0.01 and _metric(log, "p_pass@100", "nan_mean") >= 0.98
-    assert _metric(log, "valid_mass", "mean") == pytest.approx(1.0)
+    assert _metric(log, "ks_distance") <= 0.01 and _metric(log, "p_pass@100") >= 0.98
+    assert _metric(log, "valid_mass") == pytest.approx(1.0)
     for s in log.samples:
         ub = s.scores["ksn_logprob_scorer"].metadata["ub"]
         assert ub["context"] == "raw" and ub["delimiter"] == " " and ub["q"] == pytest.approx(ub["p"], rel=1.01e-6)  # renormalised: cut tails hold <= 1e-6
     log = _inspect("ub/collapse", tmp_path)
-    assert _metric(log, "ks_distance", "nan_mean") >= 0.3 and _metric(log, "entropy_ratio", "nan_mean") == 0.0
+    assert _metric(log, "ks_distance") >= 0.3 and _metric(log, "entropy_ratio") == 0.0
 
 
 def test_inspect_options_give_one_line_errors():

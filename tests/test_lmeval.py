@@ -79,7 +79,7 @@ def test_parity_with_the_inspect_scorer():
 
     problems = [p for p in load_bank("ksn")][::40]
     docs = {d["id"]: d for d in ksn_docs()}
-    scorer = ksn_scorer({p.id: p for p in problems})
+    scorer = ksn_scorer()  # finds each sample's problem in the built-in bank by its id
     lm_rows, inspect_rows = [], []
     for p in problems:
         replies = oracle_replies(p, 100, seed=11)

@@ -277,11 +277,9 @@ def _inspect_run(task, model, tmp_path):
     return logs[0]
 
 
-def _m(log, name, metric="nan_mean"):
-    for s in log.results.scores:
-        if s.name == name:
-            return s.metrics[metric].value
-    raise KeyError(name)
+def _m(log, name):
+    (score,) = log.results.scores  # every run metric in one score (ub_inspect.metrics)
+    return score.metrics[name].value
 
 
 @pytest.mark.parametrize("mode", ["prompt_logprobs", "top_logprobs"])

@@ -191,11 +191,14 @@ def test_lmeval_tiny_local_model_runs_ub_logit(tiny_llama):
 
 # ------------------------------------------------------------------------------------------------ Inspect
 
-def _metric(log, key, name):
-    for s in log.results.scores:
-        if s.name == key and name in s.metrics:
-            return s.metrics[name].value
-    raise KeyError((key, name))
+def _metric(log, key, name="mean"):
+    """A key's mean (``name="mean"``) or standard error (``"stderr"``): one score holds every run metric, the
+    headline's standard error under ``stderr``, every other key's under ``<key>_stderr`` (ub_inspect.metrics)."""
+    (score,) = log.results.scores
+    metrics = score.metrics
+    if name == "mean":
+        return metrics[key].value
+    return metrics["stderr" if next(iter(metrics)) == key else f"{key}_stderr"].value
 
 
 @pytest.mark.slow
@@ -213,13 +216,14 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
         assert lg.status == "success", lg.error
     cal, imp, exp = by["calibration"], by["implicit"], by["explicit"]
     assert len(cal.samples) == 12 and len(imp.samples) == 15 and len(exp.samples) == 15
-    assert _metric(cal, "pm", "nan_mean") == pytest.approx(1.0) and _metric(cal, "wd", "nan_mean") == pytest.approx(0.0)
-    assert _metric(cal, "pm", "nan_stderr") == pytest.approx(0.0, abs=1e-9)
-    assert _metric(cal, "behaviour_calibrated", "nan_mean") == 1.0
-    assert _metric(cal, "behaviour_calibrated", "grid_rate") == 1.0
-    assert _metric(cal, "behaviour_pick_first", "grid_rate") == 0.0
-    assert _metric(imp, "kl", "nan_mean") == pytest.approx(0.0, abs=1e-9)
-    assert _metric(exp, "mcq_acc", "nan_mean") == 1.0
+    assert _metric(cal, "pm", "mean") == pytest.approx(1.0) and _metric(cal, "wd", "mean") == pytest.approx(0.0)
+    assert _metric(cal, "pm", "stderr") == pytest.approx(0.0, abs=1e-9)
+    assert _metric(cal, "behaviour_calibrated", "mean") == 1.0
+    run = cal.results.scores[0].metrics  # the headline PM, then the grid rates
+    assert run["pm"].value == pytest.approx(1.0)
+    assert run["grid_calibrated"].value == 1.0 and run["grid_pick_first"].value == 0.0
+    assert _metric(imp, "kl", "mean") == pytest.approx(0.0, abs=1e-9)
+    assert _metric(exp, "mcq_acc", "mean") == 1.0
 
 
 @pytest.mark.slow
@@ -235,12 +239,15 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
     wd = [s.scores["calibration_scorer"].value["wd"] for s in samples]
     clusters = [s.metadata["cluster"] for s in samples]
     assert len(set(clusters)) >= 2
-    assert _metric(log, "wd", "nan_stderr") == pytest.approx(clustered_stderr(wd, clusters))
-    assert _metric(log, "behaviour_pick_first", "nan_mean") == 1.0  # compatible with every item
+    assert _metric(log, "wd", "stderr") == pytest.approx(clustered_stderr(wd, clusters))
+    # the headline's standard error is clustered the same way
+    pm = [s.scores["calibration_scorer"].value["pm"] for s in samples]
+    assert log.results.scores[0].metrics["stderr"].value == pytest.approx(clustered_stderr(pm, clusters))
+    assert _metric(log, "behaviour_pick_first", "mean") == 1.0  # compatible with every item
     entries = [s.scores["calibration_scorer"].metadata["ub"]["behaviour_entry"] for s in samples]
     rates, _ = grid_behaviour_rates(entries)
     for b in BEHAVIOURS:
-        assert _metric(log, f"behaviour_{b}", "grid_rate") == pytest.approx(rates[b])
+        assert log.results.scores[0].metrics[f"grid_{b}"].value == pytest.approx(rates[b])
     assert sum(rates.values()) == pytest.approx(1.0)
 
 

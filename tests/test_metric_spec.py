@@ -46,15 +46,20 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
 def test_inspect_metrics_derive_from_the_spec():
     from ub_inspect.ksn.scorer import KSN_METRICS as INSPECT
+    from inspect_ai._util.registry import registry_params, registry_unqualified_name
 
-    dicts = [m for m in INSPECT if isinstance(m, dict)]
-    keys = [k for d in dicts for k in d]
-    assert keys == ["ks@*"] + [m.key for m in KSN_METRICS if "inspect" in m.adapters and not is_ks_key(m.key)]
-    sizes = {k: len(v) for d in dicts for k, v in d.items()}
-    for m in KSN_METRICS:
-        if "inspect" in m.adapters:
-            want = 1 + (m.stderr and m.aggregation != "total") + m.per_category
-            assert sizes["ks@*" if is_ks_key(m.key) else m.key] == want, m.key
+    # plain metrics only (one score per scorer): the headline (KS@N at the largest N, per category), the mean of
+    # every other key with its standard error where the spec asks, the retry metrics, the counts
+    assert [registry_unqualified_name(m) for m in INSPECT] == ["headline", "means", "retry_rate",
+                                                               "attempts_per_valid", "totals"]
+    assert registry_params(INSPECT[0]) == {"key": "ks@*", "group": "category", "cluster": None}
+    averaged = [m for m in KSN_METRICS if "inspect" in m.adapters and m.aggregation != "total"]
+    keys = list(dict.fromkeys("ks@*" if is_ks_key(m.key) else m.key for m in averaged))
+    assert registry_params(INSPECT[1]) == {
+        "keys": keys, "with_stderr": [k for k in keys if k == "ks@*" or metric("ksn", k).stderr], "cluster": None,
+        "headline": "ks@*"}
+    counted = [m.key for m in KSN_METRICS if "inspect" in m.adapters and m.aggregation == "total"]
+    assert registry_params(INSPECT[4]) == {"keys": counted} and counted == ["wdz_undefined", "constant"]
 
 
 def test_report_keys_derive_from_the_spec():
@@ -74,8 +79,10 @@ def test_a_toy_metric_needs_only_a_spec_entry(monkeypatch):
 
     toy = MetricSpec("toy_gap", "toy gap", False, "nanmean", "skip")
     spec = (*KSN_METRICS, toy)
-    inspect_dicts = spec_metrics(spec)
-    assert "toy_gap" in inspect_dicts[-1] and len(inspect_dicts[-1]["toy_gap"]) == 3  # nan_mean, stderr, grouped
+    from inspect_ai._util.registry import registry_params
+
+    means = registry_params(spec_metrics("ksn", specs=spec)[1])
+    assert means["keys"][-1] == "toy_gap" and means["with_stderr"][-1] == "toy_gap"  # its mean and stderr
 
     real = hooks.score_values
     monkeypatch.setattr(hooks, "KSN_METRICS", spec)
@@ -145,18 +152,24 @@ def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family,
 
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
+    from inspect_ai._util.registry import registry_params
     from ub_inspect.logprobs import _metrics
     from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
 
-    def keys(dicts):
-        return [k for d in dicts for k in d]
+    def keys(metrics):
+        """The headline key, then the averaged keys."""
+        return [registry_params(metrics[0])["key"], *registry_params(metrics[1])["keys"]]
 
-    assert keys(QUESTION_METRICS) == list(metric_keys("odds_question", "inspect"))
-    assert keys(SAMPLING_METRICS) == ["ks@*"] + [k for k in metric_keys("odds_sampling") if not is_ks_key(k)]
+    assert keys(QUESTION_METRICS) == ["abs_error"] + list(metric_keys("odds_question", "inspect"))
+    assert keys(SAMPLING_METRICS) == ["ks_stat", "ks_stat", "ks@*"] + [
+        k for k in metric_keys("odds_sampling") if not is_ks_key(k) and k != "ks_stat"]
     for bank in ("calibration", "implicit", "explicit"):
-        assert sorted(keys(_metrics(bank))) == sorted(metric_keys(bank))
-    sizes = {k: len(v) for d in QUESTION_METRICS for k, v in d.items()}
-    assert sizes == {"abs_error": 3, "baseline_abs_error": 2, "parse_failed": 1}  # abs_error also by family
+        assert keys(_metrics(bank))[0] == metric_spec.HEADLINES[bank]
+        assert sorted(keys(_metrics(bank))[1:]) == sorted(metric_keys(bank))
+        assert registry_params(_metrics(bank)[1])["cluster"] == "cluster"
+    # the headline by family (the odds paper's tables), then the means, with a standard error where the spec asks
+    assert registry_params(QUESTION_METRICS[0]) == {"key": "abs_error", "group": "family", "cluster": None}
+    assert registry_params(QUESTION_METRICS[1])["with_stderr"] == ["abs_error", "baseline_abs_error"]
 
 
 def test_report_odds_and_stability_keys_derive_from_the_spec():

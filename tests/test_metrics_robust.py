@@ -218,19 +218,25 @@ def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypa
     per = {s.id: s.scores["ksn_scorer"].value for s in log.samples}
     cat_of = {s.id: s.metadata["category"] for s in log.samples}
     assert math.isnan(per[first]["wdz"]) and per[first]["wdz_undefined"] == 1.0
-    scores = {s.name: s.metrics for s in log.results.scores}
+    (score,) = log.results.scores  # every run metric in one score (ub_inspect.metrics)
+    run = {k: m.value for k, m in score.metrics.items()}
     finite = [v["wdz"] for k, v in per.items() if k != first]
-    assert scores["wdz"]["nan_mean"].value == pytest.approx(np.mean(finite), rel=1e-12)
-    assert math.isfinite(scores["wdz"]["nan_stderr"].value)
-    assert scores["wdz_undefined"]["total"].value == 1.0
-    cat = cat_of[first]
-    assert scores["wdz_undefined"][f"grouped_{cat}"].value == 1.0
-    assert scores["wdz"][f"grouped_{cat}"].value == pytest.approx(
-        np.mean([v["wdz"] for k, v in per.items() if k != first and cat_of[k] == cat]), rel=1e-12)
+    # the undefined WDZ is left out of the mean and its standard error, and counted
+    assert run["wdz"] == pytest.approx(np.mean(finite), rel=1e-12)
+    assert run["wdz_stderr"] == pytest.approx(np.std(finite, ddof=1) / math.sqrt(len(finite)), rel=1e-9)
+    assert run["wdz_undefined"] == 1.0
     # the collapse provider answers one value every time: every problem is a constant sample
-    assert scores["constant"]["total"].value == 6.0
-    assert {scores["constant"][f"grouped_{c}"].value for c in ("text_explicit", "code_explicit")} == {3.0}
-    assert all(math.isfinite(m.value) for name in ("wdz", "jsd") for m in scores[name].values())
+    assert run["constant"] == 6.0
+    assert all(math.isfinite(run[k]) for k in ("wdz", "wdz_stderr", "jsd", "jsd_stderr"))
+    # per category, from the log's samples (ub_inspect.analysis): the undefined WDZ is left out there too
+    from inspect_ai.analysis import SampleSummary, samples_df
+
+    from ub_inspect.analysis import columns, per_category
+
+    table = per_category(samples_df(log.location, columns=SampleSummary + columns("ksn"), quiet=True), "ksn")
+    cat = cat_of[first]
+    assert table.loc[cat, "ksn_wdz"] == pytest.approx(
+        np.mean([v["wdz"] for k, v in per.items() if k != first and cat_of[k] == cat]), rel=1e-12)
 
 
 def test_lmeval_aggregation_leaves_undefined_wdz_out_and_counts_it(monkeypatch):

@@ -253,7 +253,7 @@ def test_inspect_option_checks_and_release_convention(tmp_path):
                        model="ub/oracle", log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success", log.error
     assert all(s.id.endswith("-rel") for s in log.samples)
-    scores = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
-    assert scores["abs_error"]["nan_mean"] == pytest.approx(0.0, abs=1e-9)
+    (score,) = log.results.scores
+    assert score.metrics["abs_error"].value == pytest.approx(0.0, abs=1e-9)
     # list prompting with n_samples and ks_ns that fit is accepted
     assert odds(task="sampling", families="normal", shots=0, n_samples=100, ks_ns="10,100", list_size=10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import statistics
@@ -316,6 +317,7 @@ def expected_noisy(items: list[StabilityItem], n_runs: int) -> dict:
             "best_acc": sum(any(cls[x] == "right" for x in k) for k in kinds) / q,
             "worst_acc": sum(all(cls[x] == "right" for x in k) for k in kinds) / q,
             "median_acc": statistics.median(run_acc), "acc_spread": max(run_acc) - min(run_acc),
+            "acc": sum(run_acc) / n_runs,
             "parse_failure_rate": sum(cls[x] is None for k in kinds for x in k) / (q * n_runs)}
 
 
@@ -377,11 +379,13 @@ def _inspect(model, tmp_path, limit=LIMIT, **task_args):
 
 
 def _check_inspect(views, expected):
-    """Reducers give TARa/TARr through accuracy; the unreduced metrics give everything from the same epochs."""
-    assert views["ub_inspect/tar"]["accuracy"] == pytest.approx(expected["tar_a"], abs=1e-12)
-    assert views["ub_inspect/tar_raw"]["accuracy"] == pytest.approx(expected["tar_r"], abs=1e-12)
+    """First the view reduced by ub_inspect/tar_a, led by TARa (the headline) with the epochs that ran; then the
+    metrics over every epoch."""
+    assert list(views) == ["ub_inspect/tar_a", None] and next(iter(views["ub_inspect/tar_a"])) == "tar_a"
+    assert views["ub_inspect/tar_a"]["epochs"] == N_RUNS
     for key, value in expected.items():
-        assert views[None][key] == pytest.approx(value, abs=1e-12), key
+        view = views["ub_inspect/tar_a" if key == "tar_a" else None]
+        assert view[key] == pytest.approx(value, abs=1e-12), key
 
 
 def test_inspect_oracle_and_collapse(tmp_path):
@@ -391,13 +395,11 @@ def test_inspect_oracle_and_collapse(tmp_path):
     assert share_a == 4 / 16
     log, views = _inspect("ub/oracle", tmp_path, limit=2)
     assert len(log.samples) == len(items) * N_RUNS
-    assert views["mean"]["accuracy"] == 1.0
     _check_inspect(views, {"tar_r": 1.0, "tar_a": 1.0, "best_acc": 1.0, "worst_acc": 1.0, "median_acc": 1.0,
-                           "acc_spread": 0.0})
+                           "acc": 1.0, "acc_spread": 0.0})
     log, views = _inspect("ub/collapse", tmp_path, limit=2)
-    assert views["mean"]["accuracy"] == pytest.approx(share_a)
     _check_inspect(views, {"tar_r": 1.0, "tar_a": 1.0, "best_acc": share_a, "worst_acc": share_a,
-                           "median_acc": share_a, "acc_spread": 0.0})
+                           "median_acc": share_a, "acc": share_a, "acc_spread": 0.0})
     assert log.eval.config.epochs == N_RUNS
     assert log.plan.config.temperature == 0.0 and log.plan.config.top_p == 1.0 and log.plan.config.seed == 0
 
@@ -406,6 +408,15 @@ def test_inspect_fake_models_give_the_injected_tar(tmp_path):
     items = _e2e_items()
     log, views = _inspect("ubstab/noisy", tmp_path)
     _check_inspect(views, expected_noisy(items, N_RUNS))
+    # per subtask: TARa of its questions, with the standard error of a mean of 0/1 indicators, sd / sqrt(Q)
+    for subtask in {it.category for it in items}:
+        mine = [it for it in items if it.category == subtask]
+        agree = [expected_noisy([it], N_RUNS)["tar_a"] for it in mine]
+        mean = sum(agree) / len(agree)
+        assert views["ub_inspect/tar_a"][subtask] == pytest.approx(mean, abs=1e-12), subtask
+        sd = math.sqrt(sum((a - mean) ** 2 for a in agree) / (len(agree) - 1))
+        assert views["ub_inspect/tar_a"][f"{subtask}_stderr"] == pytest.approx(sd / math.sqrt(len(agree)),
+                                                                               abs=1e-12), subtask
     score = log.samples[0].scores["stability_scorer"]
     assert set(score.metadata) >= {"completion", "parsed_answer", "target", "epoch"}
     det_acc = sum(deterministic_reply(it) == f"ANSWER: {it.answer}" for it in items) / len(items)
@@ -425,7 +436,7 @@ def test_inspect_hf_greedy_is_fully_stable(tiny_llama, tmp_path_factory):
                        model=model, log_dir=str(tmp_path_factory.mktemp("logs")), display="none")[0]
     assert log.status == "success", log.error
     views = {s.reducer: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
-    assert views["ub_inspect/tar_raw"]["accuracy"] == 1.0 and views["ub_inspect/tar"]["accuracy"] == 1.0
+    assert views[None]["tar_r"] == 1.0 and views["ub_inspect/tar_a"]["tar_a"] == 1.0
     assert views[None]["best_acc"] == views[None]["worst_acc"]
     replies = {s.id: set() for s in log.samples}
     for s in log.samples:
@@ -439,7 +450,7 @@ def test_inspect_task_options(tmp_path, exports):
     assert {s.id for s in log.samples} == {"navigate_test_0000", "navigate_test_0001", "college_mathematics_test_0000",
                                           "college_mathematics_test_0001", "college_mathematics_test_0002"}
     # hub items are not built in: the oracle cannot answer them, every reply is a parse failure, the same each run
-    assert views["mean"]["accuracy"] == 0.0 and views[None]["tar_a"] == 1.0
+    assert views[None]["acc"] == 0.0 and views["ub_inspect/tar_a"]["tar_a"] == 1.0
     with pytest.raises(ValueError, match="option epochs"):
         stability(epochs=0)
 

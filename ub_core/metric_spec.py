@@ -27,7 +27,7 @@ from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
            "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
-           "BEHAVIOURS", "metric_specs", "metric_keys", "metric", "is_ks_key", "direction"]
+           "BEHAVIOURS", "HEADLINES", "metric_specs", "metric_keys", "metric", "headline", "is_ks_key", "direction"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 UNIT = (0.0, 1.0)
@@ -44,13 +44,14 @@ class MetricSpec:
     higher_is_better: bool
     aggregation: str = "mean"
     nan_policy: str = "never"
-    #: Inspect reports it per category too (``grouped`` by the sample's category)
+    #: reported per category too: by Inspect for the family's headline (its first score), and for every such key
+    #: by ``ub_inspect.analysis.per_category`` from a log's samples
     per_category: bool = True
     #: Inspect reports a standard error beside the mean
     stderr: bool = True
     #: which adapters report it as a metric; empty for a key that is only recorded per problem (the report reads it)
     adapters: frozenset = frozenset({"inspect", "lmeval"})
-    #: the sample metadata key Inspect groups the per-group value by (``per_category``)
+    #: the sample metadata key the per-group values are grouped by (``per_category``)
     group: str = "category"
     #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``aggregation`` implies
     lmeval_aggregation: str | None = None
@@ -165,6 +166,16 @@ _FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "odds_quest
              "explicit": EXPLICIT_METRICS}
 
 
+#: Each family's headline: the one number a run is summarised and ranked by (Inspect shows it as the run's score).
+#: KS@100 (UnpredictaBench, sec. 3.3), P(KS@100 passes) for the sampling-free route, the odds paper's MAE (question
+#: items) and mean KS statistic (sampling items), PM (the numeric-calibration paper's mass on the options), the
+#: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
+#: and TARa (the non-determinism paper's agreement of parsed answers).
+HEADLINES: dict[str, str] = {"ksn": "ks@100", "ksn_logprob": "p_pass@100", "odds_question": "abs_error",
+                             "odds_sampling": "ks_stat", "calibration": "pm", "implicit": "chebyshev",
+                             "explicit": "mcq_acc", "stability": "tar_a"}
+
+
 def metric_specs(family: str) -> tuple[MetricSpec, ...]:
     """The spec of ``family`` (a one-line KeyError for an unknown family)."""
     try:
@@ -202,6 +213,12 @@ def direction(spec: MetricSpec | None) -> bool | None:
     if spec is None or not spec.ranked:
         return None
     return spec.higher_is_better
+
+
+def headline(family: str) -> MetricSpec:
+    """The spec of ``family``'s headline metric (:data:`HEADLINES`)."""
+    metric_specs(family)  # a one-line KeyError for an unknown family
+    return metric(family, HEADLINES[family])
 
 
 def metric(family: str, key: str) -> MetricSpec:

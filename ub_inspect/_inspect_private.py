@@ -1,16 +1,21 @@
 """The only place this package touches Inspect's private modules (``inspect_ai._util``).
 
-No public route exists for either need: printing a task-option error as one line without a traceback (Inspect's
-excepthook does this for ``PrerequisiteError``), and asking how Inspect names our tasks in its registry.
-``tests/test_inspect_private.py`` fails loudly when Inspect moves either; until then the fallbacks keep working
-(a traceback before the same last line; explicit ``ub_inspect/<name>`` task names).
+No public route exists for these needs: printing a task-option error as one line without a traceback (Inspect's
+excepthook does this for ``PrerequisiteError``), asking how Inspect names our tasks in its registry, the names of
+the attributes in which Inspect records a task's source file and run folder (``ub_inspect._naming.package_task``
+keeps them empty), and registering a scorer under its unqualified name too (:func:`register_unqualified_alias`).
+``tests/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working (a
+traceback before the same last line; explicit ``ub_inspect/<name>`` task names; the attribute names of Inspect
+0.3.285; no alias, so ``inspect score`` needs ``--scorer ub_inspect/<name>``).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
-__all__ = ["CleanlyPrinted", "PRIVATE_IMPORTS_FOUND", "installed_package_name"]
+__all__ = ["CleanlyPrinted", "PRIVATE_IMPORTS_FOUND", "installed_package_name", "TASK_FILE_ATTR", "TASK_RUN_DIR_ATTR",
+           "register_unqualified_alias"]
 
 try:
     from inspect_ai._util.error import PrerequisiteError as CleanlyPrinted
@@ -27,11 +32,48 @@ except ImportError:  # pragma: no cover - Inspect moved it
     _package_name = None
 
 
-#: whether both private names were found (the test asserts it)
-PRIVATE_IMPORTS_FOUND = _ERROR_FOUND and _package_name is not None
+try:
+    from inspect_ai._eval.task.constants import TASK_FILE_ATTR, TASK_RUN_DIR_ATTR
+    _TASK_ATTRS_FOUND = True
+except ImportError:  # pragma: no cover - Inspect moved them
+    TASK_FILE_ATTR, TASK_RUN_DIR_ATTR = "__task_file__", "__task_run_dir__"
+    _TASK_ATTRS_FOUND = False
+
+
+try:
+    from inspect_ai._util.registry import RegistryInfo, registry_add, registry_info, registry_lookup
+    _REGISTRY_FOUND = True
+except ImportError:  # pragma: no cover - Inspect moved them
+    _REGISTRY_FOUND = False
+
+
+#: whether every private name was found (the test asserts it)
+PRIVATE_IMPORTS_FOUND = _ERROR_FOUND and _package_name is not None and _TASK_ATTRS_FOUND and _REGISTRY_FOUND
 
 
 def installed_package_name(obj: Callable[..., Any]) -> str | None:
     """The top-level package Inspect prefixes ``obj``'s registry name with, or None if it would not (or cannot
     be asked)."""
     return _package_name(obj) if _package_name is not None else None
+
+
+def register_unqualified_alias(factory: Callable[..., Any], kind: str = "scorer") -> bool:
+    """Register ``factory`` (a ``@scorer`` registered as ``ub_inspect/<name>``) under ``<name>`` as well, unless that
+    name is taken. Inspect writes a scorer's unqualified name into the log (``eval.scorers[].name``) and
+    ``inspect score`` looks that name up as written (Inspect 0.3.285, ``_eval/score.py`` ``resolve_scorers``), so
+    without the alias a package's scorer cannot be rebuilt from its log. The alias calls the factory, so the
+    scorer it makes is the package's (same registry name, metrics and arguments). Returns whether it registered."""
+    if not _REGISTRY_FOUND:
+        return False
+    info = registry_info(factory)
+    short = info.name.rsplit("/", 1)[-1]
+    if short == info.name or registry_lookup(kind, short) is not None:
+        return False
+
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        return factory(*args, **kwargs)
+
+    alias.__signature__ = inspect.signature(factory)  # type: ignore[attr-defined]
+    alias.__doc__, alias.__name__ = factory.__doc__, short
+    registry_add(alias, RegistryInfo(type=kind, name=short, metadata=dict(info.metadata)))
+    return True

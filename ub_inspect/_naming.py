@@ -1,15 +1,26 @@
-"""Registry names that read ``ub_inspect/<name>`` however the package is installed.
+"""How our objects enter Inspect's registry, the same however the package is installed.
 
-Inspect prefixes a task's name with its top-level package only when that package is itself an installed
-distribution or sits in site-packages. Our distribution is ``unpredictabench`` (import packages ``ub_core``,
-``ub_inspect``, ``ub_lmeval``), so an editable install would register a bare ``ksn`` and
-``inspect eval ub_inspect/ksn`` would not find it. We name tasks and reducers explicitly exactly when Inspect
-would not prefix them.
+Inspect treats an object as coming from an installed package only when its top-level import package is itself an
+installed distribution (or sits in site-packages). Our distribution is ``unpredictabench`` (import packages
+``ub_core``, ``ub_inspect``, ``ub_lmeval``), so with an editable install Inspect would
+
+- register a bare ``ksn`` (and ``ksn_scorer``, ...), so ``inspect eval ub_inspect/ksn`` would not find it and a
+  fresh ``inspect score`` process could not rebuild the scorer: :func:`registry_name` names every task, solver,
+  scorer, metric and reducer ``ub_inspect/<name>`` exactly when Inspect would not prefix it;
+- record the task's module as a loose task file and run the task from its folder: ``inspect eval-retry`` then
+  loads ``ub_inspect/ksn/ksn.py`` as a file, whose relative imports fail, and relative ``-T`` paths resolve against
+  the package folder. :func:`package_task` builds a Task that records neither, as a wheel install does.
 """
 
 from __future__ import annotations
 
-from ._inspect_private import installed_package_name
+from typing import Any
+
+from inspect_ai import Task
+
+from ._inspect_private import TASK_FILE_ATTR, TASK_RUN_DIR_ATTR, installed_package_name
+
+__all__ = ["registry_name", "package_task", "PackageTask"]
 
 
 def _anchor() -> None:  # an object defined in this package, to ask Inspect how it names our objects
@@ -22,6 +33,28 @@ def _inspect_prefixes_us() -> bool:
 
 
 def registry_name(short: str) -> str:
-    """The name to pass to ``@task(name=...)`` / ``@score_reducer(name=...)`` so that the object registers as
-    ``ub_inspect/<short>`` (what users type: ``ub_inspect/ksn``, ``--epochs-reducer ub_inspect/tar``)."""
+    """The name to pass to ``@task(name=...)``, ``@scorer(name=...)``, ``@metric(name=...)``, ... so that the object
+    registers as ``ub_inspect/<short>`` (what users type: ``ub_inspect/ksn``, ``--epochs-reducer ub_inspect/tar``)."""
     return short if _inspect_prefixes_us() else f"ub_inspect/{short}"
+
+
+def _no_file(why: str) -> property:
+    """An attribute that is never set (reading it raises AttributeError, so Inspect's ``getattr(task, attr,
+    default)`` takes its default, as for a package task) and ignores writes: where Inspect records a loose task
+    file / run folder."""
+
+    def get(self):
+        raise AttributeError(why)
+
+    return property(get, lambda self, value: None, doc=why)
+
+
+#: A Task of an installed package: Inspect's record of a task file and run folder stays empty (module docstring).
+PackageTask = type("PackageTask", (Task,), {TASK_FILE_ATTR: _no_file("a package task has no task file"),
+                                            TASK_RUN_DIR_ATTR: _no_file("a package task runs where it is started"),
+                                            "__module__": __name__})
+
+
+def package_task(**kwargs: Any) -> Task:
+    """``Task(**kwargs)`` for a task of this package (:data:`PackageTask`)."""
+    return PackageTask(**kwargs)

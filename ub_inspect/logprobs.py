@@ -41,10 +41,9 @@ from ub_core.logprob import (
 )
 from ub_core.problems import LogprobItem, bank_version, load_bank
 
+from ._naming import registry_name
 from ._options import choice, first_per_category, select_ids, str_list
-from ub_core.metric_spec import metric_specs
-
-from .metrics import grid_rate, nan_mean, nan_stderr, spec_metrics
+from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics
 
 __all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -187,7 +186,7 @@ def _token_text(token: str) -> str:
     return " " + token[1:] if token[:1] in ("\u0120", "\u2581") else token
 
 
-@solver
+@solver(name=registry_name("option_logprobs"))
 def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
     """Read the log-probability of every surface variant of every option after the prompt (module docstring)
     and keep them in the store (:class:`OptionLogprobs`)."""
@@ -220,15 +219,11 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 
 
 def _metrics(bank: str) -> list:
-    """From the bank's :mod:`ub_core.metric_spec` entries: per key the NaN-skipping mean, its standard error
-    clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals) and the per-category value;
-    for ``behaviour_<b>``, the compatibility rate and the share of grids labelled b (``grid_rate``, the
-    numeric-calibration paper's Figure 3)."""
-    specs = metric_specs(bank)
-    out = spec_metrics([m for m in specs if not m.key.startswith("behaviour_")], cluster="cluster")
-    behaviours = {m.key: [nan_mean(), grid_rate(m.key[len("behaviour_"):])] for m in specs
-                  if m.key.startswith("behaviour_")}
-    return out + ([behaviours] if behaviours else [])
+    """From the bank's :mod:`ub_core.metric_spec` entries (:func:`ub_inspect.metrics.spec_metrics`): the headline
+    with its per-category values, for calibration the share of grids labelled with each reference behaviour
+    (``grid_<b>``, the numeric-calibration paper's Figure 3), then per key the NaN-skipping mean and its standard
+    error, clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals)."""
+    return spec_metrics(bank, cluster="cluster", run_metrics=(grid_rates(),) if bank == "calibration" else ())
 
 
 # ------------------------------------------------------------------------------------------------ scorers
@@ -254,7 +249,7 @@ def _score(state: TaskState) -> Score:
                                   "multi_token_variants": int(record.multi_token_variants)}})
 
 
-@scorer(metrics=_metrics("calibration"))
+@scorer(metrics=_metrics("calibration"), name=registry_name("calibration_scorer"))
 def calibration_scorer() -> Scorer:
     """PM, WD, RE and reference behaviours (the numeric-calibration paper) from the option mass."""
 
@@ -264,7 +259,7 @@ def calibration_scorer() -> Scorer:
     return score
 
 
-@scorer(metrics=_metrics("implicit"))
+@scorer(metrics=_metrics("implicit"), name=registry_name("implicit_scorer"))
 def implicit_scorer() -> Scorer:
     """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
 
@@ -274,7 +269,7 @@ def implicit_scorer() -> Scorer:
     return score
 
 
-@scorer(metrics=_metrics("explicit"))
+@scorer(metrics=_metrics("explicit"), name=registry_name("explicit_scorer"))
 def explicit_scorer() -> Scorer:
     """MCQ accuracy and the probability on the correct letter (the implicit-reasoning paper's explicit twin)."""
 
@@ -286,7 +281,8 @@ def explicit_scorer() -> Scorer:
 
 def logit_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
                      mode: str = "prompt_logprobs", ids: Any = None) -> dict[str, Any]:
-    """Dataset, solver and metadata shared by the three task functions (each adds its scorer)."""
+    """Dataset, solver and metadata shared by the three task functions (each adds its scorer and builds the Task
+    with :func:`ub_inspect._naming.package_task`)."""
     from inspect_ai.dataset import MemoryDataset
 
     mode = choice(mode, "mode", MODES)

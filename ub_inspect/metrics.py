@@ -1,14 +1,38 @@
-"""Inspect metrics shared by the ub tasks."""
+"""Inspect metrics shared by the ub tasks, and the metric list of a family's scorer (:func:`spec_metrics`).
+
+How a run's metrics reach the log and the terminal (Inspect 0.3.285, ``_eval/task/results.py`` and
+``_display/core/results.py``): a scorer's plain metrics form one score named after the scorer (a metric that
+returns a dict gives one entry per key, named as the key), and each key of a dict-valued Score given metrics of its
+own becomes a further score. Inspect shows the first metric of the first score as the run's score (``inspect
+view``, ``evals_df``'s ``score_headline_*``, the progress line) and prints the scores four to a row, sharing out
+any excess width equally, so that long key names in a row cut every name in it. Hence every ub scorer declares
+plain metrics only (one score, one column of ``name value`` lines that fits 80 columns): first :func:`headline`,
+the family's headline (``ub_core.metric_spec.headline``) with its ``stderr`` and its value and standard error per
+category; then :func:`means`, every other key's mean with ``<key>_stderr`` (lm-eval's naming); then run-level
+metrics (retry rate, grid rates) and counts (:func:`totals`). Per-category values of the other keys are one
+``groupby`` away in ``samples_df`` (:mod:`ub_inspect.analysis`).
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, grouped, mean, metric, stderr
+from inspect_ai.scorer import Metric, SampleScore, metric
 
+from ub_core.metric_spec import headline as spec_headline
 from ub_core.metric_spec import is_ks_key
 
-__all__ = ["nan_mean", "nan_stderr", "grid_rate", "total", "spec_metrics"]
+from ._naming import registry_name
+
+__all__ = ["nan_mean", "nan_stderr", "grid_rates", "totals", "headline", "means", "grouped_summary", "spec_metrics"]
+
+
+def _as_float(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _finite_pairs(scores: list[SampleScore], cluster: str | None = None) -> list[tuple[float, str]]:
@@ -28,7 +52,7 @@ def _finite_values(scores: list[SampleScore]) -> list[float]:
     return [v for v, _ in _finite_pairs(scores)]
 
 
-@metric
+@metric(name=registry_name("nan_mean"))
 def nan_mean() -> Metric:
     """Mean over the samples where the value is defined; NaN when none is. NaN marks an undefined value: argmax
     accuracy without a unique mode, a behaviour that does not apply, an unparseable odds reply (the odds paper's MAE is
@@ -41,63 +65,160 @@ def nan_mean() -> Metric:
     return compute
 
 
-@metric
-def total() -> Metric:
-    """Sum over the samples where the value is defined (0.0 when none is): a count when the values are 0/1 flags,
-    e.g. the ksn scorer's ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems with a
-    collapsed, constant sample)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(_finite_values(scores)))
-
-    return compute
-
-
-@metric
+@metric(name=registry_name("nan_stderr"))
 def nan_stderr(cluster: str | None = None) -> Metric:
-    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2.
+    """Standard error of :func:`nan_mean`: sample standard deviation (n - 1) / sqrt(n); NaN for n < 2
+    (:func:`ub_core.metrics.clustered_stderr` with one cluster per sample).
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
     :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
     the implicit-reasoning paper by scenario); NaN with fewer than two clusters."""
 
     def compute(scores: list[SampleScore]) -> float:
-        pairs = _finite_pairs(scores, cluster)
-        n = len(pairs)
-        if n < 2:
-            return float("nan")
-        if cluster:
-            from ub_core.metrics import clustered_stderr
-
-            return clustered_stderr([v for v, _ in pairs], [c for _, c in pairs])
-        vals = [v for v, _ in pairs]
-        m = sum(vals) / n
-        return math.sqrt(sum((v - m) ** 2 for v in vals) / (n - 1) / n)
+        return _mean_stderr(_finite_pairs(scores, cluster))[1]
 
     return compute
 
 
-@metric
-def grid_rate(behaviour: str) -> Metric:
-    """Share of option-pair grids classified as ``behaviour`` (the numeric-calibration paper, Figure 3):
-    :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each calibration score carries in
-    ``metadata["ub"]``; NaN when no item has a reference behaviour."""
+@metric(name=registry_name("totals"))
+def totals(keys: list[str]) -> Metric:
+    """``{key: sum of Score.value[key] over the samples where it is defined}`` for each of ``keys``: counts of 0/1
+    flags, e.g. the ksn scorer's ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems
+    with a collapsed, constant sample)."""
 
-    def compute(scores: list[SampleScore]) -> float:
+    def compute(scores: list[SampleScore]):
+        out = {}
+        for key in keys:
+            values = [_as_float(s.score.value.get(key)) for s in scores if isinstance(s.score.value, dict)]
+            out[key] = float(sum(v for v in values if v is not None and math.isfinite(v)))
+        return out
+
+    return compute
+
+
+@metric(name=registry_name("grid_rates"))
+def grid_rates() -> Metric:
+    """``{"grid_<b>": share of option-pair grids classified as behaviour b}`` (the numeric-calibration paper, Figure 3;
+    lm-eval's ``grid_<b>``): :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each
+    calibration score carries in ``metadata["ub"]``; NaN for a behaviour when no item has a reference behaviour."""
+
+    def compute(scores: list[SampleScore]):
+        from ub_core.metric_spec import BEHAVIOURS
         from ub_core.metrics import grid_behaviour_rates
 
         entries = [((s.score.metadata or {}).get("ub") or {}).get("behaviour_entry") for s in scores]
         rates, _ = grid_behaviour_rates(e for e in entries if e)
-        value = rates.get(behaviour)
-        return float("nan") if value is None else float(value)
+        return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b]) for b in BEHAVIOURS}
+
+    return compute
+
+
+def _mean_stderr(pairs: list[tuple[float, str]]) -> tuple[float, float]:
+    """Mean of the values and its standard error, cluster-robust over the labels
+    (:func:`ub_core.metrics.clustered_stderr`; one label per sample gives the usual sd / sqrt(n)); NaN when
+    there is no value (mean) or fewer than two clusters (standard error)."""
+    from ub_core.metrics import clustered_stderr
+
+    if not pairs:
+        return float("nan"), float("nan")
+    values = [v for v, _ in pairs]
+    # fsum: exactly rounded, so the mean does not depend on the order the samples finished in
+    return math.fsum(values) / len(values), clustered_stderr(values, [c for _, c in pairs])
+
+
+def _headline_key(key: str, scores: list[SampleScore]) -> str:
+    """``key`` itself, or for a pattern (``ks@*``) the matching value key with the largest N (a run's Ns are its
+    options: the headline is KS@N at the largest N it ran)."""
+    if "*" not in key:
+        return key
+    for s in scores:
+        if isinstance(s.score.value, dict):
+            found = [k for k in s.score.value if fnmatch.fnmatchcase(k, key)]
+            if found:
+                return max(found, key=lambda k: (int(k.rpartition("@")[2]) if k.rpartition("@")[2].isdigit() else -1, k))
+    return key
+
+
+def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
+                    extra: dict | None = None) -> dict[str, float]:
+    """``{name: mean, "stderr": SE, **extra, g: mean over group g, "g_stderr": SE within g, ...}`` over the cells
+    ``(value, cluster label, group)`` with a finite value, groups in first-seen order (:func:`_mean_stderr`; a
+    group None is in no group). A group named like another key is prefixed ``group_`` rather than overwriting it."""
+    cells = [c for c in cells if math.isfinite(c[0])]
+    m, se = _mean_stderr([(v, c) for v, c, _ in cells])
+    out = {name: m, "stderr": se, **(extra or {})}
+    by_group: dict[str, list[tuple[float, str]]] = {}
+    for v, c, g in cells:
+        if g is not None:
+            by_group.setdefault(g, []).append((v, c))
+    for g, pairs in by_group.items():
+        label = g if g not in out else f"group_{g}"
+        out[label], out[f"{label}_stderr"] = _mean_stderr(pairs)
+    return out
+
+
+@metric(name=registry_name("headline"))
+def headline(key: str, group: str | None = "category", cluster: str | None = None) -> Metric:
+    """The family's headline metric, first in the run's first score: ``{key: mean, "stderr": SE, g: mean over
+    group g, "g_stderr": SE within g, ...}`` for each value g of the sample metadata ``group``
+    (:func:`grouped_summary`).
+
+    Mean over the samples where ``Score.value[key]`` is finite (NaN marks an undefined value, as in
+    :func:`nan_mean`); SE = :func:`ub_core.metrics.clustered_stderr`, clustered by the sample metadata key
+    ``cluster`` where given (the papers' clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
+    pattern (``ks@*``): the matching key with the largest N."""
+
+    def compute(scores: list[SampleScore]):
+        if not scores:  # the live display's first call
+            return {}
+        name = _headline_key(key, scores)
+        cells = []
+        for s in scores:
+            value = s.score.value
+            v = _as_float(value.get(name)) if isinstance(value, dict) else None
+            if v is not None:
+                meta = s.sample_metadata or {}
+                cells.append((v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
+                              str(meta.get(group, "unknown")) if group else None))
+        return grouped_summary(name, cells)
+
+    return compute
+
+
+@metric(name=registry_name("means"))
+def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, headline: str | None = None) -> Metric:
+    """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
+    matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
+    in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
+    the run's score leads with it. Means and standard errors as :func:`headline`'s: over the samples where the
+    value is finite, SE clustered by the sample metadata key ``cluster`` where given."""
+
+    def compute(scores: list[SampleScore]):
+        if not scores:  # the live display's first call
+            return {}
+        first = next((s.score.value for s in scores if isinstance(s.score.value, dict)), {})
+        skip = _headline_key(headline, scores) if headline else None
+        out: dict[str, float] = {}
+        for pattern in keys:
+            for key in (k for k in first if fnmatch.fnmatchcase(k, pattern)):
+                if key == skip or key in out:
+                    continue
+                cells = []
+                for s in scores:
+                    v = _as_float(s.score.value.get(key)) if isinstance(s.score.value, dict) else None
+                    if v is not None:
+                        cells.append((v, str((s.sample_metadata or {}).get(cluster, s.sample_id) if cluster
+                                             else s.sample_id), None))
+                summary = grouped_summary(key, cells)
+                out[key] = summary[key]
+                if pattern in with_stderr:
+                    out[f"{key}_stderr"] = summary["stderr"]
+        return out
 
     return compute
 
 
 # ------------------------------------------------------------------------------------------------ from the spec
-
-_AGGREGATIONS = {"mean": (mean, stderr), "nanmean": (nan_mean, nan_stderr), "total": (total, None)}
-
 
 def _per_n(key: str) -> str | None:
     """``name@*`` for a per-N key ``name@N`` other than ``ks@N`` (``p_pass@100``), else None."""
@@ -105,25 +226,32 @@ def _per_n(key: str) -> str | None:
     return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
 
 
-def spec_metrics(specs, cluster: str | None = None) -> list:
-    """Inspect's metric dicts for a family's :mod:`ub_core.metric_spec` entries: each metric's aggregation, its
-    standard error where the spec asks (clustered by the sample metadata key ``cluster`` for NaN-skipping means,
-    where given), and the per-group ``grouped`` value (by ``MetricSpec.group``). The ``ks@N`` entries become one
-    ``ks@*`` entry (and ``p_pass@N`` one ``p_pass@*``), so a run with other Ns (``-T ks_ns=``) reports those."""
-    ks, rest = {}, {}
-    for m in specs:
+def spec_metrics(family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
+    """A family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the family's entries
+    unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in this
+    order: :func:`headline` on the family's headline key (grouped like that key, clustered by the sample metadata
+    key ``cluster`` where given); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
+    clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
+    :func:`totals` of the counted keys (aggregation ``total``). The per-N keys (``ks@N``, ``p_pass@N``) are
+    patterns (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the headline is the largest N
+    run."""
+    from ub_core.metric_spec import metric_specs
+
+    def pattern(key: str) -> str:
+        return "ks@*" if is_ks_key(key) else (_per_n(key) or key)
+
+    top = spec_headline(family)
+    keys, with_stderr, counted = [], [], []
+    for m in (metric_specs(family) if specs is None else specs):
         if "inspect" not in m.adapters:
             continue
-        head, err = _AGGREGATIONS[m.aggregation]
-        fns = [head()]
-        if m.stderr and err:
-            fns.append(err(cluster=cluster) if cluster and err is nan_stderr else err())
-        if m.per_category:
-            fns.append(grouped(head(), m.group, all=False))
-        if is_ks_key(m.key):
-            ks["ks@*"] = fns
-        elif _per_n(m.key):  # p_pass@N: one entry for any N, like ks@N
-            rest[_per_n(m.key)] = fns
-        else:
-            rest[m.key] = fns
-    return [d for d in (ks, rest) if d]
+        if m.aggregation == "total":
+            counted.append(m.key)
+            continue
+        if pattern(m.key) not in keys:
+            keys.append(pattern(m.key))
+            if m.stderr:
+                with_stderr.append(pattern(m.key))
+    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster),
+           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key)), *run_metrics]
+    return out + ([totals(counted)] if counted else [])

@@ -1,16 +1,20 @@
 """Run-to-run stability as epoch reducers (the non-determinism paper):
-``--epochs N --epochs-reducer mean,ub_inspect/tar,ub_inspect/tar_raw``.
+``--epochs N --epochs-reducer mean,ub_inspect/tar_a,ub_inspect/tar_r``.
 
 The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the parsed
 answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
 N runs are already there, so these reducers measure it on any task, unchanged:
 
-- ``ub_inspect/tar``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,
-  else ``Score.answer``, else ``Score.value``)
-  is the same, else 0.0; the task's own metrics then read as TARa@N (e.g. ``accuracy`` = TARa@N). The
-  metadata also carries ``tar_r`` and the answers.
-- ``ub_inspect/tar_raw``: the same for the raw completion (``Score.explanation``, which Inspect's ``match``/``choice``
+- ``ub_inspect/tar_a``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,
+  else ``Score.answer``, else ``Score.value``) is the same, else 0.0: the per-question indicator whose mean is
+  TARa@N, so under this reducer the task's own metrics read as TARa@N (``accuracy`` under ``tar_a`` = TARa@N). The
+  metadata also carries ``tar_a``, ``tar_r``, the answers and the number of epochs reduced.
+- ``ub_inspect/tar_r``: the same for the raw completion (``Score.explanation``, which Inspect's ``match``/``choice``
   scorers set to the completion, or ``Score.metadata`` ``completion``/``outputs``/``outputs_digest``), i.e. TARr@N.
+- ``ub_inspect/tar`` and ``ub_inspect/tar_raw``: the earlier names of ``tar_a`` and ``tar_r`` (kept for old command
+  lines and logs).
+
+``ub_inspect/stability`` reduces its epochs with ``tar_a`` (:mod:`ub_inspect.stability.scorer`).
 
 For dict-valued scores every key carries the indicator, so the task's per-key metrics all read as the rate.
 ``ub_core.metrics.total_agreement_rate`` is the same measurement on plain lists of runs.
@@ -24,7 +28,7 @@ from inspect_ai.scorer import Score, ScoreReducer, score_reducer
 
 from ._naming import registry_name
 
-__all__ = ["tar", "tar_raw", "parsed_answer", "raw_completion"]
+__all__ = ["tar_a", "tar_r", "tar", "tar_raw", "parsed_answer", "raw_completion"]
 
 
 def parsed_answer(score: Score) -> Any:
@@ -57,25 +61,38 @@ def _indicator_score(scores: list[Score], indicator: float, metadata: dict) -> S
     return Score(value=value, answer=str(parsed_answer(scores[0])) if scores else None, metadata=metadata)
 
 
+def _answers_agree(scores: list[Score]) -> Score:
+    answers = [parsed_answer(s) for s in scores]
+    raws = [raw_completion(s) for s in scores]
+    return _indicator_score(scores, _agree(answers), {"tar_a": _agree(answers), "tar_r": _agree(raws),
+                                                      "answers": [str(a) for a in answers], "epochs": len(scores)})
+
+
+def _replies_agree(scores: list[Score]) -> Score:
+    raws = [raw_completion(s) for s in scores]
+    return _indicator_score(scores, _agree(raws), {"tar_r": _agree(raws)})
+
+
+@score_reducer(name=registry_name("tar_a"))
+def tar_a() -> ScoreReducer:
+    """TARa@N per question: 1.0 when the parsed answers of all epochs agree (the non-determinism paper, sec. 3)."""
+    return _answers_agree
+
+
+@score_reducer(name=registry_name("tar_r"))
+def tar_r() -> ScoreReducer:
+    """TARr@N per question: 1.0 when the raw completions of all epochs are identical (the non-determinism paper,
+    sec. 3)."""
+    return _replies_agree
+
+
 @score_reducer(name=registry_name("tar"))
 def tar() -> ScoreReducer:
-    """TARa@N: 1.0 when the parsed answers of all epochs agree (the non-determinism paper, sec. 3)."""
-
-    def reduce(scores: list[Score]) -> Score:
-        answers = [parsed_answer(s) for s in scores]
-        raws = [raw_completion(s) for s in scores]
-        return _indicator_score(scores, _agree(answers), {"tar_a": _agree(answers), "tar_r": _agree(raws),
-                                                          "answers": [str(a) for a in answers]})
-
-    return reduce
+    """The earlier name of :func:`tar_a`."""
+    return _answers_agree
 
 
 @score_reducer(name=registry_name("tar_raw"))
 def tar_raw() -> ScoreReducer:
-    """TARr@N: 1.0 when the raw completions of all epochs are identical (the non-determinism paper, sec. 3)."""
-
-    def reduce(scores: list[Score]) -> Score:
-        raws = [raw_completion(s) for s in scores]
-        return _indicator_score(scores, _agree(raws), {"tar_r": _agree(raws)})
-
-    return reduce
+    """The earlier name of :func:`tar_r`."""
+    return _replies_agree

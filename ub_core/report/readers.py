@@ -245,7 +245,7 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
     per_sample: dict[str, dict[str, Any]] = {}
     categories = {sid: category for sid, _, category, _, _ in seen}
     for red in elog.reductions or []:
-        if not str(red.reducer or "").endswith(("tar", "tar_raw")):
+        if not str(red.reducer or "").endswith(("tar_a", "tar_r", "tar", "tar_raw")):
             continue
         runs = _epoch_correctness(seen, red.scorer)
         unreadable = _epoch_unreadable(seen, red.scorer)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.logprobs import calibration_scorer, logit_task_parts
 
@@ -31,4 +31,4 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
     """
     with task_options("calibration"):
         parts = logit_task_parts("calibration", categories, size, limit_per_category, mode, ids)
-    return Task(**parts, scorer=calibration_scorer())
+    return package_task(**parts, scorer=calibration_scorer())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.logprobs import explicit_scorer, logit_task_parts
 
@@ -30,4 +30,4 @@ def explicit(categories: str | list[str] | None = None, size: str = "subset", li
     """
     with task_options("explicit"):
         parts = logit_task_parts("explicit", categories, size, limit_per_category, mode, ids)
-    return Task(**parts, scorer=explicit_scorer())
+    return package_task(**parts, scorer=explicit_scorer())

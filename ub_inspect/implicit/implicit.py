@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.logprobs import implicit_scorer, logit_task_parts
 
@@ -32,4 +32,4 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
     """
     with task_options("implicit"):
         parts = logit_task_parts("implicit", categories, size, limit_per_category, mode, ids)
-    return Task(**parts, scorer=implicit_scorer())
+    return package_task(**parts, scorer=implicit_scorer())

@@ -15,7 +15,8 @@ from ub_core.metrics import KS_METHODS
 from ub_core.problems import Problem, bank_version, load_bank
 from ub_core.ksn_scoring import DEFAULT_NS
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
+from ub_inspect._problems import source_path
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
 from .scorer import ksn_scorer
@@ -98,12 +99,15 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
                   else MAX_TOKENS.get(list_size, 72 * list_size))
         problems = load_problems(str(dataset), ground_truth, str(split), cats)
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
-    by_id = {p.id: p for p in problems}
-    return Task(
+    # where the problems come from, not the problems: Inspect logs these arguments with every score
+    source = {"version": bank_version("ksn"), "dataset": source_path(dataset) or "builtin",
+              "ground_truth": source_path(ground_truth), "split": str(split)}
+    return package_task(
         dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems], name="unpredictabench-ksn"),
-        solver=collect_values(by_id, n_samples=n_samples, list_size=list_size, max_attempts=max_attempts,
-                              value_source=value_source, temperature=temperature, max_tokens=tokens),
-        scorer=ksn_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed),
+        solver=collect_values(n_samples=n_samples, list_size=list_size, max_attempts=max_attempts,
+                              value_source=value_source, temperature=temperature, max_tokens=tokens, bank="ksn",
+                              **source),
+        scorer=ksn_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed, **source),
         metadata={"bank": "ksn", "dataset": str(dataset), "n_samples": n_samples, "list_size": list_size},
         version=bank_version("ksn"),
     )

@@ -7,13 +7,16 @@ constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``
 the raw replies (which are in the sample's store, ``ub``), so a log can be rescored
 (``ub score --samples LOG.eval``) and plotted.
 
-Metrics: mean and stderr of every ``ks@N``, each also per category; ``nan_mean`` and ``nan_stderr`` of ``wdz``
-and ``jsd`` (over the problems where they are defined, so one undefined WDZ cannot make the mean NaN), each also
-per category; the ``total`` of ``wdz_undefined`` and ``constant`` overall and per category (how many problems
-the WDZ mean leaves out; how many collapsed problems the JSD mean includes, which the released notebooks drop
-as NaN); the retry rate
-(share of slots that needed at least one resample) and the average attempts per valid sample (UnpredictaBench,
-appendix K).
+Metrics (:func:`ub_inspect.metrics.spec_metrics`; the run's first score): KS@N at the largest N with its standard
+error and its value and standard error per category (the headline), the retry rate (share of slots that needed
+at least one resample) and the average attempts per valid sample (UnpredictaBench, appendix K); then per key:
+mean and stderr of every ``ks@N``; ``nan_mean`` and ``nan_stderr`` of ``wdz`` and ``jsd`` (over the problems where
+they are defined, so one undefined WDZ cannot make the mean NaN); the ``total`` of ``wdz_undefined`` and
+``constant`` (how many problems the WDZ mean leaves out; how many collapsed problems the JSD mean includes, which
+the released notebooks drop as NaN).
+
+The scorer's arguments are small (Inspect logs them with every score): it finds the sample's problem with
+:func:`ub_inspect._problems.lookup_problem`.
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from typing import Mapping, Sequence
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ub_core.problems import Problem
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
-from ub_core.metric_spec import KSN_METRICS as KSN_SPEC
 
+from .._naming import registry_name
+from .._problems import lookup_problem
 from ..metrics import spec_metrics
 from .solver import CollectedValues
 
@@ -45,7 +48,7 @@ def _total(scores: list[SampleScore], key: str) -> float:
     return total
 
 
-@metric
+@metric(name=registry_name("retry_rate"))
 def retry_rate() -> Metric:
     """Share of answer slots that needed at least one resample (UnpredictaBench, appendix K, "Retry Rate")."""
 
@@ -56,7 +59,7 @@ def retry_rate() -> Metric:
     return compute
 
 
-@metric
+@metric(name=registry_name("attempts_per_valid"))
 def attempts_per_valid() -> Metric:
     """Generation attempts per valid sample (UnpredictaBench, appendix K, "Avg. Attempt")."""
 
@@ -67,8 +70,8 @@ def attempts_per_valid() -> Metric:
     return compute
 
 
-# Inspect metrics of each aggregation in the spec: the headline metric, and its standard error
-KSN_METRICS = [*spec_metrics(KSN_SPEC), retry_rate(), attempts_per_valid()]
+# the headline (KS@N at the largest N, per category), the retry metrics, then each key of the spec
+KSN_METRICS = spec_metrics("ksn", run_metrics=(retry_rate(), attempts_per_valid()))
 
 
 def _digest(outputs: list) -> str:
@@ -81,13 +84,15 @@ def _nan_if_none(x) -> float:
     return float("nan") if x is None else float(x)
 
 
-@scorer(metrics=KSN_METRICS)
-def ksn_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
-               method: str = "paper", gt_size: int = 10_000, gt_seed: int = 0) -> Scorer:
-    """Score the values collected by :func:`ub_inspect.ksn.solver.collect_values` against the ground truth."""
+@scorer(metrics=KSN_METRICS, name=registry_name("ksn_scorer"))
+def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
+               gt_size: int = 10_000, gt_seed: int = 0, version: str | None = None, dataset: str = "builtin",
+               ground_truth: str | None = None, split: str = "train") -> Scorer:
+    """Score the values collected by :func:`ub_inspect.ksn.solver.collect_values` against the ground truth of the
+    sample's problem (built-in bank ``version``, or the official release ``dataset`` + ``ground_truth``)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = problems[str(state.sample_id)]
+        problem = lookup_problem(state.sample_id, "ksn", version, dataset, ground_truth, split)
         record = state.store_as(CollectedValues)
         values = list(record.values)
         failures = list(record.failures)

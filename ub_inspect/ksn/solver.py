@@ -21,7 +21,7 @@ scorer copies it into the Score metadata, so a log alone can be rescored.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -29,7 +29,8 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from ub_core.parsing import find_numbers
-from ub_core.problems import Problem
+
+from .._problems import lookup_problem
 
 __all__ = ["collect_values", "reply_text", "CollectedValues"]
 
@@ -60,13 +61,16 @@ def reply_text(choice: Any, value_source: str = "final") -> str:
 
 
 @solver
-def collect_values(problems: Mapping[str, Problem], n_samples: int = 100, list_size: int = 1,
-                   max_attempts: int = 5, value_source: str = "final", temperature: float = 1.0,
-                   max_tokens: int | None = 64) -> Solver:
-    """Ask for ``n_samples`` answers per problem and keep the parsed values (see the module docstring)."""
+def collect_values(n_samples: int = 100, list_size: int = 1, max_attempts: int = 5, value_source: str = "final",
+                   temperature: float = 1.0, max_tokens: int | None = 64, bank: str = "ksn",
+                   version: str | None = None, dataset: str = "builtin", ground_truth: str | None = None,
+                   split: str = "train") -> Solver:
+    """Ask for ``n_samples`` answers per problem and keep the parsed values (see the module docstring). The
+    problem is the sample's, found by :func:`ub_inspect._problems.lookup_problem` from ``bank``, ``version``,
+    ``dataset``, ``ground_truth`` and ``split``."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        problem = problems[str(state.sample_id)]
+        problem = lookup_problem(state.sample_id, bank, version, dataset, ground_truth, split)
         k = int(state.metadata.get("list_size", list_size))
         model = get_model()
         base_seed = model.config.seed

@@ -10,7 +10,7 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -23,12 +23,12 @@ from pydantic import Field
 from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
                                  candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
-from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import Problem, bank_version, load_bank
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
+from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
 from ub_inspect.metrics import spec_metrics
@@ -96,7 +96,7 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
         raise OptionError(f"option {exc}") from None
 
 
-@solver
+@solver(name=registry_name("candidate_logprobs"))
 def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None,
                        end_of_answer: str = "eos") -> Solver:
     """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``),
@@ -123,14 +123,16 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
     return solve
 
 
-@scorer(metrics=spec_metrics(KSN_LOGPROB_METRICS))
-def ksn_logprob_scorer(problems: Mapping[str, Problem], ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
-                       method: str = "paper", gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000,
-                       seed: int = 0, n_samples: int = 100, max_attempts: int = 5) -> Scorer:
-    """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`."""
+@scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
+def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
+                       gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000, seed: int = 0,
+                       version: str | None = None, n_samples: int = 100, max_attempts: int = 5) -> Scorer:
+    """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`, for the sample's
+    problem in the built-in KS@N bank (``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
+    with ``max_attempts`` attempts each."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = problems[str(state.sample_id)]
+        problem = lookup_problem(state.sample_id, "ksn", version)
         record = state.store_as(CandidateLogprobs)
         if not record.context:
             raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
@@ -200,13 +202,12 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
         problems = [p for p, _ in enumerable_problems(load_bank("ksn", categories=cats))]
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
-    by_id = {p.id: p for p in problems}
-    return Task(
+    return package_task(
         dataset=MemoryDataset([record_to_sample(p) for p in problems], name="unpredictabench-ksn-logprob"),
         solver=candidate_logprobs(None if chat_template is None else str(chat_template),
                                   None if delimiter is None else str(delimiter), end_of_answer),
-        scorer=ksn_logprob_scorer(by_id, ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size,
-                                  gt_seed=seed, draws=draws, seed=seed, n_samples=n_samples,
+        scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
+                                  draws=draws, seed=seed, version=bank_version("ksn"), n_samples=n_samples,
                                   max_attempts=max_attempts),
         metadata={"bank": "ksn", "route": "logprob", "chat_template": chat_template},
         version=bank_version("ksn"),

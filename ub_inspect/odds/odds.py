@@ -22,10 +22,10 @@ from ub_core.metrics import ODDS_KS_NS, odds_item_scores
 from ub_core.problems import Problem, bank_version
 from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
 
-from ub_inspect._naming import registry_name
+from ub_inspect._naming import package_task, registry_name
+from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
                                  task_options)
-from ub_core.metric_spec import ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.ksn.solver import CollectedValues, collect_values
 
@@ -53,8 +53,8 @@ def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
 
 
 
-QUESTION_METRICS = spec_metrics(ODDS_QUESTION_METRICS)  # ub_core.metric_spec: errors grouped by family
-SAMPLING_METRICS = spec_metrics(ODDS_SAMPLING_METRICS)
+QUESTION_METRICS = spec_metrics("odds_question")  # ub_core.metric_spec: the headline grouped by family
+SAMPLING_METRICS = spec_metrics("odds_sampling")
 
 
 def _score(item: Problem, row: Mapping[str, float], answer: str, explanation: str, extra: dict) -> Score:
@@ -64,13 +64,14 @@ def _score(item: Problem, row: Mapping[str, float], answer: str, explanation: st
     return Score(value=dict(row), answer=answer, explanation=explanation, metadata=meta)
 
 
-@scorer(metrics=QUESTION_METRICS)
-def odds_question_scorer(items: Mapping[str, Problem]) -> Scorer:
+@scorer(metrics=QUESTION_METRICS, name=registry_name("odds_question_scorer"))
+def odds_question_scorer(version: str | None = None) -> Scorer:
     """Absolute error (percentage points) of a percentile or probability reply, and of the nearest-shot
-    baseline; parse failures are counted (``parse_failed``) and left out of the MAE."""
+    baseline; parse failures are counted (``parse_failed``) and left out of the MAE. The item is the sample's, in
+    the odds bank ``version``."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        item = items[str(state.sample_id)]
+        item = lookup_problem(state.sample_id, "odds", version)
         text = state.output.completion if state.output else ""
         row = odds_item_scores(item, text)
         m = item.metadata
@@ -82,14 +83,14 @@ def odds_question_scorer(items: Mapping[str, Problem]) -> Scorer:
     return score
 
 
-@scorer(metrics=SAMPLING_METRICS)
-def odds_sampling_scorer(items: Mapping[str, Problem], ks_ns=ODDS_KS_NS, gt_size: int = 10_000,
-                         gt_seed: int = 0) -> Scorer:
+@scorer(metrics=SAMPLING_METRICS, name=registry_name("odds_sampling_scorer"))
+def odds_sampling_scorer(ks_ns: list[int] = list(ODDS_KS_NS), gt_size: int = 10_000, gt_seed: int = 0,
+                         version: str | None = None) -> Scorer:
     """KS statistic of all collected values against the ground truth, KS@N, and the counts of valid and failed
-    replies (from the solver's record)."""
+    replies (from the solver's record). The item is the sample's, in the odds bank ``version``."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        item = items[str(state.sample_id)]
+        item = lookup_problem(state.sample_id, "odds", version)
         record = state.store_as(CollectedValues)
         values = list(record.values)
         row = odds_item_scores(item, values, ns=ks_ns, truth_size=gt_size, truth_seed=gt_seed)
@@ -103,8 +104,10 @@ def odds_sampling_scorer(items: Mapping[str, Problem], ks_ns=ODDS_KS_NS, gt_size
     return score
 
 
-def odds_scorer(task_name: str, items: Mapping[str, Problem], **kw) -> Scorer:
-    return odds_sampling_scorer(items, **kw) if task_name == "sampling" else odds_question_scorer(items)
+def odds_scorer(task_name: str, version: str | None = None, **kw) -> Scorer:
+    """The scorer of an odds task: sampling items by KS, question items by absolute error."""
+    return (odds_sampling_scorer(version=version, **kw) if task_name == "sampling"
+            else odds_question_scorer(version=version))
 
 
 # ------------------------------------------------------------------------------------------------ options
@@ -190,7 +193,7 @@ def odds(task: str = "percentile", shots: str | int | list[int] | None = None, s
         tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
                   else (64 if k == 1 else 24 * k))
         items = load_items(task_name, shots, shot_type, context, families, limit, str(edition), convention)
-        by_id = {p.id: p for p in items}
+        version = bank_version("odds")
         if task_name == "sampling":
             n = positive_int(n_samples, "n_samples")
             if k > n:
@@ -199,15 +202,16 @@ def odds(task: str = "percentile", shots: str | int | list[int] | None = None, s
             too_big = [x for x in ns if x > n]
             if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
                 raise OptionError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
-            solver: Solver = collect_values(by_id, n_samples=n, list_size=k,
+            solver: Solver = collect_values(n_samples=n, list_size=k,
                                             max_attempts=positive_int(max_attempts, "max_attempts"),
-                                            temperature=temperature, max_tokens=tokens)
-            score = odds_scorer(task_name, by_id, ks_ns=ns, gt_size=positive_int(gt_size, "gt_size"),
+                                            temperature=temperature, max_tokens=tokens, bank="odds",
+                                            version=version)
+            score = odds_scorer(task_name, version, ks_ns=list(ns), gt_size=positive_int(gt_size, "gt_size"),
                                 gt_seed=integer(seed, "seed", low=0))
         else:
             solver = generate()
-            score = odds_scorer(task_name, by_id)
-    return Task(
+            score = odds_scorer(task_name, version)
+    return package_task(
         dataset=MemoryDataset([record_to_sample(p, k) for p in items], name=f"odds-{task_name}"),
         solver=solver,
         scorer=score,

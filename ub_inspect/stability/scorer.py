@@ -9,14 +9,17 @@ every epoch of every sample) is reported next to TARa and logs a few unreadable 
 
 How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/results.py``):
 
-- the task's epoch reducers (``mean``, ``ub_inspect/tar``, ``ub_inspect/tar_raw``) each reduce a sample's epochs
-  to one Score, and ``accuracy``/``stderr`` run on each reduced view: under ``mean`` they read the mean accuracy,
-  under ``ub_inspect/tar`` TARa@N, under ``ub_inspect/tar_raw`` TARr@N;
-- reducers see one sample at a time, so the cross-run measures are metrics declared ``scores="unreduced"``: Inspect
-  hands them one SampleScore per sample *per epoch*. They regroup the scores by (sample id, epoch from the
-  metadata) into ``runs[epoch][question]`` and call :func:`ub_core.metrics.stability_summary`: ``best_acc``,
-  ``worst_acc``, ``median_acc``, ``acc_spread``, and again ``tar_a``/``tar_r`` (so they are reported even when a
-  user replaces the reducers with ``--epochs-reducer``).
+- the task's epoch reducer ``ub_inspect/tar_a`` (:mod:`ub_inspect.reducers`) reduces a question's epochs to one
+  Score whose metadata says whether all its parsed answers agree (``tar_a``), whether all its raw replies do
+  (``tar_r``) and how many epochs it had; Inspect shows this reduced view first, so the run's score is the
+  headline :func:`tar_a_summary`: ``tar_a`` = TARa@N with its standard error over questions, ``epochs`` (the N
+  that ran, ``--epochs`` included) and TARa with its standard error per subtask;
+- reducers see one sample at a time, so the cross-run measures are metrics declared ``scores="unreduced"``:
+  Inspect hands them one SampleScore per sample *per epoch*. They regroup the scores by (sample id, epoch from the
+  metadata) into ``runs[epoch][question]`` and call :func:`ub_core.metrics.stability_summary`: ``tar_r``,
+  ``best_acc``, ``worst_acc``, ``median_acc``, ``acc`` (mean accuracy over all replies), ``acc_spread`` and
+  ``parse_failure_rate``. ``--epochs-reducer`` replaces ``tar_a``: the headline then reads NaN (its reducer is
+  gone), the unreduced metrics are unchanged.
 
 A question missing some epoch (an errored sample) cannot enter a run-by-run comparison: it is left out of the
 unreduced metrics, and the number left out is logged.
@@ -29,17 +32,17 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from inspect_ai.scorer import (CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, accuracy, metric,
-                               scorer, stderr)
+from inspect_ai.scorer import CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from ub_core.parsing.mcq import read_mcq
 from ub_core.metrics import log_unreadable, stability_summary
 
 from .._naming import registry_name
+from ..metrics import grouped_summary
 
-__all__ = ["stability_scorer", "stability_runs", "tar_a", "tar_r", "best_acc", "worst_acc", "median_acc",
-           "acc_spread", "parse_failure_rate"]
+__all__ = ["stability_scorer", "stability_runs", "tar_a_summary", "tar_a", "tar_r", "best_acc", "worst_acc",
+           "median_acc", "acc", "acc_spread", "parse_failure_rate"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +76,33 @@ def _summary_metric(key: str):
         runs = stability_runs(scores)
         if runs is None:  # also the live display's call with no scores
             return math.nan
-        return float(stability_summary(*runs)[key])
+        summary = stability_summary(*runs)
+        if key == "acc":  # mean accuracy over all replies: every run covers the same questions
+            return float(sum(summary["run_accuracies"]) / len(summary["run_accuracies"]))
+        return float(summary[key])
+
+    return compute
+
+
+@metric(name=registry_name("tar_a_summary"))
+def tar_a_summary() -> Metric:
+    """The headline, over the epochs reduced by ``ub_inspect/tar_a``: ``{"tar_a": TARa@N, "stderr": its standard
+    error, "epochs": N, <subtask>: TARa@N of the subtask, "<subtask>_stderr": ...}``. TARa@N is the mean over
+    questions of the reducer's indicator "all N parsed answers agree" (the non-determinism paper, sec. 5.2), its
+    standard error sd / sqrt(Q) (:func:`ub_inspect.metrics.grouped_summary`); N is the number of epochs reduced
+    (the largest, should an errored sample have fewer). Scores from another reducer carry no indicator: NaN."""
+
+    def compute(scores: list[SampleScore]):
+        if not scores:  # the live display's first call
+            return {}
+        cells, epochs = [], 0
+        for s in scores:
+            meta = s.score.metadata or {}
+            if "tar_a" in meta:
+                cells.append((float(meta["tar_a"]), str(s.sample_id),
+                              str((s.sample_metadata or {}).get("category", "unknown"))))
+                epochs = max(epochs, int(meta.get("epochs") or 0))
+        return grouped_summary("tar_a", cells, extra={"epochs": float(epochs) if epochs else math.nan})
 
     return compute
 
@@ -108,6 +137,12 @@ def median_acc() -> Metric:
     return _summary_metric("median_acc")
 
 
+@metric(name=registry_name("acc"), scores="unreduced")
+def acc() -> Metric:
+    """Mean accuracy over all N x Q replies, i.e. the mean of the run accuracies (the non-determinism paper, sec. 5.2)."""
+    return _summary_metric("acc")
+
+
 @metric(name=registry_name("acc_spread"), scores="unreduced")
 def acc_spread() -> Metric:
     """Maximum minus minimum epoch accuracy (the non-determinism paper, sec. 5.2, Fig. 1)."""
@@ -133,11 +168,11 @@ def parse_failure_rate() -> Metric:
     return compute
 
 
-STABILITY_METRICS = [accuracy(), stderr(), tar_a(), tar_r(), best_acc(), worst_acc(), median_acc(), acc_spread(),
+STABILITY_METRICS = [tar_a_summary(), tar_r(), best_acc(), worst_acc(), median_acc(), acc(), acc_spread(),
                      parse_failure_rate()]
 
 
-@scorer(metrics=STABILITY_METRICS)
+@scorer(metrics=STABILITY_METRICS, name=registry_name("stability_scorer"))
 def stability_scorer() -> Scorer:
     """Correctness of one epoch's reply; raw reply, parsed letter, target and epoch go to the metadata."""
 
