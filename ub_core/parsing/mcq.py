@@ -97,6 +97,22 @@ def _fold(s: str) -> str:
     return " ".join(s.casefold().split())
 
 
+# Number words that name a value ("Three" is the option 3). Only whole option texts are read this way.
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+# Trailing separator punctuation: MMLU-style inline options "(A) 10. (B) 20." leave "10." as option A's text.
+_OPTION_TAIL = " \t\r\n.,;:"
+
+
+def _option_key(text: str) -> str:
+    """An option text written for comparison: Unicode and LaTeX normalised (``\\frac{a}{b}`` -> ``a/b``,
+    ``\\pi`` -> ``π``, ``$`` dropped), trailing separator punctuation and surrounding whitespace removed, case
+    folded and whitespace collapsed."""
+    t = _delatex(_normalise(text)).replace("$", "")
+    return _fold(t.strip().rstrip(_OPTION_TAIL))
+
+
 def _number(token: str) -> float | None:
     t = token.replace("\u2212", "-").replace(",", "").rstrip("%").replace("$", "").replace("\u20ac", "")
     t = t.replace("\u00a3", "")
@@ -107,8 +123,12 @@ def _number(token: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _option_value(text: str) -> float | None:
-    t = text.strip().strip("*").strip()
+def _option_value(key: str) -> float | None:
+    """The value an option names (``key`` from :func:`_option_key`): a number (``45.`` -> 45) or a number word
+    (``Three`` -> 3); None otherwise."""
+    t = key.strip("*").strip()
+    if t in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[t])
     m = _NUM_RE.fullmatch(t)
     return _number(m.group(0)) if m else None
 
@@ -125,8 +145,8 @@ class _Options:
             self.n = len(texts)
         if not 1 <= self.n <= len(LETTERS):
             raise ValueError(f"needs 1 to {len(LETTERS)} options, got {self.n}")
-        self.folded = [_fold(_normalise(t)) for t in texts]
-        self.values = [_option_value(_normalise(t)) for t in texts]
+        self.folded = [_option_key(t) for t in texts]
+        self.values = [_option_value(f) for f in self.folded]
         self.maxlen = max((len(f) for f in self.folded), default=0)
 
 
@@ -143,7 +163,27 @@ def _normalise(text: str) -> str:
     return text
 
 
+# LaTeX that writes a value or words another way: \frac{15}{64} is 15/64, \pi is π, \mbox{has a ...} is prose.
+_FRAC_RE = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{0,60})\}[ \t]{0,3}\{([^{}]{0,60})\}")
+_SQRT_RE = re.compile(r"\\sqrt[ \t]{0,3}\{([^{}]{0,60})\}")
+_TEXT_CMD_RE = re.compile(r"\\(?:mbox|text|textbf|textit|textrm|mathrm|mathbf|mathit|operatorname)[ \t]{0,3}"
+                          r"\{([^{}]{0,400})\}")
+_SYMBOL_RE = re.compile(r"\\(pi|therefore|implies|left|right|displaystyle|quad|qquad|[ ,;!:])(?![A-Za-z])")
+_SYMBOLS = {"pi": "\u03c0", "therefore": " therefore ", "implies": " so "}
+
+
+def _delatex(text: str) -> str:
+    """Plain text for LaTeX that writes a value or words (one pass of each bounded pattern: linear)."""
+    if "\\" not in text:
+        return text
+    text = _SQRT_RE.sub("\u221a\\1", text)
+    text = _TEXT_CMD_RE.sub(r"\1", text)
+    text = _FRAC_RE.sub(r"\1/\2", text)
+    return _SYMBOL_RE.sub(lambda m: _SYMBOLS.get(m.group(1), " "), text)
+
+
 _THINK_END_RE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<think\s{0,3}>", re.IGNORECASE)
 _TURN_RE = re.compile(r"[ \t]{0,8}(?:A|Q|Assistant)[ \t]{0,3}:[ \t]{0,8}(?=\S)")
 _NEXT_Q_RE = re.compile(r"\n[ \t]{0,8}(?:Q|Question)[ \t]{0,3}:")
 # Peeled from the head of an answer: whitespace, markdown, quotes, bullets, colons, LaTeX math delimiters.
@@ -169,6 +209,13 @@ _CUE_RE = re.compile(
 _IS_CORRECT_RE = re.compile(
     r"(?:\(([A-Za-z])\)|\b([A-Z]))[ \t]{0,3}(?:is|would[ \t]{1,3}be)[ \t]{1,3}(?:the[ \t]{1,3})?"
     r"(?:correct|right|best)\b")
+# A conclusion drawn in a sentence: "So, no, we don't return", "thus yes.", or a reply that opens "No, you ...".
+# Read as an option's own text followed by a separator, never as a letter or a value ("So A is out", "so 10*9").
+_CONCLUSION_RE = re.compile(r"(?:\A|\b(?:so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short)"
+                            r"\b)[ \t,:]{0,4}", re.IGNORECASE)
+_CONCLUSION_END = ",.;!"
+# An option quoted in the final line's prose: only option texts of several words, long enough not to be chance.
+MENTION_MIN_CHARS = 12
 _MARKED_RE = re.compile(r"\(([A-Z])\)|\*\*([A-Z])\*\*")
 _JSON_KEYS = ("answer", "final_answer", "final answer", "choice", "option", "letter", "prediction")
 
@@ -344,6 +391,39 @@ def _unbox(seg: str) -> str:
     return seg.replace("{", " ").replace("}", " ")
 
 
+def _conclusion_head(seg: str, opts: _Options) -> tuple[int, str] | None:
+    """The option whose own text opens ``seg`` and is followed by a separator (``no, we don't``); None if none."""
+    seg = _peel(seg)
+    j = _text_prefix(seg, opts) if opts.folded else None
+    if j is None:
+        return None
+    rest = seg[_prefix_len(seg, opts.folded[j]):]
+    if rest.strip() and rest.lstrip(" \t")[:1] not in _CONCLUSION_END:
+        return None
+    _check_alternative(rest, j, opts)
+    return j, rest
+
+
+def _mentioned(line: str, opts: _Options) -> int | None:
+    """The one option whose (long, several-word) text the line quotes as whole words; None when none or several.
+
+    ``f has a local minimum at P and a saddle point at Q.`` names that option; a text found only inside another
+    option's quoted text does not count. Cost: one ``str.find`` scan of the line per option."""
+    key = _fold(line)
+    spans = []
+    for i, f in enumerate(opts.folded):
+        if len(f) < MENTION_MIN_CHARS or " " not in f:
+            continue
+        k = key.find(f)
+        while k >= 0:
+            before, after = key[k - 1:k], key[k + len(f):k + len(f) + 1]
+            if not (before.isalnum() and f[0].isalnum()) and not (after.isalnum() and f[-1].isalnum()):
+                spans.append((k, k + len(f), i))
+            k = key.find(f, k + 1)
+    kept = {i for a, b, i in spans if not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2, _ in spans)}
+    return kept.pop() if len(kept) == 1 else None
+
+
 def _json_answer(text: str) -> Any:
     t = text.strip()
     if t.startswith("```"):
@@ -371,13 +451,21 @@ def _json_answer(text: str) -> Any:
 
 # ------------------------------------------------------------------------------------------------ reader
 
+class _CutOff(Exception):
+    """The reply ends inside a ``<think>`` block: it holds reasoning, never a final answer."""
+
+
 def _prepare(text: str) -> str:
     if len(text) > MAX_CHARS:
         text = text[-MAX_CHARS:]
     text = _normalise(text)
     ends = list(_THINK_END_RE.finditer(text))
+    opens = list(_THINK_OPEN_RE.finditer(text))
+    if opens and (not ends or ends[-1].start() < opens[-1].start()):
+        raise _CutOff("reply cut off inside <think>: no final answer")
     if ends and text[ends[-1].end():].strip():
         text = text[ends[-1].end():]
+    text = _delatex(text)
     pos = 0
     m = _TURN_RE.match(text, pos)
     while m and m.end() > pos:  # "A: Let's think step by step ..." / "Q: ... A: ..."
@@ -408,10 +496,19 @@ def _read(text: str, opts: _Options) -> MCQRead:
     # 2. final-answer cues, last first
     cues = list(_CUE_RE.finditer(text))
     cues += [_Match(m.start(), m.start()) for m in _IS_CORRECT_RE.finditer(text)]
+    cues += [_Match(m.start(), m.end(), "conclusion") for m in _CONCLUSION_RE.finditer(text)]
     cues.sort(key=lambda m: m.start())
     failure = None
     for m in reversed(cues[-MAX_CUES:]):
         token = m.group(0) if isinstance(m, re.Match) else ""
+        if isinstance(m, _Match) and m.kind == "conclusion":
+            try:
+                hit = _conclusion_head(_cue_segment(text, m.end()), opts)
+            except (_Ambiguous, _Unreadable):
+                hit = None
+            if hit is not None:
+                return MCQRead(LETTERS[hit[0]], "conclusion")
+            continue
         if token.lower().startswith("\\boxed"):
             seg = _unbox(_boxed(text, m.end()))
         elif token.lower() == "<answer>":
@@ -453,6 +550,10 @@ def _read(text: str, opts: _Options) -> MCQRead:
                 return MCQRead(None, f"ambiguous: the last lines name {LETTERS[prev[0]]} and {LETTERS[hit[0]]}")
         if hit is not None:
             return MCQRead(LETTERS[hit[0]], "last line")
+        # 3b. the last line quotes one option's words ("f has a local minimum at P and a saddle point at Q.")
+        quoted = _mentioned(lines[-1][-WINDOW:], opts)
+        if quoted is not None:
+            return MCQRead(LETTERS[quoted], "option words")
     # 4. marked letters anywhere: (B), **B**
     marked = {(m.group(1) or m.group(2)) for m in _MARKED_RE.finditer(text)}
     marked = {x for x in marked if LETTERS.index(x) < opts.n}
@@ -466,8 +567,8 @@ def _read(text: str, opts: _Options) -> MCQRead:
 class _Match:
     """A zero-width cue position (``B is correct``: the answer starts at the letter)."""
 
-    def __init__(self, start: int, end: int):
-        self._start, self._end = start, end
+    def __init__(self, start: int, end: int, kind: str = "is correct"):
+        self._start, self._end, self.kind = start, end, kind
 
     def start(self) -> int:
         return self._start
@@ -495,6 +596,10 @@ def read_mcq(reply: Any, options: Sequence[str] | int) -> MCQRead:
             opts = _Options(options)
         except (TypeError, ValueError) as e:
             return MCQRead(None, f"bad options: {e}")
-        return _read(_prepare(reply), opts)
+        try:
+            text = _prepare(reply)
+        except _CutOff as e:
+            return MCQRead(None, str(e))
+        return _read(text, opts)
     except Exception as e:  # noqa: BLE001 - model output is hostile input; a reader bug must not stop a run
         return MCQRead(None, f"reader error ({type(e).__name__})")
