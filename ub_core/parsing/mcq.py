@@ -13,10 +13,24 @@ What counts as naming an option, checked in this order of salience (the first st
    ``I choose/pick/select``, ``\\boxed{...}``, ``<answer>...</answer>``, ``"answer": ...``. The *last* cue whose
    following text names an option wins, so ``Final Answer: The final answer is 35.`` reads ``35`` and a
    self-correction (``the answer is (A). No wait, the answer is (B).``) reads B.
-3. **The last non-empty line**, read strictly: the whole line must be an option (``(B)``, ``B``, ``**B**``,
-   ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No`` when B is ``No``); when the line
-   before it names another option the same way, the reply ends in a list of options and is unreadable.
+   A final-answer cue also comes from a conclusion drawn in a sentence (``So, no, we don't return ...``,
+   ``thus yes.``, a reply opening ``No, you ...``): after ``so`` / ``thus`` / ``therefore`` / ``hence`` / ... or at
+   the reply's start, an option's own text followed by a separator (``,`` ``.`` ``;`` ``!``) or the line's end;
+   never a letter or a value there (``So A is out``, ``so 10*9/2 = 45`` are reasoning).
+3. **The last non-empty line**, read strictly (see below); failing that, the last line quoting exactly one
+   option's words (options of several words and at least :data:`MENTION_MIN_CHARS` characters, as whole words:
+   ``f has a local minimum at P and a saddle point at Q.``). Strictly: the whole line must be an option
+   (``(B)``, ``B``, ``**B**``, ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No``
+   when B is ``No``); when the line before it names another option the same way, the reply ends in a list of
+   options and is unreadable.
 4. **Marked letters anywhere**: ``(B)`` or ``**B**``; accepted only when every marked letter is the same.
+
+Option texts and replies are compared after normalisation: Unicode NFKC and curly quotes; LaTeX that writes a
+value or words another way (``\\frac{15}{64}``/``\\dfrac`` -> ``15/64``, ``\\pi`` -> ``π``, ``\\sqrt{3}`` -> ``√3``,
+``\\mbox{..}``/``\\text{..}`` -> their words, ``\\therefore`` -> ``therefore``); for options, trailing separator
+punctuation (``.,;:``: MMLU-style inline options ``(A) 10. (B) 20.`` leave ``10.``), surrounding whitespace and
+``$`` dropped; case folded and whitespace collapsed. An option that is a number or a number word names that value
+(``45.`` is 45, ``Three`` is 3), so ``\\boxed{3}`` reads option ``Three``.
 
 After a cue, an answer is a *letter* (``(B)``, ``B``, ``B)``, ``B.``, ``**B**``, ``[B]``; a lowercase letter only
 with a bracket or alone), an *option text* (exact after case-folding and collapsing whitespace; the longest
@@ -30,7 +44,8 @@ No false positives:
   writing the next few-shot question) ends the reply;
 - ``A`` and ``I`` followed by a lowercase word are the article / pronoun, not letters; ``A:`` at a line start is a
   turn prefix unless the text after it is option A's own text;
-- a ``<think>...</think>`` block is skipped when an answer follows it;
+- a ``<think>...</think>`` block is skipped when an answer follows it, and a reply cut off inside ``<think>``
+  (no closing tag) holds no final answer: it is unreadable, whatever the reasoning was leaning to;
 - a cue followed by something that is not an option (``the answer is not clear``) names nothing.
 
 Two different options named with equal salience (``the answer is A or B``, ``(A) No`` when A is ``Yes``, marked
