@@ -162,6 +162,8 @@ class _Options:
             raise ValueError(f"needs 1 to {len(LETTERS)} options, got {self.n}")
         self.folded = [_option_key(t) for t in texts]
         self.values = [_option_value(f) for f in self.folded]
+        if any(v is not None for v in self.values):  # "None" among "One", "Four", "Five" is the count 0
+            self.values = [0.0 if f == "none" else v for f, v in zip(self.folded, self.values)]
         self.maxlen = max((len(f) for f in self.folded), default=0)
 
 
@@ -187,14 +189,27 @@ _SYMBOL_RE = re.compile(r"\\(pi|therefore|implies|left|right|displaystyle|quad|q
 _SYMBOLS = {"pi": "\u03c0", "therefore": " therefore ", "implies": " so "}
 
 
+# Plain-text math written two ways: sqrt(2) is √2, 4*sqrt(2) and 4√2 are one value, 3pi is 3π.
+_PLAIN_SQRT_RE = re.compile(r"\bsqrt[ \t]{0,2}\(([^()]{1,30})\)", re.IGNORECASE)
+_TIMES_SYMBOL_RE = re.compile(r"[ \t]{0,2}\*[ \t]{0,2}(?=[\u221a\u03c0])")
+_PLAIN_PI_RE = re.compile(r"(?<![A-Za-z])pi(?![A-Za-z])")
+
+
 def _delatex(text: str) -> str:
-    """Plain text for LaTeX that writes a value or words (one pass of each bounded pattern: linear)."""
-    if "\\" not in text:
-        return text
-    text = _SQRT_RE.sub("\u221a\\1", text)
-    text = _TEXT_CMD_RE.sub(r"\1", text)
-    text = _FRAC_RE.sub(r"\1/\2", text)
-    return _SYMBOL_RE.sub(lambda m: _SYMBOLS.get(m.group(1), " "), text)
+    """Plain text for LaTeX and plain-text math that write a value another way (one pass of each bounded
+    pattern: linear)."""
+    if "\\" in text:
+        text = _SQRT_RE.sub("\u221a\\1", text)
+        text = _TEXT_CMD_RE.sub(r"\1", text)
+        text = _FRAC_RE.sub(r"\1/\2", text)
+        text = _SYMBOL_RE.sub(lambda m: _SYMBOLS.get(m.group(1), " "), text)
+    if "sqrt" in text or "SQRT" in text:
+        text = _PLAIN_SQRT_RE.sub("\u221a\\1", text)
+    if "pi" in text:
+        text = _PLAIN_PI_RE.sub("\u03c0", text)
+    if "*" in text:
+        text = _TIMES_SYMBOL_RE.sub("", text)
+    return text
 
 
 _THINK_END_RE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
@@ -214,7 +229,7 @@ _LETTER_FOLLOWERS = frozenset("or and nor is was would should must because since
 _SEP_RE = re.compile(r"[ \t]{0,3}(?:\bor\b|\band\b|/|&|,|\bvs\.?)[ \t]{0,3}", re.IGNORECASE)
 
 _CUE_RE = re.compile(
-    r"\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
+    r"(?<!each )(?<!every )(?<!other )(?<!following )\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
     r"correct[ _]choice|best[ _]option|option|choice)[\"'*]{0,3}[ \t]{0,3}"
     r"(?:(?:would|should|will|must)[ \t]{1,3}be\b|is\b|:|=|-(?!\w))"
     r"(?:[ \t]{0,3}(?:therefore|then|clearly|thus|likely|probably|definitely|indeed|simply)\b,?)?"
@@ -226,8 +241,12 @@ _IS_CORRECT_RE = re.compile(
     r"(?:correct|right|best)\b")
 # A conclusion drawn in a sentence: "So, no, we don't return", "thus yes.", or a reply that opens "No, you ...".
 # Read as an option's own text followed by a separator, never as a letter or a value ("So A is out", "so 10*9").
-_CONCLUSION_RE = re.compile(r"(?:\A|\b(?:so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short)"
-                            r"\b)[ \t,:]{0,4}", re.IGNORECASE)
+_CONCLUSION_RE = re.compile(r"(?:\b(?:so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short)\b"
+                            r"|^)[ \t,:]{0,4}", re.IGNORECASE | re.MULTILINE)
+# "Therefore, option (C) is the false statement.": a conclusion naming one bracketed letter
+_CONCLUSION_LETTER_RE = re.compile(r"\((?:option[ \t]{1,3}|choice[ \t]{1,3})?([A-Z])\)")
+_CONCLUSION_WORD_RE = re.compile(r"so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short",
+                                 re.IGNORECASE)
 _CONCLUSION_END = ",.;!"
 # An option quoted in the final line's prose: only option texts of several words, long enough not to be chance.
 MENTION_MIN_CHARS = 12
@@ -410,13 +429,46 @@ def _conclusion_head(seg: str, opts: _Options) -> tuple[int, str] | None:
     """The option whose own text opens ``seg`` and is followed by a separator (``no, we don't``); None if none."""
     seg = _peel(seg)
     j = _text_prefix(seg, opts) if opts.folded else None
-    if j is None:
+    if j is None or opts.values[j] is not None:  # "1. Understand ...", "so 45, ...": list items and arithmetic
         return None
     rest = seg[_prefix_len(seg, opts.folded[j]):]
     if rest.strip() and rest.lstrip(" \t")[:1] not in _CONCLUSION_END:
         return None
     _check_alternative(rest, j, opts)
     return j, rest
+
+
+def _line_at(text: str, start: int) -> str:
+    """The rest of the line from ``start`` (at most :data:`WINDOW` characters)."""
+    window = text[start:start + WINDOW]
+    nl = window.find("\n")
+    return window if nl < 0 else window[:nl]
+
+
+def _conclusion_letter(line: str, opts: _Options) -> tuple[int, str] | None:
+    """The one bracketed letter a conclusion's line names (``Thus, the order is (C) 35.``); None when none or
+    several (``(C) ... or (D) ...``)."""
+    letters = {m.group(1) for m in _CONCLUSION_LETTER_RE.finditer(line)}
+    if len(letters) != 1:
+        return None
+    idx = LETTERS.index(letters.pop())
+    return (idx, "") if idx < opts.n else None
+
+
+# BBH navigate asks "do you return to the starting point?"; a last line denying it ("you do not return", "you
+# haven't returned", "you will not be able to return") answers No. Only for the options Yes / No.
+_DENIED_RETURN_RE = re.compile(
+    r"\b(?:you|we|i)[ \t]{1,3}(?:(?:do|does|did|will|would|could|can|have|has|are|wo|ca)[ \t]{0,3}(?:n't|n\u2019t|[ \t]not)"
+    r"|never)[ \t*_]{1,5}(?:be[ \t]{1,3}able[ \t]{1,3}to[ \t]{1,3})?(?:necessarily[ \t]{1,3})?"
+    r"(?:return|get[ \t]{1,3}back|come[ \t]{1,3}back|end[ \t]{1,3}up[ \t]{1,3}(?:back[ \t]{1,3})?at[ \t]{1,3}the[ \t]{1,3}start)",
+    re.IGNORECASE)
+
+
+def _denied_return(line: str, opts: _Options) -> int | None:
+    """Index of option ``No`` when the options are Yes / No and the line denies returning; None otherwise."""
+    if sorted(opts.folded) != ["no", "yes"] or not _DENIED_RETURN_RE.search(line):
+        return None
+    return opts.folded.index("no")
 
 
 def _mentioned(line: str, opts: _Options) -> int | None:
@@ -511,16 +563,21 @@ def _read(text: str, opts: _Options) -> MCQRead:
     # 2. final-answer cues, last first
     cues = list(_CUE_RE.finditer(text))
     cues += [_Match(m.start(), m.start()) for m in _IS_CORRECT_RE.finditer(text)]
-    cues += [_Match(m.start(), m.end(), "conclusion") for m in _CONCLUSION_RE.finditer(text)]
+    # conclusions (every line start is one) are capped on their own, so they never crowd out the answer cues
+    conclusions = [_Match(m.start(), m.end(), "conclusion") for m in _CONCLUSION_RE.finditer(text)]
+    cues = cues[-MAX_CUES:] + conclusions[-MAX_CUES:]
     cues.sort(key=lambda m: m.start())
     failure = None
-    for m in reversed(cues[-MAX_CUES:]):
+    for m in reversed(cues):
         token = m.group(0) if isinstance(m, re.Match) else ""
         if isinstance(m, _Match) and m.kind == "conclusion":
+            line = _line_at(text, m.end())
             try:
-                hit = _conclusion_head(_cue_segment(text, m.end()), opts)
+                hit = _conclusion_head(line, opts)
             except (_Ambiguous, _Unreadable):
                 hit = None
+            if hit is None and m.start() != m.end() and _CONCLUSION_WORD_RE.match(text, m.start()):
+                hit = _conclusion_letter(line, opts)
             if hit is not None:
                 return MCQRead(LETTERS[hit[0]], "conclusion")
             continue
@@ -569,6 +626,10 @@ def _read(text: str, opts: _Options) -> MCQRead:
         quoted = _mentioned(lines[-1][-WINDOW:], opts)
         if quoted is not None:
             return MCQRead(LETTERS[quoted], "option words")
+        # 3c. navigate's Yes/No: "... you do not return to the starting point." denies the question's own clause
+        denied = _denied_return(lines[-1][-WINDOW:], opts)
+        if denied is not None:
+            return MCQRead(LETTERS[denied], "denied clause")
     # 4. marked letters anywhere: (B), **B**
     marked = {(m.group(1) or m.group(2)) for m in _MARKED_RE.finditer(text)}
     marked = {x for x in marked if LETTERS.index(x) < opts.n}
