@@ -295,3 +295,61 @@ def test_reply_cut_off_inside_think_has_no_answer(reply):
 
 def test_closed_think_block_still_reads_the_answer_after_it():
     assert read_mcq("<think>Maybe (A).</think>\nSo, no, we don't return to the starting point.", YN).letter == "B"
+
+
+# Rules found while labelling the release's replies (tests/data/stability_labelled_replies.jsonl).
+
+ROOTS = ["12*sqrt(2).", "6*sqrt(2).", "4*sqrt(2).", "1/(2*sqrt(2))."]
+COUNTS = ["None.", "One.", "Four.", "Five."]
+STATEMENTS = ["The system is consistent..", "The system has infinitely many solutions..",
+              "The sum of any two solutions is a solution..", "Every solution is a scalar multiple of (-5, 1, 1, 0).."]
+
+
+@pytest.mark.parametrize("reply,options,expected", [
+    ("The answer is therefore -4\u221a2; the speed is\n\nThe final answer is: $\\boxed{4\\sqrt{2}}$", ROOTS, "C"),
+    ("The final answer is: $\\boxed{12*sqrt(2)}$", ROOTS, "A"),
+    ("So the answer is 1/(2\u221a2).", ROOTS, "D"),
+    ("No k works, so the count is zero.\n\nThe final answer is: $\\boxed{0}$", COUNTS, "A"),
+    ("The final answer is: $\\boxed{5}$", COUNTS, "D"),
+    ("Therefore, option (C) is the false statement.", STATEMENTS, "C"),
+    ("Thus, the largest order of an element is 12 (option C).", ["5.", "6.", "12.", "15."], "C"),
+    ("No.\n\nHere's a breakdown:\n1.  You take 10 steps forward.\n2.  You take 3 steps backward.", YN, "B"),
+    ("So, do you return to the starting point?\nNo, you don't return to the starting point because of the turn.",
+     YN, "B"),
+])
+def test_rules_found_in_the_labelled_replies(reply, options, expected):
+    assert read_mcq(reply, options).letter == expected
+
+
+@pytest.mark.parametrize("reply,options", [
+    # numbered list items are not conclusions: "1." is not option "1."
+    ("Let me count.\n1. Understand the question.\n3. Count the trees.\nSo it depends on the degrees.",
+     ["1.", "2.", "3.", "4."]),
+    # a conclusion naming two letters names none
+    ("Therefore, the set with the greatest cardinality is (C) or (D), both of size 2^c.", ABCD),
+    # "each option:" introduces a list, it is no answer cue
+    ("To see why, let's analyze each option:\n\n(A) the red book: too far left.\n(B) the green book: too far right.",
+     ABCD),
+    # a conclusion word followed by a number is arithmetic, not an answer
+    ("We add them up, so 10 + 35 = 45 and we keep going", ["10.", "35.", "45.", "12."]),
+])
+def test_rules_found_in_the_labelled_replies_read_nothing_when_nothing_is_concluded(reply, options):
+    assert read_mcq(reply, options).letter is None
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("1. Take 6 steps: 6 away.\n2. Turn left.\nSince you turned left, you do not return to the starting point.", "B"),
+    ("Since you've taken 35 steps and turned right and left, you haven't returned to the starting point.", "B"),
+    ("Since you are 18 units away, you will not be able to return to the starting point by facing forward.", "B"),
+])
+def test_navigate_denied_return_reads_no(reply, expected):
+    assert read_mcq(reply, YN).letter == expected
+    # only for the options Yes / No: the same words name nothing among other options
+    assert read_mcq(reply, ["True", "False"]).letter is None
+
+
+def test_conclusion_cues_never_crowd_out_the_answer():
+    """Every line start is a conclusion position; they are capped apart from the answer cues, so an answer
+    followed by a long explanation is still read."""
+    reply = "The answer is (B).\n\nExplanation:\n" + "".join(f"step {i}: nothing to conclude\n" for i in range(200))
+    assert read_mcq(reply, ABCD).letter == "B"
