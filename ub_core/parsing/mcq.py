@@ -15,22 +15,28 @@ What counts as naming an option, checked in this order of salience (the first st
    self-correction (``the answer is (A). No wait, the answer is (B).``) reads B.
    A final-answer cue also comes from a conclusion drawn in a sentence (``So, no, we don't return ...``,
    ``thus yes.``, a reply opening ``No, you ...``): after ``so`` / ``thus`` / ``therefore`` / ``hence`` / ... or at
-   the reply's start, an option's own text followed by a separator (``,`` ``.`` ``;`` ``!``) or the line's end;
-   never a letter or a value there (``So A is out``, ``so 10*9/2 = 45`` are reasoning).
+   the start of a line, an option's own text followed by a separator (``,`` ``.`` ``;`` ``!``) or the line's end;
+   never a number option or a bare letter there (``1. Understand ...``, ``So A is out``, ``so 10*9/2 = 45`` are
+   lists and reasoning). A conclusion word whose line names exactly one bracketed letter reads it (``Therefore,
+   option (C) is the false statement.``, ``... is 12 (option C).``). Conclusions are capped at :data:`MAX_CUES`
+   apart from the answer cues, so they never crowd them out.
 3. **The last non-empty line**, read strictly (see below); failing that, the last line quoting exactly one
    option's words (options of several words and at least :data:`MENTION_MIN_CHARS` characters, as whole words:
    ``f has a local minimum at P and a saddle point at Q.``). Strictly: the whole line must be an option
    (``(B)``, ``B``, ``**B**``, ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No``
    when B is ``No``); when the line before it names another option the same way, the reply ends in a list of
-   options and is unreadable.
+   options and is unreadable. For the options Yes / No (BBH navigate) a last line denying the question's clause
+   (``you do not return to the starting point``, ``you haven't returned``) reads No.
 4. **Marked letters anywhere**: ``(B)`` or ``**B**``; accepted only when every marked letter is the same.
 
 Option texts and replies are compared after normalisation: Unicode NFKC and curly quotes; LaTeX that writes a
 value or words another way (``\\frac{15}{64}``/``\\dfrac`` -> ``15/64``, ``\\pi`` -> ``π``, ``\\sqrt{3}`` -> ``√3``,
-``\\mbox{..}``/``\\text{..}`` -> their words, ``\\therefore`` -> ``therefore``); for options, trailing separator
+``\\mbox{..}``/``\\text{..}`` -> their words, ``\\therefore`` -> ``therefore``) and plain-text math written two ways
+(``sqrt(2)`` -> ``√2``, ``4*√2`` -> ``4√2``, ``3pi`` -> ``3π``); for options, trailing separator
 punctuation (``.,;:``: MMLU-style inline options ``(A) 10. (B) 20.`` leave ``10.``), surrounding whitespace and
 ``$`` dropped; case folded and whitespace collapsed. An option that is a number or a number word names that value
-(``45.`` is 45, ``Three`` is 3), so ``\\boxed{3}`` reads option ``Three``.
+(``45.`` is 45, ``Three`` is 3), so ``\\boxed{3}`` reads option ``Three``; among such options ``None`` is the
+count 0.
 
 After a cue, an answer is a *letter* (``(B)``, ``B``, ``B)``, ``B.``, ``**B**``, ``[B]``; a lowercase letter only
 with a bracket or alone), an *option text* (exact after case-folding and collapsing whitespace; the longest
