@@ -353,3 +353,18 @@ def test_conclusion_cues_never_crowd_out_the_answer():
     followed by a long explanation is still read."""
     reply = "The answer is (B).\n\nExplanation:\n" + "".join(f"step {i}: nothing to conclude\n" for i in range(200))
     assert read_mcq(reply, ABCD).letter == "B"
+
+
+def test_long_adversarial_replies_for_the_new_rules_are_linear():
+    """200k-character replies aimed at the conclusion, LaTeX, quoted-words and <think> rules finish fast."""
+    hostile = [("\n" * 199_999 + "No", YN), ("so, " * 50_000, YN), ("So, no\n" * 28_000, YN),
+               ("sqrt(" * 40_000, MMLU_CRIT), ("you do not " * 18_000, YN), ("\\frac{" * 30_000, MMLU_PROB),
+               ("local maximum at P and at Q. " * 7_000, MMLU_CRIT), ("<think>" * 28_000, YN),
+               ("\\mbox{" * 30_000 + "}" * 30_000, MMLU_CRIT), ("3pi*" * 50_000, MMLU_ANGLE)]
+    for reply, options in hostile:
+        t0 = time.perf_counter()
+        got = read_mcq(reply, options)
+        assert time.perf_counter() - t0 < 2.0, reply[:30]
+        assert got.letter is None or got.letter in LETTERS[: len(options)]
+    assert read_mcq("\n" * 199_999 + "No", YN).letter == "B"
+    assert read_mcq("<think>" * 28_000, YN).letter is None
