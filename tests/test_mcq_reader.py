@@ -368,3 +368,9 @@ def test_long_adversarial_replies_for_the_new_rules_are_linear():
         assert got.letter is None or got.letter in LETTERS[: len(options)]
     assert read_mcq("\n" * 199_999 + "No", YN).letter == "B"
     assert read_mcq("<think>" * 28_000, YN).letter is None
+
+
+@pytest.mark.parametrize("reply", ["I am not sure.\nOptions:\n- Yes\n- No", "Options:\n- Yes\n- No\n\nI cannot tell.",
+                                   "Choices:\nYes\nNo\nThe walk is long."])
+def test_a_listed_option_at_a_line_start_is_no_conclusion(reply):
+    assert read_mcq(reply, YN).letter is None

@@ -451,6 +451,22 @@ def _line_at(text: str, start: int) -> str:
     return window if nl < 0 else window[:nl]
 
 
+def _in_option_list(text: str, start: int, idx: int, opts: _Options) -> bool:
+    """Whether the line at ``start`` has a neighbouring non-empty line opening with a different option's text
+    (the reply lists the options). Reads at most :data:`WINDOW` characters either side."""
+    before = text[max(0, start - WINDOW):start].rstrip().rsplit("\n", 1)[-1]
+    after_start = text.find("\n", start, start + WINDOW)
+    after = text[after_start:after_start + WINDOW].lstrip().split("\n", 1)[0] if after_start >= 0 else ""
+    for line in (before, after):
+        try:
+            other = _conclusion_head(line, opts) if line.strip() else None
+        except (_Ambiguous, _Unreadable):
+            other = None
+        if other is not None and other[0] != idx:
+            return True
+    return False
+
+
 def _conclusion_letter(line: str, opts: _Options) -> tuple[int, str] | None:
     """The one bracketed letter a conclusion's line names (``Thus, the order is (C) 35.``); None when none or
     several (``(C) ... or (D) ...``)."""
@@ -582,8 +598,11 @@ def _read(text: str, opts: _Options) -> MCQRead:
                 hit = _conclusion_head(line, opts)
             except (_Ambiguous, _Unreadable):
                 hit = None
-            if hit is None and m.start() != m.end() and _CONCLUSION_WORD_RE.match(text, m.start()):
+            said = m.start() != m.end() and _CONCLUSION_WORD_RE.match(text, m.start())
+            if hit is None and said:
                 hit = _conclusion_letter(line, opts)
+            if hit is not None and not said and _in_option_list(text, m.start(), hit[0], opts):
+                continue  # "Options:\n- Yes\n- No": a line of a list of options concludes nothing
             if hit is not None:
                 return MCQRead(LETTERS[hit[0]], "conclusion")
             continue
