@@ -19,7 +19,8 @@ What counts as naming an option, checked in this order of salience (the first st
    never a number option or a bare letter there (``1. Understand ...``, ``So A is out``, ``so 10*9/2 = 45`` are
    lists and reasoning). A conclusion word whose line names exactly one bracketed letter reads it (``Therefore,
    option (C) is the false statement.``, ``... is 12 (option C).``). Conclusions are capped at :data:`MAX_CUES`
-   apart from the answer cues, so they never crowd them out.
+   apart from the answer cues, so they never crowd them out; a line-start option with a neighbouring line opening
+   with another option is a list of the options (``Options:\n- Yes\n- No``), no conclusion.
 3. **The last non-empty line**, read strictly (see below); failing that, the last line quoting exactly one
    option's words (options of several words and at least :data:`MENTION_MIN_CHARS` characters, as whole words:
    ``f has a local minimum at P and a saddle point at Q.``). Strictly: the whole line must be an option
