@@ -215,3 +215,162 @@ def test_fuzz_option_texts_round_trip(options, data):
                                       "\\boxed{{{}}}"]))
     reply = form.format(options[k].upper() if form == "{}" else options[k])
     assert read_mcq(reply, options).letter == LETTERS[k], reply
+
+
+# ------------------------------------------------------------------------------------------------ issue 27, section 1
+# Classes of real replies from the llm-stability release's raw runs that a person reads at once. The replies are
+# shortened from real ones (the tails are kept as the models wrote them); the options are the release's own,
+# including the trailing "." that MMLU-style inline options "(A) 10. (B) 20." leave on every option text.
+
+MMLU_EDGES = ["10.", "20.", "25.", "45."]
+MMLU_PROB = ["1/64.", "15/64.", "1/4.", "3/8."]
+MMLU_ANGLE = ["\u03c0/12.", "\u03c0/6.", "\u03c0/3.", "2\u03c0/3."]
+MMLU_DIM = ["Zero", "One", "Two", "Three"]
+MMLU_CRIT = ["local maximum at P and at Q.", "saddle point at P and at Q.",
+             "local maximum at P and a saddle point at Q.", "local minimum at P and a saddle point at Q."]
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("Take 3 steps forward, turn around, take 2 steps. We end 1 step from the start.\n\nSo, no, we don't return to "
+     "the starting point.", "B"),
+    ("Forward 4, back 4: we are at (0, 0).\nSo, yes, you return to the starting point.", "A"),
+    ("After all the steps we are 2 steps left of where we began, so no, you do not return to the starting point.",
+     "B"),
+])
+def test_lower_case_conclusion_inside_a_sentence(reply, expected):
+    assert read_mcq(reply, YN).letter == expected
+
+
+def test_lower_case_conclusion_not_read_from_prose_that_is_no_conclusion():
+    # "no" as a determiner, "yes" quoted inside the reasoning: no conclusion is drawn
+    assert read_mcq("There is no step that turns us around, and the walk is long.", YN).letter is None
+    assert read_mcq("So, no, we don't return. Wait: so, yes, you return to the starting point.", YN).letter == "A"
+
+
+@pytest.mark.parametrize("reply,options,expected", [
+    ("1 - 49/64 = 15/64.\n\nThe final answer is: $\\boxed{\\frac{15}{64}}$", MMLU_PROB, "B"),
+    ("The final answer is \u03c0/30, which is equal to \u03c0/6.\n\nThe final answer is: $\\boxed{\\frac{\\pi}{6}}$",
+     MMLU_ANGLE, "B"),
+    ("The final answer is: $\\boxed{\\dfrac{2\\pi}{3}}$", MMLU_ANGLE, "D"),
+    ("dim(V \u2229 W) can be as small as 3.\n\nThe final answer is: $\\boxed{3}$", MMLU_DIM, "D"),
+    ("10*(10-1)/2 = 90/2 = 45.\n\nThe final answer is: $\\boxed{45}$", MMLU_EDGES, "D"),
+    ("So the answer is 20.", MMLU_EDGES, "B"),
+    ("Answer: 15/64", MMLU_PROB, "B"),
+])
+def test_boxed_value_equal_to_an_option_once_written_the_same_way(reply, options, expected):
+    assert read_mcq(reply, options).letter == expected
+
+
+def test_boxed_value_no_option_has_is_unreadable():
+    assert read_mcq("The final answer is: $\\boxed{\\frac{49}{64}}$", MMLU_PROB).letter is None
+    assert read_mcq("The final answer is: $\\boxed{4}$", MMLU_DIM).letter is None
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("\\[\\therefore\\ \\ \\mbox{At}\\ \\ \\mbox{Q},\\ \\ \\mbox{f}\\ \\ \\mbox{is a saddle point.}\\]\n"
+     "\\[\\therefore\\ \\ \\mbox{f}\\ \\ \\mbox{has a local minimum at P and a saddle point at Q.}\\]", "D"),
+    ("Putting both together, f has a local minimum at P and a saddle point at Q.", "D"),
+    ("The answer is: f has a local maximum at P and a saddle point at Q.", "C"),
+])
+def test_answer_given_as_the_option_words_in_latex_or_prose(reply, expected):
+    assert read_mcq(reply, MMLU_CRIT).letter == expected
+
+
+def test_option_words_mentioned_for_two_options_is_no_answer():
+    reply = "It cannot have a local maximum at P and at Q. Maybe a saddle point at P and at Q."
+    assert read_mcq(reply, MMLU_CRIT).letter is None
+
+
+@pytest.mark.parametrize("reply", [
+    "<think>\nLet me compute. Therefore, k=1, n=0.\n\nSo answer is (B).\n\nBut the options include (D) k>1, which "
+    "would be if multiple roots in [0,1], but not possible.\n\n(A) k=0 n=1, but we have one inside.\n\n",
+    "<think>Okay, the walk. Take 3 steps. So, no, we don't return... wait, let me recount the turns",
+    "<THINK>\nThe final answer is: $\\boxed{45}$ -- hmm, no, recount the vertices",
+])
+def test_reply_cut_off_inside_think_has_no_answer(reply):
+    got = read_mcq(reply, ["k = 0 and n = 1.", "k = 1 and n = 0.", "k = n = 1.", "k > 1."] if "k=" in reply
+                   else YN if "walk" in reply else MMLU_EDGES)
+    assert got.letter is None and "think" in got.reason
+
+
+def test_closed_think_block_still_reads_the_answer_after_it():
+    assert read_mcq("<think>Maybe (A).</think>\nSo, no, we don't return to the starting point.", YN).letter == "B"
+
+
+# Rules found while labelling the release's replies (tests/data/stability_labelled_replies.jsonl).
+
+ROOTS = ["12*sqrt(2).", "6*sqrt(2).", "4*sqrt(2).", "1/(2*sqrt(2))."]
+COUNTS = ["None.", "One.", "Four.", "Five."]
+STATEMENTS = ["The system is consistent..", "The system has infinitely many solutions..",
+              "The sum of any two solutions is a solution..", "Every solution is a scalar multiple of (-5, 1, 1, 0).."]
+
+
+@pytest.mark.parametrize("reply,options,expected", [
+    ("The answer is therefore -4\u221a2; the speed is\n\nThe final answer is: $\\boxed{4\\sqrt{2}}$", ROOTS, "C"),
+    ("The final answer is: $\\boxed{12*sqrt(2)}$", ROOTS, "A"),
+    ("So the answer is 1/(2\u221a2).", ROOTS, "D"),
+    ("No k works, so the count is zero.\n\nThe final answer is: $\\boxed{0}$", COUNTS, "A"),
+    ("The final answer is: $\\boxed{5}$", COUNTS, "D"),
+    ("Therefore, option (C) is the false statement.", STATEMENTS, "C"),
+    ("Thus, the largest order of an element is 12 (option C).", ["5.", "6.", "12.", "15."], "C"),
+    ("No.\n\nHere's a breakdown:\n1.  You take 10 steps forward.\n2.  You take 3 steps backward.", YN, "B"),
+    ("So, do you return to the starting point?\nNo, you don't return to the starting point because of the turn.",
+     YN, "B"),
+])
+def test_rules_found_in_the_labelled_replies(reply, options, expected):
+    assert read_mcq(reply, options).letter == expected
+
+
+@pytest.mark.parametrize("reply,options", [
+    # numbered list items are not conclusions: "1." is not option "1."
+    ("Let me count.\n1. Understand the question.\n3. Count the trees.\nSo it depends on the degrees.",
+     ["1.", "2.", "3.", "4."]),
+    # a conclusion naming two letters names none
+    ("Therefore, the set with the greatest cardinality is (C) or (D), both of size 2^c.", ABCD),
+    # "each option:" introduces a list, it is no answer cue
+    ("To see why, let's analyze each option:\n\n(A) the red book: too far left.\n(B) the green book: too far right.",
+     ABCD),
+    # a conclusion word followed by a number is arithmetic, not an answer
+    ("We add them up, so 10 + 35 = 45 and we keep going", ["10.", "35.", "45.", "12."]),
+])
+def test_rules_found_in_the_labelled_replies_read_nothing_when_nothing_is_concluded(reply, options):
+    assert read_mcq(reply, options).letter is None
+
+
+@pytest.mark.parametrize("reply,expected", [
+    ("1. Take 6 steps: 6 away.\n2. Turn left.\nSince you turned left, you do not return to the starting point.", "B"),
+    ("Since you've taken 35 steps and turned right and left, you haven't returned to the starting point.", "B"),
+    ("Since you are 18 units away, you will not be able to return to the starting point by facing forward.", "B"),
+])
+def test_navigate_denied_return_reads_no(reply, expected):
+    assert read_mcq(reply, YN).letter == expected
+    # only for the options Yes / No: the same words name nothing among other options
+    assert read_mcq(reply, ["True", "False"]).letter is None
+
+
+def test_conclusion_cues_never_crowd_out_the_answer():
+    """Every line start is a conclusion position; they are capped apart from the answer cues, so an answer
+    followed by a long explanation is still read."""
+    reply = "The answer is (B).\n\nExplanation:\n" + "".join(f"step {i}: nothing to conclude\n" for i in range(200))
+    assert read_mcq(reply, ABCD).letter == "B"
+
+
+def test_long_adversarial_replies_for_the_new_rules_are_linear():
+    """200k-character replies aimed at the conclusion, LaTeX, quoted-words and <think> rules finish fast."""
+    hostile = [("\n" * 199_999 + "No", YN), ("so, " * 50_000, YN), ("So, no\n" * 28_000, YN),
+               ("sqrt(" * 40_000, MMLU_CRIT), ("you do not " * 18_000, YN), ("\\frac{" * 30_000, MMLU_PROB),
+               ("local maximum at P and at Q. " * 7_000, MMLU_CRIT), ("<think>" * 28_000, YN),
+               ("\\mbox{" * 30_000 + "}" * 30_000, MMLU_CRIT), ("3pi*" * 50_000, MMLU_ANGLE)]
+    for reply, options in hostile:
+        t0 = time.perf_counter()
+        got = read_mcq(reply, options)
+        assert time.perf_counter() - t0 < 2.0, reply[:30]
+        assert got.letter is None or got.letter in LETTERS[: len(options)]
+    assert read_mcq("\n" * 199_999 + "No", YN).letter == "B"
+    assert read_mcq("<think>" * 28_000, YN).letter is None
+
+
+@pytest.mark.parametrize("reply", ["I am not sure.\nOptions:\n- Yes\n- No", "Options:\n- Yes\n- No\n\nI cannot tell.",
+                                   "Choices:\nYes\nNo\nThe walk is long."])
+def test_a_listed_option_at_a_line_start_is_no_conclusion(reply):
+    assert read_mcq(reply, YN).letter is None

@@ -13,10 +13,31 @@ What counts as naming an option, checked in this order of salience (the first st
    ``I choose/pick/select``, ``\\boxed{...}``, ``<answer>...</answer>``, ``"answer": ...``. The *last* cue whose
    following text names an option wins, so ``Final Answer: The final answer is 35.`` reads ``35`` and a
    self-correction (``the answer is (A). No wait, the answer is (B).``) reads B.
-3. **The last non-empty line**, read strictly: the whole line must be an option (``(B)``, ``B``, ``**B**``,
-   ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No`` when B is ``No``); when the line
-   before it names another option the same way, the reply ends in a list of options and is unreadable.
+   A final-answer cue also comes from a conclusion drawn in a sentence (``So, no, we don't return ...``,
+   ``thus yes.``, a reply opening ``No, you ...``): after ``so`` / ``thus`` / ``therefore`` / ``hence`` / ... or at
+   the start of a line, an option's own text followed by a separator (``,`` ``.`` ``;`` ``!``) or the line's end;
+   never a number option or a bare letter there (``1. Understand ...``, ``So A is out``, ``so 10*9/2 = 45`` are
+   lists and reasoning). A conclusion word whose line names exactly one bracketed letter reads it (``Therefore,
+   option (C) is the false statement.``, ``... is 12 (option C).``). Conclusions are capped at :data:`MAX_CUES`
+   apart from the answer cues, so they never crowd them out; a line-start option with a neighbouring line opening
+   with another option is a list of the options (``Options:\n- Yes\n- No``), no conclusion.
+3. **The last non-empty line**, read strictly (see below); failing that, the last line quoting exactly one
+   option's words (options of several words and at least :data:`MENTION_MIN_CHARS` characters, as whole words:
+   ``f has a local minimum at P and a saddle point at Q.``). Strictly: the whole line must be an option
+   (``(B)``, ``B``, ``**B**``, ``- No``, ``35.0``) or a bracketed letter with its own option text (``(B) No``
+   when B is ``No``); when the line before it names another option the same way, the reply ends in a list of
+   options and is unreadable. For the options Yes / No (BBH navigate) a last line denying the question's clause
+   (``you do not return to the starting point``, ``you haven't returned``) reads No.
 4. **Marked letters anywhere**: ``(B)`` or ``**B**``; accepted only when every marked letter is the same.
+
+Option texts and replies are compared after normalisation: Unicode NFKC and curly quotes; LaTeX that writes a
+value or words another way (``\\frac{15}{64}``/``\\dfrac`` -> ``15/64``, ``\\pi`` -> ``π``, ``\\sqrt{3}`` -> ``√3``,
+``\\mbox{..}``/``\\text{..}`` -> their words, ``\\therefore`` -> ``therefore``) and plain-text math written two ways
+(``sqrt(2)`` -> ``√2``, ``4*√2`` -> ``4√2``, ``3pi`` -> ``3π``); for options, trailing separator
+punctuation (``.,;:``: MMLU-style inline options ``(A) 10. (B) 20.`` leave ``10.``), surrounding whitespace and
+``$`` dropped; case folded and whitespace collapsed. An option that is a number or a number word names that value
+(``45.`` is 45, ``Three`` is 3), so ``\\boxed{3}`` reads option ``Three``; among such options ``None`` is the
+count 0.
 
 After a cue, an answer is a *letter* (``(B)``, ``B``, ``B)``, ``B.``, ``**B**``, ``[B]``; a lowercase letter only
 with a bracket or alone), an *option text* (exact after case-folding and collapsing whitespace; the longest
@@ -30,7 +51,8 @@ No false positives:
   writing the next few-shot question) ends the reply;
 - ``A`` and ``I`` followed by a lowercase word are the article / pronoun, not letters; ``A:`` at a line start is a
   turn prefix unless the text after it is option A's own text;
-- a ``<think>...</think>`` block is skipped when an answer follows it;
+- a ``<think>...</think>`` block is skipped when an answer follows it, and a reply cut off inside ``<think>``
+  (no closing tag) holds no final answer: it is unreadable, whatever the reasoning was leaning to;
 - a cue followed by something that is not an option (``the answer is not clear``) names nothing.
 
 Two different options named with equal salience (``the answer is A or B``, ``(A) No`` when A is ``Yes``, marked
@@ -97,6 +119,22 @@ def _fold(s: str) -> str:
     return " ".join(s.casefold().split())
 
 
+# Number words that name a value ("Three" is the option 3). Only whole option texts are read this way.
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+# Trailing separator punctuation: MMLU-style inline options "(A) 10. (B) 20." leave "10." as option A's text.
+_OPTION_TAIL = " \t\r\n.,;:"
+
+
+def _option_key(text: str) -> str:
+    """An option text written for comparison: Unicode and LaTeX normalised (``\\frac{a}{b}`` -> ``a/b``,
+    ``\\pi`` -> ``π``, ``$`` dropped), trailing separator punctuation and surrounding whitespace removed, case
+    folded and whitespace collapsed."""
+    t = _delatex(_normalise(text)).replace("$", "")
+    return _fold(t.strip().rstrip(_OPTION_TAIL))
+
+
 def _number(token: str) -> float | None:
     t = token.replace("\u2212", "-").replace(",", "").rstrip("%").replace("$", "").replace("\u20ac", "")
     t = t.replace("\u00a3", "")
@@ -107,8 +145,12 @@ def _number(token: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _option_value(text: str) -> float | None:
-    t = text.strip().strip("*").strip()
+def _option_value(key: str) -> float | None:
+    """The value an option names (``key`` from :func:`_option_key`): a number (``45.`` -> 45) or a number word
+    (``Three`` -> 3); None otherwise."""
+    t = key.strip("*").strip()
+    if t in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[t])
     m = _NUM_RE.fullmatch(t)
     return _number(m.group(0)) if m else None
 
@@ -125,8 +167,10 @@ class _Options:
             self.n = len(texts)
         if not 1 <= self.n <= len(LETTERS):
             raise ValueError(f"needs 1 to {len(LETTERS)} options, got {self.n}")
-        self.folded = [_fold(_normalise(t)) for t in texts]
-        self.values = [_option_value(_normalise(t)) for t in texts]
+        self.folded = [_option_key(t) for t in texts]
+        self.values = [_option_value(f) for f in self.folded]
+        if any(v is not None for v in self.values):  # "None" among "One", "Four", "Five" is the count 0
+            self.values = [0.0 if f == "none" else v for f, v in zip(self.folded, self.values)]
         self.maxlen = max((len(f) for f in self.folded), default=0)
 
 
@@ -143,7 +187,40 @@ def _normalise(text: str) -> str:
     return text
 
 
+# LaTeX that writes a value or words another way: \frac{15}{64} is 15/64, \pi is π, \mbox{has a ...} is prose.
+_FRAC_RE = re.compile(r"\\[dt]?frac[ \t]{0,3}\{([^{}]{0,60})\}[ \t]{0,3}\{([^{}]{0,60})\}")
+_SQRT_RE = re.compile(r"\\sqrt[ \t]{0,3}\{([^{}]{0,60})\}")
+_TEXT_CMD_RE = re.compile(r"\\(?:mbox|text|textbf|textit|textrm|mathrm|mathbf|mathit|operatorname)[ \t]{0,3}"
+                          r"\{([^{}]{0,400})\}")
+_SYMBOL_RE = re.compile(r"\\(pi|therefore|implies|left|right|displaystyle|quad|qquad|[ ,;!:])(?![A-Za-z])")
+_SYMBOLS = {"pi": "\u03c0", "therefore": " therefore ", "implies": " so "}
+
+
+# Plain-text math written two ways: sqrt(2) is √2, 4*sqrt(2) and 4√2 are one value, 3pi is 3π.
+_PLAIN_SQRT_RE = re.compile(r"\bsqrt[ \t]{0,2}\(([^()]{1,30})\)", re.IGNORECASE)
+_TIMES_SYMBOL_RE = re.compile(r"[ \t]{0,2}\*[ \t]{0,2}(?=[\u221a\u03c0])")
+_PLAIN_PI_RE = re.compile(r"(?<![A-Za-z])pi(?![A-Za-z])")
+
+
+def _delatex(text: str) -> str:
+    """Plain text for LaTeX and plain-text math that write a value another way (one pass of each bounded
+    pattern: linear)."""
+    if "\\" in text:
+        text = _SQRT_RE.sub("\u221a\\1", text)
+        text = _TEXT_CMD_RE.sub(r"\1", text)
+        text = _FRAC_RE.sub(r"\1/\2", text)
+        text = _SYMBOL_RE.sub(lambda m: _SYMBOLS.get(m.group(1), " "), text)
+    if "sqrt" in text or "SQRT" in text:
+        text = _PLAIN_SQRT_RE.sub("\u221a\\1", text)
+    if "pi" in text:
+        text = _PLAIN_PI_RE.sub("\u03c0", text)
+    if "*" in text:
+        text = _TIMES_SYMBOL_RE.sub("", text)
+    return text
+
+
 _THINK_END_RE = re.compile(r"</think\s{0,3}>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<think\s{0,3}>", re.IGNORECASE)
 _TURN_RE = re.compile(r"[ \t]{0,8}(?:A|Q|Assistant)[ \t]{0,3}:[ \t]{0,8}(?=\S)")
 _NEXT_Q_RE = re.compile(r"\n[ \t]{0,8}(?:Q|Question)[ \t]{0,3}:")
 # Peeled from the head of an answer: whitespace, markdown, quotes, bullets, colons, LaTeX math delimiters.
@@ -159,7 +236,7 @@ _LETTER_FOLLOWERS = frozenset("or and nor is was would should must because since
 _SEP_RE = re.compile(r"[ \t]{0,3}(?:\bor\b|\band\b|/|&|,|\bvs\.?)[ \t]{0,3}", re.IGNORECASE)
 
 _CUE_RE = re.compile(
-    r"\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
+    r"(?<!each )(?<!every )(?<!other )(?<!following )\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
     r"correct[ _]choice|best[ _]option|option|choice)[\"'*]{0,3}[ \t]{0,3}"
     r"(?:(?:would|should|will|must)[ \t]{1,3}be\b|is\b|:|=|-(?!\w))"
     r"(?:[ \t]{0,3}(?:therefore|then|clearly|thus|likely|probably|definitely|indeed|simply)\b,?)?"
@@ -169,6 +246,17 @@ _CUE_RE = re.compile(
 _IS_CORRECT_RE = re.compile(
     r"(?:\(([A-Za-z])\)|\b([A-Z]))[ \t]{0,3}(?:is|would[ \t]{1,3}be)[ \t]{1,3}(?:the[ \t]{1,3})?"
     r"(?:correct|right|best)\b")
+# A conclusion drawn in a sentence: "So, no, we don't return", "thus yes.", or a reply that opens "No, you ...".
+# Read as an option's own text followed by a separator, never as a letter or a value ("So A is out", "so 10*9").
+_CONCLUSION_RE = re.compile(r"(?:\b(?:so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short)\b"
+                            r"|^)[ \t,:]{0,4}", re.IGNORECASE | re.MULTILINE)
+# "Therefore, option (C) is the false statement.": a conclusion naming one bracketed letter
+_CONCLUSION_LETTER_RE = re.compile(r"\((?:option[ \t]{1,3}|choice[ \t]{1,3})?([A-Z])\)")
+_CONCLUSION_WORD_RE = re.compile(r"so|thus|therefore|hence|consequently|overall|in conclusion|in summary|in short",
+                                 re.IGNORECASE)
+_CONCLUSION_END = ",.;!"
+# An option quoted in the final line's prose: only option texts of several words, long enough not to be chance.
+MENTION_MIN_CHARS = 12
 _MARKED_RE = re.compile(r"\(([A-Z])\)|\*\*([A-Z])\*\*")
 _JSON_KEYS = ("answer", "final_answer", "final answer", "choice", "option", "letter", "prediction")
 
@@ -344,6 +432,88 @@ def _unbox(seg: str) -> str:
     return seg.replace("{", " ").replace("}", " ")
 
 
+def _conclusion_head(seg: str, opts: _Options) -> tuple[int, str] | None:
+    """The option whose own text opens ``seg`` and is followed by a separator (``no, we don't``); None if none."""
+    seg = _peel(seg)
+    j = _text_prefix(seg, opts) if opts.folded else None
+    if j is None or opts.values[j] is not None:  # "1. Understand ...", "so 45, ...": list items and arithmetic
+        return None
+    rest = seg[_prefix_len(seg, opts.folded[j]):]
+    if rest.strip() and rest.lstrip(" \t")[:1] not in _CONCLUSION_END:
+        return None
+    _check_alternative(rest, j, opts)
+    return j, rest
+
+
+def _line_at(text: str, start: int) -> str:
+    """The rest of the line from ``start`` (at most :data:`WINDOW` characters)."""
+    window = text[start:start + WINDOW]
+    nl = window.find("\n")
+    return window if nl < 0 else window[:nl]
+
+
+def _in_option_list(text: str, start: int, idx: int, opts: _Options) -> bool:
+    """Whether the line at ``start`` has a neighbouring non-empty line opening with a different option's text
+    (the reply lists the options). Reads at most :data:`WINDOW` characters either side."""
+    before = text[max(0, start - WINDOW):start].rstrip().rsplit("\n", 1)[-1]
+    after_start = text.find("\n", start, start + WINDOW)
+    after = text[after_start:after_start + WINDOW].lstrip().split("\n", 1)[0] if after_start >= 0 else ""
+    for line in (before, after):
+        try:
+            other = _conclusion_head(line, opts) if line.strip() else None
+        except (_Ambiguous, _Unreadable):
+            other = None
+        if other is not None and other[0] != idx:
+            return True
+    return False
+
+
+def _conclusion_letter(line: str, opts: _Options) -> tuple[int, str] | None:
+    """The one bracketed letter a conclusion's line names (``Thus, the order is (C) 35.``); None when none or
+    several (``(C) ... or (D) ...``)."""
+    letters = {m.group(1) for m in _CONCLUSION_LETTER_RE.finditer(line)}
+    if len(letters) != 1:
+        return None
+    idx = LETTERS.index(letters.pop())
+    return (idx, "") if idx < opts.n else None
+
+
+# BBH navigate asks "do you return to the starting point?"; a last line denying it ("you do not return", "you
+# haven't returned", "you will not be able to return") answers No. Only for the options Yes / No.
+_DENIED_RETURN_RE = re.compile(
+    r"\b(?:you|we|i)[ \t]{1,3}(?:(?:do|does|did|will|would|could|can|have|has|are|wo|ca)[ \t]{0,3}(?:n't|n\u2019t|[ \t]not)"
+    r"|never)[ \t*_]{1,5}(?:be[ \t]{1,3}able[ \t]{1,3}to[ \t]{1,3})?(?:necessarily[ \t]{1,3})?"
+    r"(?:return|get[ \t]{1,3}back|come[ \t]{1,3}back|end[ \t]{1,3}up[ \t]{1,3}(?:back[ \t]{1,3})?at[ \t]{1,3}the[ \t]{1,3}start)",
+    re.IGNORECASE)
+
+
+def _denied_return(line: str, opts: _Options) -> int | None:
+    """Index of option ``No`` when the options are Yes / No and the line denies returning; None otherwise."""
+    if sorted(opts.folded) != ["no", "yes"] or not _DENIED_RETURN_RE.search(line):
+        return None
+    return opts.folded.index("no")
+
+
+def _mentioned(line: str, opts: _Options) -> int | None:
+    """The one option whose (long, several-word) text the line quotes as whole words; None when none or several.
+
+    ``f has a local minimum at P and a saddle point at Q.`` names that option; a text found only inside another
+    option's quoted text does not count. Cost: one ``str.find`` scan of the line per option."""
+    key = _fold(line)
+    spans = []
+    for i, f in enumerate(opts.folded):
+        if len(f) < MENTION_MIN_CHARS or " " not in f:
+            continue
+        k = key.find(f)
+        while k >= 0:
+            before, after = key[k - 1:k], key[k + len(f):k + len(f) + 1]
+            if not (before.isalnum() and f[0].isalnum()) and not (after.isalnum() and f[-1].isalnum()):
+                spans.append((k, k + len(f), i))
+            k = key.find(f, k + 1)
+    kept = {i for a, b, i in spans if not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2, _ in spans)}
+    return kept.pop() if len(kept) == 1 else None
+
+
 def _json_answer(text: str) -> Any:
     t = text.strip()
     if t.startswith("```"):
@@ -371,13 +541,21 @@ def _json_answer(text: str) -> Any:
 
 # ------------------------------------------------------------------------------------------------ reader
 
+class _CutOff(Exception):
+    """The reply ends inside a ``<think>`` block: it holds reasoning, never a final answer."""
+
+
 def _prepare(text: str) -> str:
     if len(text) > MAX_CHARS:
         text = text[-MAX_CHARS:]
     text = _normalise(text)
     ends = list(_THINK_END_RE.finditer(text))
+    opens = list(_THINK_OPEN_RE.finditer(text))
+    if opens and (not ends or ends[-1].start() < opens[-1].start()):
+        raise _CutOff("reply cut off inside <think>: no final answer")
     if ends and text[ends[-1].end():].strip():
         text = text[ends[-1].end():]
+    text = _delatex(text)
     pos = 0
     m = _TURN_RE.match(text, pos)
     while m and m.end() > pos:  # "A: Let's think step by step ..." / "Q: ... A: ..."
@@ -408,10 +586,27 @@ def _read(text: str, opts: _Options) -> MCQRead:
     # 2. final-answer cues, last first
     cues = list(_CUE_RE.finditer(text))
     cues += [_Match(m.start(), m.start()) for m in _IS_CORRECT_RE.finditer(text)]
+    # conclusions (every line start is one) are capped on their own, so they never crowd out the answer cues
+    conclusions = [_Match(m.start(), m.end(), "conclusion") for m in _CONCLUSION_RE.finditer(text)]
+    cues = cues[-MAX_CUES:] + conclusions[-MAX_CUES:]
     cues.sort(key=lambda m: m.start())
     failure = None
-    for m in reversed(cues[-MAX_CUES:]):
+    for m in reversed(cues):
         token = m.group(0) if isinstance(m, re.Match) else ""
+        if isinstance(m, _Match) and m.kind == "conclusion":
+            line = _line_at(text, m.end())
+            try:
+                hit = _conclusion_head(line, opts)
+            except (_Ambiguous, _Unreadable):
+                hit = None
+            said = m.start() != m.end() and _CONCLUSION_WORD_RE.match(text, m.start())
+            if hit is None and said:
+                hit = _conclusion_letter(line, opts)
+            if hit is not None and not said and _in_option_list(text, m.start(), hit[0], opts):
+                continue  # "Options:\n- Yes\n- No": a line of a list of options concludes nothing
+            if hit is not None:
+                return MCQRead(LETTERS[hit[0]], "conclusion")
+            continue
         if token.lower().startswith("\\boxed"):
             seg = _unbox(_boxed(text, m.end()))
         elif token.lower() == "<answer>":
@@ -453,6 +648,14 @@ def _read(text: str, opts: _Options) -> MCQRead:
                 return MCQRead(None, f"ambiguous: the last lines name {LETTERS[prev[0]]} and {LETTERS[hit[0]]}")
         if hit is not None:
             return MCQRead(LETTERS[hit[0]], "last line")
+        # 3b. the last line quotes one option's words ("f has a local minimum at P and a saddle point at Q.")
+        quoted = _mentioned(lines[-1][-WINDOW:], opts)
+        if quoted is not None:
+            return MCQRead(LETTERS[quoted], "option words")
+        # 3c. navigate's Yes/No: "... you do not return to the starting point." denies the question's own clause
+        denied = _denied_return(lines[-1][-WINDOW:], opts)
+        if denied is not None:
+            return MCQRead(LETTERS[denied], "denied clause")
     # 4. marked letters anywhere: (B), **B**
     marked = {(m.group(1) or m.group(2)) for m in _MARKED_RE.finditer(text)}
     marked = {x for x in marked if LETTERS.index(x) < opts.n}
@@ -466,8 +669,8 @@ def _read(text: str, opts: _Options) -> MCQRead:
 class _Match:
     """A zero-width cue position (``B is correct``: the answer starts at the letter)."""
 
-    def __init__(self, start: int, end: int):
-        self._start, self._end = start, end
+    def __init__(self, start: int, end: int, kind: str = "is correct"):
+        self._start, self._end, self.kind = start, end, kind
 
     def start(self) -> int:
         return self._start
@@ -495,6 +698,10 @@ def read_mcq(reply: Any, options: Sequence[str] | int) -> MCQRead:
             opts = _Options(options)
         except (TypeError, ValueError) as e:
             return MCQRead(None, f"bad options: {e}")
-        return _read(_prepare(reply), opts)
+        try:
+            text = _prepare(reply)
+        except _CutOff as e:
+            return MCQRead(None, str(e))
+        return _read(text, opts)
     except Exception as e:  # noqa: BLE001 - model output is hostile input; a reader bug must not stop a run
         return MCQRead(None, f"reader error ({type(e).__name__})")
