@@ -181,6 +181,15 @@ def _checks() -> int:
     return len(PROBLEMS) * (1 + len(PROTOCOLS) * len(DEFAULT_NS))
 
 
+def _within(label: str, k: int, trials: int, p_lo: float, p_hi: float, level: float, lines: list, bad: list) -> None:
+    """Record whether the count ``k`` of ``trials`` lies in the central interval of Binomial(trials, p) at
+    ``level`` (from the lower quantile at ``p_lo`` to the upper quantile at ``p_hi``)."""
+    lo, hi = stats.binom.ppf(level / 2, trials, p_lo), stats.binom.isf(level / 2, trials, p_hi)
+    lines.append(f"{label}, sampled {k}/{trials}, accept [{lo:.0f}, {hi:.0f}]")
+    if not lo <= k <= hi:
+        bad.append(lines[-1])
+
+
 def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
     level = ALPHA / _checks()
     lines, bad = [], []
@@ -188,11 +197,8 @@ def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
         m = len(r["replies"])
         invalid = sum(v is None for v in r["replies"])
         miss = min(max(1 - r["valid"], 0.0), 1.0)
-        lo, hi = stats.binom.ppf(level / 2, m, miss), stats.binom.isf(level / 2, m, miss)
-        lines.append(f"{pid}: predicted invalid share {miss:.4f}, sampled {invalid}/{m} = {invalid / m:.4f}, "
-                     f"accept [{lo:.0f}, {hi:.0f}]")
-        if not lo <= invalid <= hi:
-            bad.append(lines[-1])
+        _within(f"{pid}: predicted invalid share {miss:.4f} ({invalid / m:.4f} sampled)", invalid, m, miss, miss,
+                level, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
     # the check has teeth: the taught problems have many invalid replies, one of them starting with a candidate
@@ -214,13 +220,9 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                 else:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
                     ci = stats.binomtest(round(given * P_PASS_DRAWS), P_PASS_DRAWS).proportion_ci(1 - level / 2)
                     p_lo, p_hi, a = enough * ci.low, enough * ci.high, level / 2
-                lo = stats.binom.ppf(a / 2, RUNS, p_lo)
-                hi = stats.binom.isf(a / 2, RUNS, p_hi)
-                k = r["passes"][name][n]
-                lines.append(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
-                             f"{'exact' if exact else 'Monte Carlo'}), sampled {k}/{RUNS}, accept [{lo:.0f}, {hi:.0f}]")
-                if not lo <= k <= hi:
-                    bad.append(lines[-1])
+                _within(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
+                        f"{'exact' if exact else 'Monte Carlo'})", r["passes"][name][n], RUNS, p_lo, p_hi, a,
+                        lines, bad)
     print("\n".join(lines))
     assert not bad, bad
     # the check has teeth: some predictions are far from 0 and 1, and the protocols differ where replies are invalid
