@@ -171,7 +171,8 @@ def _signal_reason(sig: int, limits: Limits) -> str:
 
 
 def _last_line(tail: bytes, n: int = 300) -> str:
-    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").splitlines() if ln.strip()]
+    # split at newlines only: a CR (which would overwrite the terminal line) stays in, escaped
+    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").split("\n") if ln.strip()]
     return escape_controls(lines[-1], n) if lines else ""
 
 
