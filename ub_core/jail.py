@@ -47,6 +47,7 @@ behind); the limits above still apply where they can (the cgroup, the rlimits, t
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -341,7 +342,11 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
         elif os.path.isdir(top):
             binds.append(top)
     binds += [p for p in _ETC if os.path.exists(p)]
+    home = os.path.realpath(os.path.expanduser("~"))
     for p in _interpreter_paths(python):
+        if p == "/" or _covered(home, [p]):  # it would show the user's home (keys, tokens) to the program
+            raise JailError(f"the interpreter's folder {escape_controls(p)} holds your home folder, which the jail "
+                            "would then show: use an interpreter installed elsewhere (a virtual environment)")
         if not _covered(p, binds):
             binds.append(p)
     hidden = tuple(str(Path(h).resolve()) for h in hide)
@@ -368,7 +373,8 @@ def _probe(sandbox: Sandbox) -> None:
         hint = ""
         restrict = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
         if restrict.exists() and restrict.read_text().strip() == "1":
-            hint = " (AppArmor restricts unprivileged user namespaces here: kernel.apparmor_restrict_unprivileged_userns=1)"
+            hint = (" (AppArmor restricts unprivileged user namespaces here: "
+                    "kernel.apparmor_restrict_unprivileged_userns=1)")
         raise JailError(f"bubblewrap cannot make a jail here: {escape_controls(cause, 200)}{hint}")
 
 
@@ -552,10 +558,11 @@ def run(sandbox: Sandbox, program: Path, limits, *, max_stdout: int,
             return RunResult(None, None, f"could not make the program's cgroup: {e.strerror}", b"",
                              time.monotonic() - start)
     argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits)
-    with tempfile.TemporaryDirectory(prefix="ub-truth-") as work:
-        cwd = "/" if sandbox.jailed else work
+    # without a jail the program's working folder and HOME are an empty temporary folder
+    folder = contextlib.nullcontext("/") if sandbox.jailed else tempfile.TemporaryDirectory(prefix="ub-truth-")
+    with folder as cwd:
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else work),
+            proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else cwd),
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True, close_fds=True)
         except OSError as e:

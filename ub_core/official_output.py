@@ -33,7 +33,7 @@ MAX_ANY_VALUES = 1_000_000  # values read when no count is expected (n_values=No
 _NUM = r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)"
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\f\v]+)
-  | (?P<nl>\n)
+  | (?P<nl>\n[ \t\r\f\v\n]*)
   | (?P<sep>,)
   | (?P<open>[\[(])
   | (?P<close>[\])])
@@ -47,6 +47,8 @@ _TOKEN = re.compile(r"""
 _NAMES = {"None": None, "True": True, "False": False}
 _NON_FINITE = re.compile(r"[+-]?(?:inf|nan|infinity)", re.IGNORECASE)
 _DEFER = frozenset({"num", "name", "ws"})  # tokens that may continue in the next chunk
+# what may follow such a token at the end of a chunk and still belong to it ("1.5e" before "-05", "np.flo" ...)
+_TOKEN_TAIL = re.compile(r"[\w.+-]*")
 _NOT_LITERAL = "output is not a Python literal list"
 
 # CPython 3.11 keeps the AST constructor's recursion depth in per-interpreter state, so two threads parsing at once
@@ -312,13 +314,18 @@ class OutputReader:
         self._buf = ""
 
     def _live(self) -> bool:
-        return self._whole.alive or (self._line is not None and self._line.alive)
+        """Could some reading still take the text at hand (a line not yet started could)."""
+        if self._whole.alive:
+            return True
+        if self._line_no == 1:
+            return False
+        return not self._line_started or (self._line is not None and self._line.alive)
 
-    def _newline(self) -> None:
+    def _newline(self, count: int) -> None:
         if self._line is not None and self._line_started:
             self._last = self._line
-        self._line_no += 1
-        self._line = _Reading(self.cap)
+        self._line_no += count
+        self._line = None  # made at the line's first token: blank lines cost nothing
         self._line_started = False
         self._skip = False
 
@@ -348,13 +355,13 @@ class OutputReader:
                 continue
             kind = m.lastgroup
             end = m.end()
-            if end == n and not final and kind in _DEFER:
-                break
+            if not final and kind in _DEFER and n - pos <= MAX_VALUE_CHARS and _TOKEN_TAIL.fullmatch(buf, end, n):
+                break  # it may continue in the next chunk: read it then
             pos = end
             if kind == "ws":
                 continue
             if kind == "nl":
-                self._newline()
+                self._newline(m.group(0).count("\n"))
                 continue
             self._token_for_all(kind, m)
         self._buf = buf[pos:]
@@ -362,6 +369,10 @@ class OutputReader:
     def _fast(self, buf: str, pos: int) -> int:
         """Read a run of simple values at ``pos`` into every live reading, when all of them wait for a value at the
         same depth; returns the position after the run, or 0."""
+        if buf[pos] in " \t\r\n\f\v":
+            return 0
+        if not self._line_started:
+            self._token_for_all("mark", None)
         readings = [r for r in (self._whole, self._line) if r is not None and r.alive]
         if not readings:
             return 0
@@ -374,8 +385,6 @@ class OutputReader:
             m = regex.match(buf, pos)
             if m:
                 values, size = _run_values(kind, m.group(0))
-                if not self._line_started:
-                    self._token_for_all("mark", None)
                 for r in readings:
                     r.add_run(values, size)
                 if not self._live():
@@ -388,6 +397,8 @@ class OutputReader:
             self._line_started = True
             self._last_no = self._line_no
             self._last = None  # a newer non-empty line
+            if self._line_no > 1:
+                self._line = _Reading(self.cap)
         if kind == "mark":
             return
         for reading in (self._whole, self._line):
@@ -428,14 +439,15 @@ class OutputReader:
 def _check(values: list, n_values: int | None) -> list:
     if not values:
         raise ValueError("output is an empty list")
-    from .official import _first_bad_value
+    from .official import _first_bad_value, _plainly_good
 
-    bad = _first_bad_value(values)
-    if bad:
-        raise ValueError(bad)
-    kinds = {"list" if isinstance(v, list) else "label" if isinstance(v, str) else "number" for v in values}
-    if len(kinds) > 1:
-        raise ValueError(f"values mix kinds ({', '.join(sorted(kinds))})")
+    if not _plainly_good(values, False):  # plainly good values are also all of one kind
+        bad = _first_bad_value(values)
+        if bad:
+            raise ValueError(bad)
+        kinds = {"list" if isinstance(v, list) else "label" if isinstance(v, str) else "number" for v in values}
+        if len(kinds) > 1:
+            raise ValueError(f"values mix kinds ({', '.join(sorted(kinds))})")
     if n_values is not None and len(values) != n_values:
         raise ValueError(f"printed {len(values)} values, expected {n_values}")
     return values

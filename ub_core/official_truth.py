@@ -246,46 +246,52 @@ def _mismatch(uid: str, values: Any, hashes: Any, programs: dict[str, str]) -> s
     return None
 
 
-def verified_records(out: Path, folder: str, programs: dict[str, str]) -> tuple[dict[str, dict], list[str]]:
+def verified_records(out: Path, folder: str, programs: dict[str, str],
+                     trusted: dict[str, dict] | None = None) -> tuple[dict[str, dict], list[str]]:
     """The records of ``out/<folder>`` (values file, then finished parts) whose hashes check out against the values
-    and, for a uid with a program in ``programs`` (uid -> its SHA-256), against that program: uid -> record with
-    its hashes. Also one line per record set aside, with the reason."""
+    and, for a uid with a program in ``programs`` (uid -> its SHA-256), against that program: uid ->
+    ``{"ground_truth_values", "program_sha256", "values_sha256"}``. Also one line per record set aside, with the
+    reason. ``trusted``: uid -> hashes already verified in this run (their values are not hashed again)."""
     base = out / folder
     hashes_path = base / HASHES_FILE
     hashes = _read_json(hashes_path, "a JSON object of hashes") if hashes_path.is_file() else {}
     hashes = hashes if isinstance(hashes, dict) else {}
-    found: dict[str, tuple[Any, Any]] = {}
+    found: dict[str, tuple[Any, Any, bool]] = {}
     for r in _read_records(base / VALUES_FILE):
-        found[str(r["uid"])] = (r.get("ground_truth_values"), hashes.get(str(r["uid"])))
+        found[str(r["uid"])] = (r.get("ground_truth_values"), hashes.get(str(r["uid"])), False)
     parts = base / PARTS_DIR
     for p in sorted(parts.glob("*.json")) if parts.is_dir() else []:
         try:
             rec = _read_json(p, "a JSON record")
-            found[str(rec["uid"])] = (rec.get("ground_truth_values"), rec)
+            found[str(rec["uid"])] = (rec.get("ground_truth_values"), rec, True)
         except (ValueError, KeyError, TypeError):
-            found.setdefault(p.stem, (None, None))
+            found.setdefault(p.stem, (None, None, True))
     good, dropped = {}, []
-    for uid, (values, h) in found.items():
-        why = _mismatch(uid, values, h, programs)
+    for uid, (values, h, part) in found.items():
+        known = trusted is not None and not part and isinstance(h, dict) and trusted.get(uid) == h
+        why = None if known else _mismatch(uid, values, h, programs)
         if why:
             dropped.append(f"{escape_controls(folder)}/{escape_controls(uid, 140)}: {why}")
         else:
-            good[uid] = {"uid": uid, "ground_truth_values": values, "program_sha256": h.get("program_sha256", ""),
+            good[uid] = {"ground_truth_values": values, "program_sha256": h.get("program_sha256", ""),
                          "values_sha256": h["values_sha256"]}
     return good, dropped
 
 
-def _assemble(out: Path, folder: str, programs: dict[str, str]) -> int:
+def _assemble(out: Path, folder: str, programs: dict[str, str], trusted: dict[str, dict]) -> int:
     """Merge the verified records and finished parts into ``<folder>/ground_truth_values.json`` (records sorted by
     uid, release layout) and its hashes file; returns the number of uids."""
-    good, _ = verified_records(out, folder, programs)
-    uids = sorted(good)
-    _atomic_write(out / folder / VALUES_FILE, [{"uid": u, "ground_truth_values": good[u]["ground_truth_values"]}
-                                               for u in uids])
-    _atomic_write(out / folder / HASHES_FILE, {u: {"program_sha256": good[u]["program_sha256"],
-                                                   "values_sha256": good[u]["values_sha256"]} for u in uids})
-    shutil.rmtree(out / folder / PARTS_DIR, ignore_errors=True)
-    return len(uids)
+    base = out / folder
+    good, dropped = verified_records(out, folder, programs, trusted)
+    if dropped or (base / PARTS_DIR).exists() or not (base / VALUES_FILE).is_file() or \
+            not (base / HASHES_FILE).is_file():
+        uids = sorted(good)
+        _atomic_write(base / VALUES_FILE, [{"uid": u, "ground_truth_values": good[u]["ground_truth_values"]}
+                                           for u in uids])
+        _atomic_write(base / HASHES_FILE, {u: {"program_sha256": good[u]["program_sha256"],
+                                               "values_sha256": good[u]["values_sha256"]} for u in uids})
+        shutil.rmtree(base / PARTS_DIR, ignore_errors=True)
+    return len(good)
 
 
 @dataclass
@@ -297,6 +303,7 @@ class Summary:
     seconds: float = 0.0
     files: dict[str, int] = field(default_factory=dict)
     sandbox: str = ""
+    durations: dict[str, float] = field(default_factory=dict)  # "folder/uid" -> seconds, for the programs run
 
 
 def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool = False, workers: int = 2,
@@ -329,15 +336,17 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
             programs.setdefault(j.folder, {})[j.uid] = program_sha256(j.path)
         except ValueError:  # reported when it runs
             programs.setdefault(j.folder, {})[j.uid] = ""
-    done = {}
+    trusted: dict[str, dict[str, dict]] = {}  # folder -> uid -> hashes of the records verified now
     for folder in sorted(programs):
         good, dropped = verified_records(out, folder, programs[folder])
-        done[folder] = set(good)
+        trusted[folder] = {u: {"program_sha256": r["program_sha256"], "values_sha256": r["values_sha256"]}
+                           for u, r in good.items()}
+        del good
         for line in dropped:
             if log:
                 log(f"not reusing the stored record of {line}; it runs again")
     out.mkdir(parents=True, exist_ok=True)
-    todo = [j for j in jobs if j.uid not in done[j.folder]]
+    todo = [j for j in jobs if j.uid not in trusted[j.folder]]
     summary.skipped = len(jobs) - len(todo)
     bar = None
     if progress:
@@ -349,6 +358,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
             futures = [pool.submit(run_program, j, limits, python, sandbox) for j in todo]
             for fut in as_completed(futures):
                 res = fut.result()
+                summary.durations[f"{res.job.folder}/{res.job.uid}"] = res.seconds
                 if res.ok:
                     _atomic_write(out / res.job.folder / PARTS_DIR / f"{res.job.uid}.json",
                                   {"uid": res.job.uid, "ground_truth_values": res.values,
@@ -365,7 +375,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
         if bar is not None:
             bar.close()
         for folder in sorted(programs):
-            summary.files[folder] = _assemble(out, folder, programs[folder])
+            summary.files[folder] = _assemble(out, folder, programs[folder], trusted[folder])
     summary.seconds = time.monotonic() - t0
     return summary
 

@@ -44,7 +44,8 @@ PAD = "print((out + ['x'] * 10000)[:10000])\n"
 
 GOOD = {
     (F_MAIN, "good-numpy"): "import numpy as np\nprint(list(np.random.default_rng(1).normal(5, 2, 10000)))\n",
-    (F_MAIN, "good-scipy"): "from scipy.stats import gamma\nprint(gamma.rvs(2.0, size=10000, random_state=3).tolist())\n",
+    (F_MAIN, "good-scipy"):
+        "from scipy.stats import gamma\nprint(gamma.rvs(2.0, size=10000, random_state=3).tolist())\n",
     (F_MAIN, "good-labels"): "import random\nprint(['\\n'.join(random.sample('ABC', 3)) for _ in range(10000)])\n",
     (F_MAIN, "good-shuffle"): "import random\nprint([random.sample([3, 2, 1], 3) for _ in range(10000)])\n",
 }
@@ -261,7 +262,8 @@ def _hostile(home: Path, out: Path, codes: Path, tcp_port: int, unix_name: str) 
             print([1] * 10000)
         """),
         # terminal escapes in what the runner prints about a program
-        (F_MAIN, "escapes"): "import sys\nsys.stderr.write('\\x1b]0;pwned\\x07\\x1b[2J\\x0dALL GOOD\\n')\nsys.exit(1)\n",
+        (F_MAIN, "escapes"):
+            "import sys\nsys.stderr.write('\\x1b]0;pwned\\x07\\x1b[2J\\x0dALL GOOD\\n')\nsys.exit(1)\n",
     }
 
 
