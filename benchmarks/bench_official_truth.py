@@ -7,13 +7,14 @@ prints them as a list), spread over the release's task folders; ``--codes`` time
 10 minutes on 2 cores.
 
     PYTHONPATH=$PWD python benchmarks/bench_official_truth.py [--n 448] [--workers 2]
-    PYTHONPATH=$PWD python benchmarks/bench_official_truth.py --codes <release>/ground_truth_codes
+    PYTHONPATH=$PWD python benchmarks/bench_official_truth.py --codes <release>/ground_truth_codes [--no-cgroups]
 
 Printed:
 
-- the jailed run (bubblewrap, whole-program limits) and the same programs run again with ``jail=False``; the jail's
-  cost per program is the difference of each program's wall time between the two runs (median and worst; both
-  runs share the machine with whatever else runs on it, so single differences are noisy, the median is the figure);
+- the jailed run (bubblewrap, whole-program limits) of all the programs;
+- the jail's cost per program, paired: each program run jailed and unjailed back to back (in alternating order, on
+  the same workers), the difference of the two wall times; median and worst over the programs. The machine is
+  shared, so single differences are noisy (the worst mostly measures a neighbour's burst); the median is the figure;
 - a resume run (everything done and verified: nothing runs);
 - the peak resident memory (``VmHWM``) of a whole ``ub official truth`` process that runs one program printing a 4 MB
   and one printing a 64 MB list (the issue measured 2 GB for 4 MB before the stream was counted), beside one
@@ -68,6 +69,28 @@ def write_programs(root: Path, n: int) -> None:
         (folder / f"bench-{i:04d}.py").write_text("import numpy as np\n" + body + "\n")
 
 
+def paired_cost(root: Path, workers: int, limits: Limits,
+                cgroups: bool | None) -> tuple[list[float], dict[bool, list[float]]]:
+    """Each program run jailed and unjailed back to back: the per-program differences, and the times."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ub_core.jail import prepare
+    from ub_core.official_truth import find_programs, run_program
+
+    sandboxes = {True: prepare(jail=True, cgroups=cgroups), False: prepare(jail=False, cgroups=cgroups)}
+
+    def pair(item):
+        i, job = item
+        took = {}
+        for jail in ((True, False) if i % 2 else (False, True)):
+            took[jail] = run_program(job, limits, sandbox=sandboxes[jail]).seconds
+        return took
+
+    with ThreadPoolExecutor(workers) as pool:
+        pairs = list(pool.map(pair, enumerate(find_programs(root))))
+    return [p[True] - p[False] for p in pairs], {j: [p[j] for p in pairs] for j in (True, False)}
+
+
 def parent_peak_mb(tmp: Path, name: str, program: str) -> tuple[float, str]:
     """Peak resident memory of a `ub official truth` process running one program, and its last stdout line."""
     codes = tmp / f"peak-{name}" / "ground_truth_codes" / FOLDERS[0]
@@ -86,7 +109,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=448)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--codes", type=Path, help="a release's ground_truth_codes folder to time instead")
-    ap.add_argument("--no-compare", action="store_true", help="skip the unjailed run (no cost per program)")
+    ap.add_argument("--no-compare", action="store_true", help="skip the paired runs (no cost per program)")
+    ap.add_argument("--no-cgroups", action="store_true",
+                    help="whole-program limits without cgroups, as an ordinary user gets them (rlimits + watchdog)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="ub-bench-truth-") as tmp:
         root = Path(tmp)
@@ -98,28 +123,24 @@ def main() -> int:
             write_programs(root, args.n)
             what = f"{args.n} synthetic release-like numpy programs"
         limits = Limits()
-        runs = {}
-        for jail in ([True] if args.no_compare else [True, False]):
-            out = root / ("out" if jail else "out-nojail")
-            t0 = time.monotonic()
-            s = build_truth(root, out, trust_release_code=True, workers=args.workers, limits=limits,
-                            progress=False, jail=jail, log=lambda line: None)
-            runs[jail] = (time.monotonic() - t0, s)
-            print(f"{'jailed' if jail else 'no jail'}: {what} on {args.workers} workers in "
-                  f"{runs[jail][0]:.1f} s ({runs[jail][0] / args.n * 1000:.0f} ms per program; goal < 600 s); "
-                  f"{s.ok} written, {len(s.failed)} failed; {s.sandbox}")
-            for f in s.failed[:5]:
-                print(f"    failed {f.line()}")
-        if False in runs:
-            jailed, free = runs[True][1].durations, runs[False][1].durations
-            cost = sorted(jailed[k] - free[k] for k in jailed if k in free)
-            print(f"jail cost per program (jailed minus unjailed wall time of the same program, {len(cost)} "
-                  f"programs): median {statistics.median(cost) * 1000:.0f} ms, worst {cost[-1] * 1000:.0f} ms; "
-                  f"median program {statistics.median(free.values()) * 1000:.0f} ms unjailed, "
-                  f"{statistics.median(jailed.values()) * 1000:.0f} ms jailed")
+        cgroups = False if args.no_cgroups else None
+        t0 = time.monotonic()
+        s = build_truth(root, root / "out", trust_release_code=True, workers=args.workers, limits=limits,
+                        progress=False, log=lambda line: None, cgroups=cgroups)
+        took = time.monotonic() - t0
+        print(f"jailed: {what} on {args.workers} workers in {took:.1f} s ({took / args.n * 1000:.0f} ms per "
+              f"program; goal < 600 s); {s.ok} written, {len(s.failed)} failed; {s.sandbox}")
+        for f in s.failed[:5]:
+            print(f"    failed {f.line()}")
+        if not args.no_compare:
+            cost, times = paired_cost(root, args.workers, limits, cgroups)
+            print(f"jail cost per program (paired: jailed minus unjailed wall time of the same program run back to "
+                  f"back, {len(cost)} programs): median {statistics.median(cost) * 1000:.0f} ms, "
+                  f"worst {max(cost) * 1000:.0f} ms; median program {statistics.median(times[False]) * 1000:.0f} ms "
+                  f"unjailed, {statistics.median(times[True]) * 1000:.0f} ms jailed")
         t1 = time.monotonic()
         s = build_truth(root, root / "out", trust_release_code=True, workers=args.workers, limits=limits,
-                        progress=False)
+                        progress=False, cgroups=cgroups)
         print(f"resume run (all done and verified, nothing re-run): {time.monotonic() - t1:.1f} s, "
               f"{s.skipped} skipped, {s.ok} run")
         for name, program in [
