@@ -18,6 +18,14 @@ the unprivileged sandbox Flatpak is built on. Each program gets
   out of reach);
 - an environment of ``PATH``, ``LANG``, ``LC_*``, ``TZ``, ``HOME`` and one-thread BLAS settings only.
 
+Why bubblewrap rather than util-linux ``unshare``: ``unshare`` makes the namespaces but not the filesystem view (a
+read-only root showing a few folders needs mounts made inside the new namespaces, by a helper of our own), while
+bubblewrap does both, is audited, and handles the pitfalls (locked mount flags, ``pivot_root``, ``/proc`` and
+``/dev`` in a user namespace). Measured on this project's 2-core machine (median of 40 starts of ``/bin/true``):
+``unshare`` with all the namespaces 6 ms, the same plus a Python helper to build the view 38 ms, bubblewrap with all
+the namespaces and the read-only view 18 ms. The price is a system package (not pip-installable), named in the
+refusal where it is missing.
+
 The pid namespace's init dies with the program (``--die-with-parent`` when ``ub`` itself dies), and the kernel then
 kills every process left in the namespace: a double-forked, ``setsid`` daemon does not outlive its program.
 

@@ -324,7 +324,10 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
     sandbox = prepare(python, jail=jail, cgroups=cgroups, hide=(out,))
     if not jail:
         warning = f"WARNING: --no-jail: {NOT_PROTECTED}"
-        log(warning) if log else warnings.warn(warning, stacklevel=2)
+        if log:
+            log(warning)
+        else:
+            warnings.warn(warning, stacklevel=2)
     bad = [j for j in jobs if not _UID_RE.match(j.uid) or not _UID_RE.match(j.folder)]
     summary = Summary(total=len(jobs), sandbox=sandbox.describe())
     for j in bad:
@@ -382,6 +385,17 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
 
 # ------------------------------------------------------------------------------------------------ CLI
 
+# (option, Limits field, type, help): the per-program limits on the command line
+_LIMIT_OPTIONS = (
+    ("--timeout", "wall_s", float, "wall-clock seconds per program"),
+    ("--cpu-limit", "cpu_s", int, "CPU seconds per program, all its processes together"),
+    ("--memory-mb", "memory_mb", int, "memory (MB) per program, all its processes together"),
+    ("--max-procs", "max_procs", int, "processes and threads per program"),
+    ("--scratch-mb", "scratch_mb", int, "the program's private /tmp and /dev/shm together (MB)"),
+    ("--max-output-mb", "max_output_mb", float, "what a program may print (MB)"),
+)
+
+
 def add_parser(sub) -> None:
     """Register ``official truth`` under the ``ub`` sub-command parser ``sub``."""
     off = sub.add_parser("official", help="tools for the official UnpredictaBench release")
@@ -402,18 +416,9 @@ def add_parser(sub) -> None:
                          "programs can then read your files, write wherever you can, use the network and outlive "
                          "the run; only the limits and the scrubbed environment remain")
     tr.add_argument("--workers", type=int, default=2, help="programs run at once (default 2)")
-    tr.add_argument("--timeout", type=float, default=Limits.wall_s,
-                    help=f"wall-clock seconds per program (default {Limits.wall_s:g})")
-    tr.add_argument("--cpu-limit", type=int, default=Limits.cpu_s,
-                    help=f"CPU seconds per program, all its processes together (default {Limits.cpu_s})")
-    tr.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
-                    help=f"memory per program, all its processes together (default {Limits.memory_mb})")
-    tr.add_argument("--max-procs", type=int, default=Limits.max_procs,
-                    help=f"processes and threads per program (default {Limits.max_procs})")
-    tr.add_argument("--scratch-mb", type=int, default=Limits.scratch_mb,
-                    help=f"the program's private /tmp and /dev/shm together (default {Limits.scratch_mb})")
-    tr.add_argument("--max-output-mb", type=float, default=Limits.max_output_mb,
-                    help=f"stdout size cap (default {Limits.max_output_mb:g})")
+    for flag, name, kind, what in _LIMIT_OPTIONS:
+        default = getattr(Limits, name)
+        tr.add_argument(flag, dest=name, type=kind, default=default, metavar="N", help=f"{what} (default {default:g})")
     tr.add_argument("--n-values", type=int, default=10_000,
                     help="values each program must print (0: any number up to 1,000,000; default 10000 as in the "
                          "release)")
@@ -428,16 +433,14 @@ def cmd_official(args) -> int:
         print("ub official truth: refusing to run the release's programs (third-party code); "
               "add --trust-release-code if you trust this release", file=sys.stderr)
         return 2
-    for name in ("timeout", "cpu_limit", "memory_mb", "max_output_mb", "workers", "max_procs", "scratch_mb"):
+    for flag, name in [("--workers", "workers")] + [(o[0], o[1]) for o in _LIMIT_OPTIONS]:
         if getattr(args, name) <= 0:
-            print(f"ub official truth: --{name.replace('_', '-')} must be positive", file=sys.stderr)
+            print(f"ub official truth: {flag} must be positive", file=sys.stderr)
             return 2
     if args.n_values < 0:
         print("ub official truth: --n-values must be 0 or positive", file=sys.stderr)
         return 2
-    limits = Limits(wall_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb,
-                    max_output_mb=args.max_output_mb, n_values=args.n_values or None, max_procs=args.max_procs,
-                    scratch_mb=args.scratch_mb)
+    limits = Limits(n_values=args.n_values or None, **{o[1]: getattr(args, o[1]) for o in _LIMIT_OPTIONS})
     try:
         s = build_truth(args.codes, args.out, trust_release_code=True, workers=args.workers, limits=limits,
                         progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr),
