@@ -45,8 +45,7 @@ from typing import Any
 
 from .jail import NOT_PROTECTED, JailError, Sandbox, prepare
 from .jail import run as run_jailed
-from .official_output import parse_output
-from .official_output import OutputReader
+from .official_output import OutputReader, parse_output  # parse_output: part of this module's API
 from .terminal import escape_controls
 
 __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_output", "build_truth",

@@ -25,8 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.jail import JailError
-from ub_core.official_truth import Limits, build_truth
+from ub_core.official_truth import Limits
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the jail needs Linux namespaces")
 
@@ -539,6 +538,7 @@ def test_every_hostile_program_is_accounted_for(jailed):
 
 # ------------------------------------------------------------------------------------------------ fallback limits
 
+@pytest.mark.slow  # a second run of programs: the full suite runs it
 def test_whole_program_limits_without_cgroups(tmp_path):
     """What an ordinary user gets (no writable cgroup): the watchdog and rlimits bound the same programs."""
     def programs(home, out, codes, port, name):
@@ -555,6 +555,7 @@ def test_whole_program_limits_without_cgroups(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ control
 
+@pytest.mark.slow  # a second run of programs: the full suite runs it
 def test_without_the_jail_the_attacks_succeed(tmp_path):
     """The control: the attacks that are safe to let loose (a temporary HOME, the test's own socket, a sibling of
     the test's) do succeed with ``jail=False``, so the checks above would catch an escape. Not run unjailed: the
@@ -652,6 +653,7 @@ def test_cli_escapes_control_characters_in_names_and_reasons(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ ordinary user
 
+@pytest.mark.slow  # a second run of programs: the full suite runs it
 def test_jail_works_for_an_ordinary_user():
     """As an unprivileged user (unprivileged user namespaces): a good program lands and the env theft finds
     nothing. Run as root, the test drops to uid 65534 first (in a mount namespace where the interpreter's prefix
