@@ -120,7 +120,7 @@ def find_programs(codes: str | Path) -> list[Job]:
     jobs = []
     for folder in folders:
         for py in sorted(folder.glob("*.py")):
-            if py.is_file() or py.is_symlink():  # a link is refused when it would run (not followed, not hidden)
+            if py.is_symlink() or not py.is_dir():  # links and special files are refused when they would run
                 jobs.append(Job(folder.name, py.stem, py))
     if not jobs:
         raise FileNotFoundError(f"--codes {escape_controls(codes)}: no <task folder>/<uid>.py programs found")

@@ -697,3 +697,29 @@ def _as_ordinary_user(work: Path) -> None:
     assert "process limit (16 tasks)" in failed or "Resource temporarily unavailable" in failed, failed
     got = _records(work / "out")
     assert len(got["good"]) == 10_000 and SECRET not in "\n".join(got["steal"])
+
+
+# ------------------------------------------------------------------------------------------------ links
+
+def test_links_in_the_release_are_not_followed(tmp_path):
+    """A release whose program, or whose task folder, is a symbolic link into the user's files, or whose program is
+    a named pipe: refused with a reason (nothing blocks), and the folder a link points to is never shown to a
+    program (the jail binds the task folder it runs)."""
+    _bwrap_or_fail()
+    from ub_core.official_truth import build_truth
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa.py").write_text(f"print(['{SECRET}'] * 10000)\n")
+    codes = tmp_path / "release" / "ground_truth_codes"
+    (codes / F_MAIN).mkdir(parents=True)
+    (codes / F_MAIN / "key.py").symlink_to(home / ".ssh" / "id_rsa.py")
+    (codes / F_MAIN / "good.py").write_text("print([1] * 10000)\n")
+    (codes / "realworld_human").symlink_to(home / ".ssh", target_is_directory=True)
+    os.mkfifo(codes / F_MAIN / "fifo.py")  # hashing it must not block
+    s = build_truth(codes, tmp_path / "out", trust_release_code=True, limits=LIMITS, progress=False)
+    failed = {f"{f.job.folder}/{f.job.uid}": f.reason for f in s.failed}
+    assert failed == {f"{F_MAIN}/key": "the program is a symbolic link (not followed)",
+                      f"{F_MAIN}/fifo": "the program is not a regular file",
+                      "realworld_human/id_rsa": "its task folder is a symbolic link (not followed)"}
+    assert _records(tmp_path / "out") == {"good": [1] * 10_000}
