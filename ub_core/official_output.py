@@ -26,7 +26,7 @@ import threading
 
 __all__ = ["OutputReader", "parse_output", "MAX_HELD_BYTES", "MAX_VALUE_CHARS", "MAX_ANY_VALUES"]
 
-MAX_HELD_BYTES = 32 * 1024 * 1024  # values one reading may hold (estimated Python object sizes)
+MAX_HELD_BYTES = 16 * 1024 * 1024  # values one reading may hold (estimated Python object sizes)
 MAX_VALUE_CHARS = 64 * 1024  # one printed value (a label, a number)
 MAX_ANY_VALUES = 1_000_000  # values read when no count is expected (n_values=None)
 

@@ -20,10 +20,12 @@ the jail is killed), and checked to be finite numbers, non-empty labels or lists
 (non-zero exit, a limit, unreadable or invalid output, a wrong number of values) is reported with its uid and a
 one-line reason, its control characters escaped, and skipped; the others still run.
 
-Only the parent writes records. Each record carries the SHA-256 of its program and of its values (in
-``<task folder>/.ub_truth_hashes.json`` beside the release-layout values file, and in each per-uid part while a run
-is under way); a later run skips a uid only when its program is unchanged and its values match their hash, and runs
-it again otherwise (a record without hashes, an edited program, a truncated or altered values file).
+Only the parent writes records: one file per uid, ``<task folder>/.records/<uid>.json``, carrying the SHA-256 of
+its program and of its values, from which the release-layout ``ground_truth_values.json`` beside it is written at
+the end of each run, a record at a time. A later run skips a uid only when its record's program hash is that of the
+program there now and its values match their hash; any other record (an edited program, altered or truncated
+values, no hashes) is removed and the uid runs again. A values file that this runner did not write (no
+``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
 """
 
 from __future__ import annotations
@@ -49,11 +51,11 @@ from .official_output import OutputReader, parse_output  # parse_output: part of
 from .terminal import escape_controls
 
 __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_output", "build_truth",
-           "VALUES_FILE", "HASHES_FILE", "TrustError", "JailError", "values_sha256"]
+           "VALUES_FILE", "RECORDS_DIR", "TrustError", "JailError", "values_sha256", "verified_records"]
 
 VALUES_FILE = "ground_truth_values.json"
-HASHES_FILE = ".ub_truth_hashes.json"
-PARTS_DIR = ".parts"
+RECORDS_DIR = ".records"
+MAX_RECORD_BYTES = 256 * 1024 * 1024
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MB = 1024 * 1024
 
@@ -207,90 +209,104 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
 
 
 # ------------------------------------------------------------------------------------------------ output
+#
+# out/<task folder>/.records/<uid>.json holds one verified record each: {uid, ground_truth_values, program_sha256,
+# values_sha256}, written by the parent only. out/<task folder>/ground_truth_values.json, the release layout, is
+# derived from them at the end of every run, written a record at a time: the parent never holds more than one.
 
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ValueError(f"{path}: exists but is not {what} (a Git LFS pointer?); choose another --out") from None
-
-
-def _read_records(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    data = _read_json(path, "a JSON list of records")
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of {{uid, ground_truth_values}} records")
-    return [r for r in data if isinstance(r, dict) and "uid" in r]
-
-
-def _atomic_write(path: Path, obj: Any) -> None:
+def _atomic_write_text(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, allow_nan=False), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as f:
+        write(f)
     os.replace(tmp, path)
 
 
-def _mismatch(uid: str, values: Any, hashes: Any, programs: dict[str, str]) -> str | None:
-    """Why a stored record cannot be trusted as the output of the program there now, or None."""
-    if not isinstance(hashes, dict) or not isinstance(hashes.get("values_sha256"), str):
-        return "it has no hashes (not written by this version of ub official truth)"
-    if uid in programs and hashes.get("program_sha256") != programs[uid]:
-        return "its program has changed since"
+def _write_record(out: Path, folder: str, res: Outcome) -> None:
+    record = {"uid": res.job.uid, "ground_truth_values": res.values, "program_sha256": res.program_sha256,
+              "values_sha256": res.values_sha256}
+    _atomic_write_text(out / folder / RECORDS_DIR / f"{res.job.uid}.json",
+                       lambda f: json.dump(record, f, allow_nan=False))
+
+
+def _read_record(path: Path) -> tuple[Any, str | None]:
+    """A record file's content, or the reason it cannot be read (too large, not JSON, not a record)."""
     try:
-        if not isinstance(values, list) or values_sha256(values) != hashes["values_sha256"]:
+        if path.is_symlink() or not path.is_file():
+            return None, "it is not a regular file"
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return None, f"it is larger than {MAX_RECORD_BYTES // _MB} MB"
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None, "it is not a JSON record"
+    if not isinstance(record, dict) or record.get("uid") != path.stem:
+        return None, "it is not the record of this uid"
+    return record, None
+
+
+def _mismatch(uid: str, record: dict, programs: dict[str, str]) -> str | None:
+    """Why a stored record cannot be trusted as the output of the program there now, or None."""
+    if not isinstance(record.get("values_sha256"), str) or not isinstance(record.get("program_sha256"), str):
+        return "it has no hashes"
+    if uid in programs and record["program_sha256"] != programs[uid]:
+        return "its program has changed since"
+    values = record.get("ground_truth_values")
+    try:
+        if not isinstance(values, list) or values_sha256(values) != record["values_sha256"]:
             return "its values do not match their hash"
     except (ValueError, TypeError, RecursionError):
         return "its values do not match their hash"
     return None
 
 
-def verified_records(out: Path, folder: str, programs: dict[str, str],
-                     trusted: dict[str, dict] | None = None) -> tuple[dict[str, dict], list[str]]:
-    """The records of ``out/<folder>`` (values file, then finished parts) whose hashes check out against the values
-    and, for a uid with a program in ``programs`` (uid -> its SHA-256), against that program: uid ->
-    ``{"ground_truth_values", "program_sha256", "values_sha256"}``. Also one line per record set aside, with the
-    reason. ``trusted``: uid -> hashes already verified in this run (their values are not hashed again)."""
-    base = out / folder
-    hashes_path = base / HASHES_FILE
-    hashes = _read_json(hashes_path, "a JSON object of hashes") if hashes_path.is_file() else {}
-    hashes = hashes if isinstance(hashes, dict) else {}
-    found: dict[str, tuple[Any, Any, bool]] = {}
-    for r in _read_records(base / VALUES_FILE):
-        found[str(r["uid"])] = (r.get("ground_truth_values"), hashes.get(str(r["uid"])), False)
-    parts = base / PARTS_DIR
-    for p in sorted(parts.glob("*.json")) if parts.is_dir() else []:
-        try:
-            rec = _read_json(p, "a JSON record")
-            found[str(rec["uid"])] = (rec.get("ground_truth_values"), rec, True)
-        except (ValueError, KeyError, TypeError):
-            found.setdefault(p.stem, (None, None, True))
-    good, dropped = {}, []
-    for uid, (values, h, part) in found.items():
-        known = trusted is not None and not part and isinstance(h, dict) and trusted.get(uid) == h
-        why = None if known else _mismatch(uid, values, h, programs)
+def _check_out_folder(out: Path, folder: str) -> None:
+    """Refuse (one line) to replace a values file that this runner did not write: the release's own, say."""
+    values = out / folder / VALUES_FILE
+    if (values.exists() or values.is_symlink()) and not (out / folder / RECORDS_DIR).is_dir():
+        raise ValueError(f"{escape_controls(values)}: exists and was not written by ub official truth (no "
+                         f"{RECORDS_DIR}/ beside it), so it would be replaced: choose another --out")
+
+
+def verified_records(out: Path, folder: str, programs: dict[str, str]) -> tuple[set[str], list[str]]:
+    """The uids of ``out/<folder>`` whose record carries the hash of the program there now (``programs``: uid ->
+    its SHA-256; a uid without a program keeps its record if its values match) and of its values, read one record
+    at a time; and one line per record set aside (removed), with the reason."""
+    records = out / folder / RECORDS_DIR
+    good, dropped = set(), []
+    for path in sorted(records.iterdir()) if records.is_dir() else []:
+        if path.suffix != ".json":
+            continue
+        record, why = _read_record(path)
+        why = why or _mismatch(path.stem, record, programs)
         if why:
-            dropped.append(f"{escape_controls(folder)}/{escape_controls(uid, 140)}: {why}")
+            dropped.append(f"{escape_controls(folder)}/{escape_controls(path.stem, 140)}: {why}")
+            path.unlink(missing_ok=True)
         else:
-            good[uid] = {"ground_truth_values": values, "program_sha256": h.get("program_sha256", ""),
-                         "values_sha256": h["values_sha256"]}
+            good.add(path.stem)
     return good, dropped
 
 
-def _assemble(out: Path, folder: str, programs: dict[str, str], trusted: dict[str, dict]) -> int:
-    """Merge the verified records and finished parts into ``<folder>/ground_truth_values.json`` (records sorted by
-    uid, release layout) and its hashes file; returns the number of uids."""
-    base = out / folder
-    good, dropped = verified_records(out, folder, programs, trusted)
-    if dropped or (base / PARTS_DIR).exists() or not (base / VALUES_FILE).is_file() or \
-            not (base / HASHES_FILE).is_file():
-        uids = sorted(good)
-        _atomic_write(base / VALUES_FILE, [{"uid": u, "ground_truth_values": good[u]["ground_truth_values"]}
-                                           for u in uids])
-        _atomic_write(base / HASHES_FILE, {u: {"program_sha256": good[u]["program_sha256"],
-                                               "values_sha256": good[u]["values_sha256"]} for u in uids})
-        shutil.rmtree(base / PARTS_DIR, ignore_errors=True)
-    return len(good)
+def _assemble(out: Path, folder: str, uids: set[str]) -> int:
+    """Write ``<folder>/ground_truth_values.json`` (the release layout, records sorted by uid) from the records of
+    ``uids``, a record at a time; returns how many it holds."""
+    records = out / folder / RECORDS_DIR
+    records.mkdir(parents=True, exist_ok=True)  # marks the values file as this runner's
+    written = 0
+
+    def write(f) -> None:
+        nonlocal written
+        f.write("[")
+        for uid in sorted(uids):
+            record, why = _read_record(records / f"{uid}.json")
+            if why:  # changed on disk during the run: it runs again next time
+                continue
+            f.write(("," if written else "") + json.dumps({"uid": uid, "ground_truth_values":
+                                                          record["ground_truth_values"]}, allow_nan=False))
+            written += 1
+        f.write("]")
+
+    _atomic_write_text(out / folder / VALUES_FILE, write)
+    return written
 
 
 @dataclass
@@ -338,17 +354,16 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
             programs.setdefault(j.folder, {})[j.uid] = program_sha256(j.path)
         except ValueError:  # reported when it runs
             programs.setdefault(j.folder, {})[j.uid] = ""
-    trusted: dict[str, dict[str, dict]] = {}  # folder -> uid -> hashes of the records verified now
     for folder in sorted(programs):
-        good, dropped = verified_records(out, folder, programs[folder])
-        trusted[folder] = {u: {"program_sha256": r["program_sha256"], "values_sha256": r["values_sha256"]}
-                           for u, r in good.items()}
-        del good
+        _check_out_folder(out, folder)
+    done: dict[str, set[str]] = {}  # folder -> uids whose records verified now, and those written in this run
+    for folder in sorted(programs):
+        done[folder], dropped = verified_records(out, folder, programs[folder])
         for line in dropped:
             if log:
                 log(f"not reusing the stored record of {line}; it runs again")
     out.mkdir(parents=True, exist_ok=True)
-    todo = [j for j in jobs if j.uid not in trusted[j.folder]]
+    todo = [j for j in jobs if j.uid not in done[j.folder]]
     summary.skipped = len(jobs) - len(todo)
     bar = None
     if progress:
@@ -362,9 +377,8 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
                 res = fut.result()
                 summary.durations[f"{res.job.folder}/{res.job.uid}"] = res.seconds
                 if res.ok:
-                    _atomic_write(out / res.job.folder / PARTS_DIR / f"{res.job.uid}.json",
-                                  {"uid": res.job.uid, "ground_truth_values": res.values,
-                                   "program_sha256": res.program_sha256, "values_sha256": res.values_sha256})
+                    _write_record(out, res.job.folder, res)
+                    done[res.job.folder].add(res.job.uid)
                     summary.ok += 1
                 else:
                     summary.failed.append(res)
@@ -377,7 +391,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
         if bar is not None:
             bar.close()
         for folder in sorted(programs):
-            summary.files[folder] = _assemble(out, folder, programs[folder], trusted[folder])
+            summary.files[folder] = _assemble(out, folder, done[folder])
     summary.seconds = time.monotonic() - t0
     return summary
 

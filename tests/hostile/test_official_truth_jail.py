@@ -148,7 +148,7 @@ def _hostile(home: Path, out: Path, codes: Path, tcp_port: int, unix_name: str) 
                 out.append('planted a program')
             except Exception as e:
                 out.append(type(e).__name__)
-            part = {str(out / F_SIBLINGS / '.parts')!r}
+            part = {str(out / F_SIBLINGS / '.records')!r}
             try:
                 os.makedirs(part, exist_ok=True)
                 with open(os.path.join(part, 'b-victim.json'), 'w') as f:
