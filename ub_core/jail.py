@@ -535,6 +535,9 @@ class _Watchdog:
         return None
 
     def _scratch(self, pids) -> tuple[int, int]:
+        """Bytes and files in the jail's two scratch folders, seen through a jailed process's root. A process still
+        being set up sees the host's /tmp: only a tmpfs of exactly the scratch's size is the scratch."""
+        size = int(self.limits.scratch_mb) * 1024 * 1024
         for pid in pids:
             if pid == self.root:
                 continue
@@ -542,6 +545,8 @@ class _Watchdog:
                 total = files = 0
                 for mount in ("tmp", "dev/shm"):
                     s = os.statvfs(f"/proc/{pid}/root/{mount}")
+                    if s.f_blocks * s.f_frsize != -(-size // s.f_frsize) * s.f_frsize:
+                        raise OSError("not the jail's scratch")
                     total += (s.f_blocks - s.f_bfree) * s.f_frsize
                     files += s.f_files - s.f_ffree - 1  # the root folder itself
                 return total, files

@@ -34,7 +34,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import stat
 import sys
@@ -55,7 +54,7 @@ __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_ou
 
 VALUES_FILE = "ground_truth_values.json"
 RECORDS_DIR = ".records"
-MAX_RECORD_BYTES = 256 * 1024 * 1024
+MAX_RECORD_BYTES = 100 * 1024 * 1024  # at most 16 MB of values (official_output), in JSON's ASCII escapes
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MB = 1024 * 1024
 
@@ -321,6 +320,16 @@ class Summary:
     durations: dict[str, float] = field(default_factory=dict)  # "folder/uid" -> seconds, for the programs run
 
 
+def _completed_or_cancelled(futures):
+    """``as_completed``; on an interruption (Ctrl-C) the programs not yet started are dropped, not run."""
+    try:
+        yield from as_completed(futures)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+
+
 def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool = False, workers: int = 2,
                 limits: Limits = Limits(), progress: bool = True, python: str | None = None,
                 log=None, jail: bool = True, cgroups: bool | None = None) -> Summary:
@@ -373,11 +382,15 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
     try:
         with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
             futures = [pool.submit(run_program, j, limits, python, sandbox) for j in todo]
-            for fut in as_completed(futures):
+            for fut in _completed_or_cancelled(futures):
                 res = fut.result()
                 summary.durations[f"{res.job.folder}/{res.job.uid}"] = res.seconds
                 if res.ok:
-                    _write_record(out, res.job.folder, res)
+                    try:
+                        _write_record(out, res.job.folder, res)
+                    except OSError as e:
+                        res.ok, res.reason = False, f"could not write its record: {e.strerror or e}"
+                if res.ok:
                     done[res.job.folder].add(res.job.uid)
                     summary.ok += 1
                 else:
@@ -462,7 +475,7 @@ def cmd_official(args) -> int:
         print(f"ub official truth: no jail can be made here: {e}; pass --no-jail to run the programs without one "
               "(unprotected)", file=sys.stderr)
         return 2
-    except (FileNotFoundError, ValueError) as e:
+    except (OSError, ValueError) as e:
         print(f"ub official truth: {escape_controls(e)}", file=sys.stderr)
         return 2
     print(f"{s.total} programs: {s.ok} run, {s.skipped} already done, {len(s.failed)} failed "

@@ -723,3 +723,12 @@ def test_links_in_the_release_are_not_followed(tmp_path):
                       f"{F_MAIN}/fifo": "the program is not a regular file",
                       "realworld_human/id_rsa": "its task folder is a symbolic link (not followed)"}
     assert _records(tmp_path / "out") == {"good": [1] * 10_000}
+
+
+def test_the_watchdog_measures_only_the_jails_scratch():
+    """A process seen before bwrap has moved it into its new root shows the host's /tmp (found on the release
+    run: a program that writes nothing was stopped for the host's /tmp usage): it is not the scratch."""
+    from ub_core.jail import _Watchdog
+
+    dog = _Watchdog(root=1, group=None, limits=LIMITS, jailed=True)
+    assert dog._scratch([os.getpid()]) == (0, 0)
