@@ -471,6 +471,7 @@ class _Watchdog:
         self.members = {root}
         self.seen: set[int] = set()
         self.ns: str | None = None
+        self.own_ns = _pid_ns(os.getpid())
         self.ok = os.path.isdir("/proc/self")
 
     def _scan(self) -> set[int]:
@@ -490,7 +491,9 @@ class _Watchdog:
                 continue
             ppid = int(st[1])
             if self.jailed and self.ns is None and ppid == self.root:
-                self.ns = _pid_ns(pid)  # the namespace's init: its pid namespace is the jail's
+                ns = _pid_ns(pid)  # the namespace's init: its pid namespace is the jail's (once it is in it)
+                if ns is not None and ns != self.own_ns:
+                    self.ns = ns
             if ppid in self.members or (self.ns is not None and _pid_ns(pid) == self.ns):
                 self.members.add(pid)
             else:
