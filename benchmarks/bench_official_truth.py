@@ -21,14 +21,17 @@ Printed:
   printing a normal 10,000-value list and one printing the most a valid list may hold (10,000 labels of 1,500
   characters). The goal is under 300 MB.
 
-Measured on this project's shared 2-core machine (load about 4 from other work), the release's 448 programs, as
-root (whole-program limits by cgroup v1): jailed run 163.7 s (447 written; ``8a1b8134`` prints 1,000 values and
-fails under the default ``--n-values 10000``); jail cost per program median 17 ms, worst 676 ms, for a median
-program of 248 ms unjailed; resume 3.4 s; parent peak 106 MB on a normal program, 112 MB on the 4 MB flood and
-112 MB on the 64 MB flood (the runner before the jail peaked at 943 MB on the 4 MB flood). With ``--no-cgroups``
-(the limits an ordinary user gets: rlimits and the watchdog): jailed run 163.6 s, jail cost per program median
-26 ms, worst 1138 ms (median program 327 ms unjailed), resume 2.6 s. The worst figures are single programs slowed
-by the machine's other work, not the jail: the median is the cost.
+Measured on this project's shared 2-core machine (its load average 4 to 9 from other work), the release's 448
+programs (``8a1b8134`` prints 1,000 values and fails under the default ``--n-values 10000``; 447 written):
+
+- as root, whole-program limits by cgroup v1: jailed run 112.4 s; jail cost per program median 18 ms, worst
+  666 ms, for a median program of 260 ms unjailed; resume 6.6 s;
+- ``--no-cgroups`` (what an ordinary user gets: rlimits and the watchdog), at a higher load: jailed run 191.3 s;
+  jail cost per program median 36 ms, worst 612 ms, for a median program of 349 ms unjailed; resume 9.9 s;
+- parent peak: 106 MB on a normal program, 112 MB on the 4 MB flood, 112 MB on the 64 MB flood, 176 MB on the
+  largest valid output (the runner before the jail peaked at 943 MB on the 4 MB flood).
+
+The worst costs are single programs slowed by the machine's other work, not the jail: the median is the cost.
 """
 
 from __future__ import annotations
