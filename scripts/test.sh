@@ -8,19 +8,26 @@ cd "$(dirname "$0")/.."
 # CPU torch pinned first, so nothing pulls a CUDA build; then the package with its test extras.
 python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
 
-# Headless Chromium for the report's browser test (tests/test_report.py::test_page_in_headless_chromium).
+# System packages the tests need: Debian's chromium (headless, for the report's browser test,
+# tests/test_report.py::test_page_in_headless_chromium) and bubblewrap (the jail of `ub official truth`,
+# tests/hostile/test_official_truth_jail.py).
 have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
-if ! have_chromium; then
+have_bwrap() { command -v bwrap; } >/dev/null 2>&1
+missing=()
+have_chromium || missing+=(chromium)
+have_bwrap || missing+=(bubblewrap)
+if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null 2>&1; then sudo=(sudo); else sudo=(none); fi
     if [ "${sudo[0]:-}" = none ] || ! command -v apt-get >/dev/null 2>&1; then
-        echo "scripts/test.sh: headless Chromium is missing and cannot be installed here (needs root and apt-get):" \
-             "install the 'chromium' package with your package manager, then run this again" >&2
+        echo "scripts/test.sh: ${missing[*]} missing and cannot be installed here (needs root and apt-get):" \
+             "install the package(s) '${missing[*]}' with your package manager, then run this again" >&2
         exit 1
     fi
-    echo "scripts/test.sh: installing Debian's chromium for the report's browser test" >&2
+    echo "scripts/test.sh: installing Debian's ${missing[*]} (the report's browser test, the truth runner's jail)" >&2
     "${sudo[@]}" apt-get update -q
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
     have_chromium || { echo "scripts/test.sh: apt-get installed no chromium binary" >&2; exit 1; }
+    have_bwrap || { echo "scripts/test.sh: apt-get installed no bwrap binary" >&2; exit 1; }
 fi
 
 # Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off.

@@ -137,33 +137,56 @@ def test_child_sees_no_secrets_no_real_home_and_an_empty_cwd(tmp_path, monkeypat
         assert k not in probe["env"] and v not in json.dumps(probe)
     assert set(probe["env"]) <= {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "HOME", "TMPDIR", "TMP", "TEMP",
                                  "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                 "NUMEXPR_NUM_THREADS", "MPLBACKEND"}
-    assert probe["home"] != real_home and "ub-truth-" in probe["home"]
+                                 "NUMEXPR_NUM_THREADS", "MPLBACKEND", "PWD"}
+    # in the jail HOME is the private scratch /tmp, empty at start (the program's folder is /program)
+    assert probe["home"] == "/tmp" != real_home and probe["env"].get("PWD", "/tmp") == "/tmp"
     assert probe["ssh"] is None and probe["cwd_files"] == []
-    assert not Path(probe["home"]).exists()  # the temporary folder is removed
     if ssh.is_dir():  # the real ~/.ssh is untouched and was not what the child saw
         assert str(ssh) != os.path.join(probe["home"], ".ssh")
 
 
-def test_resume_skips_completed_uids(tmp_path):
-    _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
+def test_resume_skips_only_verified_records(tmp_path):
+    """A uid is skipped only when its stored record carries the hash of the program there now and of its values;
+    an edited program, altered values, a record without hashes or a planted record run again (finding 2). The
+    release-layout values file is rewritten from the records at every run."""
+    rand = "import random\nprint([random.random() for _ in range(10000)])\n"
+    _write(tmp_path, FOLDER, "a", rand)
     _write(tmp_path, FOLDER, "b", "print([2] * 10000)\n")
     out = tmp_path / "out"
     s1 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert (s1.ok, s1.skipped) == (2, 0)
-    # a completed program is not run again: make it fail if it were, add a new one
-    _write(tmp_path, FOLDER, "a", "raise SystemExit(9)\n")
+    first = _records(out, FOLDER)["a"]
+    rec = json.loads((out / FOLDER / ".records" / "a.json").read_text())
+    assert len(rec["program_sha256"]) == 64 and len(rec["values_sha256"]) == 64 and rec["ground_truth_values"] == first
+    # unchanged programs are not run again (a prints fresh random values each run), a new one is
     _write(tmp_path, FOLDER, "c", "print([3] * 10000)\n")
     s2 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
     assert (s2.ok, s2.skipped, s2.failed) == (1, 2, [])
-    assert _records(out, FOLDER) == {"a": [1] * 10_000, "b": [2] * 10_000, "c": [3] * 10_000}
-    # a failed uid is retried next time (not recorded as done)
+    assert _records(out, FOLDER)["a"] == first and _records(out, FOLDER)["c"] == [3] * 10_000
+    # an edited program runs again; so does a uid whose stored values were altered; an altered values file is
+    # written again from the records
+    _write(tmp_path, FOLDER, "a", rand.replace("random()", "random() + 1"))
+    path_b = out / FOLDER / ".records" / "b.json"
+    rec_b = json.loads(path_b.read_text())
+    rec_b["ground_truth_values"][0] = 999
+    path_b.write_text(json.dumps(rec_b))
+    (out / FOLDER / "ground_truth_values.json").write_text("[]")
+    lines = []
+    s3 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False, log=lines.append)
+    assert (s3.ok, s3.skipped, s3.failed) == (2, 1, [])
+    assert any("/a: its program has changed since" in ln for ln in lines)
+    assert any("/b: its values do not match their hash" in ln for ln in lines)
+    recs = _records(out, FOLDER)
+    assert recs["b"] == [2] * 10_000 and min(recs["a"]) >= 1 and recs["c"] == [3] * 10_000
+    # a failed uid is not recorded; a record planted for it (no hashes) is not taken, and is removed
     _write(tmp_path, FOLDER, "d", "raise SystemExit(1)\n")
-    s3 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
-    assert [f.job.uid for f in s3.failed] == ["d"] and s3.skipped == 3
-    _write(tmp_path, FOLDER, "d", "print([4] * 10000)\n")
+    (out / FOLDER / ".records" / "d.json").write_text(json.dumps({"uid": "d", "ground_truth_values": [9] * 10_000}))
     s4 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
-    assert (s4.ok, s4.skipped) == (1, 3) and "d" in _records(out, FOLDER)
+    assert [f.job.uid for f in s4.failed] == ["d"] and s4.skipped == 3 and "d" not in _records(out, FOLDER)
+    assert not (out / FOLDER / ".records" / "d.json").exists()
+    _write(tmp_path, FOLDER, "d", "print([4] * 10000)\n")
+    s5 = build_truth(tmp_path, out, trust_release_code=True, limits=ROOMY, progress=False)
+    assert (s5.ok, s5.skipped) == (1, 3) and _records(out, FOLDER)["d"] == [4] * 10_000
 
 
 def test_cli_exit_codes_and_summary(tmp_path):
@@ -211,16 +234,21 @@ def test_parse_output_refuses(text, needle):
     assert needle in str(exc.value)
 
 
-def test_unreadable_existing_output_is_one_line_error(tmp_path):
+@pytest.mark.parametrize("content", [
+    "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n",  # a Git LFS pointer
+    json.dumps([{"uid": "a", "ground_truth_values": [5] * 10_000}]),  # the release's own values
+])
+def test_a_values_file_this_runner_did_not_write_is_never_replaced(tmp_path, content):
     _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
     target = tmp_path / "out" / FOLDER / "ground_truth_values.json"
     target.parent.mkdir(parents=True)
-    target.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    target.write_text(content)
     proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path),
                            "--out", str(tmp_path / "out"), "--trust-release-code"], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": os.getcwd()})
-    assert proc.returncode == 2 and "not a JSON list of records" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.returncode == 2 and "exists and was not written by ub official truth" in proc.stderr
+    assert "choose another --out" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert target.read_text() == content
 
 
 def test_parses_one_at_a_time_across_worker_threads(monkeypatch):

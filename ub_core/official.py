@@ -298,9 +298,32 @@ def _describe_bad(v: Any, empty_ok: bool = False) -> str | None:
     return None
 
 
+_PLAIN_NUMBERS = (int, float)
+
+
+def _plainly_good(values: list, empty_ok: bool) -> bool:
+    """True for the common shapes that are certainly good (plain finite floats or ints, non-empty labels, non-empty
+    lists of those), checked at C speed; False means "look value by value" (:func:`_first_bad_value`)."""
+    try:
+        kind = type(values[0]) if values else None
+        if kind in _PLAIN_NUMBERS:
+            return all(type(v) in _PLAIN_NUMBERS for v in values) and all(map(math.isfinite, values))
+        if kind is str:
+            return all(type(v) is str for v in values) and (empty_ok or all(map(str.strip, values)))
+        if kind is list:
+            return all(type(v) is list and v for v in values) and all(
+                (type(x) in _PLAIN_NUMBERS and math.isfinite(x)) or (type(x) is str and x.strip())
+                for v in values for x in v)
+    except OverflowError:  # an integer too large for a float
+        return False
+    return False
+
+
 def _first_bad_value(values: list, empty_ok: bool = False) -> str | None:
     """The first null / NaN / infinite / empty value of a ground-truth list (items of shuffles included;
     ``empty_ok``: empty labels, not shuffle items, are allowed)."""
+    if _plainly_good(values, empty_ok):
+        return None
     for i, v in enumerate(values):
         if isinstance(v, list):
             for j, x in enumerate(v):

@@ -1,4 +1,4 @@
-"""Build the release's ``ground_truth_values`` from its ground-truth programs, safely (``ub official truth``).
+"""Build the release's ``ground_truth_values`` from its ground-truth programs, in a jail (``ub official truth``).
 
 The public UnpredictaBench release ships one Python program per problem, ``ground_truth_codes/<task folder>/<uid>.py``,
 each printing a list of 10,000 reference draws (numbers, labels, or lists for shuffles). The reference values are
@@ -7,54 +7,56 @@ kept as ``ground_truth_values/<task folder>/ground_truth_values.json``: a JSON l
 writes that layout, so a user holding the release can rebuild (or check) the values.
 
 Those programs are third-party code, so they run only when the user says they trust the release
-(``trust_release_code=True`` / ``--trust-release-code``), and then each runs
+(``trust_release_code=True`` / ``--trust-release-code``), and even then each runs in a jail with whole-program
+limits (:mod:`ub_core.jail`: bubblewrap namespaces, a read-only filesystem showing only the interpreter and the
+program's folder, a capped private scratch, no network, no other process, no output folder; memory, processes,
+CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
+is refused with one line naming the cause, unless ``jail=False`` (``--no-jail``), which warns what is then not
+protected.
 
-- in its own subprocess ``python -I`` (isolated mode: no ``PYTHON*`` variables, no user site, no script folder on
-  ``sys.path``), in its own session / process group;
-- in an empty temporary working directory, which is also its ``HOME`` and ``TMPDIR`` and is deleted afterwards;
-- with a scrubbed environment: only ``PATH``, ``LANG``, ``LC_ALL``, ``LC_CTYPE``, ``TZ`` are passed on (no tokens, no
-  proxies, no credentials), BLAS thread counts pinned to 1;
-- under rlimits set in ``preexec_fn``: CPU seconds (``RLIMIT_CPU``), address space (``RLIMIT_AS``), output file size
-  (``RLIMIT_FSIZE``, which caps stdout/stderr, written to files in the temporary folder) and no core dumps; and under a
-  wall-clock timeout after which the whole process group is killed.
+What a program prints reaches the parent through a pipe and is read as it streams (:mod:`ub_core.official_output`):
+never executed, never held beyond ``n_values`` values and ``max_output_mb`` bytes (past those the reading stops, or
+the jail is killed), and checked to be finite numbers, non-empty labels or lists of those. A program that fails
+(non-zero exit, a limit, unreadable or invalid output, a wrong number of values) is reported with its uid and a
+one-line reason, its control characters escaped, and skipped; the others still run.
 
-This is process-level isolation, not a jail: a program can still read files its user can read by absolute path and
-open network connections. Run untrusted releases in a container.
-
-The printed output is never executed in this process: it is read with :func:`ast.literal_eval` (numpy scalar
-reprs such as ``np.float64(1.5)`` are unwrapped first), capped in size, and every value is checked to be a finite
-number, a non-empty label, or a list of those (a shuffle). A program that fails (non-zero exit, timeout, limit hit,
-unreadable or invalid output, wrong number of values) is reported with its uid and reason and skipped; the others
-still run. Work resumes: a uid already in the output folder (in ``ground_truth_values.json`` or as a finished
-per-uid part) is not run again.
+Only the parent writes records: one file per uid, ``<task folder>/.records/<uid>.json``, carrying the SHA-256 of
+its program and of its values, from which the release-layout ``ground_truth_values.json`` beside it is written at
+the end of each run, a record at a time. A later run skips a uid only when its record's program hash is that of the
+program there now and its values match their hash; any other record (an edited program, altered or truncated
+values, no hashes) is removed and the uid runs again. A values file that this runner did not write (no
+``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
 """
 
 from __future__ import annotations
 
-import ast
+import hashlib
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
+import stat
 import sys
-import tempfile
-import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .jail import NOT_PROTECTED, JailError, Sandbox, prepare
+from .jail import run as run_jailed
+from .official_output import OutputReader, parse_output  # parse_output: part of this module's API
+from .terminal import escape_controls
+
 __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_output", "build_truth",
-           "VALUES_FILE", "TrustError"]
+           "VALUES_FILE", "RECORDS_DIR", "TrustError", "JailError", "values_sha256", "verified_records"]
 
 VALUES_FILE = "ground_truth_values.json"
-PARTS_DIR = ".parts"
-ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+RECORDS_DIR = ".records"
+MAX_RECORD_BYTES = 100 * 1024 * 1024  # at most 16 MB of values (official_output), in JSON's ASCII escapes
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_NP_SCALAR = re.compile(r"\b(?:np|numpy)\.(?:float|int|uint|bool|str)_?\d*\(([^()]*)\)")
+_MB = 1024 * 1024
 
 
 class TrustError(RuntimeError):
@@ -63,13 +65,20 @@ class TrustError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-program limits. ``n_values``: how many values each program must print (None: any positive number)."""
+    """Limits of one program, all of its processes together (see :mod:`ub_core.jail` for how each is enforced).
+
+    ``n_values``: how many values it must print (None: any positive number, at most 1,000,000);
+    ``max_output_mb``: its stdout; ``max_procs``: tasks (processes and threads); ``scratch_mb`` and ``max_files``:
+    its private ``/tmp`` and ``/dev/shm``."""
 
     wall_s: float = 120.0
     cpu_s: int = 120
     memory_mb: int = 4096
     max_output_mb: float = 64.0
     n_values: int | None = 10_000
+    max_procs: int = 32
+    scratch_mb: int = 256
+    max_files: int = 4096
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,12 @@ class Outcome:
     reason: str = ""
     values: list | None = field(default=None, repr=False)
     seconds: float = 0.0
+    program_sha256: str = ""
+    values_sha256: str = ""
+
+    def line(self) -> str:
+        """``folder/uid: reason``, safe to print (control characters escaped)."""
+        return f"{escape_controls(self.job.folder)}/{escape_controls(self.job.uid)}: {escape_controls(self.reason)}"
 
 
 # ------------------------------------------------------------------------------------------------ discovery
@@ -95,7 +110,8 @@ def find_programs(codes: str | Path) -> list[Job]:
     ``ground_truth_codes`` folder itself (task folders of ``<uid>.py``), or one task folder."""
     root = Path(codes)
     if not root.is_dir():
-        raise FileNotFoundError(f"--codes {root}: not a folder")
+        raise FileNotFoundError(f"--codes {escape_controls(root)}: not a folder")
+    root = root.resolve()
     if (root / "ground_truth_codes").is_dir():
         root = root / "ground_truth_codes"
     if any(p.suffix == ".py" and p.is_file() for p in root.iterdir()):
@@ -105,51 +121,47 @@ def find_programs(codes: str | Path) -> list[Job]:
     jobs = []
     for folder in folders:
         for py in sorted(folder.glob("*.py")):
-            if py.is_file():
-                jobs.append(Job(folder.name, py.stem, py.resolve()))
+            if py.is_symlink() or not py.is_dir():  # links and special files are refused when they would run
+                jobs.append(Job(folder.name, py.stem, py))
     if not jobs:
-        raise FileNotFoundError(f"--codes {codes}: no <task folder>/<uid>.py programs found")
+        raise FileNotFoundError(f"--codes {escape_controls(codes)}: no <task folder>/<uid>.py programs found")
     return jobs
 
 
 # ------------------------------------------------------------------------------------------------ running
 
-def _child_env(home: str) -> dict[str, str]:
-    env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
-    env.setdefault("PATH", os.defpath)
-    env.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", NUMEXPR_NUM_THREADS="1", MPLBACKEND="Agg")
-    return env
+MAX_PROGRAM_BYTES = 16 * _MB
 
 
-def _preexec(limits: Limits):
-    cpu = max(1, int(limits.cpu_s))
-    mem = int(limits.memory_mb) * 1024 * 1024
-    fsize = int(limits.max_output_mb * 1024 * 1024) + 1
-
-    def apply():  # runs in the child between fork and exec: plain setrlimit calls only
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    return apply
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
+def program_sha256(path: Path) -> str:
+    """SHA-256 of a program file; ``ValueError`` (one line) for anything but a regular file of at most 16 MB in a
+    folder that is not a link: a link could point the jail at (and bind read-only) a folder of the user's."""
+    if path.parent.is_symlink():
+        raise ValueError("its task folder is a symbolic link (not followed)")
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        if path.is_symlink():
+            raise ValueError("the program is a symbolic link (not followed)") from None
+        raise ValueError(f"cannot read the program: {e.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("the program is not a regular file")
+        if st.st_size > MAX_PROGRAM_BYTES:
+            raise ValueError(f"the program is larger than {MAX_PROGRAM_BYTES // _MB} MB")
+        return hashlib.sha256(f.read(MAX_PROGRAM_BYTES + 1)).hexdigest()
 
 
-def _signal_reason(code: int, limits: Limits) -> str:
-    sig = -code
+def values_sha256(values: list) -> str:
+    """SHA-256 of a values list in its canonical JSON form (what the records store)."""
+    return hashlib.sha256(json.dumps(values, separators=(",", ":"), allow_nan=False).encode("utf-8")).hexdigest()
+
+
+def _signal_reason(sig: int, limits: Limits) -> str:
     names = {signal.SIGXCPU: f"CPU limit ({limits.cpu_s} s) exceeded",
-             signal.SIGKILL: "killed (SIGKILL; CPU or memory limit)",
-             signal.SIGXFSZ: f"output larger than {limits.max_output_mb:g} MB",
+             signal.SIGKILL: "killed (SIGKILL)",
+             signal.SIGXFSZ: f"wrote a file larger than {limits.scratch_mb:g} MB",
              signal.SIGSEGV: "crashed (SIGSEGV)"}
     try:
         name = signal.Signals(sig).name
@@ -158,167 +170,142 @@ def _signal_reason(code: int, limits: Limits) -> str:
     return names.get(sig, f"killed by {name}")
 
 
-def _tail(path: Path, n: int = 300) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 4096))
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    last = lines[-1] if lines else ""
-    return last if len(last) <= n else last[: n - 3] + "..."
+def _last_line(tail: bytes, n: int = 300) -> str:
+    # split at newlines only: a CR (which would overwrite the terminal line) stays in, escaped
+    lines = [ln.strip() for ln in tail.decode("utf-8", "replace").split("\n") if ln.strip()]
+    return escape_controls(lines[-1], n) if lines else ""
 
 
-def run_program(job: Job, limits: Limits = Limits(), python: str | None = None) -> Outcome:
-    """Run one program in isolation and parse what it prints (see the module docstring)."""
+def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
+                sandbox: Sandbox | None = None) -> Outcome:
+    """Run one program in the jail (``sandbox``, from :func:`ub_core.jail.prepare`; made here when None, which
+    raises :class:`JailError` where no jail can be made) and read what it prints."""
     start = time.monotonic()
-    work = tempfile.mkdtemp(prefix="ub-truth-")
+    sandbox = sandbox or prepare(python)
     try:
-        run_dir = Path(work) / "run"
-        run_dir.mkdir()
-        out_path, err_path = Path(work) / "stdout", Path(work) / "stderr"
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            try:
-                proc = subprocess.Popen([python or sys.executable, "-I", str(job.path)], cwd=run_dir,
-                                        env=_child_env(str(run_dir)), stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=err, start_new_session=True, preexec_fn=_preexec(limits),
-                                        close_fds=True)
-            except OSError as e:
-                return Outcome(job, False, f"could not start: {e}", seconds=time.monotonic() - start)
-            try:
-                code = proc.wait(timeout=limits.wall_s)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                proc.wait()
-                return Outcome(job, False, f"timed out after {limits.wall_s:g} s (wall clock); process group killed",
-                               seconds=time.monotonic() - start)
-            _kill_group(proc)  # leftover children of a finished program
-        size = out_path.stat().st_size
-        cap = limits.max_output_mb * 1024 * 1024
-        if size >= cap:  # RLIMIT_FSIZE stopped the writes (SIGXFSZ, or EFBIG where the signal is ignored)
-            return Outcome(job, False, f"output larger than {limits.max_output_mb:g} MB",
-                           seconds=time.monotonic() - start)
-        if code != 0:
-            reason = _signal_reason(code, limits) if code < 0 else f"exited with status {code}"
-            last = _tail(err_path)
-            return Outcome(job, False, reason + (f": {last}" if last else ""), seconds=time.monotonic() - start)
-        try:
-            text = out_path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            return Outcome(job, False, "output is not UTF-8 text", seconds=time.monotonic() - start)
-        try:
-            values = parse_output(text, limits.n_values)
-        except ValueError as e:
-            return Outcome(job, False, str(e), seconds=time.monotonic() - start)
-        return Outcome(job, True, values=values, seconds=time.monotonic() - start)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        program_sha = program_sha256(job.path)
+    except ValueError as e:
+        return Outcome(job, False, str(e))
+    reader = OutputReader(limits.n_values)
+    res = run_jailed(sandbox, job.path, limits, max_stdout=int(limits.max_output_mb * _MB), on_stdout=reader.feed)
 
+    def failed(reason: str) -> Outcome:
+        return Outcome(job, False, escape_controls(reason), seconds=time.monotonic() - start,
+                       program_sha256=program_sha)
 
-# ------------------------------------------------------------------------------------------------ parsing
-
-def _non_finite_name(text: str) -> str | None:
-    """``inf`` / ``nan`` printed by a program (bare names, which literal_eval refuses): name them in the reason."""
-    m = re.search(r"(?<![\w'\"])-?(inf|nan|Infinity|NaN)(?![\w'\"])", text)
-    return m.group(0) if m else None
-
-
-# CPython 3.11 keeps the AST constructor's recursion depth in per-interpreter state, so two threads parsing at once
-# can raise "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905). The workers of
-# build_truth parse in threads: one parse at a time (the parse holds the GIL anyway, so nothing is lost).
-_AST_LOCK = threading.Lock()
-
-
-def parse_output(text: str, n_values: int | None = 10_000) -> list:
-    """The list a program printed, read without executing anything: the whole output or, failing that, its last
-    non-empty line, through :func:`ast.literal_eval`. Raises ``ValueError`` (one line) when it is not a list of
-    finite numbers, non-empty labels, or lists of those (all of one kind), or when its length is not ``n_values``."""
-    text = text.strip()
-    if not text:
-        raise ValueError("printed nothing")
-    candidates = [text]
-    last = text.splitlines()[-1].strip()
-    if last != text:
-        candidates.append(last)
-    parsed, error = None, None
-    for cand in candidates:
-        cand = _NP_SCALAR.sub(r"\1", cand)
-        try:
-            with _AST_LOCK:
-                parsed = ast.literal_eval(cand)
-            break
-        except Exception as e:  # SyntaxError, ValueError, MemoryError, RecursionError: all mean "not a literal"
-            error = e
-    if parsed is None:
-        bad = _non_finite_name(text)
-        if bad:
-            raise ValueError(f"output holds a non-finite value ({bad})")
-        raise ValueError(f"output is not a Python literal list ({type(error).__name__})")
-    if not isinstance(parsed, (list, tuple)):
-        raise ValueError(f"output is a {type(parsed).__name__}, not a list")
-    values = [list(v) if isinstance(v, tuple) else v for v in parsed]
-    if not values:
-        raise ValueError("output is an empty list")
-    from .official import _first_bad_value
-
-    bad = _first_bad_value(values)
-    if bad:
-        raise ValueError(bad)
-    kinds = {"list" if isinstance(v, list) else "label" if isinstance(v, str) else "number" for v in values}
-    if len(kinds) > 1:
-        raise ValueError(f"values mix kinds ({', '.join(sorted(kinds))})")
-    if n_values is not None and len(values) != n_values:
-        raise ValueError(f"printed {len(values)} values, expected {n_values}")
-    return values
+    if res.limit:
+        return failed(res.limit)
+    if res.returncode != 0:
+        reason = _signal_reason(res.signal, limits) if res.signal else f"exited with status {res.returncode}"
+        last = _last_line(res.stderr_tail)
+        return failed(reason + (f": {last}" if last else ""))
+    try:
+        values = reader.finish()
+    except ValueError as e:
+        return failed(str(e))
+    return Outcome(job, True, values=values, seconds=time.monotonic() - start, program_sha256=program_sha,
+                   values_sha256=values_sha256(values))
 
 
 # ------------------------------------------------------------------------------------------------ output
+#
+# out/<task folder>/.records/<uid>.json holds one verified record each: {uid, ground_truth_values, program_sha256,
+# values_sha256}, written by the parent only. out/<task folder>/ground_truth_values.json, the release layout, is
+# derived from them at the end of every run, written a record at a time: the parent never holds more than one.
 
-def _read_records(path: Path) -> list[dict]:
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"{path}: exists but is not a JSON list of records (a Git LFS pointer?); "
-                         "choose another --out") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of {{uid, ground_truth_values}} records")
-    return [r for r in data if isinstance(r, dict) and "uid" in r]
-
-
-def _atomic_write(path: Path, obj: Any) -> None:
+def _atomic_write_text(path: Path, write) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj), encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as f:
+        write(f)
     os.replace(tmp, path)
 
 
-def completed_uids(out: Path, folder: str) -> set[str]:
-    """Uids already done for ``folder``: in its values file or as a finished part."""
-    done = {str(r["uid"]) for r in _read_records(out / folder / VALUES_FILE)}
-    parts = out / folder / PARTS_DIR
-    if parts.is_dir():
-        done |= {p.stem for p in parts.glob("*.json")}
-    return done
+def _write_record(out: Path, folder: str, res: Outcome) -> None:
+    record = {"uid": res.job.uid, "ground_truth_values": res.values, "program_sha256": res.program_sha256,
+              "values_sha256": res.values_sha256}
+    _atomic_write_text(out / folder / RECORDS_DIR / f"{res.job.uid}.json",
+                       lambda f: json.dump(record, f, allow_nan=False))
 
 
-def _assemble(out: Path, folder: str) -> int:
-    """Merge finished parts into ``<folder>/ground_truth_values.json`` (records sorted by uid); returns its size."""
-    target = out / folder / VALUES_FILE
-    records = {str(r["uid"]): r for r in _read_records(target)}
-    parts = out / folder / PARTS_DIR
-    files = sorted(parts.glob("*.json")) if parts.is_dir() else []
-    for p in files:
-        rec = json.loads(p.read_text(encoding="utf-8"))
-        records[str(rec["uid"])] = rec
-    if files or not target.exists():
-        _atomic_write(target, [records[u] for u in sorted(records)])
-    shutil.rmtree(parts, ignore_errors=True)
-    return len(records)
+def _read_record(path: Path) -> tuple[Any, str | None]:
+    """A record file's content, or the reason it cannot be read (too large, not JSON, not a record)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None, "it is not a regular file"
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return None, f"it is larger than {MAX_RECORD_BYTES // _MB} MB"
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None, "it is not a JSON record"
+    if not isinstance(record, dict) or record.get("uid") != path.stem:
+        return None, "it is not the record of this uid"
+    return record, None
+
+
+def _mismatch(uid: str, record: dict, programs: dict[str, str]) -> str | None:
+    """Why a stored record cannot be trusted as the output of the program there now, or None."""
+    if not isinstance(record.get("values_sha256"), str) or not isinstance(record.get("program_sha256"), str):
+        return "it has no hashes"
+    if uid in programs and record["program_sha256"] != programs[uid]:
+        return "its program has changed since"
+    values = record.get("ground_truth_values")
+    try:
+        if not isinstance(values, list) or values_sha256(values) != record["values_sha256"]:
+            return "its values do not match their hash"
+    except (ValueError, TypeError, RecursionError):
+        return "its values do not match their hash"
+    return None
+
+
+def _check_out_folder(out: Path, folder: str) -> None:
+    """Refuse (one line) to replace a values file that this runner did not write: the release's own, say."""
+    values = out / folder / VALUES_FILE
+    if (values.exists() or values.is_symlink()) and not (out / folder / RECORDS_DIR).is_dir():
+        raise ValueError(f"{escape_controls(values)}: exists and was not written by ub official truth (no "
+                         f"{RECORDS_DIR}/ beside it), so it would be replaced: choose another --out")
+
+
+def verified_records(out: Path, folder: str, programs: dict[str, str]) -> tuple[set[str], list[str]]:
+    """The uids of ``out/<folder>`` whose record carries the hash of the program there now (``programs``: uid ->
+    its SHA-256; a uid without a program keeps its record if its values match) and of its values, read one record
+    at a time; and one line per record set aside (removed), with the reason."""
+    records = out / folder / RECORDS_DIR
+    good, dropped = set(), []
+    for path in sorted(records.iterdir()) if records.is_dir() else []:
+        if path.suffix != ".json":
+            continue
+        record, why = _read_record(path)
+        why = why or _mismatch(path.stem, record, programs)
+        if why:
+            dropped.append(f"{escape_controls(folder)}/{escape_controls(path.stem, 140)}: {why}")
+            path.unlink(missing_ok=True)
+        else:
+            good.add(path.stem)
+    return good, dropped
+
+
+def _assemble(out: Path, folder: str, uids: set[str]) -> int:
+    """Write ``<folder>/ground_truth_values.json`` (the release layout, records sorted by uid) from the records of
+    ``uids``, a record at a time; returns how many it holds."""
+    records = out / folder / RECORDS_DIR
+    records.mkdir(parents=True, exist_ok=True)  # marks the values file as this runner's
+    written = 0
+
+    def write(f) -> None:
+        nonlocal written
+        f.write("[")
+        for uid in sorted(uids):
+            record, why = _read_record(records / f"{uid}.json")
+            if why:  # changed on disk during the run: it runs again next time
+                continue
+            f.write(("," if written else "") + json.dumps({"uid": uid, "ground_truth_values":
+                                                          record["ground_truth_values"]}, allow_nan=False))
+            written += 1
+        f.write("]")
+
+    _atomic_write_text(out / folder / VALUES_FILE, write)
+    return written
 
 
 @dataclass
@@ -329,27 +316,62 @@ class Summary:
     failed: list[Outcome] = field(default_factory=list)
     seconds: float = 0.0
     files: dict[str, int] = field(default_factory=dict)
+    sandbox: str = ""
+    durations: dict[str, float] = field(default_factory=dict)  # "folder/uid" -> seconds, for the programs run
+
+
+def _completed_or_cancelled(futures):
+    """``as_completed``; on an interruption (Ctrl-C) the programs not yet started are dropped, not run."""
+    try:
+        yield from as_completed(futures)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
 
 
 def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool = False, workers: int = 2,
                 limits: Limits = Limits(), progress: bool = True, python: str | None = None,
-                log=None) -> Summary:
+                log=None, jail: bool = True, cgroups: bool | None = None) -> Summary:
     """Run every release program not yet done and write ``out/<task folder>/ground_truth_values.json``.
 
-    Refuses (:class:`TrustError`) unless ``trust_release_code``. Failures are collected in the summary, never
-    raised; ``log(line)`` receives one line per failure."""
+    Refuses (:class:`TrustError`) unless ``trust_release_code``, and (:class:`JailError`, one line naming the
+    cause) where no jail can be made unless ``jail=False``, which warns (through ``log``, else ``warnings``) what
+    is then not protected. ``cgroups``: see :func:`ub_core.jail.prepare`. Failures are collected in the summary,
+    never raised; ``log(line)`` receives one line per failure and per stored record set aside."""
     if not trust_release_code:
         raise TrustError("refusing to run the release's ground-truth programs: they are third-party code; pass "
                          "--trust-release-code if you trust this release")
     t0 = time.monotonic()
     out = Path(out)
     jobs = find_programs(codes)
+    sandbox = prepare(python, jail=jail, cgroups=cgroups, hide=(out,))
+    if not jail:
+        warning = f"WARNING: --no-jail: {NOT_PROTECTED}"
+        if log:
+            log(warning)
+        else:
+            warnings.warn(warning, stacklevel=2)
     bad = [j for j in jobs if not _UID_RE.match(j.uid) or not _UID_RE.match(j.folder)]
-    summary = Summary(total=len(jobs))
+    summary = Summary(total=len(jobs), sandbox=sandbox.describe())
     for j in bad:
         summary.failed.append(Outcome(j, False, "file or folder name is not a plain uid"))
     jobs = [j for j in jobs if j not in bad]
-    done = {f: completed_uids(out, f) for f in {j.folder for j in jobs}}
+    programs: dict[str, dict[str, str]] = {}
+    for j in jobs:
+        try:
+            programs.setdefault(j.folder, {})[j.uid] = program_sha256(j.path)
+        except ValueError:  # reported when it runs
+            programs.setdefault(j.folder, {})[j.uid] = ""
+    for folder in sorted(programs):
+        _check_out_folder(out, folder)
+    done: dict[str, set[str]] = {}  # folder -> uids whose records verified now, and those written in this run
+    for folder in sorted(programs):
+        done[folder], dropped = verified_records(out, folder, programs[folder])
+        for line in dropped:
+            if log:
+                log(f"not reusing the stored record of {line}; it runs again")
+    out.mkdir(parents=True, exist_ok=True)
     todo = [j for j in jobs if j.uid not in done[j.folder]]
     summary.skipped = len(jobs) - len(todo)
     bar = None
@@ -359,47 +381,73 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
         bar = tqdm(total=len(todo), desc="ground truth", unit="prog", file=sys.stderr, dynamic_ncols=True)
     try:
         with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
-            futures = [pool.submit(run_program, j, limits, python) for j in todo]
-            for fut in as_completed(futures):
+            futures = [pool.submit(run_program, j, limits, python, sandbox) for j in todo]
+            for fut in _completed_or_cancelled(futures):
                 res = fut.result()
+                summary.durations[f"{res.job.folder}/{res.job.uid}"] = res.seconds
                 if res.ok:
-                    _atomic_write(out / res.job.folder / PARTS_DIR / f"{res.job.uid}.json",
-                                  {"uid": res.job.uid, "ground_truth_values": res.values})
+                    try:
+                        _write_record(out, res.job.folder, res)
+                    except OSError as e:
+                        res.ok, res.reason = False, f"could not write its record: {e.strerror or e}"
+                if res.ok:
+                    done[res.job.folder].add(res.job.uid)
                     summary.ok += 1
                 else:
                     summary.failed.append(res)
                     if log:
-                        log(f"FAILED {res.job.folder}/{res.job.uid}: {res.reason}")
+                        log(f"FAILED {res.line()}")
                 res.values = None
                 if bar is not None:
                     bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-        for folder in sorted({j.folder for j in jobs}):
-            summary.files[folder] = _assemble(out, folder)
+        for folder in sorted(programs):
+            summary.files[folder] = _assemble(out, folder, done[folder])
     summary.seconds = time.monotonic() - t0
     return summary
 
 
 # ------------------------------------------------------------------------------------------------ CLI
 
+# (option, Limits field, type, help): the per-program limits on the command line
+_LIMIT_OPTIONS = (
+    ("--timeout", "wall_s", float, "wall-clock seconds per program"),
+    ("--cpu-limit", "cpu_s", int, "CPU seconds per program, all its processes together"),
+    ("--memory-mb", "memory_mb", int, "memory (MB) per program, all its processes together"),
+    ("--max-procs", "max_procs", int, "processes and threads per program"),
+    ("--scratch-mb", "scratch_mb", int, "the program's private /tmp and /dev/shm together (MB)"),
+    ("--max-output-mb", "max_output_mb", float, "what a program may print (MB)"),
+)
+
+
 def add_parser(sub) -> None:
     """Register ``official truth`` under the ``ub`` sub-command parser ``sub``."""
     off = sub.add_parser("official", help="tools for the official UnpredictaBench release")
     osub = off.add_subparsers(dest="official_command", required=True)
-    tr = osub.add_parser("truth", help="run the release's ground-truth programs safely -> ground_truth_values/")
+    tr = osub.add_parser(
+        "truth", help="run the release's ground-truth programs in a jail -> ground_truth_values/",
+        description="Run the release's ground-truth programs, each in a bubblewrap jail (its own user, mount, pid, "
+                    "network and IPC namespaces; read-only filesystem with only the interpreter and the program's "
+                    "folder; a private capped scratch; no network; the output folder invisible) under "
+                    "whole-program limits, and write ground_truth_values/<task folder>/ground_truth_values.json. "
+                    "Refused where no jail can be made, unless --no-jail.")
     tr.add_argument("--codes", required=True, help="release root, its ground_truth_codes/ folder, or one task folder")
     tr.add_argument("--out", required=True, help="output folder (the release's ground_truth_values/ layout)")
     tr.add_argument("--trust-release-code", action="store_true",
-                    help="required: you trust the release's programs (they run in isolated subprocesses)")
+                    help="required: you trust the release's programs enough to run them (in a jail)")
+    tr.add_argument("--no-jail", action="store_true",
+                    help="run without a jail where none can be made (needs bubblewrap and user namespaces): the "
+                         "programs can then read your files, write wherever you can, use the network and outlive "
+                         "the run; only the limits and the scrubbed environment remain")
     tr.add_argument("--workers", type=int, default=2, help="programs run at once (default 2)")
-    tr.add_argument("--timeout", type=float, default=Limits.wall_s, help="wall-clock seconds per program")
-    tr.add_argument("--cpu-limit", type=int, default=Limits.cpu_s, help="CPU seconds per program")
-    tr.add_argument("--memory-mb", type=int, default=Limits.memory_mb, help="address-space limit per program")
-    tr.add_argument("--max-output-mb", type=float, default=Limits.max_output_mb, help="stdout size cap")
+    for flag, name, kind, what in _LIMIT_OPTIONS:
+        default = getattr(Limits, name)
+        tr.add_argument(flag, dest=name, type=kind, default=default, metavar="N", help=f"{what} (default {default:g})")
     tr.add_argument("--n-values", type=int, default=10_000,
-                    help="values each program must print (0: any number; default 10000 as in the release)")
+                    help="values each program must print (0: any number up to 1,000,000; default 10000 as in the "
+                         "release)")
     tr.add_argument("--no-progress", action="store_true", help="no progress bar")
     tr.set_defaults(func=cmd_official)
 
@@ -411,22 +459,29 @@ def cmd_official(args) -> int:
         print("ub official truth: refusing to run the release's programs (third-party code); "
               "add --trust-release-code if you trust this release", file=sys.stderr)
         return 2
-    for name in ("timeout", "cpu_limit", "memory_mb", "max_output_mb", "workers"):
+    for flag, name in [("--workers", "workers")] + [(o[0], o[1]) for o in _LIMIT_OPTIONS]:
         if getattr(args, name) <= 0:
-            print(f"ub official truth: --{name.replace('_', '-')} must be positive", file=sys.stderr)
+            print(f"ub official truth: {flag} must be positive", file=sys.stderr)
             return 2
-    limits = Limits(wall_s=args.timeout, cpu_s=args.cpu_limit, memory_mb=args.memory_mb,
-                    max_output_mb=args.max_output_mb, n_values=args.n_values or None)
+    if args.n_values < 0:
+        print("ub official truth: --n-values must be 0 or positive", file=sys.stderr)
+        return 2
+    limits = Limits(n_values=args.n_values or None, **{o[1]: getattr(args, o[1]) for o in _LIMIT_OPTIONS})
     try:
         s = build_truth(args.codes, args.out, trust_release_code=True, workers=args.workers, limits=limits,
-                        progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr))
-    except (FileNotFoundError, ValueError) as e:
-        print(f"ub official truth: {e}", file=sys.stderr)
+                        progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr),
+                        jail=not args.no_jail)
+    except JailError as e:
+        print(f"ub official truth: no jail can be made here: {e}; pass --no-jail to run the programs without one "
+              "(unprotected)", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as e:
+        print(f"ub official truth: {escape_controls(e)}", file=sys.stderr)
         return 2
     print(f"{s.total} programs: {s.ok} run, {s.skipped} already done, {len(s.failed)} failed "
-          f"({s.seconds:.1f} s)")
+          f"({s.seconds:.1f} s; {s.sandbox})")
     for folder, n in s.files.items():
-        print(f"  {Path(args.out) / folder / VALUES_FILE}: {n} uids")
+        print(f"  {escape_controls(Path(args.out) / folder / VALUES_FILE)}: {n} uids")
     for f in s.failed:
-        print(f"  failed {f.job.folder}/{f.job.uid}: {f.reason}")
+        print(f"  failed {f.line()}")
     return 1 if s.failed else 0
