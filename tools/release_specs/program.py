@@ -78,15 +78,9 @@ def find_selector(body, env, ctx):
     return None, 0
 
 
-def analyze_program(src: str) -> dict:
-    tree = ast.parse(src)
-    aliases = import_aliases(tree)
-    li, loop = find_main_loop(tree)
-    result: dict = {"literals": {}, "derived_constants": {}, "sampler_calls": [], "notes": []}
-    ctx0 = Ctx(aliases)
-    env: dict = {}
-    pre = tree.body if loop is None else tree.body[:li]
-    exec_block(pre, env, ctx0)
+def module_constants(pre, env, result) -> None:
+    """The literal module-level assignments (``literals``) and, separately, the names whose value folded from
+    literals (``derived_constants``, with their expression); empty accumulators are left out."""
     for s in pre:
         if isinstance(s, ast.Assign):
             for tgt in s.targets:
@@ -105,6 +99,87 @@ def analyze_program(src: str) -> dict:
                                                                        "expr": ast.unparse(s.value)}
                             except TypeError:
                                 pass
+
+
+def selector_law(loop, post, env, aliases, sel, m, result) -> Law:
+    """The law of a loop whose body branches on an index draw ``sel`` over ``m`` values: the body is specialised
+    per index; a mixture of the branches' laws, or a choice where every branch prints a constant."""
+    comps = []
+    for i in range(m):
+        ctx = Ctx(aliases)
+        ctx.override = {sel: i}
+        e = dict(env)
+        exec_block(loop.body, e, ctx)
+        name, pnote = printed_list(post, ctx.appends, ctx, e)
+        if name is None:
+            raise Unclassifiable(pnote)
+        L = law(ctx.appends[name], ctx)
+        w = ctx.selector_weights
+        comps.append((L, None if w is None else float(np.asarray(w, dtype=float)[i]), ctx))
+        if pnote:
+            result["notes"].append(pnote)
+    result["notes"].append(f"selector `{sel}` = choice over {m} indices; body specialised per index")
+    if all(L.family == "constant" for L, _, _ in comps):
+        values = [L.params["value"] for L, _, _ in comps]
+        L = choice_law(values, [w for _, w, _ in comps], "outcome = choice(K, p) printed directly")
+        L.notes.append("the selector draw is itself the printed outcome")
+    else:
+        comp_specs = []
+        for Lc, w, c in comps:
+            comp_specs.append({"family": Lc.family, "params": tidy_params(Lc.family, Lc.params),
+                               "weight": num(w)})
+        pats = [Lc.pattern for Lc, _, _ in comps]
+        L = Law("mixture", {"components": comp_specs}, "mixture: index = choice(K, p=weights); "
+                + " | ".join(sorted(set(pats))), extra={"component_patterns": pats})
+    result["notes"].extend(n for _, _, c in comps for n in c.notes)
+    return L
+
+
+def single_law(loop, post, env, aliases, ctx0, result) -> Law:
+    """The law of a loop with no index selector: the printed list's element, folded and classified."""
+    ctx = Ctx(aliases)
+    e = dict(env)
+    exec_block(loop.body, e, ctx)
+    name, pnote = printed_list(post, ctx.appends, ctx, e)
+    if pnote:
+        result["notes"].append(pnote)
+    if name is None:
+        raise Unclassifiable(pnote)
+    if ctx.has_defs or ctx0.has_defs:
+        result["notes"].append("program defines functions/classes")
+    out = ctx.appends[name]
+    dv = ctx.as_draw(out)
+    if pnote and "for sublist in" in pnote and dv is not None and dv.kind == "multinomial" and sc(dv.params):
+        pv = [float(x) for x in dv.params["pvals"]]
+        if max(pv) - min(pv) > 1e-12:
+            raise Unclassifiable("pooled counts of a multinomial with unequal probabilities")
+        L = Law("binomial", {"n": num(dv.params["n"]), "p": num(pv[0])},
+                "pooled multinomial count vectors (all categories equiprobable, so every count is Binomial(n, p))",
+                notes=["prints the flattened count vectors: all components pooled; values dependent within a draw",
+                       pnote + " (only part of the draws is printed)"],
+                extra={"multinomial": {"n": num(dv.params["n"]), "pvals": num(pv)}})
+    else:
+        L = law(out, ctx)
+        if L.family == "constant":
+            raise Unclassifiable(f"output folds to the constant {L.params['value']!r} (suspect: unmodelled mutation)")
+    result["notes"].extend(ctx.notes)
+    result["output_expression"] = show(out, ctx)
+    if pnote and "[:" in pnote:
+        L.notes.append(pnote + " (only part of the draws is printed)")
+    return L
+
+
+def analyze_program(src: str) -> dict:
+    """Literals, derived constants, sampler calls and the classification of one program (parsed, never run)."""
+    tree = ast.parse(src)
+    aliases = import_aliases(tree)
+    li, loop = find_main_loop(tree)
+    result: dict = {"literals": {}, "derived_constants": {}, "sampler_calls": [], "notes": []}
+    ctx0 = Ctx(aliases)
+    env: dict = {}
+    pre = tree.body if loop is None else tree.body[:li]
+    exec_block(pre, env, ctx0)
+    module_constants(pre, env, result)
     result["sampler_calls"] = list_sampler_calls(tree, env, aliases)
     if loop is None:
         raise_note = "no top-level `for _ in range(N)` sampling loop"
@@ -115,64 +190,9 @@ def analyze_program(src: str) -> dict:
     sel, m = find_selector(loop.body, env, ctx0)
     try:
         if sel:
-            comps = []
-            for i in range(m):
-                ctx = Ctx(aliases)
-                ctx.override = {sel: i}
-                e = dict(env)
-                exec_block(loop.body, e, ctx)
-                name, pnote = printed_list(post, ctx.appends, ctx, e)
-                if name is None:
-                    raise Unclassifiable(pnote)
-                L = law(ctx.appends[name], ctx)
-                w = ctx.selector_weights
-                comps.append((L, None if w is None else float(np.asarray(w, dtype=float)[i]), ctx))
-                if pnote:
-                    result["notes"].append(pnote)
-            result["notes"].append(f"selector `{sel}` = choice over {m} indices; body specialised per index")
-            if all(L.family == "constant" for L, _, _ in comps):
-                values = [L.params["value"] for L, _, _ in comps]
-                L = choice_law(values, [w for _, w, _ in comps], "outcome = choice(K, p) printed directly")
-                L.notes.append("the selector draw is itself the printed outcome")
-            else:
-                comp_specs = []
-                for Lc, w, c in comps:
-                    comp_specs.append({"family": Lc.family, "params": tidy_params(Lc.family, Lc.params),
-                                       "weight": num(w)})
-                pats = [Lc.pattern for Lc, _, _ in comps]
-                L = Law("mixture", {"components": comp_specs}, "mixture: index = choice(K, p=weights); "
-                        + " | ".join(sorted(set(pats))), extra={"component_patterns": pats})
-            result["notes"].extend(n for _, _, c in comps for n in c.notes)
+            L = selector_law(loop, post, env, aliases, sel, m, result)
         else:
-            ctx = Ctx(aliases)
-            e = dict(env)
-            exec_block(loop.body, e, ctx)
-            name, pnote = printed_list(post, ctx.appends, ctx, e)
-            if pnote:
-                result["notes"].append(pnote)
-            if name is None:
-                raise Unclassifiable(pnote)
-            if ctx.has_defs or ctx0.has_defs:
-                result["notes"].append("program defines functions/classes")
-            out = ctx.appends[name]
-            dv = ctx.as_draw(out)
-            if pnote and "for sublist in" in pnote and dv is not None and dv.kind == "multinomial" and sc(dv.params):
-                pv = [float(x) for x in dv.params["pvals"]]
-                if max(pv) - min(pv) > 1e-12:
-                    raise Unclassifiable("pooled counts of a multinomial with unequal probabilities")
-                L = Law("binomial", {"n": num(dv.params["n"]), "p": num(pv[0])},
-                        "pooled multinomial count vectors (all categories equiprobable, so every count is Binomial(n, p))",
-                        notes=["prints the flattened count vectors: all components pooled; values dependent within a draw",
-                               pnote + " (only part of the draws is printed)"],
-                        extra={"multinomial": {"n": num(dv.params["n"]), "pvals": num(pv)}})
-            else:
-                L = law(out, ctx)
-                if L.family == "constant":
-                    raise Unclassifiable(f"output folds to the constant {L.params['value']!r} (suspect: unmodelled mutation)")
-            result["notes"].extend(ctx.notes)
-            result["output_expression"] = show(out, ctx)
-            if pnote and "[:" in pnote:
-                L.notes.append(pnote + " (only part of the draws is printed)")
+            L = single_law(loop, post, env, aliases, ctx0, result)
         result["classification"] = {"status": "classified", "law": L}
     except Unclassifiable as exc:
         result["classification"] = {"status": "unclassifiable", "reason": str(exc)}
