@@ -176,154 +176,170 @@ def arith(op, a, b):
     return ast.BinOp(left=wa, op=ops[op], right=wb)
 
 
+def _canon_numpy(name, g, size):
+    """A numpy ``Generator`` / ``numpy.random`` sampler in our conventions."""
+    simple = {
+        "uniform": ("uniform", {"low": g("low"), "high": g("high")}),
+        "normal": ("normal", {"loc": g("loc"), "scale": g("scale")}),
+        "standard_normal": ("normal", {"loc": 0.0, "scale": 1.0}),
+        "exponential": ("exponential", {"scale": g("scale")}),
+        "standard_exponential": ("exponential", {"scale": 1.0}),
+        "gamma": ("gamma", {"shape": g("shape"), "scale": g("scale")}),
+        "standard_gamma": ("gamma", {"shape": g("shape"), "scale": 1.0}),
+        "beta": ("beta", {"a": g("a"), "b": g("b")}),
+        "binomial": ("binomial", {"n": g("n"), "p": g("p")}),
+        "poisson": ("poisson", {"lam": g("lam")}),
+        "geometric": ("geometric", {"p": g("p")}),
+        "negative_binomial": ("negative_binomial", {"n": g("n"), "p": g("p")}),
+        "lognormal": ("log_normal", {"mean": g("mean"), "sigma": g("sigma")}),
+        "laplace": ("laplace", {"loc": g("loc"), "scale": g("scale")}),
+        "logistic": ("logistic", {"loc": g("loc"), "scale": g("scale")}),
+        "gumbel": ("gumbel", {"loc": g("loc"), "scale": g("scale")}),
+        "rayleigh": ("rayleigh", {"scale": g("scale")}),
+        "chisquare": ("chi_squared", {"df": g("df")}),
+        "f": ("f", {"dfnum": g("dfnum"), "dfden": g("dfden")}),
+        "wald": ("inverse_gaussian", {"mean": g("mean"), "scale": g("scale")}),
+        "triangular": ("triangular", {"left": g("left"), "mode": g("mode"), "right": g("right")}),
+        "hypergeometric": ("hypergeometric", {"ngood": g("ngood"), "nbad": g("nbad"), "nsample": g("nsample")}),
+        "standard_t": ("students_t", {"df": g("df"), "loc": 0.0, "scale": 1.0}),
+        "weibull": ("weibull", {"a": g("a"), "scale": 1.0}),
+        "multinomial": ("multinomial", {"n": g("n"), "pvals": g("pvals")}),
+        "dirichlet": ("dirichlet", {"alpha": g("alpha")}),
+        "multivariate_normal": ("multivariate_normal", {"mean": g("mean"), "cov": g("cov")}),
+    }
+    if name in simple:
+        k, p = simple[name]
+        return k, p, size
+    if name in ("random", "random_sample"):
+        return "uniform", {"low": 0.0, "high": 1.0}, size
+    if name == "rand":
+        return "uniform", {"low": 0.0, "high": 1.0}, size
+    if name == "randint":
+        lo, hi = g("low"), g("high")
+        if hi is None:
+            lo, hi = 0, lo
+        return "discrete_uniform", {"low": lo, "high": arith(operator.sub, hi, 1)}, size
+    if name == "integers":
+        lo, hi = g("low"), g("high")
+        if hi is None:
+            lo, hi = 0, lo
+        end = g("endpoint")
+        return "discrete_uniform", {"low": lo, "high": hi if end else arith(operator.sub, hi, 1)}, size
+    if name == "choice":
+        a = g("a")
+        values = list(range(int(a))) if isinstance(a, (int, np.integer)) else a
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
+        return "choice", {"values": values, "pvals": g("p"), "replace": g("replace")}, size
+    raise Unclassifiable(f"numpy sampler '{name}' not modelled")
+
+
+def _canon_scipy(name, g, size):
+    """A ``scipy.stats.<dist>.rvs`` call in our conventions (``loc`` and ``scale`` folded in where the family has
+    them; a shifted or scaled law of a family without them is not modelled)."""
+    loc, scale = g("loc"), g("scale")
+    loc = 0.0 if loc is None else loc
+    scale = 1.0 if scale is None else scale
+    ls = lambda: is_const_val(loc) and is_const_val(scale) and loc == 0 and scale == 1  # noqa: E731
+    if name in ("loguniform", "reciprocal") and is_const_val(loc) and loc == 0:
+        return "reciprocal", {"a": arith(operator.mul, g("a"), scale), "b": arith(operator.mul, g("b"), scale)}, size
+    if name == "truncnorm":
+        return "truncated_normal", {"loc": loc, "scale": scale,
+                                    "low": arith(operator.add, loc, arith(operator.mul, g("a"), scale)),
+                                    "high": arith(operator.add, loc, arith(operator.mul, g("b"), scale))}, size
+    if name == "nbinom" and loc == 0:
+        return "negative_binomial", {"n": g("n"), "p": g("p")}, size
+    if name == "chi2" and ls():
+        return "chi_squared", {"df": g("df")}, size
+    if name == "skellam" and loc == 0:
+        return "skellam", {"mu1": g("mu1"), "mu2": g("mu2")}, size
+    if name == "hypergeom" and loc == 0:
+        return "hypergeometric", {"ngood": g("n"), "nbad": arith(operator.sub, g("M"), g("n")),
+                                  "nsample": g("N")}, size
+    if name == "pareto" and loc == 0:
+        return "pareto", {"a": g("b"), "scale": scale}, size
+    if name == "gamma" and loc == 0:
+        return "gamma", {"shape": g("a"), "scale": scale}, size
+    if name == "erlang" and loc == 0:
+        return "erlang", {"k": g("a"), "scale": scale}, size
+    if name == "triang":
+        return "triangular", {"left": loc, "mode": arith(operator.add, loc, arith(operator.mul, g("c"), scale)),
+                              "right": arith(operator.add, loc, scale)}, size
+    if name == "beta" and ls():
+        return "beta", {"a": g("a"), "b": g("b")}, size
+    if name == "t":
+        return "students_t", {"df": g("df"), "loc": loc, "scale": scale}, size
+    if name == "weibull_min" and loc == 0:
+        return "weibull", {"a": g("c"), "scale": scale}, size
+    if name == "lognorm" and loc == 0:
+        sc = scale
+        mean = math.log(sc) if is_const_val(sc) else F("log", sc)
+        return "log_normal", {"mean": mean, "sigma": g("s")}, size
+    if name in ("logistic", "laplace", "norm", "gumbel_r"):
+        fam = {"norm": "normal", "gumbel_r": "gumbel"}.get(name, name)
+        return fam, {"loc": loc, "scale": scale}, size
+    if name == "f" and ls():
+        return "f", {"dfnum": g("dfn"), "dfden": g("dfd")}, size
+    if name == "betabinom" and loc == 0:
+        return "beta_binomial", {"n": g("n"), "a": g("a"), "b": g("b")}, size
+    if name == "invweibull":
+        return "frechet", {"c": g("c"), "scale": scale, "loc": loc}, size
+    if name == "invgauss" and loc == 0:
+        return "inverse_gaussian", {"mean": arith(operator.mul, g("mu"), scale), "scale": scale}, size
+    if name == "poisson" and loc == 0:
+        return "poisson", {"lam": g("mu")}, size
+    if name == "geom" and loc == 0:
+        return "geometric", {"p": g("p")}, size
+    if name == "expon" and loc == 0:
+        return "exponential", {"scale": scale}, size
+    if name == "uniform":
+        return "uniform", {"low": loc, "high": arith(operator.add, loc, scale)}, size
+    if name == "binom" and loc == 0:
+        return "binomial", {"n": g("n"), "p": g("p")}, size
+    if name == "bernoulli" and loc == 0:
+        return "bernoulli", {"p": g("p")}, size
+    if name == "randint" and loc == 0:
+        return "discrete_uniform", {"low": g("low"), "high": arith(operator.sub, g("high"), 1)}, size
+    if name == "rayleigh" and loc == 0:
+        return "rayleigh", {"scale": scale}, size
+    if name == "dirichlet":
+        return "dirichlet", {"alpha": g("alpha")}, size
+    if name == "multivariate_normal":
+        return "multivariate_normal", {"mean": g("mean"), "cov": g("cov")}, size
+    raise Unclassifiable(f"scipy.stats.{name}.rvs with these loc/scale not modelled")
+
+
+def _canon_python(name, g):
+    """A python ``random`` sampler in our conventions (no ``size``)."""
+    if name == "random":
+        return "uniform", {"low": 0.0, "high": 1.0}, None
+    if name == "uniform":
+        return "uniform", {"low": g("a"), "high": g("b")}, None
+    if name == "randint":
+        return "discrete_uniform", {"low": g("a"), "high": g("b")}, None
+    if name in ("gauss", "normalvariate"):
+        return "normal", {"loc": g("mu"), "scale": g("sigma")}, None
+    if name == "expovariate":
+        return "exponential", {"scale": arith(operator.truediv, 1.0, g("lambd"))}, None
+    if name == "choice":
+        return "choice", {"values": g("seq"), "pvals": None, "replace": True}, None
+    if name == "choices":
+        return "choices", {"values": g("population"), "pvals": g("weights"), "k": g("k")}, None
+    if name == "sample":
+        return "sample", {"population": g("population"), "k": g("k")}, None
+    raise Unclassifiable(f"random.{name} not modelled")
+
+
 def canon(lib, name, b):
     """(kind, params, size) in our registry's parameter conventions; kind may be a vector kind."""
     g = lambda k: val(b.get(k))  # noqa: E731
     size = b.get("size")
     if lib == "numpy":
-        simple = {
-            "uniform": ("uniform", {"low": g("low"), "high": g("high")}),
-            "normal": ("normal", {"loc": g("loc"), "scale": g("scale")}),
-            "standard_normal": ("normal", {"loc": 0.0, "scale": 1.0}),
-            "exponential": ("exponential", {"scale": g("scale")}),
-            "standard_exponential": ("exponential", {"scale": 1.0}),
-            "gamma": ("gamma", {"shape": g("shape"), "scale": g("scale")}),
-            "standard_gamma": ("gamma", {"shape": g("shape"), "scale": 1.0}),
-            "beta": ("beta", {"a": g("a"), "b": g("b")}),
-            "binomial": ("binomial", {"n": g("n"), "p": g("p")}),
-            "poisson": ("poisson", {"lam": g("lam")}),
-            "geometric": ("geometric", {"p": g("p")}),
-            "negative_binomial": ("negative_binomial", {"n": g("n"), "p": g("p")}),
-            "lognormal": ("log_normal", {"mean": g("mean"), "sigma": g("sigma")}),
-            "laplace": ("laplace", {"loc": g("loc"), "scale": g("scale")}),
-            "logistic": ("logistic", {"loc": g("loc"), "scale": g("scale")}),
-            "gumbel": ("gumbel", {"loc": g("loc"), "scale": g("scale")}),
-            "rayleigh": ("rayleigh", {"scale": g("scale")}),
-            "chisquare": ("chi_squared", {"df": g("df")}),
-            "f": ("f", {"dfnum": g("dfnum"), "dfden": g("dfden")}),
-            "wald": ("inverse_gaussian", {"mean": g("mean"), "scale": g("scale")}),
-            "triangular": ("triangular", {"left": g("left"), "mode": g("mode"), "right": g("right")}),
-            "hypergeometric": ("hypergeometric", {"ngood": g("ngood"), "nbad": g("nbad"), "nsample": g("nsample")}),
-            "standard_t": ("students_t", {"df": g("df"), "loc": 0.0, "scale": 1.0}),
-            "weibull": ("weibull", {"a": g("a"), "scale": 1.0}),
-            "multinomial": ("multinomial", {"n": g("n"), "pvals": g("pvals")}),
-            "dirichlet": ("dirichlet", {"alpha": g("alpha")}),
-            "multivariate_normal": ("multivariate_normal", {"mean": g("mean"), "cov": g("cov")}),
-        }
-        if name in simple:
-            k, p = simple[name]
-            return k, p, size
-        if name in ("random", "random_sample"):
-            return "uniform", {"low": 0.0, "high": 1.0}, size
-        if name == "rand":
-            return "uniform", {"low": 0.0, "high": 1.0}, size
-        if name == "randint":
-            lo, hi = g("low"), g("high")
-            if hi is None:
-                lo, hi = 0, lo
-            return "discrete_uniform", {"low": lo, "high": arith(operator.sub, hi, 1)}, size
-        if name == "integers":
-            lo, hi = g("low"), g("high")
-            if hi is None:
-                lo, hi = 0, lo
-            end = g("endpoint")
-            return "discrete_uniform", {"low": lo, "high": hi if end else arith(operator.sub, hi, 1)}, size
-        if name == "choice":
-            a = g("a")
-            values = list(range(int(a))) if isinstance(a, (int, np.integer)) else a
-            if isinstance(values, np.ndarray):
-                values = values.tolist()
-            return "choice", {"values": values, "pvals": g("p"), "replace": g("replace")}, size
-        raise Unclassifiable(f"numpy sampler '{name}' not modelled")
+        return _canon_numpy(name, g, size)
     if lib == "scipy":
-        loc, scale = g("loc"), g("scale")
-        loc = 0.0 if loc is None else loc
-        scale = 1.0 if scale is None else scale
-        ls = lambda: is_const_val(loc) and is_const_val(scale) and loc == 0 and scale == 1  # noqa: E731
-        if name in ("loguniform", "reciprocal") and is_const_val(loc) and loc == 0:
-            return "reciprocal", {"a": arith(operator.mul, g("a"), scale), "b": arith(operator.mul, g("b"), scale)}, size
-        if name == "truncnorm":
-            return "truncated_normal", {"loc": loc, "scale": scale,
-                                        "low": arith(operator.add, loc, arith(operator.mul, g("a"), scale)),
-                                        "high": arith(operator.add, loc, arith(operator.mul, g("b"), scale))}, size
-        if name == "nbinom" and loc == 0:
-            return "negative_binomial", {"n": g("n"), "p": g("p")}, size
-        if name == "chi2" and ls():
-            return "chi_squared", {"df": g("df")}, size
-        if name == "skellam" and loc == 0:
-            return "skellam", {"mu1": g("mu1"), "mu2": g("mu2")}, size
-        if name == "hypergeom" and loc == 0:
-            return "hypergeometric", {"ngood": g("n"), "nbad": arith(operator.sub, g("M"), g("n")),
-                                      "nsample": g("N")}, size
-        if name == "pareto" and loc == 0:
-            return "pareto", {"a": g("b"), "scale": scale}, size
-        if name == "gamma" and loc == 0:
-            return "gamma", {"shape": g("a"), "scale": scale}, size
-        if name == "erlang" and loc == 0:
-            return "erlang", {"k": g("a"), "scale": scale}, size
-        if name == "triang":
-            return "triangular", {"left": loc, "mode": arith(operator.add, loc, arith(operator.mul, g("c"), scale)),
-                                  "right": arith(operator.add, loc, scale)}, size
-        if name == "beta" and ls():
-            return "beta", {"a": g("a"), "b": g("b")}, size
-        if name == "t":
-            return "students_t", {"df": g("df"), "loc": loc, "scale": scale}, size
-        if name == "weibull_min" and loc == 0:
-            return "weibull", {"a": g("c"), "scale": scale}, size
-        if name == "lognorm" and loc == 0:
-            sc = scale
-            mean = math.log(sc) if is_const_val(sc) else F("log", sc)
-            return "log_normal", {"mean": mean, "sigma": g("s")}, size
-        if name in ("logistic", "laplace", "norm", "gumbel_r"):
-            fam = {"norm": "normal", "gumbel_r": "gumbel"}.get(name, name)
-            return fam, {"loc": loc, "scale": scale}, size
-        if name == "f" and ls():
-            return "f", {"dfnum": g("dfn"), "dfden": g("dfd")}, size
-        if name == "betabinom" and loc == 0:
-            return "beta_binomial", {"n": g("n"), "a": g("a"), "b": g("b")}, size
-        if name == "invweibull":
-            return "frechet", {"c": g("c"), "scale": scale, "loc": loc}, size
-        if name == "invgauss" and loc == 0:
-            return "inverse_gaussian", {"mean": arith(operator.mul, g("mu"), scale), "scale": scale}, size
-        if name == "poisson" and loc == 0:
-            return "poisson", {"lam": g("mu")}, size
-        if name == "geom" and loc == 0:
-            return "geometric", {"p": g("p")}, size
-        if name == "expon" and loc == 0:
-            return "exponential", {"scale": scale}, size
-        if name == "uniform":
-            return "uniform", {"low": loc, "high": arith(operator.add, loc, scale)}, size
-        if name == "binom" and loc == 0:
-            return "binomial", {"n": g("n"), "p": g("p")}, size
-        if name == "bernoulli" and loc == 0:
-            return "bernoulli", {"p": g("p")}, size
-        if name == "randint" and loc == 0:
-            return "discrete_uniform", {"low": g("low"), "high": arith(operator.sub, g("high"), 1)}, size
-        if name == "rayleigh" and loc == 0:
-            return "rayleigh", {"scale": scale}, size
-        if name == "dirichlet":
-            return "dirichlet", {"alpha": g("alpha")}, size
-        if name == "multivariate_normal":
-            return "multivariate_normal", {"mean": g("mean"), "cov": g("cov")}, size
-        raise Unclassifiable(f"scipy.stats.{name}.rvs with these loc/scale not modelled")
+        return _canon_scipy(name, g, size)
     if lib == "random":
-        if name == "random":
-            return "uniform", {"low": 0.0, "high": 1.0}, None
-        if name == "uniform":
-            return "uniform", {"low": g("a"), "high": g("b")}, None
-        if name == "randint":
-            return "discrete_uniform", {"low": g("a"), "high": g("b")}, None
-        if name in ("gauss", "normalvariate"):
-            return "normal", {"loc": g("mu"), "scale": g("sigma")}, None
-        if name == "expovariate":
-            return "exponential", {"scale": arith(operator.truediv, 1.0, g("lambd"))}, None
-        if name == "choice":
-            return "choice", {"values": g("seq"), "pvals": None, "replace": True}, None
-        if name == "choices":
-            return "choices", {"values": g("population"), "pvals": g("weights"), "k": g("k")}, None
-        if name == "sample":
-            return "sample", {"population": g("population"), "k": g("k")}, None
-        raise Unclassifiable(f"random.{name} not modelled")
+        return _canon_python(name, g)
     raise Unclassifiable(f"unknown sampler library {lib}")
 
 
