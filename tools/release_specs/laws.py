@@ -512,19 +512,8 @@ def threshold_categorical(n, ctx):
     return Law("empirical_discrete", {"values": num(labels), "pvals": num(pv)}, pattern)
 
 
-def core_law(core, ctx):
-    """(base law, a0, b0, pattern) with core = a0 * X + b0, X ~ base law."""
-    d = ctx.as_draw(core)
-    if fname(core) == "sum" and fname(core.args[0]) == "log":
-        dv = ctx.as_draw(core.args[0].args[0])
-        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
-            return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
-                "sum of log of k uniforms = -Gamma(k, 1)"
-    if d is not None or isinstance(core, (ast.Subscript, ast.IfExp, ast.Compare)) \
-            or fname(core) in ("max", "sum", "dot", "join", "ceil"):
-        L = law(core, ctx)
-        return L, 1.0, 0.0, L.pattern
-    fn = fname(core)
+def _elementary_core_law(core, fn, ctx):
+    """``log``, ``sum(log)``, ``exp``, ``cos``/``sin`` of a draw: (base law, a0, b0, pattern), or None."""
     if fn == "log":
         x = core.args[0]
         if uniform_like(x, ctx):
@@ -559,6 +548,11 @@ def core_law(core, ctx):
         ang = angle_uniform(core.args[0], ctx)
         if ang:
             return Law("arcsine", {"low": -1.0, "high": 1.0}, ""), 1.0, 0.0, f"{fn}(uniform angle over a full period)"
+    return None
+
+
+def _power_core_law(core, ctx):
+    """``X ** e`` (inverse CDFs of Frechet, Weibull, Pareto; sin^2; Z^2) and ``r ** U``: (law, a0, b0, pattern), or None."""
     if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.right):
         e = float(core.right.value)
         base = core.left
@@ -579,27 +573,57 @@ def core_law(core, ctx):
         r = float(core.left.value)
         lo, hi = (1.0, r) if r > 1 else (r, 1.0)
         return Law("reciprocal", {"a": num(lo), "b": num(hi)}, ""), 1.0, 0.0, "r^U (log-uniform)"
+    return None
+
+
+def _product_core_law(core, ctx):
+    """``X * Y`` (Z*Z, the Gamma boost, the Laplace inverse CDF): (base law, a0, b0, pattern), or None."""
+    dz = ctx.as_draw(core.left)
+    if is_std_normal(dz) and ctx.as_draw(core.right) is dz:
+        return Law("chi_squared", {"df": 1}, ""), 1.0, 0.0, "Z*Z with Z ~ N(0,1)"
+    for g_node, pw in ((core.left, core.right), (core.right, core.left)):
+        g = ctx.as_draw(g_node)
+        if g is not None and g.kind == "gamma" and sc(g.params) and isinstance(pw, ast.BinOp) \
+                and isinstance(pw.op, ast.Pow) and std_uniform(pw.left, ctx) and isnum(pw.right):
+            shape = g.params["shape"] - 1.0
+            if shape > 0 and abs(1.0 / shape - pw.right.value) < 1e-9:
+                return Law("gamma", {"shape": num(shape), "scale": num(g.params["scale"])}, ""), 1.0, 0.0, \
+                    "Gamma(a+1) * U^(1/a) boost = Gamma(a)"
+    sg, lg = (core.left, core.right) if fname(core.left) == "sign" else (core.right, core.left)
+    if fname(sg) == "sign" and fname(lg) == "log":
+        ud = ctx.as_draw(sg.args[0])
+        c, t = linear(lg.args[0])
+        if ud is not None and ud.kind == "uniform" and sc(ud.params) and abs(ud.params["low"] + 0.5) < 1e-12 \
+                and abs(ud.params["high"] - 0.5) < 1e-12 and abs(c - 1) < 1e-12 and len(t) == 1 \
+                and abs(t[0][0] + 2) < 1e-12 and fname(t[0][1]) == "abs" and ctx.as_draw(t[0][1].args[0]) is ud:
+            return Law("laplace", {"loc": 0.0, "scale": 1.0}, ""), -1.0, 0.0, \
+                "sign(U) * log(1 - 2|U|), U ~ U(-1/2, 1/2) (Laplace inverse CDF)"
+    return None
+
+
+def core_law(core, ctx):
+    """(base law, a0, b0, pattern) with core = a0 * X + b0, X ~ base law."""
+    d = ctx.as_draw(core)
+    if fname(core) == "sum" and fname(core.args[0]) == "log":
+        dv = ctx.as_draw(core.args[0].args[0])
+        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+            return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
+                "sum of log of k uniforms = -Gamma(k, 1)"
+    if d is not None or isinstance(core, (ast.Subscript, ast.IfExp, ast.Compare)) \
+            or fname(core) in ("max", "sum", "dot", "join", "ceil"):
+        L = law(core, ctx)
+        return L, 1.0, 0.0, L.pattern
+    fn = fname(core)
+    r = _elementary_core_law(core, fn, ctx)
+    if r is not None:
+        return r
+    r = _power_core_law(core, ctx)
+    if r is not None:
+        return r
     if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Mult):
-        dz = ctx.as_draw(core.left)
-        if is_std_normal(dz) and ctx.as_draw(core.right) is dz:
-            return Law("chi_squared", {"df": 1}, ""), 1.0, 0.0, "Z*Z with Z ~ N(0,1)"
-        for g_node, pw in ((core.left, core.right), (core.right, core.left)):
-            g = ctx.as_draw(g_node)
-            if g is not None and g.kind == "gamma" and sc(g.params) and isinstance(pw, ast.BinOp) \
-                    and isinstance(pw.op, ast.Pow) and std_uniform(pw.left, ctx) and isnum(pw.right):
-                shape = g.params["shape"] - 1.0
-                if shape > 0 and abs(1.0 / shape - pw.right.value) < 1e-9:
-                    return Law("gamma", {"shape": num(shape), "scale": num(g.params["scale"])}, ""), 1.0, 0.0, \
-                        "Gamma(a+1) * U^(1/a) boost = Gamma(a)"
-        sg, lg = (core.left, core.right) if fname(core.left) == "sign" else (core.right, core.left)
-        if fname(sg) == "sign" and fname(lg) == "log":
-            ud = ctx.as_draw(sg.args[0])
-            c, t = linear(lg.args[0])
-            if ud is not None and ud.kind == "uniform" and sc(ud.params) and abs(ud.params["low"] + 0.5) < 1e-12 \
-                    and abs(ud.params["high"] - 0.5) < 1e-12 and abs(c - 1) < 1e-12 and len(t) == 1 \
-                    and abs(t[0][0] + 2) < 1e-12 and fname(t[0][1]) == "abs" and ctx.as_draw(t[0][1].args[0]) is ud:
-                return Law("laplace", {"loc": 0.0, "scale": 1.0}, ""), -1.0, 0.0, \
-                    "sign(U) * log(1 - 2|U|), U ~ U(-1/2, 1/2) (Laplace inverse CDF)"
+        r = _product_core_law(core, ctx)
+        if r is not None:
+            return r
     if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Div):
         r = ratio_law(core, ctx)
         if r is not None:
