@@ -54,24 +54,8 @@ SYMFUN = {
 SAFE_METHODS = {"sum", "prod", "copy", "tolist", "astype", "mean", "cumsum", "item", "join", "keys", "values"}
 
 
-def fold(n, env, ctx):
-    t = type(n)
-    if t is ast.Constant:
-        return n
-    if t is ast.Name:
-        if n.id in env:
-            return env[n.id]
-        if n.id in ("float", "int", "bool", "str"):
-            return C({"float": float, "int": int, "bool": bool, "str": str}[n.id])
-        return unk(n)
-    if t is ast.Attribute:
-        p = path_of(n, env, ctx)
-        if p in CONSTS:
-            return C(CONSTS[p])
-        base = fold(n.value, env, ctx)
-        if isc(base) and isinstance(base.value, np.ndarray) and n.attr in ("T", "size", "shape"):
-            return C(getattr(base.value, n.attr))
-        return unk(n)
+def _fold_operation(n, t, env, ctx):
+    """Fold an operator node (binary, unary, boolean, comparison): a constant where every operand is one."""
     if t is ast.BinOp:
         left, right = fold(n.left, env, ctx), fold(n.right, env, ctx)
         if isc(left) and isc(right):
@@ -111,11 +95,12 @@ def fold(n, env, ctx):
             except Exception:  # noqa: BLE001
                 pass
         return ast.Compare(left=left, ops=n.ops, comparators=comps)
-    if t is ast.IfExp:
-        test = fold(n.test, env, ctx)
-        if isc(test):
-            return fold(n.body if test.value else n.orelse, env, ctx)
-        return ast.IfExp(test=test, body=fold(n.body, env, ctx), orelse=fold(n.orelse, env, ctx))
+    raise TypeError(t)
+
+
+def _fold_container(n, t, env, ctx):
+    """Fold a list, tuple, dict, subscript or slice: a constant where every part is one; ``draw(size=1)[0]`` is
+    the scalar draw."""
     if t in (ast.List, ast.Tuple):
         elts = [fold(e, env, ctx) for e in n.elts]
         if all(isc(e) for e in elts):
@@ -145,6 +130,41 @@ def fold(n, env, ctx):
         if all(isc(x) for x in parts):
             return C(slice(*[x.value for x in parts]))
         return unk(n)
+    raise TypeError(t)
+
+
+_OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)
+_CONTAINERS = (ast.List, ast.Tuple, ast.Dict, ast.Subscript, ast.Slice)
+
+
+def fold(n, env, ctx):
+    """The folded form of expression ``n``: a constant, a draw, or an expression over unknowns."""
+    t = type(n)
+    if t is ast.Constant:
+        return n
+    if t is ast.Name:
+        if n.id in env:
+            return env[n.id]
+        if n.id in ("float", "int", "bool", "str"):
+            return C({"float": float, "int": int, "bool": bool, "str": str}[n.id])
+        return unk(n)
+    if t is ast.Attribute:
+        p = path_of(n, env, ctx)
+        if p in CONSTS:
+            return C(CONSTS[p])
+        base = fold(n.value, env, ctx)
+        if isc(base) and isinstance(base.value, np.ndarray) and n.attr in ("T", "size", "shape"):
+            return C(getattr(base.value, n.attr))
+        return unk(n)
+    if t in _OPERATIONS:
+        return _fold_operation(n, t, env, ctx)
+    if t is ast.IfExp:
+        test = fold(n.test, env, ctx)
+        if isc(test):
+            return fold(n.body if test.value else n.orelse, env, ctx)
+        return ast.IfExp(test=test, body=fold(n.body, env, ctx), orelse=fold(n.orelse, env, ctx))
+    if t in _CONTAINERS:
+        return _fold_container(n, t, env, ctx)
     if t is ast.Call:
         return fold_call(n, env, ctx)
     return unk(n)
