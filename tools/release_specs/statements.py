@@ -43,7 +43,61 @@ def exec_block(stmts, env, ctx):
         exec_stmt(s, env, ctx)
 
 
+def _exec_expr(s, env, ctx) -> None:
+    """An expression statement: ``xs.append(v)`` records the printed candidate, other list mutations make the list
+    unknown, ``shuffle(xs)`` makes it a shuffle draw."""
+    call = s.value
+    if isinstance(call, ast.Call):
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "append" and isinstance(f.value, ast.Name) and call.args:
+            ctx.appends[f.value.id] = fold(call.args[0], env, ctx)
+            if f.value.id in env:  # the list is mutated: its folded value is no longer known
+                env[f.value.id] = unk(call)
+            return
+        if isinstance(f, ast.Attribute) and f.attr in ("extend", "insert", "pop", "remove", "sort", "reverse") \
+                and isinstance(f.value, ast.Name):
+            env[f.value.id] = unk(call)
+            return
+        p = path_of(f, env, ctx)
+        if p in ("random.shuffle", "numpy.random.shuffle", "Generator.shuffle") and call.args \
+                and isinstance(call.args[0], ast.Name):
+            name = call.args[0].id
+            items = env.get(name, unk(call.args[0]))
+            env[name] = ctx.draw("shuffle", {"items": val(items)}, None, p, ast.unparse(call))
+            return
+
+
+def _exec_if(s, env, ctx) -> None:
+    """An ``if``: the taken branch where the test folds to a constant, else both branches, their names and appends
+    merged into conditional expressions."""
+    test = fold(s.test, env, ctx)
+    if isc(test):
+        exec_block(s.body if test.value else s.orelse, env, ctx)
+        return
+    saved = dict(ctx.appends)
+    e1, e2 = dict(env), dict(env)
+    exec_block(s.body, e1, ctx)
+    a1 = ctx.appends
+    ctx.appends = dict(saved)
+    exec_block(s.orelse, e2, ctx)
+    a2 = ctx.appends
+    for k in set(e1) | set(e2):
+        v1, v2 = e1.get(k, env.get(k)), e2.get(k, env.get(k))
+        if v1 is v2:
+            env[k] = v1
+        else:
+            env[k] = ast.IfExp(test=test, body=v1 if v1 is not None else unk(s),
+                               orelse=v2 if v2 is not None else unk(s))
+    merged = {}
+    for k in set(a1) | set(a2):
+        v1, v2 = a1.get(k, saved.get(k)), a2.get(k, saved.get(k))
+        merged[k] = v1 if v1 is v2 else ast.IfExp(test=test, body=v1 if v1 is not None else unk(s),
+                                                   orelse=v2 if v2 is not None else unk(s))
+    ctx.appends = merged
+
+
 def exec_stmt(s, env, ctx):
+    """Execute one statement symbolically: ``env`` maps names to folded values, ``ctx`` collects appends and draws."""
     if isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assert, ast.Raise, ast.Break, ast.Continue)):
         return
     if isinstance(s, (ast.FunctionDef, ast.ClassDef)):
@@ -72,51 +126,10 @@ def exec_stmt(s, env, ctx):
             assign(s.target, None, env, ctx)
         return
     if isinstance(s, ast.Expr):
-        call = s.value
-        if isinstance(call, ast.Call):
-            f = call.func
-            if isinstance(f, ast.Attribute) and f.attr == "append" and isinstance(f.value, ast.Name) and call.args:
-                ctx.appends[f.value.id] = fold(call.args[0], env, ctx)
-                if f.value.id in env:  # the list is mutated: its folded value is no longer known
-                    env[f.value.id] = unk(call)
-                return
-            if isinstance(f, ast.Attribute) and f.attr in ("extend", "insert", "pop", "remove", "sort", "reverse") \
-                    and isinstance(f.value, ast.Name):
-                env[f.value.id] = unk(call)
-                return
-            p = path_of(f, env, ctx)
-            if p in ("random.shuffle", "numpy.random.shuffle", "Generator.shuffle") and call.args \
-                    and isinstance(call.args[0], ast.Name):
-                name = call.args[0].id
-                items = env.get(name, unk(call.args[0]))
-                env[name] = ctx.draw("shuffle", {"items": val(items)}, None, p, ast.unparse(call))
-                return
+        _exec_expr(s, env, ctx)
         return
     if isinstance(s, ast.If):
-        test = fold(s.test, env, ctx)
-        if isc(test):
-            exec_block(s.body if test.value else s.orelse, env, ctx)
-            return
-        saved = dict(ctx.appends)
-        e1, e2 = dict(env), dict(env)
-        exec_block(s.body, e1, ctx)
-        a1 = ctx.appends
-        ctx.appends = dict(saved)
-        exec_block(s.orelse, e2, ctx)
-        a2 = ctx.appends
-        for k in set(e1) | set(e2):
-            v1, v2 = e1.get(k, env.get(k)), e2.get(k, env.get(k))
-            if v1 is v2:
-                env[k] = v1
-            else:
-                env[k] = ast.IfExp(test=test, body=v1 if v1 is not None else unk(s),
-                                   orelse=v2 if v2 is not None else unk(s))
-        merged = {}
-        for k in set(a1) | set(a2):
-            v1, v2 = a1.get(k, saved.get(k)), a2.get(k, saved.get(k))
-            merged[k] = v1 if v1 is v2 else ast.IfExp(test=test, body=v1 if v1 is not None else unk(s),
-                                                       orelse=v2 if v2 is not None else unk(s))
-        ctx.appends = merged
+        _exec_if(s, env, ctx)
         return
     if isinstance(s, ast.While):
         if recognize_negmult_while(s, env, ctx) or recognize_knuth_while(s, env, ctx):
