@@ -1,11 +1,11 @@
 """The built-in KS@N bank follows the public UnpredictaBench release uid for uid (issue 17).
 
 Every generated problem carries its release uid and the process of that uid's ground-truth program, as read from
-the release (``ub_core/problems/ksn/release_processes.json``; ``scripts/release_specs`` holds the reading). These
-tests check, problem by problem, that the truth we draw has the declared family, parameters and support: a
-one-sample KS test against scipy's distribution where scipy has the family, the exact pmf where it is discrete and
-listable, and the analytic mean otherwise (a z-test). Each test is at level 1e-4, with a Bonferroni budget of
-about 0.04 over the ~400 problems for a correct bank.
+the release (``ub_core/problems/ksn/release_processes.json``; ``tools/release_specs`` holds the reading and
+``tests/data/release_specs.json`` its table). These tests check, problem by problem, that the truth we draw has the
+declared family, parameters and support: a one-sample KS test against scipy's distribution where scipy has the
+family, the exact pmf where it is discrete and listable, and the analytic mean otherwise (a z-test). Each test is at
+level 1e-4, with a Bonferroni budget of about 0.04 over the ~400 problems for a correct bank.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ub_core.problems import get_problem, load_bank
 from ub_core.problems.candidates import _family_pmf
 from ub_core.problems.ksn.release_processes import RELEASE_PROCESSES
 
-SPECS = json.loads((Path(__file__).resolve().parents[1] / "scripts" / "release_specs" / "specs.json").read_text())
+SPECS = json.loads((Path(__file__).resolve().parent / "data" / "release_specs.json").read_text())
 BANK = {p.uid: p for p in load_bank("ksn")}
 ALPHA = 1e-4
 GENERATED = [r for r in RELEASE_PROCESSES]

@@ -1,6 +1,6 @@
 """The process of every generated problem of the public UnpredictaBench release, uid for uid.
 
-``release_processes.json`` (package data) is written by ``scripts/release_specs/build_processes.py`` from a static
+``release_processes.json`` (package data) is written by ``tools/release_specs/build_processes.py`` from a static
 reading of the release's ground-truth programs (``ground_truth_codes/<task folder>/<uid>.py``). One record per
 generated release row:
 

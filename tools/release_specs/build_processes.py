@@ -1,8 +1,9 @@
-"""Write ``ub_core/problems/ksn/release_processes.json`` from ``specs.json`` (this folder): the process of every
-generated release problem (text, code, multimodal), uid for uid. Facts only: uid, task folder, row, family and
-parameters in our registry's terms, and a note where the release is odd. Run from the repository root:
+"""Write ``ub_core/problems/ksn/release_processes.json`` from ``tests/data/release_specs.json`` (the table that
+``python -m tools.release_specs`` writes): the process of every generated release problem (text, code, multimodal),
+uid for uid. Facts only: uid, task folder, row, family and parameters in our registry's terms, and a note where the
+release is odd. Run from the repository root:
 
-    python scripts/release_specs/build_processes.py
+    python -m tools.release_specs.build_processes
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE.parent.parent / "ub_core" / "problems" / "ksn" / "release_processes.json"
+from ub_core.problems.ksn.release_names import release_folder_info
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ROOT / "tests" / "data" / "release_specs.json"
+OUT = ROOT / "ub_core" / "problems" / "ksn" / "release_processes.json"
 GENERATED = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal")
-CATEGORY_OF_FOLDER = {"textual_explicit": "text_explicit", "textual_implicit": "text_implicit",
-                      "code_explicit": "code_explicit", "code_implicit": "code_implicit",
-                      "textual_multimodal_explicit": "multimodal"}
 
 # Where the process we use is not the static extraction's family, and why.
 OVERRIDES = {
@@ -96,13 +97,8 @@ def _registry_form(family, params):
     return family, params
 
 
-def _category(folder: str) -> str:
-    stem = folder.rsplit("_gpt", 1)[0].replace("_concentrated", "").replace("_spread_out", "")
-    return CATEGORY_OF_FOLDER[stem]
-
-
 def main() -> None:
-    specs = json.loads((HERE / "specs.json").read_text())
+    specs = json.loads(SPECS.read_text())
     rows = []
     for s in specs:
         if s["category"] not in GENERATED:
@@ -124,7 +120,7 @@ def main() -> None:
             "folder": s["task_folder"],
             "uid_folder": s["uid_folder"],
             "row": s["question_index"],
-            "category": _category(s["task_folder"]),
+            "category": release_folder_info(s["task_folder"])["category"],
             "regime": "spread" if s["regime"] == "spread_out" else "concentrated",
             "slot": s["intended_family"],
             "release_name": s["intended_subcategory"],

@@ -6,7 +6,7 @@ our 10,000 reference draws (the scorer's own, seed 0) against the program's 10,0
 compared by a chi-square test on the outcome counts (labels mapped through our options). Permutation truths are
 skipped: their item lists are checked against the release by the tests.
 
-    python scripts/release_specs/compare_truth.py DIR [--alpha 1e-3] [--json OUT]
+    python -m tools.release_specs.compare_truth DIR [--alpha 1e-3] [--json OUT]
 """
 
 from __future__ import annotations
