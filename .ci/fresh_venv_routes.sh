@@ -28,7 +28,7 @@ for task in ("ub_ksn_shuffling", "ub_ksn_real_world"):
     assert r2["results"][task]["ks@100,take_100"] == 1.0, r2["results"][task]
     assert r2["higher_is_better"][task]["ks@100"] is True
 sample = json.loads(open(glob.glob("out2/**/samples_ub_ksn_shuffling_*.jsonl", recursive=True)[0]).readline())
-assert len(sample["values"]) == 100
+assert len(sample["doc"]["ub_sample"]["values"]) == 100  # per-document lists live in the sample log only
 from inspect_ai.log import read_eval_log
 log = read_eval_log(glob.glob("logs/*.eval")[0])
 assert log.status == "success" and log.eval.task == "ub_inspect/ksn", (log.status, log.eval.task)

@@ -130,7 +130,7 @@ for r in rows:  # learnt within ~0.01 (tests/test_trained_model.py): the lm-eval
     # p_pass@N predicts ub_ksn, which retries nothing: at N = 100 every one of 100 replies must be valid (valid mass
     # ~0.998, so ~0.85), at N = 50 half of them
     assert r["valid_mass"] >= 0.99 and r["ks_distance"] <= 0.03 and r["p_pass@50"] >= 0.98, r
-    print(f"ub_ksn_logprob lm-eval vllm {r['doc']['id']}: q {[round(x, 4) for x in r['q']]}, valid mass "
+    print(f"ub_ksn_logprob lm-eval vllm {r['doc']['id']}: q {[round(x, 4) for x in r['doc']['ub_sample']['q']]}, valid mass "
           f"{r['valid_mass']:.4f}, KS distance {r['ks_distance']:.4f}, p_pass@100 {r['p_pass@100']:.4f}; {wall}s")
 PY
 
@@ -168,7 +168,7 @@ def summary(tag):
     prompts = sum(c["prompts"] for c in calls)
     ns = sorted({n for c in calls for n in c["n"]})
     samples = [json.loads(l) for f in glob.glob(f"{work}/out_{tag}/**/samples_*.jsonl", recursive=True) for l in open(f)]
-    ks = {s["doc"]["id"]: (s["ks@100"], len(s["values"])) for s in samples}
+    ks = {s["doc"]["id"]: (s["ks@100"], len(s["doc"]["ub_sample"]["values"])) for s in samples}
     return row, len(calls), prompts, ns, ks
 
 rows = {}
@@ -202,18 +202,19 @@ cal, coin = logit["colors"], logit["coins"]
 # ub-vllm inherits lm-eval's loglikelihood: the same masses from a second engine (float32 CPU; 1e-5 allows for
 # the order of floating-point sums between two engine instances)
 for cat in ("colors", "coins"):
-    a, b = logit[cat]["option_mass"], logit_ub[cat]["option_mass"]
+    a, b = logit[cat]["doc"]["ub_sample"]["option_mass"], logit_ub[cat]["doc"]["ub_sample"]["option_mass"]
     assert len(a) == len(b) and max(abs(x - y) for x, y in zip(a, b)) <= 1e-5, (cat, a, b)
 assert cal["doc"]["dedup"] == "token_ids", cal["doc"]["dedup"]
-assert cal["pm"] >= 0.99 and abs(cal["predicted"][0] - 22 / 74) <= 0.03, (cal["pm"], cal["predicted"])
-assert coin["chebyshev"] <= 0.03 and coin["argmax_acc"] == 1.0, (coin["chebyshev"], coin["predicted"])
+cal_predicted, coin_predicted = cal["doc"]["ub_sample"]["predicted"], coin["doc"]["ub_sample"]["predicted"]
+assert cal["pm"] >= 0.99 and abs(cal_predicted[0] - 22 / 74) <= 0.03, (cal["pm"], cal_predicted)
+assert coin["chebyshev"] <= 0.03 and coin["argmax_acc"] == 1.0, (coin["chebyshev"], coin_predicted)
 for tag, label in (("logit_vllm", "ub_logit, --model vllm"), ("logit_ubvllm", "ub_logit, --model ub-vllm")):
     calls = [json.loads(line) for line in open(f"{work}/calls_{tag}.jsonl")]
     print(f"{label:32} {len(calls):>14} {sum(c['prompts'] for c in calls):>9} "
           f"{str(sorted({n for c in calls for n in c['n']})):>14}")
-print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal['predicted'][0]:.4f} (ideal {22 / 74:.4f}), "
+print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal_predicted[0]:.4f} (ideal {22 / 74:.4f}), "
       f"WD {cal['wd']:.4f}; coin Chebyshev {coin['chebyshev']:.4f}, predicted "
-      f"{[round(p, 4) for p in coin['predicted']]}; wall {logit_s}s (vllm), {logit_ub_s}s (ub-vllm, same masses)")
+      f"{[round(p, 4) for p in coin_predicted]}; wall {logit_s}s (vllm), {logit_ub_s}s (ub-vllm, same masses)")
 print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s, "
       f"ub_logit {logit_s}s (vllm) / {logit_ub_s}s (ub-vllm)")
 PY

@@ -245,7 +245,7 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
     samples = res["samples"]["ub_ksn_text_explicit"]
     assert sorted(s["doc"]["id"] for s in samples) == sorted(IDS)
     ks = {s["doc"]["id"]: s["ks@100"] for s in samples}
-    values = {s["doc"]["id"]: s["values"] for s in samples}
+    values = {s["doc"]["id"]: s["doc"]["ub_sample"]["values"] for s in samples}
     _check_ks_claims(hf, chat=False, bos=True, ks_at_100=ks, values=values, retries=False)
     assert math.isclose(res["results"]["ub_ksn_text_explicit"]["ks@100,take_100"], sum(ks.values()) / 3)
 
@@ -295,7 +295,7 @@ def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeyp
     _, direct_mass, direct = _item_scores(hf, "colour", FORMS["raw"])
     assert cal["pm"] == pytest.approx(direct["pm"], abs=1e-4) and cal["wd"] == pytest.approx(direct["wd"], abs=1e-4)
     assert cal["pm"] >= MASS_MIN and cal["behaviour_calibrated"] == 1.0
-    assert abs(cal["predicted"][0] - 22 / 74) <= PROB_TOL
+    assert abs(cal["doc"]["ub_sample"]["predicted"][0] - 22 / 74) <= PROB_TOL
     assert coin["chebyshev"] <= PROB_TOL and coin["argmax_acc"] == 1.0 and coin["missing_mass"] <= 1 - MASS_MIN
 
 
