@@ -25,3 +25,13 @@ def tiny_llama(tmp_path_factory):
     from tiny_model import build_tiny_llama
 
     return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
+
+
+@pytest.fixture(scope="session")
+def task_manager():
+    """lm-eval's ``TaskManager`` over this package's task YAMLs only, built once per session (tests that need task
+    metadata call ``support.lmeval_tasks.ub_task_manager(metadata)`` themselves)."""
+    pytest.importorskip("lm_eval")
+    from support.lmeval_tasks import ub_task_manager
+
+    return ub_task_manager()

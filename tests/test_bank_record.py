@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from ub_core import problems as ub_problems
 from ub_core.cache import truth_path
 from ub_core.problems import Bank, Problem, bank_version, get_problem, load_bank
+from support.lmeval_tasks import load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,13 +66,6 @@ def test_inspect_tasks_are_versioned_by_their_bank(task, args, bank):
     assert str(t.version) == bank_version(bank)
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_multi_constructor("!", lambda loader, suffix, node: None)  # lm-eval's !function tags
-
-
 def _yaml_bank(path: Path, doc: dict) -> str:
     bank = (doc.get("metadata") or {}).get("bank")
     if bank:
@@ -88,7 +81,7 @@ def test_lmeval_yaml_versions_equal_their_banks_version():
     for path in sorted((ROOT / "ub_lmeval" / "task_yamls").rglob("*")):
         if not (path.suffix == ".yaml" or path.name.endswith("_yaml")):
             continue
-        doc = yaml.load(path.read_text(), Loader=_Loader) or {}
+        doc = load_task_yaml(path) or {}
         version = (doc.get("metadata") or {}).get("version")
         if version is None:
             continue
