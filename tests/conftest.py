@@ -35,3 +35,15 @@ def task_manager():
     from support.lmeval_tasks import ub_task_manager
 
     return ub_task_manager()
+
+
+@pytest.fixture
+def registries(monkeypatch):
+    """Private copies of the distribution-family and template registries, so a toy family or template registered
+    in a test leaks into no other test."""
+    from ub_core import distributions
+    from ub_core.problems.ksn import template_registry
+
+    monkeypatch.setattr(distributions, "FAMILIES", dict(distributions.FAMILIES))
+    monkeypatch.setattr(template_registry, "_TEMPLATES",
+                        {k: dict(v) for k, v in template_registry._TEMPLATES.items()})
