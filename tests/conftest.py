@@ -25,3 +25,25 @@ def tiny_llama(tmp_path_factory):
     from tiny_model import build_tiny_llama
 
     return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
+
+
+@pytest.fixture(scope="session")
+def task_manager():
+    """lm-eval's ``TaskManager`` over this package's task YAMLs only, built once per session (tests that need task
+    metadata call ``support.lmeval_tasks.ub_task_manager(metadata)`` themselves)."""
+    pytest.importorskip("lm_eval")
+    from support.lmeval_tasks import ub_task_manager
+
+    return ub_task_manager()
+
+
+@pytest.fixture
+def registries(monkeypatch):
+    """Private copies of the distribution-family and template registries, so a toy family or template registered
+    in a test leaks into no other test."""
+    from ub_core import distributions
+    from ub_core.problems.ksn import template_registry
+
+    monkeypatch.setattr(distributions, "FAMILIES", dict(distributions.FAMILIES))
+    monkeypatch.setattr(template_registry, "_TEMPLATES",
+                        {k: dict(v) for k, v in template_registry._TEMPLATES.items()})

@@ -32,14 +32,6 @@ from ub_core.problems.ksn.templates import TEMPLATE_KINDS, family_table, templat
 TOY = "toy_shifted_exponential"
 
 
-@pytest.fixture
-def registries(monkeypatch):
-    """Private copies of the family and template registries, so a toy registration leaks into no other test."""
-    monkeypatch.setattr(D, "FAMILIES", dict(D.FAMILIES))
-    monkeypatch.setattr(template_registry, "_TEMPLATES",
-                        {k: dict(v) for k, v in template_registry._TEMPLATES.items()})
-
-
 def _toy_family() -> D.Family:
     """A family defined entirely here: X = shift + an exponential with mean ``scale``."""
     check = D._keep(TOY, {"shift": D.REAL, "scale": D.POS})

@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
                                  candidate_record, combine_end_logprobs, end_texts, oracle_candidate_logprob,
@@ -20,6 +19,7 @@ from ub_core.metric_spec import KSN_LOGPROB_METRICS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 from ub_core.problems.candidates import candidate_set
+from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 # one problem of each candidate kind: a small discrete support, a cut infinite one, a label problem, a shuffle
@@ -210,11 +210,9 @@ def test_inspect_chat_template_that_cannot_load_fails_the_run_with_one_line(tmp_
 
 def _lmeval(model, chat=False, model_args=""):
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
+    from support.lmeval_tasks import ub_task_manager
 
-    import ub_lmeval
-
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ",".join(IDS)})
+    tm = ub_task_manager({"ids": ",".join(IDS)})
     return simple_evaluate(model=model, model_args=model_args, tasks=["ub_ksn_logprob"], task_manager=tm,
                            log_samples=True, apply_chat_template=chat)
 
@@ -262,23 +260,15 @@ def test_lmeval_docs_score_each_candidate_followed_by_each_reply_end(tiny_traine
     assert explicit["choices"] == ["{0}", "{1}"]
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
-
-
 def test_yaml_metric_list_equals_the_spec_and_categories_match_the_bank():
     from ub_core.problems.ksn import CATEGORIES
 
     folder = ROOT / "ub_lmeval/task_yamls/ksn_logprob"
-    doc = yaml.load((folder / "_ub_ksn_logprob_template_yaml").read_text(), Loader=_Loader)
-    agg = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!function utils.total"}
+    doc = load_task_yaml(folder / "_ub_ksn_logprob_template_yaml")
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    assert listed == [(m.key, agg[m.aggregation], m.higher_is_better) for m in KSN_LOGPROB_METRICS
+    assert listed == [(m.key, LMEVAL_AGGREGATION[m.aggregation], m.higher_is_better) for m in KSN_LOGPROB_METRICS
                       if "lmeval" in m.adapters]  # q goes to the sample log, not the results
-    group = yaml.load((folder / "ub_ksn_logprob.yaml").read_text(), Loader=_Loader)
+    group = load_task_yaml(folder / "ub_ksn_logprob.yaml")
     assert group["task"] == [f"ub_ksn_logprob_{c}" for c in CATEGORIES]
 
 
@@ -292,13 +282,10 @@ def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     pid = "te-bernoulli-spread"
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     # the CLI merges --model_args into the task metadata (lm_eval/config/evaluate_config.py); here by hand
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                     metadata={"ids": pid, "pretrained": str(tiny_trained_model)})
+    tm = ub_task_manager({"ids": pid, "pretrained": str(tiny_trained_model)})
     res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
                           tasks=["ub_ksn_logprob_text_explicit"], task_manager=tm, apply_chat_template=True,
                           log_samples=True, batch_size=4)

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
 import ub_lmeval  # noqa: E402  (registers the models)
 from ub_core.oracle import oracle_replies  # noqa: E402
@@ -23,11 +23,6 @@ from ub_lmeval.ksn_hooks import ksn_docs, nanmean, process_results_ksn  # noqa: 
 from ub_lmeval.models import generate_grouped, group_repeats  # noqa: E402
 
 NS = (1, 2, 5, 10, 20, 50, 100)
-
-
-@pytest.fixture(scope="module")
-def task_manager():
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
 
 
 def _evaluate(task_manager, model, tasks, limit, **kw):

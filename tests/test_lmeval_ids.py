@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
 import ub_lmeval  # noqa: E402  (registers the models)
 from ub_core.problems import load_bank  # noqa: E402
@@ -30,7 +30,7 @@ def _ids(category: str, k: int) -> list[str]:
 
 
 def _run_group(ids) -> dict:
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ids})
+    tm = ub_task_manager({"ids": ids})
     return simple_evaluate(model="ub-oracle", tasks=["ub_ksn"], task_manager=tm, log_samples=True)
 
 
@@ -109,7 +109,7 @@ def test_logit_group_ids_from_one_task():
     """The same on the log-probability groups: ids of the colour task only, through the ``ub_calibration`` group;
     the other two calibration tasks are skipped, the colour task scores the oracle's perfect mass."""
     ids = [it.id for it in load_bank("calibration", categories=["colors"])][:2]
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ids})
+    tm = ub_task_manager({"ids": ids})
     res = simple_evaluate(model="ub-oracle", tasks=["ub_calibration"], task_manager=tm, log_samples=True)
     assert [s["doc"]["id"] for s in res["samples"]["ub_calibration_colors"]] == ids
     assert res["results"]["ub_calibration_colors"]["pm,none"] == pytest.approx(1.0)

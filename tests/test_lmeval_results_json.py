@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
 import ub_lmeval  # noqa: E402
 from ub_core.metric_spec import direction, find_metric  # noqa: E402
@@ -30,11 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LISTS = {"values", "q", "option_mass", "predicted"}
 FAMILY = {"ub_calibration": "calibration", "ub_implicit": "implicit", "ub_ksn_logprob": "ksn_logprob",
           "ub_ksn": "ksn"}
-
-
-@pytest.fixture(scope="module")
-def task_manager():
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
 
 
 @pytest.fixture(scope="module")

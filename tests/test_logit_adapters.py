@@ -170,15 +170,6 @@ def test_oracle_finds_items_and_gives_true_logprobs():
 lm_eval = pytest.importorskip("lm_eval")
 
 
-@pytest.fixture(scope="module")
-def task_manager():
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
-
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
-
-
 ALL_LOGIT_TASKS = ["ub_logit", "ub_explicit"]
 
 
@@ -216,9 +207,7 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
 
 def test_lmeval_collapse_and_size_metadata(task_manager):
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     res = simple_evaluate(model="ub-collapse", tasks=["ub_calibration_colors", "ub_implicit_coins"],
                           task_manager=task_manager)
@@ -226,7 +215,7 @@ def test_lmeval_collapse_and_size_metadata(task_manager):
     # (with two options pick-first coincides with pick-higher or pick-lower, so the behaviour is not asserted)
     assert r["ub_calibration_colors"]["pm,none"] == pytest.approx(1.0) and r["ub_calibration_colors"]["wd,none"] > 0
     assert r["ub_implicit_coins"]["chebyshev,none"] == pytest.approx(0.75)  # (1, 0, 0) vs (1/4, 1/2, 1/4)
-    full = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"size": "full"})
+    full = ub_task_manager({"size": "full"})
     res = simple_evaluate(model="ub-oracle", tasks=["ub_calibration_colors"], task_manager=full)
     assert res["n-samples"]["ub_calibration_colors"]["effective"] == 3
 
@@ -235,12 +224,10 @@ def test_lmeval_tiny_hf_model_end_to_end(tiny_llama):
     """A real (untrained) local model through lm-eval's hf backend; the tokenizer reaches custom_dataset
     through the metadata (as the CLI passes model_args), so variants are deduplicated by token ids."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     path = str(tiny_llama)
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"pretrained": path})
+    tm = ub_task_manager({"pretrained": path})
     res = simple_evaluate(model="hf", model_args=f"pretrained={path},dtype=float32", tasks=["ub_calibration_colors"],
                           task_manager=tm, device="cpu", batch_size=16, log_samples=True)
     row = res["results"]["ub_calibration_colors"]

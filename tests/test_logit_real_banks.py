@@ -84,15 +84,6 @@ def test_score_row_reports_compatibility_not_one_label():
 
 # ------------------------------------------------------------------------------------------------ lm-eval
 
-@pytest.fixture(scope="module")
-def task_manager():
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
-
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
-
-
 def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
     from lm_eval import simple_evaluate
 
@@ -127,17 +118,14 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
     (both orders of counts present), Pick First is compatible with every item, Pick Higher exactly with those
     whose first count is higher, and the grid is labelled Pick First (Figure 3)."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     grid = [i for i in load_bank("calibration", categories=["colors"], size="full")
             if tuple(i.options) == ("red", "blue") and i.metadata["template"] == "t0"][:40]
     n_first_higher = sum(i.metadata["higher"] == "red" for i in grid)
     n_second_higher = sum(i.metadata["higher"] == "blue" for i in grid)
     assert n_first_higher and n_second_higher  # the grid is balanced enough to tell the behaviours apart
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                     metadata={"size": "full", "ids": ",".join(i.id for i in grid)})
+    tm = ub_task_manager({"size": "full", "ids": ",".join(i.id for i in grid)})
     res = simple_evaluate(model="ub-collapse", tasks=["ub_calibration_colors"], task_manager=tm, log_samples=True)
     row = res["results"]["ub_calibration_colors"]
     assert res["n-samples"]["ub_calibration_colors"]["effective"] == 40
@@ -169,12 +157,10 @@ def test_lmeval_tiny_local_model_runs_ub_logit(tiny_llama):
     """An untrained tiny Llama built here runs every ub_logit task end to end through lm-eval's hf backend,
     with variants deduplicated by its token ids; every score is in its range."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     path = str(tiny_llama)
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"pretrained": path})
+    tm = ub_task_manager({"pretrained": path})
     res = simple_evaluate(model="hf", model_args=f"pretrained={path},dtype=float32", tasks=["ub_logit"],
                           task_manager=tm, device="cpu", batch_size=32, limit=2, log_samples=True)
     r = res["results"]

@@ -7,27 +7,18 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-import yaml
 
 from ub_core import metric_spec
 from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, is_ks_key, metric, metric_keys
+from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
-
-_LMEVAL_AGG = {"mean": "mean", "nanmean": "!function utils.nanmean", "total": "!function utils.total"}
-
-
 def test_ksn_yaml_metric_list_equals_the_spec():
-    doc = yaml.load((ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml").read_text(), Loader=_Loader)
+    doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml")
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    expected = [(m.key, _LMEVAL_AGG[m.aggregation], direction(m)) for m in KSN_METRICS if "lmeval" in m.adapters]
+    expected = [(m.key, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for m in KSN_METRICS if "lmeval" in m.adapters]
     assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
 
 
@@ -112,11 +103,11 @@ def test_logprob_yaml_metric_lists_equal_the_spec(family, path):
     """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
     (two-sided ``re``: null); the only companions are the grid rates and the ``bad_logprobs`` count. No count of
     a per-item list and no ``_clustered_se`` row (the clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
-    doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
+    doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     heads = [row for row in listed if row[1] == "!function utils.nanmean"]
     spec = metric_spec._FAMILIES[family]
-    assert heads == [(m.key, _LMEVAL_AGG[m.aggregation], direction(m)) for m in spec]
+    assert heads == [(m.key, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for m in spec]
     rest = listed[len(heads):]
     grids = [r for r in rest if r[0].startswith("grid_")]
     assert rest == grids + [("bad_logprobs", "!function utils.total", False)]
@@ -135,7 +126,8 @@ def test_logprob_keys_and_behaviours_derive_from_the_spec():
 
 
 def _lmeval_rows(spec) -> list[tuple]:
-    return [(m.key, f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation else _LMEVAL_AGG[m.aggregation],
+    return [(m.key,
+             f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation else LMEVAL_AGGREGATION[m.aggregation],
              direction(m)) for m in spec if "lmeval" in m.adapters]
 
 
@@ -146,7 +138,7 @@ def _lmeval_rows(spec) -> list[tuple]:
     ("ksn_logprob", "ub_lmeval/task_yamls/ksn_logprob/_ub_ksn_logprob_template_yaml"),
 ])
 def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family, path):
-    doc = yaml.load((ROOT / path).read_text(), Loader=_Loader)
+    doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     assert listed == _lmeval_rows(metric_spec.metric_specs(family))  # no payload list counted as a metric
 

@@ -265,11 +265,9 @@ def test_lmeval_tasks_report_the_counts_per_category():
     import json
 
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
+    from support.lmeval_tasks import ub_task_manager
 
-    import ub_lmeval
-
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
+    tm = ub_task_manager()
     res = simple_evaluate(model="ub-collapse", tasks=["ub_ksn_code_explicit", "ub_ksn_multimodal"], task_manager=tm,
                           limit=3)
     for task in ("ub_ksn_code_explicit", "ub_ksn_multimodal"):

@@ -325,11 +325,9 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
+    from support.lmeval_tasks import ub_task_manager
 
-    import ub_lmeval
-
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
+    tm = ub_task_manager()
     assert {"ub_odds", "ub_odds_percentile", "ub_odds_probability", "ub_odds_sampling"} <= set(tm.all_tasks)
     res = simple_evaluate(model="ub-oracle", tasks=["ub_odds"], task_manager=tm, limit=3)["results"]
     assert res["ub_odds_percentile"]["abs_error,none"] == pytest.approx(0.0, abs=1e-9)
@@ -338,8 +336,7 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     assert res["ub_odds_sampling"]["ks@1000,take_50"] == 1.0
     assert res["ub_odds_sampling"]["n_valid,take_50"] == 1000
     # ub-collapse answers 50 / 0.5: on the normal family the MAE is known by hand (see the test above)
-    tm_n = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                       metadata={"families": "normal", "context": "none"})
+    tm_n = ub_task_manager({"families": "normal", "context": "none"})
     col = simple_evaluate(model="ub-collapse", tasks=["ub_odds_percentile", "ub_odds_probability"],
                           task_manager=tm_n)
     assert col["n-samples"]["ub_odds_percentile"]["effective"] == 11

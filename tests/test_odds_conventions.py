@@ -217,12 +217,10 @@ def test_lmeval_refuses_contradictory_metadata_end_to_end(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     def run(task, metadata, **kw):
-        tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata=metadata)
+        tm = ub_task_manager(metadata)
         return simple_evaluate(model="ub-oracle", tasks=[task], task_manager=tm, **kw)
 
     with pytest.raises(ValueError, match="list_size=1 gives 50 replies x 1 = 50 values"):

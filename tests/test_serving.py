@@ -15,7 +15,7 @@ pytest.importorskip("lm_eval")
 pytest.importorskip("aiohttp")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
 import ub_lmeval  # noqa: E402  (registers the models)
 from support.stub_openai_server import StubServer  # noqa: E402
@@ -29,8 +29,7 @@ PATHS = {"ub-openai-completions": "/completions", "ub-openai-chat": "/chat/compl
 
 @pytest.fixture(scope="module")
 def task_manager():
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                       metadata={"ids": ",".join(IDS)})
+    return ub_task_manager({"ids": ",".join(IDS)})
 
 
 def _evaluate(task_manager, srv, model="ub-openai-completions", **model_args):

@@ -462,7 +462,7 @@ lm_eval = pytest.importorskip("lm_eval")
 from lm_eval import simple_evaluate  # noqa: E402
 from lm_eval.api.model import LM  # noqa: E402
 from lm_eval.api.registry import register_model  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
 import ub_lmeval  # noqa: E402
 from ub_lmeval.stability import (median_run_accuracy, process_results_tar, run_accuracy_spread,  # noqa: E402
@@ -503,11 +503,6 @@ class _NoisyTarLM(_FakeTarLM):
 @register_model("ubtest-tar-deterministic")
 class _DeterministicTarLM(_FakeTarLM):
     mode = "deterministic"
-
-
-@pytest.fixture(scope="module")
-def task_manager():
-    return TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
 
 
 def _lm(task_manager, model, limit=LIMIT):

@@ -233,12 +233,10 @@ def test_lmeval_hf_ksn(hf, tiny_trained_model, monkeypatch):
     """``ub_ksn`` (its text_explicit task, restricted by ``--metadata ids``) through lm-eval's hf backend (raw
     prompt; the hf backend adds BOS through the tokenizer)."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False, metadata={"ids": ",".join(IDS)})
+    tm = ub_task_manager({"ids": ",".join(IDS)})
     res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
                           tasks=["ub_ksn_text_explicit"], task_manager=tm, batch_size=100,
                           gen_kwargs="max_gen_toks=8", log_samples=True)
@@ -276,16 +274,13 @@ def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeyp
     deduplicated by the model's token ids) on the two trained items: the lm-eval scores agree with the direct
     logit read above within float error, and with the targets within the same tolerances."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     ids = ",".join(p["id"] for p in NEXT_TOKEN_PROMPTS.values())
     # the CLI hands model_args to the tasks' metadata (custom_dataset then loads the tokenizer for the token-id
     # dedup); with our own TaskManager we do it ourselves
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                     metadata={"ids": ids, "pretrained": str(tiny_trained_model)})
+    tm = ub_task_manager({"ids": ids, "pretrained": str(tiny_trained_model)})
     res = simple_evaluate(model="hf", model_args=f"pretrained={tiny_trained_model},dtype=float32", device="cpu",
                           tasks=["ub_calibration_colors", "ub_implicit_coins"], task_manager=tm, batch_size=8,
                           log_samples=True)

@@ -261,17 +261,14 @@ def test_invalid_choices_are_counted_in_the_lm_eval_run(tmp_path):
     """End to end through lm-eval: a null text, a repeated index and an out-of-range index among a problem's 100
     choices are 3 failed replies of that problem (``n_failed``), beside 97 valid ones; the run completes."""
     from lm_eval import simple_evaluate
-    from lm_eval.tasks import TaskManager
-
-    import ub_lmeval
+    from support.lmeval_tasks import ub_task_manager
 
     def mutate(choices):
         choices[0]["text"] = None
         choices[1]["index"] = 2
         choices[5]["index"] = 100
 
-    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False,
-                     metadata={"ids": PROBLEM.id})
+    tm = ub_task_manager({"ids": PROBLEM.id})
     with StubServer(replies=[_choices(mutate)]) as srv:
         res = simple_evaluate(model="ub-openai-completions", model_args={
             "base_url": srv.base_url + "/completions", "model": "tiny", "tokenizer_backend": None,
