@@ -1042,6 +1042,8 @@ def test_adversarial_text_parses_quickly(text):
         t0 = time.perf_counter()
         out = fn(text)
         took = time.perf_counter() - t0
+        if took >= SLOW_10K:  # a backtracking parse is slow every time; a stall of a busy machine is not
+            took = min(took, _best_time(fn, text, 2))
         assert took < SLOW_10K, f"{name} took {took:.2f} s on {text[:30]!r}... ({len(text)} characters)"
         if isinstance(out, Parsed):
             _check_parsed(out)
