@@ -192,17 +192,14 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
             "entropy_ratio"]
     lps, reason = clean_logprobs(logprobs, none_is_zero) if len(logprobs) == len(cs) else (
         [], f"{len(logprobs)} log-probabilities for {len(cs)} candidates")
-    if reason is not None:
+    log_total = -math.inf if reason else _logsumexp(lps)
+    if reason is None and log_total > math.log1p(_LOGPROB_SLACK):  # disjoint replies sum to <= 1
+        reason = f"candidate probabilities sum to {math.exp(log_total):.6g} > 1"
+    if reason is not None or log_total == -math.inf:  # no answer distribution: every metric but the flags is NaN
         scores = {k: math.nan for k in keys}
-        scores.update(no_mass=0.0, bad_logprobs=1.0)
-        return scores, {"q": None, "bad_logprobs": reason}
-    log_total = _logsumexp(lps)
-    if log_total > math.log1p(_LOGPROB_SLACK):  # disjoint replies (no candidate is a prefix of another) sum to <= 1
-        scores = {k: math.nan for k in keys}
-        scores.update(no_mass=0.0, bad_logprobs=1.0)
-        return scores, {"q": None, "bad_logprobs": f"candidate probabilities sum to {math.exp(log_total):.6g} > 1"}
-    if log_total == -math.inf:
-        scores = {k: math.nan for k in keys}
+        if reason is not None:
+            scores.update(no_mass=0.0, bad_logprobs=1.0)
+            return scores, {"q": None, "bad_logprobs": reason}
         scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0)
         return scores, {"q": None}
     q = np.exp(np.asarray(lps, dtype=float) - log_total)
