@@ -198,9 +198,9 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     if reason is not None or log_total == -math.inf:  # no answer distribution: every metric but the flags is NaN
         scores = {k: math.nan for k in keys}
         if reason is not None:
-            scores.update(no_mass=0.0, bad_logprobs=1.0)
+            scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0)
             return scores, {"q": None, "bad_logprobs": reason}
-        scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0)
+        scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0, missing_mass=0.0)
         return scores, {"q": None}
     q = np.exp(np.asarray(lps, dtype=float) - log_total)
     valid = min(math.exp(log_total), 1.0)
@@ -216,7 +216,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
         payload[f"p_enough_valid@{n}"] = enough
         payload[f"p_pass_se@{n}"] = enough * raw[f"p_pass_se@{n}"]
         payload[f"p_pass_exact@{n}"] = raw[f"p_pass_exact@{n}"]
-    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0)
+    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0, missing_mass=0.0)
     return scores, payload
 
 

@@ -122,6 +122,8 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", 
 #: at N i.i.d. answers from q; its standard error (Monte Carlo where the exact sum is too large) is recorded per
 #: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out);
 #: ``bad_logprobs`` problems whose log-probabilities were malformed (NaN, +inf, above 0, not numbers: issue 28).
+#: ``missing_mass`` is the reply probability the tree route (``ub_core.reply_tree``, Inspect
+#: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; the listed route has none (0).
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("valid_mass", "mass on well-formed answers", True, bounds=UNIT),
     _nanmean("ks_distance", "KS distance", False, UNIT),
@@ -130,6 +132,8 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE),
     MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False, bounds=UNIT),
     MetricSpec("bad_logprobs", "malformed log-probabilities", False, "total", "count", stderr=False, bounds=UNIT),
+    MetricSpec("missing_mass", "unenumerated reply mass", False, "nanmean", "skip", per_category=False,
+               adapters=frozenset({"inspect"}), bounds=UNIT),
 )
 
 #: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute

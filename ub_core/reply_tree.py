@@ -1,0 +1,439 @@
+"""Sampling-free KS@N for every problem: enumerate the model's reply tree (issue 25, item 3).
+
+The listed route (:mod:`ub_core.ksn_logprob`) needs a support that can be written out in advance; most numeric
+problems have none (a continuous answer, a wide integer range). But a reply is a sequence of tokens, so the model's
+reply distribution is a tree: the root is the empty reply, a node's children are the next tokens with their
+conditional probabilities, and a reply ends where the model writes its end-of-sequence token (or a generation
+stop). :func:`enumerate_reply_tree` expands this tree best first, from one next-token distribution per node (the
+top-k log-probabilities an OpenAI-compatible server returns for one generated token after ``prompt + prefix``):
+
+* the node with the largest probability is expanded next (prefixes of likely replies first);
+* a child that is the end of the reply makes its prefix a *leaf*: a finished reply with its probability;
+* the expansion stops when the finished replies hold at least ``1 - max_missing`` of the probability, or when
+  ``max_requests`` distributions were read; nodes deeper than ``max_tokens`` and below ``min_node_mass`` are not
+  expanded.
+
+Whatever is not in a leaf is the *missing mass* ``M = 1 - Σ_leaves P(reply)``: unexpanded prefixes, and tokens
+outside the top-k lists. It is carried as an explicit bound (:func:`score_reply_tree`).
+
+Each leaf is read with the problem's own reply parser (:meth:`Problem.parse`), as the sampled KS@N scorer reads
+a reply, so q is the law of the scored values of the model's valid replies, and ``valid_mass`` V the probability
+of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missing:
+
+* ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised, F the empirical CDF of the
+  problem's 10,000 truth draws (the draws KS@N tests against). The model's true valid law is
+  (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], so its distance lies within
+  ``eps = M / (V + M)`` of d: ``ks_distance_bounds = [d - eps, d + eps]`` (clipped to [0, 1]).
+* ``p_pass@N`` = P(enough valid answers) x P(KS@N passes | N answers from Q) (:func:`ub_core.metrics.p_enough_valid`,
+  :func:`ub_core.metrics.answer_distribution.p_pass_at_n`, the sampled protocol exactly). The total variation between
+  the true valid law and Q is at most eps, so between N i.i.d. draws of each at most ``1 - (1 - eps)^N``
+  (coupling); P(enough) is increasing in the valid mass, which lies in [V, V + M]. So
+
+      p_pass_lo@N = P_enough(V) * max(0, P_N(Q) - delta_N),  p_pass_hi@N = P_enough(V + M) * min(1, P_N(Q) + delta_N),
+      delta_N = 1 - (1 - eps)^N,
+
+  and the point value takes the missing mass valid in the enumerated share, V / (V + I).
+
+Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
+the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
+expanded is not asked again). Where a tokenizer would split that text otherwise than the path that produced it,
+the conditional distribution is the canonical tokenisation's, an approximation the listed route shares.
+
+The offline oracle (:class:`OracleReplyLaw`) knows the truth, so it answers any prefix: its replies are the
+listed candidates where the support can be listed (exact probabilities), else the rendered values of
+``ORACLE_TREE_DRAWS`` fresh true draws, numbers written with ``ORACLE_TREE_DIGITS`` significant digits
+(:func:`round_significant`), split into tokens as a model's tokenizer would (digits in threes, words, spaces).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import heapq
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Sequence
+
+import numpy as np
+
+from .metrics import DEFAULT_NS
+from .metrics.answer_distribution import p_enough_valid, p_pass_profile
+from .problems.base import Problem
+
+__all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "score_reply_tree", "read_leaves",
+           "ks_distance_to_draws", "missing_mass_bounds", "OracleReplyLaw", "oracle_reply_law", "TREE_KEYS",
+           "ORACLE_TREE_DRAWS", "ORACLE_TREE_DIGITS", "round_significant", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS", "TOP_K"]
+
+#: Stop once the finished replies hold 1 - MAX_MISSING of the probability (coverage 0.99).
+MAX_MISSING = 0.01
+#: Most next-token distributions read per problem.
+MAX_REQUESTS = 4000
+#: Deepest reply (in tokens) expanded; KS@N replies are a few tokens.
+MAX_TOKENS = 64
+#: Nodes below this probability are left unexpanded (missing): they keep the frontier bounded.
+MIN_NODE_MASS = 1e-7
+#: The most top log-probabilities OpenAI-compatible servers return per token.
+TOP_K = 20
+#: Fresh true draws behind the oracle's reply law where the support cannot be listed.
+ORACLE_TREE_DRAWS = 100_000
+#: The oracle writes continuous answers with this many significant digits (:func:`round_significant`).
+ORACLE_TREE_DIGITS = 2
+
+#: The keys :func:`score_reply_tree` adds to the sampling-free scores (besides the ``ksn_logprob`` spec's).
+TREE_KEYS = ("missing_mass",)
+
+NextTokens = Callable[[str], Awaitable[Sequence[tuple[str, Any]]]]
+
+
+@dataclass
+class ReplyTree:
+    """The enumerated replies of one problem.
+
+    ``leaves`` maps each finished reply text to its probability; ``missing_mass`` is ``1 - Σ leaves`` (at least
+    0); ``requests`` the next-token distributions read; ``context_tokens`` the reply tokens those requests carried
+    after the prompt (Σ over requests of the node's depth: the work a server without prefix caching repeats);
+    ``stopped`` why the expansion ended (``covered``, ``exhausted``: nothing left worth expanding, ``budget``);
+    ``bad`` the reason a returned distribution was not a distribution (then the tree is unusable)."""
+
+    leaves: dict[str, float] = field(default_factory=dict)
+    missing_mass: float = 1.0
+    requests: int = 0
+    context_tokens: int = 0
+    stopped: str = ""
+    bad: str | None = None
+
+    @property
+    def covered_mass(self) -> float:
+        return 1.0 - self.missing_mass
+
+
+def _clean_distribution(tokens: Any, top_k: int) -> tuple[list[tuple[str, float]], str | None]:
+    """A server's next-token list -> ``[(text, logprob)]``, or why it is not a distribution (hostile input:
+    :func:`ub_core.ksn_logprob.clean_logprobs` names a bad log-probability; texts must be strings; the
+    probabilities of distinct tokens cannot sum above 1)."""
+    from .ksn_logprob import clean_logprobs
+
+    if not isinstance(tokens, (list, tuple)):
+        return [], f"next-token list is {type(tokens).__name__}, not a list"
+    if len(tokens) > max(top_k, 1) * 4:
+        return [], f"{len(tokens)} next tokens for top_k={top_k}"
+    pairs = []
+    for i, item in enumerate(tokens):
+        if not isinstance(item, (tuple, list)) or len(item) != 2 or not isinstance(item[0], str):
+            return [], f"next token {i} is not a (text, log-probability) pair"
+        pairs.append(item)
+    lps, reason = clean_logprobs([lp for _, lp in pairs], none_is_zero=True)
+    if reason:
+        return [], reason
+    if math.fsum(math.exp(lp) for lp in lps) > 1.0 + 1e-4:
+        return [], "next-token probabilities sum above 1"
+    return [(t, lp) for (t, _), lp in zip(pairs, lps) if lp > -math.inf], None
+
+
+async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], stops: Sequence[str] = (),
+                               max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
+                               max_tokens: int = MAX_TOKENS, min_node_mass: float = MIN_NODE_MASS,
+                               top_k: int = TOP_K, batch: int = 8) -> ReplyTree:
+    """Expand the reply tree best first (module docstring) and return its finished replies.
+
+    ``next_tokens(prefix)`` returns the top-``top_k`` next tokens after ``prompt + prefix`` as ``(text,
+    log-probability)`` pairs; a token whose text is one of ``ends`` (the end-of-sequence text; ``""`` too, as
+    servers that skip special tokens report it) ends the reply; a text that reaches one of ``stops`` (generation
+    stops such as lm-eval's ``"\\n\\n"``) ends it there. ``batch`` nodes are expanded concurrently (a server
+    batches them); each distinct prefix is asked once."""
+    if not 0.0 <= max_missing < 1.0:
+        raise ValueError(f"max_missing must be in [0, 1), got {max_missing!r}")
+    end_set = {e for e in ends if e} | {""}
+    tree = ReplyTree()
+    leaves: dict[str, float] = {}
+    covered: list[float] = []
+    frontier: list[tuple[float, int, str, int]] = [(-0.0, 0, "", 0)]  # (-logprob, order, text, depth)
+    pending: dict[str, float] = {"": 0.0}  # text -> log-probability not yet expanded (masses of equal texts add)
+    asked: dict[str, list[tuple[str, float]]] = {}
+    order = 1
+
+    def add_leaf(text: str, lp: float) -> None:
+        leaves[text] = leaves.get(text, 0.0) + math.exp(lp)
+        covered.append(math.exp(lp))
+
+    def push(text: str, lp: float, depth: int) -> None:
+        nonlocal order
+        if text in pending:  # the same text by another token path: one node, masses add
+            pending[text] = float(np.logaddexp(pending[text], lp))
+        else:
+            pending[text] = lp
+        heapq.heappush(frontier, (-pending[text], order, text, depth))
+        order += 1
+
+    def expand(text: str, lp: float, depth: int, dist: list[tuple[str, float]]) -> None:
+        for tok, tlp in dist:
+            child = lp + tlp
+            if tok in end_set:
+                add_leaf(text, child)
+                continue
+            reply = text + tok
+            cut = min((i for i in (reply.find(s) for s in stops if s) if i >= 0), default=-1)
+            if cut >= 0:
+                add_leaf(reply[:cut], child)
+            elif depth + 1 < max_tokens and child >= math.log(min_node_mass):
+                push(reply, child, depth + 1)
+
+    while True:
+        if 1.0 - math.fsum(covered) <= max_missing:
+            tree.stopped = "covered"
+            break
+        work: list[tuple[str, float, int]] = []
+        while frontier and len(work) < batch:
+            neg, _, text, depth = heapq.heappop(frontier)
+            if pending.get(text) != -neg:
+                continue  # stale: this text's mass grew and it was pushed again
+            del pending[text]
+            work.append((text, -neg, depth))
+        if not work:
+            tree.stopped = "exhausted"
+            break
+        fresh = [t for t, _, _ in work if t not in asked]
+        if tree.requests + len(fresh) > max_requests:
+            tree.stopped = "budget"
+            break
+        results = await asyncio.gather(*(next_tokens(t) for t in fresh))
+        for text, res in zip(fresh, results):
+            dist, reason = _clean_distribution(res, top_k)
+            if reason:
+                tree.bad = f"after {text!r}: {reason}"
+                tree.stopped = "bad"
+                tree.leaves, tree.missing_mass = {}, 1.0
+                return tree
+            asked[text] = dist
+            tree.requests += 1
+        for text, lp, depth in work:
+            if text in fresh:
+                tree.context_tokens += depth
+            expand(text, lp, depth, asked[text])
+    tree.leaves = leaves
+    tree.missing_mass = min(max(1.0 - math.fsum(covered), 0.0), 1.0)
+    return tree
+
+
+def enumerate_reply_tree_sync(next_tokens: Callable[[str], Sequence[tuple[str, Any]]], **kw: Any) -> ReplyTree:
+    """:func:`enumerate_reply_tree` for a plain function (the offline oracle, a local transformers model)."""
+
+    async def call(prefix: str):
+        return next_tokens(prefix)
+
+    return asyncio.run(enumerate_reply_tree(call, **kw))
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+def read_leaves(problem: Problem, leaves: dict[str, float]) -> tuple[np.ndarray, np.ndarray, float]:
+    """The finished replies read by the problem's parser: ``(values, masses, invalid_mass)`` with the masses of
+    replies that read as the same scalar pooled, values sorted."""
+    pooled: dict[float, float] = {}
+    invalid = 0.0
+    for text, mass in leaves.items():
+        res = problem.parse(text)
+        if res.ok:
+            v = float(res.value)
+            pooled[v] = pooled.get(v, 0.0) + mass
+        else:
+            invalid += mass
+    values = np.array(sorted(pooled), dtype=float)
+    return values, np.array([pooled[v] for v in values], dtype=float), invalid
+
+
+def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any) -> float:
+    """``sup_x |Q(x) - F(x)|``: Q the CDF of the masses ``q`` (renormalised) at ``values``, F the empirical CDF of
+    ``truth_draws``: the two-sample KS statistic of an infinite sample from q against the draws (UnpredictaBench
+    sec. 3.3, eq. 1, in the limit). Both are step functions, so the supremum is taken at their jump points."""
+    qa = np.asarray(q, dtype=float)
+    va = np.asarray(values, dtype=float)
+    truth = np.sort(np.asarray(truth_draws, dtype=float))
+    if qa.size == 0 or qa.sum() <= 0:
+        return math.nan
+    order = np.argsort(va, kind="stable")
+    va, qa = va[order], qa[order] / qa.sum()
+    grid = np.union1d(va, truth)
+    model_cdf = np.zeros(grid.size)
+    np.add.at(model_cdf, np.searchsorted(grid, va), qa)
+    model_cdf = np.cumsum(model_cdf)
+    truth_cdf = np.searchsorted(truth, grid, side="right") / truth.size
+    return float(min(np.max(np.abs(model_cdf - truth_cdf)), 1.0))
+
+
+def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
+                        slots: int = 100, max_attempts: int = 5) -> dict[str, Any]:
+    """The bounds of the module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
+    ``p_pass@N`` (the point value: missing mass valid in the enumerated share)."""
+    eps = missing / (valid + missing) if valid + missing > 0 else 1.0
+    out: dict[str, Any] = {"eps": eps, "ks_distance_bounds": [max(0.0, d - eps), min(1.0, d + eps)]
+                           if not math.isnan(d) else [0.0, 1.0]}
+    share = valid / (valid + invalid) if valid + invalid > 0 else 0.0
+    v_point = min(valid + missing * share, 1.0)
+    for n, pg in p_given.items():
+        delta = -math.expm1(n * math.log1p(-eps)) if eps < 1 else 1.0
+        lo_given, hi_given = (0.0, 1.0) if math.isnan(pg) else (max(0.0, pg - delta), min(1.0, pg + delta))
+        lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
+        hi = p_enough_valid(min(valid + missing, 1.0), n, slots, max_attempts) * hi_given
+        out[f"p_pass_bounds@{n}"] = [lo, hi]
+        out[f"p_pass@{n}"] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
+    return out
+
+
+def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
+                     method: str = "paper", truth_size: int = 10_000, truth_seed: int = 0, draws: int = 2000,
+                     seed: int = 0, slots: int = 100, max_attempts: int = 5) -> tuple[dict[str, float], dict[str, Any]]:
+    """One problem's enumerated reply tree -> ``(scores, payload)`` with the keys of the ``ksn_logprob`` spec
+    (``jsd`` and ``entropy_ratio`` are NaN: they need the truth's pmf, which only listed supports have) plus
+    ``missing_mass``. ``payload`` holds the bounds (module docstring), ``q`` and ``values``, per N
+    ``p_pass_given_valid@N`` and ``p_pass_se@N``, and the tree's cost (``requests``, ``context_tokens``,
+    ``leaves``, ``stopped``)."""
+    ns = sorted({int(n) for n in ns})
+    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in ns], "jsd", "entropy_ratio"]
+    cost = {"requests": tree.requests, "context_tokens": tree.context_tokens, "leaves": len(tree.leaves),
+            "stopped": tree.stopped}
+    scores: dict[str, float] = {k: math.nan for k in keys}
+    if tree.bad:
+        scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=math.nan)
+        return scores, {"q": None, "bad_logprobs": tree.bad, **cost}
+    values, masses, invalid = read_leaves(problem, tree.leaves)
+    valid = float(math.fsum(masses.tolist()))
+    scores.update(valid_mass=valid, no_mass=0.0, bad_logprobs=0.0, missing_mass=tree.missing_mass)
+    if valid <= 0:
+        scores["no_mass"] = 1.0
+        return scores, {"q": None, "invalid_mass": invalid, **cost,
+                        **missing_mass_bounds(math.nan, {n: math.nan for n in ns}, 0.0, invalid,
+                                              tree.missing_mass, slots, max_attempts)}
+    truth = problem.truth(size=truth_size, seed=truth_seed)
+    d = ks_distance_to_draws(masses, values, truth)
+    prof = p_pass_profile(masses, values, truth, ns, threshold, method=method, support=problem.support,
+                          draws=draws, seed=seed)
+    bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, tree.missing_mass,
+                                 slots, max_attempts)
+    scores["ks_distance"] = d
+    payload: dict[str, Any] = {"q": (masses / valid).tolist(), "values": values.tolist(), "invalid_mass": invalid,
+                               **cost, "eps": bounds["eps"], "ks_distance_bounds": bounds["ks_distance_bounds"]}
+    for n in ns:
+        scores[f"p_pass@{n}"] = bounds[f"p_pass@{n}"]
+        payload[f"p_pass_bounds@{n}"] = bounds[f"p_pass_bounds@{n}"]
+        payload[f"p_pass_given_valid@{n}"] = prof[n]["p_pass"]
+        payload[f"p_pass_se@{n}"] = prof[n]["se"]
+    return scores, payload
+
+
+# ------------------------------------------------------------------------------------------------ the oracle
+
+#: How the oracle splits a reply into tokens: one digit (as the tokenizers of Llama 2, Mistral and Qwen do), a
+#: word, a run of white space, or one other character. Its trees are then as deep as such a model's, and a word
+#: prefix is not a token boundary, as for a model. (A tokenizer with three-digit tokens branches 1,000 ways after
+#: a digit, more than a server's top-20 list shows: there the unlisted tokens stay missing mass.)
+_ORACLE_TOKEN = re.compile(r"\d|[^\W\d_]+|\s+|.", re.DOTALL)
+
+
+class OracleReplyLaw:
+    """The offline oracle's reply law for the tree route (module docstring): replies with their probabilities,
+    each split into tokens by :data:`_ORACLE_TOKEN`, :data:`OFFLINE_EOS <ub_core.ksn_logprob.OFFLINE_EOS>` ending
+    a reply.
+
+    ``texts`` are sorted, so the replies that extend a prefix are one slice (bisection); :meth:`next_tokens`
+    groups those with a token boundary at the prefix by their next token."""
+
+    def __init__(self, problem: Problem, draws: int = ORACLE_TREE_DRAWS, digits: int = ORACLE_TREE_DIGITS,
+                 seed: int = 0) -> None:
+        from .problems.candidates import candidate_set
+
+        self.problem_id = problem.id
+        cs = candidate_set(problem)
+        if cs is not None:
+            law: dict[str, float] = {}
+            for t, p in zip(cs.texts, cs.p):
+                law[t] = law.get(t, 0.0) + float(p)
+            self.exact = True
+        else:
+            law = _empirical_law(problem, draws, digits, seed)
+            self.exact = False
+        self.texts = sorted(law)
+        probs = np.array([law[t] for t in self.texts], dtype=float)
+        self.probs = probs / probs.sum()
+        self.boundaries = [_boundaries(t) for t in self.texts]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def _range(self, prefix: str) -> tuple[int, int]:
+        lo = bisect.bisect_left(self.texts, prefix)
+        hi = bisect.bisect_left(self.texts, prefix + "\U0010ffff", lo)
+        return lo, hi
+
+    def next_tokens(self, prefix: str, top_k: int = TOP_K, eos: str | None = None) -> list[tuple[str, float]]:
+        """The top-``top_k`` next tokens after ``prefix`` with their conditional log-probabilities; the end of the
+        reply is ``eos`` (default :data:`ub_core.ksn_logprob.OFFLINE_EOS`). Empty for a prefix the oracle never
+        writes, or one that is not a token boundary of any of its replies."""
+        from .ksn_logprob import OFFLINE_EOS
+
+        eos = OFFLINE_EOS if eos is None else eos
+        lo, hi = self._range(prefix)
+        k = len(prefix)
+        mass: dict[str, float] = {}
+        for i in range(lo, hi):
+            bounds = self.boundaries[i]
+            j = bisect.bisect_left(bounds, k)
+            if j == len(bounds) or bounds[j] != k:
+                continue
+            tok = eos if j + 1 == len(bounds) else self.texts[i][k:bounds[j + 1]]
+            mass[tok] = mass.get(tok, 0.0) + float(self.probs[i])
+        total = math.fsum(mass.values())
+        if total <= 0:
+            return []
+        out = sorted(((t, math.log(m / total)) for t, m in mass.items() if m > 0), key=lambda kv: -kv[1])
+        return out[:max(1, int(top_k))]
+
+
+def _boundaries(text: str) -> list[int]:
+    """The token boundaries of ``text`` under :data:`_ORACLE_TOKEN`: 0, each token's end."""
+    return [0, *(m.end() for m in _ORACLE_TOKEN.finditer(text))]
+
+
+def round_significant(values: np.ndarray, digits: int) -> list[str]:
+    """Each value written with ``digits`` significant digits (at least the units: ``{1500}``, ``{0.0042}``,
+    ``{-3.1}``): how the oracle writes a continuous answer in the tree route."""
+    out = []
+    for v in np.asarray(values, dtype=float):
+        if v == 0 or not math.isfinite(v):
+            out.append("{0}" if v == 0 else "{" + repr(float(v)) + "}")
+            continue
+        exp10 = math.floor(math.log10(abs(v))) + 1 - int(digits)
+        rounded = round(v / 10.0 ** exp10) * 10.0 ** exp10
+        decimals = max(0, -exp10)
+        text = f"{rounded:.{decimals}f}"
+        out.append("{" + ("0" if float(text) == 0 else text) + "}")
+    return out
+
+
+def _empirical_law(problem: Problem, draws: int, digits: int, seed: int) -> dict[str, float]:
+    from .oracle import oracle_values, render_value
+
+    values = oracle_values(problem, draws, seed=seed)
+    if problem.answer_format == "number":
+        texts = round_significant(np.asarray(values, dtype=float), digits)
+    else:
+        texts = [render_value(problem, v) for v in values]
+    uniq, counts = np.unique(np.asarray(texts, dtype=object), return_counts=True)
+    return {str(t): c / len(texts) for t, c in zip(uniq, counts)}
+
+
+_LAWS: dict[tuple, OracleReplyLaw] = {}
+_MAX_LAWS = 64
+
+
+def oracle_reply_law(problem: Problem, draws: int = ORACLE_TREE_DRAWS, digits: int = ORACLE_TREE_DIGITS
+                     ) -> OracleReplyLaw:
+    """The oracle's reply law of ``problem``, built once per problem (the last :data:`_MAX_LAWS` are kept)."""
+    key = (problem.id, problem.family, repr(problem.params), draws, digits)
+    law = _LAWS.get(key)
+    if law is None:
+        if len(_LAWS) >= _MAX_LAWS:
+            _LAWS.pop(next(iter(_LAWS)))
+        law = _LAWS[key] = OracleReplyLaw(problem, draws, digits)
+    return law
