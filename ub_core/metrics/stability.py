@@ -41,7 +41,7 @@ from ..parsing.release_mcq import AMBIGUOUS, MISSING
 __all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
            "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
            "stability_summary", "CONVENTIONS", "AMBIGUOUS", "MISSING", "release_answers_agree",
-           "release_agreement_rate", "best_minus_worst", "check_convention"]
+           "release_agreement_rate", "best_minus_worst", "check_convention", "agreement_summary"]
 
 #: ``paper`` (what the paper states, the default) and ``release`` (what its public code computes)
 CONVENTIONS = ("paper", "release")
@@ -263,12 +263,24 @@ def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[S
                          f"{len(parsed)} x {len(parsed[0])}")
     correct = correctness(parsed, answers)
     accs = run_accuracies(correct)
-    release = convention == "release"
-    failures = [[None if p in (AMBIGUOUS, MISSING) else p for p in run] for run in parsed] if release else parsed
-    return {"tar_r": total_agreement_rate(raw),
-            "tar_a": release_agreement_rate(parsed) if release else total_agreement_rate(parsed),
+    return {**agreement_summary(raw, parsed, convention),
             "best_acc": best_accuracy(correct), "worst_acc": worst_accuracy(correct),
             "median_acc": float(statistics.median(accs)),
-            "acc_spread": best_minus_worst(correct) if release else max(accs) - min(accs),
-            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0]),
-            "parse_failure_rate": parse_failure_rate(failures)}
+            "acc_spread": best_minus_worst(correct) if convention == "release" else max(accs) - min(accs),
+            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0])}
+
+
+def agreement_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[Sequence[Any]],
+                      convention: str = "paper") -> dict[str, float]:
+    """The measures that need no answer key: ``tar_r`` (TARr@N), ``tar_a`` (TARa@N; :func:`release_agreement_rate`
+    under ``convention="release"``) and ``parse_failure_rate`` (replies without a letter: None, and under the
+    release convention also :data:`AMBIGUOUS` and :data:`MISSING`)."""
+    check_convention(convention)
+    raw = _matrix(raw_runs, "raw_runs")
+    parsed = _matrix(parsed_runs, "parsed_runs")
+    if convention == "release":
+        failures = [[None if p in (AMBIGUOUS, MISSING) else p for p in run] for run in parsed]
+        return {"tar_r": total_agreement_rate(raw), "tar_a": release_agreement_rate(parsed),
+                "parse_failure_rate": parse_failure_rate(failures)}
+    return {"tar_r": total_agreement_rate(raw), "tar_a": total_agreement_rate(parsed),
+            "parse_failure_rate": parse_failure_rate(parsed)}
