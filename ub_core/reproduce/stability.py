@@ -37,7 +37,7 @@ import statistics
 import sys
 import tarfile
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
@@ -165,20 +165,21 @@ def _csv_rows(data: bytes, name: str, errors: ErrorSummary,
         csv.field_size_limit(old_limit)
 
 
-def _archive_members(path: Path, errors: ErrorSummary) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of the regular ``.csv`` members of a tar archive, bounded (module docstring)."""
+def _archive_members(path: Path, label: str, errors: ErrorSummary) -> Iterator[tuple[str, bytes]]:
+    """``(name, bytes)`` of the regular ``.csv`` members of a tar archive, bounded (module docstring); ``label``
+    names the archive in messages."""
     seen = 0
     try:
         with tarfile.open(path, "r:*") as tar:
             for member in tar:
                 seen += 1
                 if seen > MAX_MEMBERS:
-                    errors.add("archive too large", f"{path.name}: over {MAX_MEMBERS:,} members; rest skipped")
+                    errors.add("archive too large", f"{label}: over {MAX_MEMBERS:,} members; rest skipped")
                     return
                 base = member.name.rsplit("/", 1)[-1]
                 if not base.endswith(".csv") or base.startswith("._"):
                     continue
-                where = f"{path.name}:{short(member.name, 120)}"
+                where = f"{label}:{short(member.name, 120)}"
                 if not member.isfile():
                     errors.add("unreadable member", f"{where}: not a regular file; member skipped")
                     continue
@@ -191,7 +192,7 @@ def _archive_members(path: Path, errors: ErrorSummary) -> Iterator[tuple[str, by
                     continue
                 yield where, fh.read(MAX_MEMBER_BYTES + 1)
     except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
-        errors.add("unreadable archive", f"{path.name}: unreadable after {seen:,} member(s) "
+        errors.add("unreadable archive", f"{label}: unreadable after {seen:,} member(s) "
                                          f"({type(e).__name__}: {short(str(e), 80)}); rest skipped")
 
 
@@ -216,7 +217,8 @@ def _add_rows(rows: Iterable[dict[str, str]], experiment: str, name: str, sets: 
 
 
 def read_release_dir(release: str | Path, errors: ErrorSummary) -> dict[str, list[RunSet]]:
-    """``{experiment: [run sets]}`` from every ``experiments/*/*.tgz`` (and ``.tar.gz``) of a release checkout.
+    """``{experiment: [run sets]}`` from every ``experiments/*/*.tgz`` (and ``.tar.gz``) of a release checkout
+    (every experiment folder, an empty list when it holds no runs).
     ValueError (one line) when ``release`` has no ``experiments`` folder."""
     root = Path(release)
     exp_root = root / "experiments"
@@ -226,11 +228,9 @@ def read_release_dir(release: str | Path, errors: ErrorSummary) -> dict[str, lis
     for exp in sorted(p for p in exp_root.iterdir() if p.is_dir()):
         sets: dict[tuple, RunSet] = {}
         for archive in sorted([*exp.glob("*.tgz"), *exp.glob("*.tar.gz")]):
-            for name, data in _archive_members(archive, errors):
-                _add_rows(_csv_rows(data, f"{exp.name}/{name}", errors), exp.name, f"{exp.name}/{name}", sets,
-                          errors)
-        if sets:
-            out[exp.name] = sorted(sets.values(), key=lambda s: (s.model, s.task, s.shots, s.model_config))
+            for name, data in _archive_members(archive, f"{exp.name}/{archive.name}", errors):
+                _add_rows(_csv_rows(data, name, errors), exp.name, name, sets, errors)
+        out[exp.name] = sorted(sets.values(), key=lambda s: (s.model, s.task, s.shots, s.model_config))
     return out
 
 
@@ -372,13 +372,20 @@ def compare(stored: dict[str, Any], ours: dict[str, Any]) -> dict[str, bool]:
 def reproduce(release: str | Path, errors: ErrorSummary) -> list[dict[str, Any]]:
     """One record per run set of the release: its identity, ``complete``, ``missing_cells``, and for a complete
     one ``ours`` (:func:`score_run_set`), ``stored`` (the matching summary row, or None) and ``equal`` (per
-    convention, :func:`compare`)."""
+    convention, :func:`compare`). A stored row no run set matches (its raw runs are not in the checkout) is a
+    record with ``runs_found: False``."""
     root = Path(release)
     records = []
     for exp, sets in read_release_dir(root, errors).items():
         stored = read_stored(root / "experiments" / exp, errors)
+        keys = {(x.model, x.model_config, x.task, x.task_config) for x in sets}
+        for key, rows in stored.items():
+            if key not in keys:
+                records += [{"experiment": exp, "model": key[0], "task": key[2], "runs_found": False,
+                             "complete": False, "stored": row} for row in rows]
         for rs in sets:
-            rec: dict[str, Any] = {"experiment": exp, "model": rs.model, "task": rs.task, "shots": rs.shots,
+            rec: dict[str, Any] = {"experiment": exp, "runs_found": True, "model": rs.model, "task": rs.task,
+                                   "shots": rs.shots,
                                    "model_config": rs.model_config, "dates": sorted(rs.dates),
                                    "runs": rs.n_runs, "questions": len(rs.questions()), "complete": rs.complete,
                                    "missing_cells": rs.missing_cells(), "repeated_cells": rs.duplicates,
@@ -436,7 +443,7 @@ def format_report(records: list[dict[str, Any]]) -> str:
                      "letter (release: no answer + ambiguous 'Blown UP'; paper: unreadable by read_mcq)")
     else:
         lines.append("no complete run set found")
-    partial = [r for r in records if not r["complete"]]
+    partial = [r for r in records if r["runs_found"] and not r["complete"]]
     if partial:
         lines.append("")
         lines.append(f"{len(partial)} incomplete run set(s) (the release's evaluate.py refuses them; not scored):")
@@ -444,6 +451,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
             lines.append(f"  {r['experiment']}  {r['model']}  {r['task']}  shots={r['shots']}  N={r['runs']}  "
                          f"Q={r['questions']}  missing cells {r['missing_cells']:,}"
                          + (f", repeated cells {r['repeated_cells']:,}" if r["repeated_cells"] else ""))
+    orphans = Counter(f"{r['experiment']}/{r['stored']['file']}" for r in records if not r["runs_found"])
+    if orphans:
+        lines.append("")
+        lines.append("stored summary rows whose raw runs are not in this checkout (not compared): "
+                     + ", ".join(f"{k} ({n})" for k, n in sorted(orphans.items())))
     return "\n".join(lines)
 
 
