@@ -209,7 +209,8 @@ def _add_rows(rows: Iterable[dict[str, str]], experiment: str, name: str, sets: 
         rs = sets.setdefault(key, RunSet(experiment, *key))
         if (q, r) in rs.cells:
             rs.duplicates += 1
-            errors.add("repeated cell", f"{name}: question {q} run {r} given twice; run set not scored")
+            if rs.duplicates == 1:  # one error per run set; the count is in the list of incomplete run sets
+                errors.add("repeated cell", f"{name}: question {q} run {r} given twice; run set not scored")
             continue
         reply = row["response"]
         rs.cells[(q, r)] = _Cell(None if reply in PANDAS_NA else reply, row["gt"], row.get("question") or "")
@@ -477,7 +478,7 @@ def _cmd(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
         out.write("\n")
     else:
         print(format_report(records), file=out)
-    differ = any(r["equal"] and not all(r["equal"]["release"].values()) for r in records)
+    differ = any(r.get("equal") and not all(r["equal"]["release"].values()) for r in records)
     return 1 if errors or differ else 0
 
 
