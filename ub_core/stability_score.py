@@ -10,9 +10,16 @@ line's options; an unreadable reply is one answer of its own kind (it agrees onl
 in TARa and is never correct; see :mod:`ub_core.metrics.stability`).
 
 Output per task: ``runs`` (N), ``questions`` (Q scored), ``tar_r`` (TARr@N), ``tar_a`` (TARa@N), ``best_acc``,
-``worst_acc``, ``median_acc`` (the non-determinism paper, sec. 5.2) and ``parse_failure_rate`` (unreadable replies / replies
-scored), all fractions in [0, 1]; plus ``excluded_questions`` and ``gold_questions``. Accuracies are computed over
-the scored questions that have a gold answer, and are ``null`` when none has.
+``worst_acc``, ``median_acc``, ``acc_spread`` (the non-determinism paper, sec. 5.2) and ``parse_failure_rate``
+(unreadable replies / replies scored), all fractions in [0, 1]; plus ``excluded_questions`` and
+``gold_questions``. Accuracies are computed over the scored questions that have a gold answer, and are ``null``
+when none has.
+
+``--convention release`` reads and scores by the rules of the paper's public release, ``llm-stability``
+(:func:`ub_core.parsing.release_mcq.read_release`, with the line's ``task`` naming the release task: ``navigate``
+reads Yes/No, ``geometric_shapes`` tries letters A-K, the other tasks A-D; an ambiguous reply disagrees with
+everything in TARa; ``acc_spread`` = BestAcc - WorstAcc). The default ``paper`` is our reader and the paper's
+definitions (``acc_spread`` = max - min run accuracy); see :mod:`ub_core.metrics.stability`.
 
 Bad input never stops the scoring and is never silently repaired; each problem is one error (``FILE:LINE: ...``)
 and makes the exit status 1:
@@ -41,20 +48,20 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TextIO
 
 from .parsing.mcq import LETTERS, read_mcq
+from .parsing.release_mcq import read_release
 from .untrusted import ErrorSummary, UntrustedJSONError, loads, short
-from .metrics import (best_accuracy, correctness, log_unreadable, parse_failure_rate, run_accuracies,
-                      total_agreement_rate, worst_accuracy)
+from .metrics import CONVENTIONS, agreement_summary, check_convention, log_unreadable, stability_summary
 
 __all__ = ["score_lines", "score_file", "format_table", "add_parser", "KEYS", "ERRORS_SHOWN"]
 
-KEYS = ("runs", "questions", "tar_r", "tar_a", "best_acc", "worst_acc", "median_acc", "parse_failure_rate")
+KEYS = ("runs", "questions", "tar_r", "tar_a", "best_acc", "worst_acc", "median_acc", "acc_spread",
+        "parse_failure_rate")
 
 _FIELDS = {"task": str, "id": str, "run": int, "reply": str, "options": list}
 #: errors printed whole; the rest are counted by kind
@@ -117,9 +124,12 @@ def _parse_line(raw: str | bytes) -> tuple[str, str, int, str, tuple[str, ...], 
     return rec["task"], rec["id"], rec["run"], rec["reply"], options, letter
 
 
-def score_lines(lines: Iterable[str | bytes], name: str = "<input>") -> tuple[dict[str, dict[str, Any]], ErrorSummary]:
+def score_lines(lines: Iterable[str | bytes], name: str = "<input>",
+                convention: str = "paper") -> tuple[dict[str, dict[str, Any]], ErrorSummary]:
     """Score JSONL lines (text, or bytes decoded here one line at a time, so a line that is not UTF-8 is one
-    error); returns ``({task: metrics}, errors)`` (see the module docstring)."""
+    error) under ``convention`` (``paper`` or ``release``); returns ``({task: metrics}, errors)`` (see the module
+    docstring)."""
+    check_convention(convention)
     errors = ErrorSummary(ERRORS_SHOWN)
     tasks: dict[str, dict[str, _Question]] = defaultdict(dict)
     for n, raw in enumerate(lines, start=1):
@@ -150,7 +160,7 @@ def score_lines(lines: Iterable[str | bytes], name: str = "<input>") -> tuple[di
         q.cells[run] = _Cell(n, reply, options, gold)
     out = {}
     for task, questions in tasks.items():
-        out[task] = _score_task(task, questions, errors, name)
+        out[task] = _score_task(task, questions, errors, name, convention)
     return out, errors
 
 
@@ -171,7 +181,8 @@ def _listed(items: list, total: int) -> str:
     return text + (f", ... ({total:,} in all)" if total > _LISTED else "")
 
 
-def _score_task(task: str, questions: dict[str, _Question], errors: ErrorSummary, name: str) -> dict[str, Any]:
+def _score_task(task: str, questions: dict[str, _Question], errors: ErrorSummary, name: str,
+                convention: str = "paper") -> dict[str, Any]:
     runs = sorted({r for q in questions.values() for r in q.cells})
     kept = []
     for qid, q in questions.items():
@@ -184,38 +195,42 @@ def _score_task(task: str, questions: dict[str, _Question], errors: ErrorSummary
         elif not q.bad:
             kept.append(qid)
     res: dict[str, Any] = {"runs": len(runs), "questions": len(kept), "tar_r": None, "tar_a": None,
-                           "best_acc": None, "worst_acc": None, "median_acc": None, "parse_failure_rate": None,
+                           "best_acc": None, "worst_acc": None, "median_acc": None, "acc_spread": None,
+                           "parse_failure_rate": None,
                            "excluded_questions": len(questions) - len(kept), "gold_questions": 0}
     if not kept:
         return res
     raw = [[questions[q].cells[r].reply for q in kept] for r in runs]
-    reads = [[read_mcq(questions[q].cells[r].reply, list(questions[q].cells[r].options)) for q in kept]
-             for r in runs]
-    parsed = [[x.letter for x in row] for row in reads]
-    res["tar_r"] = total_agreement_rate(raw)
-    res["tar_a"] = total_agreement_rate(parsed)
-    res["parse_failure_rate"] = parse_failure_rate(parsed)
+    if convention == "release":
+        reads = [[read_release(questions[q].cells[r].reply, list(questions[q].cells[r].options), task)
+                  for q in kept] for r in runs]
+        parsed = [[x.value for x in row] for row in reads]
+    else:
+        reads = [[read_mcq(questions[q].cells[r].reply, list(questions[q].cells[r].options)) for q in kept]
+                 for r in runs]
+        parsed = [[x.letter for x in row] for row in reads]
+    # agreement and parse failures over every scored question; accuracies over those with a gold answer
+    res.update(agreement_summary(raw, parsed, convention))
     bad = [(f"{name}:{questions[q].cells[r].line}", questions[q].cells[r].reply, x.reason)
            for r, row in zip(runs, reads) for q, x in zip(kept, row) if not x.ok]
     log_unreadable(bad, len(bad), len(runs) * len(kept), f"task {task!r}")
     with_gold = [k for k, q in enumerate(kept) if questions[q].cells[runs[0]].gold is not None]
     res["gold_questions"] = len(with_gold)
     if with_gold:
-        sub = [[row[k] for k in with_gold] for row in parsed]
-        correct = correctness(sub, [questions[kept[k]].cells[runs[0]].gold for k in with_gold])
-        res["best_acc"] = best_accuracy(correct)
-        res["worst_acc"] = worst_accuracy(correct)
-        res["median_acc"] = float(statistics.median(run_accuracies(correct)))
+        sub = stability_summary([[row[k] for k in with_gold] for row in raw],
+                                [[row[k] for k in with_gold] for row in parsed],
+                                [questions[kept[k]].cells[runs[0]].gold for k in with_gold], convention)
+        res.update({k: sub[k] for k in ("best_acc", "worst_acc", "median_acc", "acc_spread")})
     return res
 
 
-def score_file(path: str) -> tuple[dict[str, dict[str, Any]], ErrorSummary]:
+def score_file(path: str, convention: str = "paper") -> tuple[dict[str, dict[str, Any]], ErrorSummary]:
     """Score a JSONL file (``-`` for stdin), read as bytes: a line that is not UTF-8 is one error. OSError when
     the file cannot be read."""
     if path == "-":
-        return score_lines(sys.stdin.buffer, "<stdin>")
+        return score_lines(sys.stdin.buffer, "<stdin>", convention)
     with open(path, "rb") as fh:
-        return score_lines(fh, path)
+        return score_lines(fh, path, convention)
 
 
 def _pct(v: Any) -> str:
@@ -224,10 +239,10 @@ def _pct(v: Any) -> str:
 
 def format_table(results: dict[str, dict[str, Any]]) -> str:
     """A text table; rates in percent."""
-    head = ["task", "N", "Q", "TARr@N", "TARa@N", "unread%", "best", "worst", "median", "excluded"]
+    head = ["task", "N", "Q", "TARr@N", "TARa@N", "unread%", "best", "worst", "median", "spread", "excluded"]
     rows = [[t, str(r["runs"]), str(r["questions"]), _pct(r["tar_r"]), _pct(r["tar_a"]),
              _pct(r["parse_failure_rate"]), _pct(r["best_acc"]), _pct(r["worst_acc"]), _pct(r["median_acc"]),
-             str(r["excluded_questions"])] for t, r in sorted(results.items())]
+             _pct(r.get("acc_spread")), str(r["excluded_questions"])] for t, r in sorted(results.items())]
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
     lines = [fmt(head)] + [fmt(r) for r in rows]
@@ -239,7 +254,7 @@ def _cmd(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        results, errors = score_file(args.file)
+        results, errors = score_file(args.file, args.convention)
     except OSError as e:
         print(f"ub: error: cannot read {args.file}: {e}", file=err)
         return 2
@@ -264,6 +279,9 @@ def add_parser(sub: Any) -> None:
     sc = ssub.add_parser("score", help="TARr@N, TARa@N, accuracies and parse failures of a JSONL of replies "
                                        "({task, id, run, reply, options, gold?} per line)")
     sc.add_argument("file", help="JSONL file, or - for stdin")
+    sc.add_argument("--convention", choices=CONVENTIONS, default="paper",
+                    help="paper (default: our reader, the paper's definitions) or release (the rules of the paper's "
+                         "public release llm-stability: its reader, its TARa, spread = best - worst)")
     sc.add_argument("--json", action="store_true", help="JSON: {tasks: {task: {...}}, errors: [first few], "
                                                          "error_count, error_kinds: {kind: count}}")
     sc.set_defaults(func=_cmd)

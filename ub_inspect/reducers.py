@@ -26,6 +26,8 @@ from typing import Any, Mapping
 
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer
 
+from ub_core.metrics.stability import release_answers_agree
+
 from ._naming import registry_name
 
 __all__ = ["tar_a", "tar_r", "tar", "tar_raw", "parsed_answer", "raw_completion"]
@@ -64,7 +66,11 @@ def _indicator_score(scores: list[Score], indicator: float, metadata: dict) -> S
 def _answers_agree(scores: list[Score]) -> Score:
     answers = [parsed_answer(s) for s in scores]
     raws = [raw_completion(s) for s in scores]
-    return _indicator_score(scores, _agree(answers), {"tar_a": _agree(answers), "tar_r": _agree(raws),
+    if scores and (scores[0].metadata or {}).get("convention") == "release":  # the release's TARa rule
+        agree = 1.0 if release_answers_agree(answers) else 0.0
+    else:
+        agree = _agree(answers)
+    return _indicator_score(scores, agree, {"tar_a": agree, "tar_r": _agree(raws),
                                                       "answers": [str(a) for a in answers], "epochs": len(scores)})
 
 

@@ -16,6 +16,11 @@
   ``correct[question][run]``; the run accuracies are the column means (:func:`ub_core.metrics.run_accuracies`).
 - :func:`unreadable_rate` aggregates ``parse_failure_rate``: unreadable replies / all replies, reported next to
   TARa (an all-unreadable question agrees), and logs a few unreadable replies (``logging``, warning).
+
+``--metadata '{"convention": "release"}'`` (or ``convention: release`` in a task's ``metadata``) reads and scores by
+the rules of the paper's public release (:func:`ub_core.parsing.release_mcq.read_release`; the release's TARa, and
+``acc_spread`` = BestAcc - WorstAcc): the dataset hook writes the convention into every document, so that
+:func:`process_results_tar` sees it, and the ``acc_spread`` term then carries it to :func:`run_accuracy_spread`.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ub_core.parsing.mcq import read_mcq
-from ub_core.metrics import accuracy_spread, log_unreadable, median_accuracy, question_stability
+from ub_core.parsing.release_mcq import read_release
+from ub_core.metrics import (accuracy_spread, best_minus_worst, check_convention, log_unreadable, median_accuracy,
+                             question_stability)
 from ub_core.problems.stability import load_stability_items
 
 __all__ = ["stability_docs", "stability_dataset", "process_results_tar", "median_run_accuracy",
@@ -33,34 +40,45 @@ _DOC_FIELDS = ("id", "category", "question", "options", "answer", "source", "pro
 
 
 def stability_docs(subtask: str, source: str = "builtin", bbh: str | None = None, mmlu: str | None = None,
-                   split: str = "test", limit: int | None = None, size: str | None = None) -> list[dict]:
+                   split: str = "test", limit: int | None = None, size: str | None = None,
+                   convention: str = "paper") -> list[dict]:
+    convention = check_convention(convention)
     items = load_stability_items([subtask], source, bbh=bbh, mmlu=mmlu, split=split, limit=limit, size=size)
-    return [{k: v for k, v in it.to_record(with_prompt=True).items() if k in _DOC_FIELDS} for it in items]
+    return [{**{k: v for k, v in it.to_record(with_prompt=True).items() if k in _DOC_FIELDS},
+             "convention": convention} for it in items]
 
 
 def stability_dataset(subtask: str | None = None, source: str = "builtin", bbh: str | None = None,
-                      mmlu: str | None = None, split: str = "test", size: str | None = None, **kwargs: Any):
+                      mmlu: str | None = None, split: str = "test", size: str | None = None,
+                      convention: str = "paper", **kwargs: Any):
     """``custom_dataset`` hook: called with the task's metadata (``subtask``; ``--metadata`` may add ``source``,
-    ``bbh``, ``mmlu``, ``split``, ``size``) and the model_args keys, which are ignored."""
+    ``bbh``, ``mmlu``, ``split``, ``size``, ``convention``) and the model_args keys, which are ignored."""
     from datasets import Dataset, DatasetDict
 
     if not subtask:
         raise ValueError("the ub_tar task's metadata must name its subtask")
-    return DatasetDict({"test": Dataset.from_list(stability_docs(subtask, source, bbh, mmlu, split, size=size))})
+    return DatasetDict({"test": Dataset.from_list(stability_docs(subtask, source, bbh, mmlu, split, size=size,
+                                                                 convention=convention))})
 
 
 def process_results_tar(doc: dict, results: list) -> dict:
     """The N generations of one question -> its stability terms (see the module docstring)."""
     generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
     raws = [g if isinstance(g, str) else str(g) for g in generations]
-    reads = [read_mcq(g, list(doc["options"])) for g in raws]
-    parsed = [r.letter for r in reads]
-    terms = question_stability(raws, parsed, doc["answer"])
+    convention = check_convention(doc.get("convention") or "paper")
+    if convention == "release":
+        reads = [read_release(g, list(doc["options"]), doc.get("category")) for g in raws]
+        parsed = [r.value for r in reads]
+    else:
+        reads = [read_mcq(g, list(doc["options"])) for g in raws]
+        parsed = [r.letter for r in reads]
+    terms = question_stability(raws, parsed, doc["answer"], convention)
     run_correct = terms["run_correct"]
     bad = [(f"doc {doc.get('id', '?')} run {k}", raws[k], r.reason) for k, r in enumerate(reads) if not r.ok]
+    spread_term = run_correct if convention == "paper" else {"convention": convention, "run_correct": run_correct}
     return {"tar_r": terms["tar_r"], "tar_a": terms["tar_a"], "best_acc": terms["best_acc"],
             "worst_acc": terms["worst_acc"], "acc": sum(run_correct) / len(run_correct),
-            "median_acc": run_correct, "acc_spread": run_correct,
+            "median_acc": run_correct, "acc_spread": spread_term,
             "parse_failure_rate": {"unreadable": len(bad), "runs": len(raws), "examples": bad[:3]}}
 
 
@@ -80,9 +98,16 @@ def median_run_accuracy(items: Sequence[Sequence[Any]]) -> float:
     return median_accuracy(_by_run(items))
 
 
-def run_accuracy_spread(items: Sequence[Sequence[Any]]) -> float:
-    """Aggregation: max - min run accuracy (the non-determinism paper, sec. 5.2)."""
-    return accuracy_spread(_by_run(items))
+def run_accuracy_spread(items: Sequence[Any]) -> float:
+    """Aggregation: max - min run accuracy (the non-determinism paper, sec. 5.2); for terms of the release
+    convention (``{"convention": "release", "run_correct": [...]}``), BestAcc - WorstAcc as the release computes."""
+    rows = list(items)
+    if rows and all(isinstance(r, dict) for r in rows):
+        conventions = {r.get("convention") for r in rows}
+        if conventions != {"release"}:
+            raise ValueError(f"acc_spread terms of mixed or unknown conventions: {sorted(map(str, conventions))}")
+        return best_minus_worst(_by_run([r["run_correct"] for r in rows]))
+    return accuracy_spread(_by_run(rows))
 
 
 def unreadable_rate(items: Sequence[Any]) -> float:

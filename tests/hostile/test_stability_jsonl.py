@@ -31,7 +31,7 @@ def _line(task, qid, run, reply, options=YN, gold=None, **extra) -> str:
 GOOD = [_line("good", "q1", 0, "(A)", gold="A"), _line("good", "q1", 1, "(A)", gold="A"),
         _line("good", "q2", 0, "No", gold="B"), _line("good", "q2", 1, "(B)", gold="B")]
 GOOD_EXPECTED = {"runs": 2, "questions": 2, "tar_r": 0.5, "tar_a": 1.0, "best_acc": 1.0, "worst_acc": 1.0,
-                 "median_acc": 1.0, "parse_failure_rate": 0.0, "excluded_questions": 0, "gold_questions": 2}
+                 "median_acc": 1.0, "acc_spread": 0.0, "parse_failure_rate": 0.0, "excluded_questions": 0, "gold_questions": 2}
 
 
 def _score(tmp_path, lines: list, capsys) -> tuple[int, dict, str, str, str]:

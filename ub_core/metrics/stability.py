@@ -12,6 +12,17 @@ mix of readable and unreadable runs does not. It is never correct, so it counts 
 WorstAcc. Because an all-unreadable question agrees, TARa alone can be high for a model whose replies cannot be
 read at all: :func:`parse_failure_rate` (the share of unreadable replies) is reported next to it everywhere.
 
+**Two conventions** (``convention=``, :data:`CONVENTIONS`):
+
+- ``paper`` (the default): what the paper states, with the unreadable rule above; the accuracy spread is
+  ``max_r acc_r - min_r acc_r`` (sec. 5.2, Fig. 1).
+- ``release``: what the paper's public release (``llm-stability``, ``evaluate.py``) computes, so that its stored
+  summaries are recomputed exactly from its raw runs. Parsed answers come from
+  :func:`ub_core.parsing.release_mcq.read_release`: a letter, ``None`` (no answer), :data:`AMBIGUOUS` or
+  :data:`MISSING`. TARa is :func:`release_answers_agree` (an ambiguous reply disagrees with everything, itself
+  included; an empty reply is left out), and the spread is BestAcc - WorstAcc (:func:`best_minus_worst`), which
+  is never smaller than the paper's max - min run accuracy. TARr and the accuracies are the same functions.
+
 Index convention everywhere: ``[run][question]``, like ``total_agreement_rate``.
 """
 
@@ -24,10 +35,23 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..parsing.release_mcq import AMBIGUOUS, MISSING
+
 
 __all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
            "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
-           "stability_summary"]
+           "stability_summary", "CONVENTIONS", "AMBIGUOUS", "MISSING", "release_answers_agree",
+           "release_agreement_rate", "best_minus_worst", "check_convention", "agreement_summary"]
+
+#: ``paper`` (what the paper states, the default) and ``release`` (what its public code computes)
+CONVENTIONS = ("paper", "release")
+
+
+def check_convention(convention: Any) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS`, else a one-line ValueError."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    return convention
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -103,6 +127,28 @@ def _matrix(runs: Sequence[Sequence[Any]], name: str) -> list[list[Any]]:
     return out
 
 
+def release_answers_agree(answers: Sequence[Any]) -> bool:
+    """One question's agreement under the release convention (``llm-stability`` ``evaluate.py``, TARa@N).
+
+    The release collects a set ``S`` over the N runs: a letter adds itself; the first reply with no answer
+    (``None``) adds one token, later ones nothing (so "no answer" agrees with "no answer"); each ambiguous reply
+    (:data:`AMBIGUOUS`) adds a token of its own; an empty reply (:data:`MISSING`) adds nothing. The question
+    agrees when ``|S| = 1``. Hence an ambiguous reply disagrees with everything, another ambiguous reply
+    included, and a question whose replies are all empty does not agree (``|S| = 0``)."""
+    tokens: set[Any] = set()
+    for k, a in enumerate(answers):
+        if a == MISSING:
+            continue
+        tokens.add(("ambiguous", k) if a == AMBIGUOUS else ("none",) if a is None else ("letter", a))
+    return len(tokens) == 1
+
+
+def release_agreement_rate(parsed_runs: Sequence[Sequence[Any]]) -> float:
+    """TARa@N under the release convention: ``(1/Q) sum_q [release_answers_agree(parsed_runs[.][q])]``."""
+    runs = _matrix(parsed_runs, "parsed_runs")
+    return sum(release_answers_agree([run[q] for run in runs]) for q in range(len(runs[0]))) / len(runs[0])
+
+
 def question_agreement(runs: Sequence[Sequence[Any]]) -> list[bool]:
     """Per question: are the outputs of all runs identical? (the non-determinism paper, sec. 5.2, TAR@N before averaging).
 
@@ -167,7 +213,15 @@ def accuracy_spread(correct: Sequence[Sequence[Any]]) -> float:
     return max(accs) - min(accs)
 
 
-def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any) -> dict[str, Any]:
+def best_minus_worst(correct: Sequence[Sequence[Any]]) -> float:
+    """The release's spread: ``BestAcc@N - WorstAcc@N`` = ``(1/Q) sum_q (max_r c[r][q] - min_r c[r][q])``, the share
+    of questions some run got right and some run got wrong (``llm-stability`` ``evaluate.py``, column
+    ``spread``; the paper's sec. 5.2 spread is :func:`accuracy_spread`)."""
+    return best_accuracy(correct) - worst_accuracy(correct)
+
+
+def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any,
+                       convention: str = "paper") -> dict[str, Any]:
     """One question's N runs -> its contributions (the non-determinism paper, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when all raw
     replies / parsed answers agree), ``best_acc`` (1 when any run is right), ``worst_acc`` (1 when every run is
     right) and ``run_correct`` (0/1 per run). Averaged over questions they give TARr@N, TARa@N, BestAcc and
@@ -178,13 +232,13 @@ def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any) 
             raise ValueError(f"{name} must be a sequence with one entry per run")
     if len(raws) != len(parsed):
         raise ValueError(f"got {len(raws)} raw replies but {len(parsed)} parsed answers")
-    s = stability_summary([[x] for x in raws], [[p] for p in parsed], [answer])
+    s = stability_summary([[x] for x in raws], [[p] for p in parsed], [answer], convention)
     return {"tar_r": int(s["tar_r"]), "tar_a": int(s["tar_a"]), "best_acc": int(s["best_acc"]),
             "worst_acc": int(s["worst_acc"]), "run_correct": [int(a) for a in s["run_accuracies"]]}
 
 
 def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[Sequence[Any]],
-                      answers: Sequence[Any]) -> dict[str, Any]:
+                      answers: Sequence[Any], convention: str = "paper") -> dict[str, Any]:
     """All the non-determinism paper stability metrics (sec. 5.2) of N runs over Q questions.
 
     - ``tar_r`` = TARr@N = ``total_agreement_rate(raw_runs)``: share of questions whose N raw replies are
@@ -196,7 +250,12 @@ def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[S
 
     ``raw_runs[r][q]`` and ``parsed_runs[r][q]`` are run r's reply and parsed answer for question q; ``answers[q]``
     is q's correct answer. All runs must cover the same questions: ragged input raises a one-line ValueError.
+
+    ``convention="release"`` (module docstring): ``tar_a`` = :func:`release_agreement_rate` and ``acc_spread`` =
+    :func:`best_minus_worst`; ``parse_failure_rate`` counts every reply without a letter (no answer, ambiguous,
+    empty).
     """
+    check_convention(convention)
     raw = _matrix(raw_runs, "raw_runs")
     parsed = _matrix(parsed_runs, "parsed_runs")
     if (len(raw), len(raw[0])) != (len(parsed), len(parsed[0])):
@@ -204,8 +263,24 @@ def stability_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[S
                          f"{len(parsed)} x {len(parsed[0])}")
     correct = correctness(parsed, answers)
     accs = run_accuracies(correct)
-    return {"tar_r": total_agreement_rate(raw), "tar_a": total_agreement_rate(parsed),
+    return {**agreement_summary(raw, parsed, convention),
             "best_acc": best_accuracy(correct), "worst_acc": worst_accuracy(correct),
-            "median_acc": float(statistics.median(accs)), "acc_spread": max(accs) - min(accs),
-            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0]),
+            "median_acc": float(statistics.median(accs)),
+            "acc_spread": best_minus_worst(correct) if convention == "release" else max(accs) - min(accs),
+            "run_accuracies": accs, "n_runs": len(raw), "n_questions": len(raw[0])}
+
+
+def agreement_summary(raw_runs: Sequence[Sequence[Any]], parsed_runs: Sequence[Sequence[Any]],
+                      convention: str = "paper") -> dict[str, float]:
+    """The measures that need no answer key: ``tar_r`` (TARr@N), ``tar_a`` (TARa@N; :func:`release_agreement_rate`
+    under ``convention="release"``) and ``parse_failure_rate`` (replies without a letter: None, and under the
+    release convention also :data:`AMBIGUOUS` and :data:`MISSING`)."""
+    check_convention(convention)
+    raw = _matrix(raw_runs, "raw_runs")
+    parsed = _matrix(parsed_runs, "parsed_runs")
+    if convention == "release":
+        failures = [[None if p in (AMBIGUOUS, MISSING) else p for p in run] for run in parsed]
+        return {"tar_r": total_agreement_rate(raw), "tar_a": release_agreement_rate(parsed),
+                "parse_failure_rate": parse_failure_rate(failures)}
+    return {"tar_r": total_agreement_rate(raw), "tar_a": total_agreement_rate(parsed),
             "parse_failure_rate": parse_failure_rate(parsed)}

@@ -23,6 +23,10 @@ How the numbers reach the log (checked against Inspect 0.3.285, ``_eval/task/res
 
 A question missing some epoch (an errored sample) cannot enter a run-by-run comparison: it is left out of the
 unreduced metrics, and the number left out is logged.
+
+``convention="release"`` (``-T convention=release``) reads replies by the rules of the paper's public release
+(:func:`ub_core.parsing.release_mcq.read_release`); each score's metadata says its ``convention``, and the
+metrics and the ``tar_a`` reducer then use the release's TARa and spread (:mod:`ub_core.metrics.stability`).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Metric, SampleScore, Score, Sc
 from inspect_ai.solver import TaskState
 
 from ub_core.parsing.mcq import read_mcq
-from ub_core.metrics import log_unreadable, stability_summary
+from ub_core.parsing.release_mcq import read_release
+from ub_core.metrics import check_convention, log_unreadable, stability_summary
 
 from .._naming import registry_name
 from ..metrics import grouped_summary
@@ -47,9 +52,9 @@ __all__ = ["stability_scorer", "stability_runs", "tar_a_summary", "tar_a", "tar_
 logger = logging.getLogger(__name__)
 
 
-def stability_runs(scores: list[SampleScore]) -> tuple[list[list[Any]], list[list[Any]], list[Any]] | None:
-    """Per-epoch SampleScores -> ``(raw_runs, parsed_runs, answers)`` indexed ``[run][question]``; runs in epoch
-    order, questions in first-seen order. ``None`` when no complete question is left."""
+def stability_runs(scores: list[SampleScore]) -> tuple[list[list[Any]], list[list[Any]], list[Any], str] | None:
+    """Per-epoch SampleScores -> ``(raw_runs, parsed_runs, answers, convention)`` indexed ``[run][question]``; runs
+    in epoch order, questions in first-seen order. ``None`` when no complete question is left."""
     by_question: dict[str, dict[int, dict]] = defaultdict(dict)
     for s in scores:
         meta = s.score.metadata or {}
@@ -68,7 +73,7 @@ def stability_runs(scores: list[SampleScore]) -> tuple[list[list[Any]], list[lis
     raw = [[by_question[q][e].get("completion") for q in complete] for e in epochs]
     parsed = [[by_question[q][e].get("parsed_answer") for q in complete] for e in epochs]
     answers = [by_question[q][epochs[0]]["target"] for q in complete]
-    return raw, parsed, answers
+    return raw, parsed, answers, str(by_question[complete[0]][epochs[0]].get("convention", "paper"))
 
 
 def _summary_metric(key: str):
@@ -145,7 +150,8 @@ def acc() -> Metric:
 
 @metric(name=registry_name("acc_spread"), scores="unreduced")
 def acc_spread() -> Metric:
-    """Maximum minus minimum epoch accuracy (the non-determinism paper, sec. 5.2, Fig. 1)."""
+    """Maximum minus minimum epoch accuracy (the non-determinism paper, sec. 5.2, Fig. 1); under the release
+    convention BestAcc - WorstAcc, as the release computes it."""
     return _summary_metric("acc_spread")
 
 
@@ -159,7 +165,8 @@ def parse_failure_rate() -> Metric:
         cells = [(s, m) for s, m in cells if "epoch" in m and "target" in m]
         if not cells:
             return math.nan
-        bad = [(s, m) for s, m in cells if m.get("parsed_answer") is None]
+        bad = [(s, m) for s, m in cells if m.get("unreadable_reason") is not None
+               or (m.get("parsed_answer") is None and "unreadable_reason" not in m)]
         log_unreadable(((f"sample {s.sample_id} epoch {m['epoch']}", m.get("completion"),
                          m.get("unreadable_reason") or "unreadable") for s, m in bad),
                        len(bad), len(cells), "ub_inspect/stability")
@@ -173,18 +180,27 @@ STABILITY_METRICS = [tar_a_summary(), tar_r(), best_acc(), worst_acc(), median_a
 
 
 @scorer(metrics=STABILITY_METRICS, name=registry_name("stability_scorer"))
-def stability_scorer() -> Scorer:
-    """Correctness of one epoch's reply; raw reply, parsed letter, target and epoch go to the metadata."""
+def stability_scorer(convention: str = "paper") -> Scorer:
+    """Correctness of one epoch's reply; raw reply, parsed answer, target, epoch and convention go to the
+    metadata. ``convention="release"``: the release's reader, whose parsed answer may be ``<ambiguous>`` or
+    ``<missing>`` besides a letter or None."""
+    convention = check_convention(convention)
 
     async def score(state: TaskState, target: Target) -> Score:
         completion = state.output.completion if state.output else ""
         options = state.metadata.get("options")
-        read = read_mcq(completion, list(options) if options else
-                        int(state.metadata.get("n_options") or 26))
+        options = list(options) if options else int(state.metadata.get("n_options") or 26)
+        if convention == "release":
+            read = read_release(completion, options, state.metadata.get("category"))
+            parsed = read.value
+        else:
+            read = read_mcq(completion, options)
+            parsed = read.letter
         letter = read.letter
         correct = letter is not None and letter == target.text
         return Score(value=CORRECT if correct else INCORRECT, answer=letter, explanation=completion,
-                     metadata={"completion": completion, "parsed_answer": letter, "target": target.text,
-                               "epoch": state.epoch, "unreadable_reason": None if read.ok else read.reason})
+                     metadata={"completion": completion, "parsed_answer": parsed, "target": target.text,
+                               "epoch": state.epoch, "unreadable_reason": None if read.ok else read.reason,
+                               "convention": convention})
 
     return score

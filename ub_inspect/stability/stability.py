@@ -18,7 +18,9 @@ from ub_core.problems import bank_version
 from ub_core.problems.stability import StabilityItem, load_stability_items
 
 from .._naming import package_task, registry_name
-from .._options import integer, positive_int, str_list
+from ub_core.metrics.stability import CONVENTIONS
+
+from .._options import choice, integer, positive_int, str_list
 from ..reducers import tar_a
 from .scorer import stability_scorer
 
@@ -38,7 +40,7 @@ def record_to_sample(item: StabilityItem) -> Sample:
 @task(name=registry_name("stability"))
 def stability(epochs: int | None = None, subtasks: str | list[str] | None = None, source: str = "builtin", limit: int | None = None,
               bbh: str | None = None, mmlu: str | None = None, split: str = "test", size: str | None = None,
-              seed: int = 0, max_tokens: int | None = None) -> Task:
+              seed: int = 0, max_tokens: int | None = None, convention: str = "paper") -> Task:
     """The non-determinism paper's TARr@N / TARa@N and accuracy extremes over N "deterministic" runs.
 
     Args:
@@ -56,7 +58,10 @@ def stability(epochs: int | None = None, subtasks: str | list[str] | None = None
         size: built-in edition: ``subset`` (default, 328 items) or ``full`` (1,210 items; BBH-sized).
         seed: the fixed generation seed, the same in every epoch.
         max_tokens: per reply (default: the provider's).
+        convention: ``paper`` (default: the paper's definitions, our reader) or ``release`` (the rules of the
+            paper's public release ``llm-stability``: its reader, its TARa, spread = best - worst; see README).
     """
+    convention = choice(convention, "convention", CONVENTIONS)
     n = DEFAULT_EPOCHS if epochs is None else positive_int(epochs, "epochs")
     cap = positive_int(limit, "limit") if limit is not None else None
     items = load_stability_items(str_list(subtasks, "subtasks"), str(source), bbh=bbh, mmlu=mmlu, split=str(split),
@@ -64,11 +69,11 @@ def stability(epochs: int | None = None, subtasks: str | list[str] | None = None
     return package_task(
         dataset=MemoryDataset([record_to_sample(it) for it in items], name="stability"),
         solver=generate(),
-        scorer=stability_scorer(),
+        scorer=stability_scorer(convention),
         epochs=Epochs(n, tar_a()),  # the headline TARa reads the tar_a reduction (scorer.py)
         config=GenerateConfig(temperature=0.0, top_p=1.0, seed=integer(seed, "seed", low=0),
                               max_tokens=None if max_tokens is None else positive_int(max_tokens, "max_tokens")),
         # not the epochs: Inspect's --epochs may override n after this; eval.config.epochs is the N that ran
-        metadata={"bank": "stability", "source": str(source)},
+        metadata={"bank": "stability", "source": str(source), "convention": convention},
         version=bank_version("stability"),
     )
