@@ -339,24 +339,33 @@ class OracleReplyLaw:
     ``texts`` are sorted, so the replies that extend a prefix are one slice (bisection); :meth:`next_tokens`
     groups those with a token boundary at the prefix by their next token."""
 
-    def __init__(self, problem: Problem, draws: int = ORACLE_TREE_DRAWS, digits: int = ORACLE_TREE_DIGITS,
-                 seed: int = 0) -> None:
-        from .problems.candidates import candidate_set
-
-        self.problem_id = problem.id
-        cs = candidate_set(problem)
-        if cs is not None:
-            law: dict[str, float] = {}
-            for t, p in zip(cs.texts, cs.p):
-                law[t] = law.get(t, 0.0) + float(p)
-            self.exact = True
-        else:
-            law = _empirical_law(problem, draws, digits, seed)
-            self.exact = False
-        self.texts = sorted(law)
+    def __init__(self, law: dict[str, float], problem_id: str = "", exact: bool = True) -> None:
+        self.problem_id, self.exact = problem_id, exact
+        self.texts = sorted(t for t, p in law.items() if p > 0)
         probs = np.array([law[t] for t in self.texts], dtype=float)
         self.probs = probs / probs.sum()
         self.boundaries = [_boundaries(t) for t in self.texts]
+
+    @classmethod
+    def for_problem(cls, problem: Problem, mode: str = "oracle", draws: int = ORACLE_TREE_DRAWS,
+                    digits: int = ORACLE_TREE_DIGITS, seed: int = 0) -> "OracleReplyLaw":
+        """The reply law of ``ub/oracle`` (``mode="oracle"``: the listed candidates with their exact
+        probabilities, else the empirical law of ``draws`` rendered true draws) or of ``ub/collapse`` (its one
+        reply)."""
+        from .oracle import collapse_value, render_value
+        from .problems.candidates import candidate_set
+
+        if mode == "collapse":
+            return cls({render_value(problem, collapse_value(problem)): 1.0}, problem.id)
+        if mode != "oracle":
+            raise ValueError(f"unknown mode {mode!r}; expected oracle or collapse")
+        cs = candidate_set(problem)
+        if cs is None:
+            return cls(_empirical_law(problem, draws, digits, seed), problem.id, exact=False)
+        law: dict[str, float] = {}
+        for t, p in zip(cs.texts, cs.p):
+            law[t] = law.get(t, 0.0) + float(p)
+        return cls(law, problem.id)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -427,13 +436,14 @@ _LAWS: dict[tuple, OracleReplyLaw] = {}
 _MAX_LAWS = 64
 
 
-def oracle_reply_law(problem: Problem, draws: int = ORACLE_TREE_DRAWS, digits: int = ORACLE_TREE_DIGITS
-                     ) -> OracleReplyLaw:
-    """The oracle's reply law of ``problem``, built once per problem (the last :data:`_MAX_LAWS` are kept)."""
-    key = (problem.id, problem.family, repr(problem.params), draws, digits)
+def oracle_reply_law(problem: Problem, mode: str = "oracle", draws: int = ORACLE_TREE_DRAWS,
+                     digits: int = ORACLE_TREE_DIGITS) -> OracleReplyLaw:
+    """The reply law of ``ub/oracle`` or ``ub/collapse`` for ``problem`` (:meth:`OracleReplyLaw.for_problem`),
+    built once per problem (the last :data:`_MAX_LAWS` are kept)."""
+    key = (problem.id, problem.family, repr(problem.params), mode, draws, digits)
     law = _LAWS.get(key)
     if law is None:
         if len(_LAWS) >= _MAX_LAWS:
             _LAWS.pop(next(iter(_LAWS)))
-        law = _LAWS[key] = OracleReplyLaw(problem, draws, digits)
+        law = _LAWS[key] = OracleReplyLaw.for_problem(problem, mode, draws, digits)
     return law

@@ -38,12 +38,13 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
-from ub_core.ksn_logprob import oracle_candidate_logprob
+from ub_core.ksn_logprob import OFFLINE_EOS, oracle_candidate_logprob
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             text_reply)
 from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs
 from ub_core.problems import LogprobItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
+from ub_core.reply_tree import oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
 
@@ -87,6 +88,8 @@ class UBModelAPI(ModelAPI):
                 reply = f"ub/{self.mode} cannot answer: the prompt is not one of the built-in problems."
             return self._output([reply] * n, text, None, config)
         problem = item
+        if config.logprobs and config.max_tokens == 1 and text.startswith(problem.full_prompt):
+            return self._tree_output(problem, text[len(problem.full_prompt):], text, n, config)
         if config.prompt_logprobs and text.startswith(problem.full_prompt):
             return self._candidate_output(problem, text[len(problem.full_prompt):], text, n)
         k = requested_list_size(text)
@@ -159,6 +162,22 @@ class UBModelAPI(ModelAPI):
         choices = [ChatCompletionChoice(
             message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),
             stop_reason="stop", prompt_logprobs=Logprobs(content=content)) for _ in range(n)]
+        n_in = len(prompt.split())
+        return ModelOutput(model=f"ub/{self.mode}", choices=choices,
+                           usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))
+
+
+    def _tree_output(self, problem: Problem, prefix: str, prompt: str, n: int, config: GenerateConfig) -> ModelOutput:
+        """One token after the prompt and a partial reply (the tree route of ``ub_inspect/ksn_logprob``): the next
+        tokens of the reference model's reply law (:func:`ub_core.reply_tree.oracle_reply_law`) as
+        ``top_logprobs``; the token is the most probable one."""
+        top = oracle_reply_law(problem, self.mode).next_tokens(prefix, int(config.top_logprobs or 1))
+        token, lp = top[0] if top else (OFFLINE_EOS, 0.0)
+        logprobs = Logprobs(content=[Logprob(token=token, logprob=lp,
+                                             top_logprobs=[TopLogprob(token=t, logprob=v) for t, v in top])])
+        choices = [ChatCompletionChoice(
+            message=ChatMessageAssistant(content=token, model=f"ub/{self.mode}", source="generate"),
+            stop_reason="max_tokens", logprobs=logprobs) for _ in range(n)]
         n_in = len(prompt.split())
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import get_model
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
@@ -24,7 +24,9 @@ from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW
                                  candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
-from ub_core.problems.candidates import enumerable_problems
+from ub_core.problems.candidates import candidate_set, enumerable_problems
+from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
+from ub_core.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version, load_bank
 
 from ub_inspect._naming import package_task, registry_name
@@ -32,10 +34,16 @@ from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
 from ub_inspect.metrics import spec_metrics
-from ub_inspect.logprobs import LogprobsUnavailableError, continuation_logprobs
+from ub_inspect.logprobs import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
 
-__all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs"]
+__all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs",
+           "ReplyTreeRecord", "ENUMERATIONS"]
+
+#: ``enumeration`` option values: ``listed`` (the answers listed in advance, ``ub bank list --logprob``), ``tree``
+#: (every problem, by enumerating the reply tree: ``ub_core.reply_tree``), ``auto`` (listed where the answers can
+#: be listed, the tree elsewhere: every problem).
+ENUMERATIONS = ("listed", "tree", "auto")
 
 
 
@@ -49,8 +57,28 @@ class CandidateLogprobs(StoreModel):
     boundary_merged: int = 0
 
 
-def record_to_sample(problem: Problem) -> Sample:
-    """One enumerable problem -> one Sample: the KS@N prompt as input, its candidates in ``metadata["ub"]``."""
+class ReplyTreeRecord(StoreModel):
+    """What the tree route read for one sample (:class:`ub_core.reply_tree.ReplyTree`, stored as
+    ``ReplyTreeRecord:<field>``): the finished replies with their probabilities, the missing mass and the cost."""
+
+    context: str = ""  # raw or chat; empty until the solver ran
+    end: str = ""
+    leaves: dict[str, float] = Field(default_factory=dict)
+    missing_mass: float = 1.0
+    requests: int = 0
+    context_tokens: int = 0
+    stopped: str = ""
+    bad: str | None = None
+
+
+def record_to_sample(problem: Problem, route: str = "listed") -> Sample:
+    """One problem -> one Sample: the KS@N prompt as input; for the listed route its candidates in
+    ``metadata["ub"]``, for the tree route (``route="tree"``) only the prompt there."""
+    if route == "tree":
+        return Sample(id=problem.id, input=problem.full_prompt, metadata={
+            "category": problem.category, "family": problem.family, "kind": "tree", "uid": problem.uid or "",
+            "n_candidates": 0, "ub": {"id": problem.id, "route": "tree", "prompt": problem.full_prompt,
+                                      "support": problem.support}})
     rec = candidate_record(problem)
     return Sample(id=problem.id, input=rec["prompt"], metadata={
         "category": problem.category, "family": problem.family, "kind": rec["kind"], "uid": problem.uid or "",
@@ -98,10 +126,13 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
 
 @solver(name=registry_name("candidate_logprobs"))
 def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None,
-                       end_of_answer: str = "eos") -> Solver:
+                       end_of_answer: str = "eos", max_missing: float = MAX_MISSING,
+                       max_requests: int = MAX_REQUESTS, top_k: int = TREE_TOP_K) -> Solver:
     """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``),
     followed by the end of the reply (``end_of_answer``: see :func:`_reply_end`), and keep them in the store
-    (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0)."""
+    (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0). A tree-route sample instead
+    enumerates the reply tree (:func:`ub_core.reply_tree.enumerate_reply_tree`, one ``top_k`` next-token request
+    per node, until ``max_missing`` is left or ``max_requests`` were sent) into :class:`ReplyTreeRecord`."""
     state_cache: dict[str, Any] = {}
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -110,6 +141,16 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
             state_cache["end"] = _reply_end(end_of_answer, state_cache["tokenizer"])
         tok, end = state_cache["tokenizer"], state_cache["end"]
         rec = state.metadata["ub"]
+        if rec.get("route") == "tree":
+            context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
+            tree = await enumerate_reply_tree(lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
+                                              max_missing=max_missing, max_requests=max_requests,
+                                              max_tokens=MAX_TOKENS, top_k=top_k)
+            store = state.store_as(ReplyTreeRecord)
+            store.context, store.end = "chat" if tok is not None else "raw", end
+            store.leaves, store.missing_mass, store.bad = dict(tree.leaves), tree.missing_mass, tree.bad
+            store.requests, store.context_tokens, store.stopped = tree.requests, tree.context_tokens, tree.stopped
+            return state
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
         texts = candidate_continuations(rec["candidates"], delim, (end,))
@@ -123,6 +164,20 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
     return solve
 
 
+async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
+    """The model's top-``top_k`` next tokens after ``text`` (one generated token, temperature 1: the model's own
+    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.reply_tree`` names bad values)."""
+    out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
+                                                                 temperature=LOGPROB_TEMPERATURE))
+    lp = out.choices[0].logprobs if out.choices else None
+    first = lp.content[0] if lp is not None and lp.content else None
+    if first is None or not first.top_logprobs:
+        raise LogprobsUnavailableError("enumeration=tree: the model returned no top_logprobs; use a provider that "
+                                       "reports them (vllm-completions/, openai-api-completions/ against vLLM) or "
+                                       "-T enumeration=listed")
+    return [(_token_text(t.token), t.logprob) for t in first.top_logprobs]
+
+
 @scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
 def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                        gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000, seed: int = 0,
@@ -133,6 +188,10 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = lookup_problem(state.sample_id, "ksn", version)
+        if state.metadata["ub"].get("route") == "tree":
+            return _tree_score(problem, state.store_as(ReplyTreeRecord), dict(
+                ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size, truth_seed=gt_seed, draws=draws,
+                seed=seed, slots=n_samples, max_attempts=max_attempts))
         record = state.store_as(CandidateLogprobs)
         if not record.context:
             raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
@@ -156,11 +215,34 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
     return score
 
 
+def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Score:
+    """The tree route's score (:func:`ub_core.reply_tree.score_reply_tree`); the bounds ride in the metadata."""
+    if not record.context:
+        raise LogprobsUnavailableError(f"{problem.id}: no reply tree in the store; run the candidate_logprobs "
+                                       f"solver before this scorer")
+    tree = ReplyTree(leaves=dict(record.leaves), missing_mass=record.missing_mass, requests=record.requests,
+                     context_tokens=record.context_tokens, stopped=record.stopped, bad=record.bad)
+    scores, payload = score_reply_tree(problem, tree, **options)
+    top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
+    n = max(options["ns"])
+    bounds = payload.get(f"p_pass_bounds@{n}", [math.nan, math.nan])
+    return Score(value=scores, answer=top,
+                 explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass in {tree.requests} requests "
+                              f"({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
+                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[f'p_pass@{n}']:.3g} "
+                              f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"),
+                 metadata={"ub": {**payload, "route": "tree", "context": record.context, "end": record.end,
+                                  "leaves": dict(sorted(tree.leaves.items(), key=lambda kv: -kv[1])[:200]),
+                                  "missing_mass": tree.missing_mass}})
+
+
 @task(name=registry_name("ksn_logprob"))
 def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
-                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5) -> Task:
+                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
+                enumeration: str = "listed", max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
+                top_k: int = TREE_TOP_K) -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:
@@ -182,6 +264,14 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             the probability that the reply starts with c, an upper bound) or the text that ends a reply.
         n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
         max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
+        enumeration: ``listed`` (the problems whose answers can be listed in advance; the default), ``tree``
+            (every problem: the model's reply tree is enumerated from its top-k next tokens, best first) or
+            ``auto`` (every problem: listed where possible, the tree elsewhere). The tree route needs a provider
+            that returns ``top_logprobs`` after a raw text (completions providers).
+        max_missing: the tree route stops once the finished replies hold ``1 - max_missing`` of the probability
+            (default 0.01); what is left is reported as ``missing_mass`` and bounds KS distance and p_pass@N.
+        max_requests: the most next-token requests per problem in the tree route (default 4,000).
+        top_k: next tokens per request in the tree route (servers return at most 20).
     """
     with task_options("ksn_logprob"):
         cats = str_list(categories, "categories")
@@ -200,15 +290,29 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             raise OptionError(f"option end_of_answer: {', '.join(END_OF_ANSWER)} or the text that ends a reply")
         if chat_template is not None and not str(chat_template).strip():
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
-        problems = [p for p, _ in enumerable_problems(load_bank("ksn", categories=cats))]
+        enumeration = choice(enumeration, "enumeration", ENUMERATIONS)
+        max_missing = real(max_missing, "max_missing", 0, 1, high_open=True)
+        max_requests = positive_int(max_requests, "max_requests")
+        top_k = positive_int(top_k, "top_k")
+        if enumeration != "listed" and end_of_answer == "none":
+            raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
+        bank = load_bank("ksn", categories=cats)
+        if enumeration == "listed":
+            problems = [p for p, _ in enumerable_problems(bank)]
+        else:
+            problems = list(bank)
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
+        routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
+                  ("listed" if enumeration == "listed" else "tree") for p in problems}
     return package_task(
-        dataset=MemoryDataset([record_to_sample(p) for p in problems], name="unpredictabench-ksn-logprob"),
+        dataset=MemoryDataset([record_to_sample(p, routes[p.id]) for p in problems],
+                              name="unpredictabench-ksn-logprob"),
         solver=candidate_logprobs(None if chat_template is None else str(chat_template),
-                                  None if delimiter is None else str(delimiter), end_of_answer),
+                                  None if delimiter is None else str(delimiter), end_of_answer, max_missing,
+                                  max_requests, top_k),
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
                                   draws=draws, seed=seed, version=bank_version("ksn"), n_samples=n_samples,
                                   max_attempts=max_attempts),
-        metadata={"bank": "ksn", "route": "logprob", "chat_template": chat_template},
+        metadata={"bank": "ksn", "route": "logprob", "enumeration": enumeration, "chat_template": chat_template},
         version=bank_version("ksn"),
     )
