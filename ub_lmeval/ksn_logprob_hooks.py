@@ -19,11 +19,11 @@ from typing import Any, Sequence
 
 from ub_core.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
                                  end_texts, load_local_tokenizer, score_candidate_logprobs)
-from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.metric_spec import KSN_LOGPROB_METRICS, as_metric_value
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
-from .ksn_hooks import lmeval_value, nanmean, select_ids, total
+from .ksn_hooks import nanmean, select_ids, total
 from .results_json import log_only
 
 __all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "reply_ends", "nanmean",
@@ -111,7 +111,7 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
     scores, payload = score_candidate_logprobs(problem, lps, slots=LMEVAL_SLOTS, max_attempts=1, none_is_zero=False)
     if payload.get("bad_logprobs"):
         log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
-    out: dict[str, Any] = {m.key: lmeval_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
+    out: dict[str, Any] = {m.key: as_metric_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
                            if "lmeval" in m.adapters}
     log_only(doc, q=payload["q"] or [], **({"bad_logprobs_reason": payload["bad_logprobs"]}
                                             if payload.get("bad_logprobs") else {}))
