@@ -25,7 +25,8 @@ from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW
                                  render_chat, score_candidate_logprobs)
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
 from ub_core.problems.candidates import enumerable_problems
-from ub_core.problems import Problem, bank_version, load_bank
+from ub_core.problems import Problem, bank_version
+from ub_inspect.ksn.ksn import load_problems
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
@@ -126,13 +127,14 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 @scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
 def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                        gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000, seed: int = 0,
-                       version: str | None = None, n_samples: int = 100, max_attempts: int = 5) -> Scorer:
+                       version: str | None = None, n_samples: int = 100, max_attempts: int = 5,
+                       bank: str = "ksn") -> Scorer:
     """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`, for the sample's
-    problem in the built-in KS@N bank (``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
+    problem in the registered KS@N ``bank`` (at ``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
     with ``max_attempts`` attempts each."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = lookup_problem(state.sample_id, "ksn", version)
+        problem = lookup_problem(state.sample_id, bank, version)
         record = state.store_as(CandidateLogprobs)
         if not record.context:
             raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
@@ -160,7 +162,7 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
 def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
-                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5) -> Task:
+                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5, bank: str = "ksn") -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:
@@ -182,8 +184,10 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             the probability that the reply starts with c, an upper bound) or the text that ends a reply.
         n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
         max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
+        bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
     """
     with task_options("ksn_logprob"):
+        bank = str(bank)
         cats = str_list(categories, "categories")
         ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
         threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
@@ -200,15 +204,15 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             raise OptionError(f"option end_of_answer: {', '.join(END_OF_ANSWER)} or the text that ends a reply")
         if chat_template is not None and not str(chat_template).strip():
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
-        problems = [p for p, _ in enumerable_problems(load_bank("ksn", categories=cats))]
+        problems = [p for p, _ in enumerable_problems(load_problems(categories=cats, bank=bank))]
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
     return package_task(
         dataset=MemoryDataset([record_to_sample(p) for p in problems], name="unpredictabench-ksn-logprob"),
         solver=candidate_logprobs(None if chat_template is None else str(chat_template),
                                   None if delimiter is None else str(delimiter), end_of_answer),
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
-                                  draws=draws, seed=seed, version=bank_version("ksn"), n_samples=n_samples,
-                                  max_attempts=max_attempts),
-        metadata={"bank": "ksn", "route": "logprob", "chat_template": chat_template},
-        version=bank_version("ksn"),
+                                  draws=draws, seed=seed, version=bank_version(bank), n_samples=n_samples,
+                                  max_attempts=max_attempts, bank=bank),
+        metadata={"bank": bank, "route": "logprob", "chat_template": chat_template},
+        version=bank_version(bank),
     )
