@@ -22,16 +22,23 @@ def test_ksn_yaml_metric_list_equals_the_spec():
     assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
 
 
+def test_ksn_group_yaml_aggregates_the_spec_rates():
+    """The group's ``aggregate_metric_list`` (issue 29: it was checked by no test) is the spec's rates, the KS@N."""
+    doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/ub_ksn.yaml")
+    listed = [m["metric"] for m in doc["aggregate_metric_list"]]
+    assert listed == [m.key for m in KSN_METRICS if is_ks_key(m.key)]
+    assert all(m["filter_list"] == "take_100" and m["weight_by_size"] for m in doc["aggregate_metric_list"])
+
+
 def test_lmeval_hooks_report_exactly_the_spec_keys():
     from ub_core.oracle import oracle_replies
     from ub_core.problems import load_bank
-    from ub_lmeval.ksn_hooks import KSN_METRIC_KEYS, process_results_ksn
+    from ub_lmeval.ksn_hooks import process_results_ksn
 
-    assert KSN_METRIC_KEYS == metric_keys("ksn", "lmeval")
     p = load_bank("ksn")[0]
     doc = {"id": p.id}
     row = process_results_ksn(doc, [oracle_replies(p, 100, seed=1)])
-    assert tuple(row) == KSN_METRIC_KEYS
+    assert tuple(row) == metric_keys("ksn", "lmeval")
     assert len(doc["ub_sample"]["values"]) == 100  # logged with the doc, not a metric
 
 
@@ -58,32 +65,6 @@ def test_report_keys_derive_from_the_spec():
 
     assert KSN_KEYS == tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
     assert set(KSN_KEYS) >= {"wdz", "jsd", "wdz_undefined", "constant", "w1_debiased", "attempts"}
-
-
-def test_a_toy_metric_needs_only_a_spec_entry(monkeypatch):
-    """Add a metric to the spec and give score_values the value: Inspect, lm-eval and the report pick it up with
-    no adapter edit."""
-    import ub_lmeval.ksn_hooks as hooks
-    from ub_core.oracle import oracle_replies
-    from ub_core.problems import load_bank
-    from ub_inspect.ksn.scorer import spec_metrics
-
-    toy = MetricSpec("toy_gap", "toy gap", False, "nanmean", "skip")
-    spec = (*KSN_METRICS, toy)
-    from inspect_ai._util.registry import registry_params
-
-    means = registry_params(spec_metrics("ksn", specs=spec)[1])
-    assert means["keys"][-1] == "toy_gap" and means["with_stderr"][-1] == "toy_gap"  # its mean and stderr
-
-    real = hooks.score_values
-    monkeypatch.setattr(hooks, "KSN_METRICS", spec)
-    monkeypatch.setattr(hooks, "score_values", lambda *a, **k: {**real(*a, **k), "toy_gap": None})
-    p = load_bank("ksn")[0]
-    row = hooks.process_results_ksn({"id": p.id}, [oracle_replies(p, 10, seed=1)])
-    assert row["toy_gap"] != row["toy_gap"]  # NaN: undefined, left out of lm-eval's nanmean
-
-    monkeypatch.setattr(metric_spec, "_FAMILIES", {"ksn": spec})
-    assert metric_keys("ksn")[-1] == "toy_gap" and metric("ksn", "toy_gap") is toy
 
 
 def test_spec_refuses_unknown_aggregations_and_keys():

@@ -220,12 +220,13 @@ def _strict_json(x):
 
 
 def _print_run(run, args, ns) -> None:
-    from .ksn_scoring import format_table
+    from .ksn_scoring import describe_metrics, format_table
 
     for err in run.errors:
         print(f"ub: {err}", file=sys.stderr)
     if args.json:  # strict JSON for dashboards: NaN/inf (an undefined WDZ, a p-value of a short run) become null
-        json.dump(_strict_json({"aggregate": run.aggregate, "problems": run.rows, "errors": run.errors}), sys.stdout,
+        json.dump(_strict_json({"aggregate": run.aggregate, "problems": run.rows, "errors": run.errors,
+                                "metrics": describe_metrics(ns)}), sys.stdout,
                   default=lambda o: None, allow_nan=False)
         sys.stdout.write("\n")
     else:

@@ -13,7 +13,8 @@ Every family has
   distribution with mean ...") or ``odds`` (the "What are the odds" description block, "Normal distribution with
   mean ... ."; only the families of that bank have it).
 
-Families are registered with :func:`register_family`. Which families a bank uses is an explicit list of names
+Families are registered with :func:`register_family`, or by an installed package under the entry-point group
+``unpredictabench.families`` (found on first use of the name: :func:`get_family`). Which families a bank uses is an explicit list of names
 (:data:`TABLE10_FAMILIES`, :data:`ODDS_EXTRA_FAMILIES`), never the order of registration, so registering another
 family changes no bank.
 
@@ -1314,11 +1315,22 @@ if _unregistered:  # pragma: no cover - an edit of this module that drops a fami
 # public functions
 
 def get_family(name: str) -> Family:
-    """Return the :class:`Family` called ``name``; unknown names raise a one-line ``KeyError``-free ValueError."""
+    """Return the :class:`Family` called ``name``, a registered one or one an installed package declares under the
+    entry-point group ``unpredictabench.families`` (:mod:`ub_core.plugins`); unknown names raise a one-line
+    ``KeyError``-free ValueError."""
     try:
         return FAMILIES[name]
     except (KeyError, TypeError):
-        raise ParameterError(f"unknown distribution family {name!r}; known: {', '.join(sorted(FAMILIES))}") from None
+        pass
+    from .plugins import FAMILIES_GROUP, discover, load_errors
+
+    if isinstance(name, str):
+        discover(FAMILIES_GROUP, Family, FAMILIES, register_family, force=True)
+        if name in FAMILIES:
+            return FAMILIES[name]
+    why = load_errors(FAMILIES_GROUP).get(name) if isinstance(name, str) else None
+    raise ParameterError(f"unknown distribution family {name!r}; known: {', '.join(sorted(FAMILIES))}"
+                         + (f" (the plug-in {name!r} could not be loaded: {why})" if why else ""))
 
 
 def validate(family: str, params: Mapping) -> dict:

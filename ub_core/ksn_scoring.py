@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import metrics, untrusted
+from .metric_spec import MetricSpec, NONNEGATIVE, direction, is_ks_key, run_specs
 from .problems import Problem, UnknownProblemError, get_problem
 
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
@@ -59,7 +60,10 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
                  threshold: float = 1e-4, method: str = "paper", truth: np.ndarray | None = None,
                  truth_size: int = 10_000, truth_seed: int = 0, wdz_resamples: int = 999, seed: int = 0,
                  n_failed: int = 0) -> dict:
-    """Score already-validated scalar values of one problem (see the module docstring for the keys)."""
+    """Score already-validated scalar values of one problem (see the module docstring for the keys): every
+    ``score`` entry of the KS@N metric spec (:func:`ub_core.metric_spec.run_specs`), those with a ``compute``
+    function by calling it on the values used and the truth draws. A spec key left without a value is a
+    RuntimeError naming it (an adapter would otherwise drop it silently)."""
     ns = tuple(sorted({int(n) for n in ns}))
     if truth is None:
         truth = problem.truth(size=truth_size, seed=truth_seed)
@@ -85,6 +89,13 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
         out["wdz_undefined"] = out["constant"] = False
     out["n_valid"] = int(vals.size)
     out["n_failed"] = int(n_failed)
+    for key, spec in run_specs("ksn", ns, source="score"):
+        if spec.compute is not None:
+            value = spec.compute(used, truth) if used.size else None
+            out[key] = None if value is None or not math.isfinite(float(value)) else float(value)
+        elif key not in out:
+            raise RuntimeError(f"KS@N metric {key!r} is in the spec but has no value: give its MetricSpec a "
+                               f"compute function")
     return out
 
 
@@ -107,37 +118,63 @@ def _finite_or_none(v: Any) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def _wdz_undefined(row: Mapping) -> bool:
-    """The row's ``wdz_undefined`` flag; for rows without it (older logs), a WDZ that is NaN or +/-inf."""
-    flag = row.get("wdz_undefined")
-    if flag is not None:
-        return bool(flag)
-    v = row.get("wdz")
-    return v is not None and _finite_or_none(v) is None
+def _flag(row: Mapping, key: str) -> bool:
+    """The row's 0/1 flag ``key``; for rows without ``wdz_undefined`` (older logs), a WDZ that is NaN or +/-inf."""
+    flag = row.get(key)
+    if flag is None and key == "wdz_undefined":
+        v = row.get("wdz")
+        return v is not None and _finite_or_none(v) is None
+    return bool(flag)
+
+
+#: ``ub score``'s names of the counted flags where they differ from the spec key (public since its first release)
+_COUNT_NAMES = {"constant": "n_constant"}
+
+
+def summary_name(spec_key: str) -> str:
+    """The aggregate's name of a spec key (``constant`` is counted as ``n_constant``)."""
+    return _COUNT_NAMES.get(spec_key, spec_key)
+
+
+def _is_count(spec: MetricSpec) -> bool:
+    """A per-problem count (valid answers, failed replies): summed, not averaged."""
+    return spec.aggregation != "total" and spec.bounds == NONNEGATIVE and not spec.stderr
 
 
 def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
+    """One group's summary, one entry per metric ``ub score`` reports (the spec's ``ub`` adapter), in spec order:
+    a 0/1 rate (``ks@N``) with its Wilson interval and the count of short samples (``short@N``), a count flag
+    (aggregation ``total``) as the number of problems, a per-problem count as its sum, any other metric as its mean
+    over the problems where it is finite (bootstrap interval; ``dropped`` counts the others); then the share of
+    failed replies."""
     summary: dict[str, Any] = {"n_problems": len(rows)}
-    for n in ns:
-        flags = [r[f"ks@{n}"] for r in rows if f"ks@{n}" in r]
-        summary[f"ks@{n}"] = metrics.summarize_rate(flags)
-        summary[f"short@{n}"] = int(sum(bool(r.get(f"short@{n}")) for r in rows))
-    # a mean never takes a NaN or +/-inf: summarize_values drops those rows (``dropped``); for WDZ they are counted
-    for key in ("wdz", "jsd"):
-        summary[key] = metrics.summarize_values([r.get(key) for r in rows])
-    summary["wdz_undefined"] = int(sum(_wdz_undefined(r) for r in rows))
-    summary["n_constant"] = int(sum(bool(r.get("constant")) for r in rows))
-    valid = sum(int(r.get("n_valid", 0)) for r in rows)
-    failed = sum(int(r.get("n_failed", 0)) for r in rows)
-    summary["n_valid"] = valid
-    summary["n_failed"] = failed
+    for key, spec in run_specs("ksn", ns, adapter="ub", source="score"):
+        if is_ks_key(key):
+            summary[key] = metrics.summarize_rate([r[key] for r in rows if key in r])
+            summary[f"short{key[2:]}"] = int(sum(bool(r.get(f"short{key[2:]}")) for r in rows))
+        elif spec.aggregation == "total":
+            summary[summary_name(key)] = int(sum(_flag(r, key) for r in rows))
+        elif _is_count(spec):
+            summary[key] = int(sum(int(r.get(key) or 0) for r in rows))
+        else:  # a mean never takes a NaN or +/-inf: summarize_values drops those rows (``dropped``)
+            summary[key] = metrics.summarize_values([r.get(key) for r in rows])
+    valid, failed = summary.get("n_valid", 0), summary.get("n_failed", 0)
     summary["parse_failure_rate"] = failed / (valid + failed) if valid + failed else 0.0
     return summary
 
 
+def describe_metrics(ns: Sequence[int] = DEFAULT_NS) -> dict[str, dict]:
+    """What each aggregate entry is, for dashboards (``ub score --json``'s ``metrics``): its display name, the
+    aggregation, and the direction (``higher_is_better``: true, false, or null for a two-sided metric)."""
+    return {summary_name(key): {"display": spec.display,
+                                "aggregation": "sum" if _is_count(spec) else spec.aggregation,
+                                "higher_is_better": direction(spec)}
+            for key, spec in run_specs("ksn", ns, adapter="ub", source="score")}
+
+
 def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
-    """Overall and per-category summaries: KS@N rates with Wilson intervals, WDZ/JSD means with bootstrap
-    intervals, parse-failure counts. Each row needs ``category`` plus the keys of :func:`score_values`.
+    """Overall and per-category summaries (:func:`_group_summary`): KS@N rates with Wilson intervals, WDZ/JSD
+    means with bootstrap intervals, counts. Each row needs ``category`` plus the keys of :func:`score_values`.
 
     WDZ/JSD means are over the problems where the value is finite; ``wdz_undefined`` counts the problems with
     valid values but no z-score (zero null spread; an infinite WDZ of an older log counts too), and
@@ -151,27 +188,24 @@ def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
             "by_category": {c: _group_summary(v, ns) for c, v in sorted(by_cat.items())}}
 
 
+def _cell(spec: MetricSpec, key: str, entry: Any) -> str:
+    if isinstance(entry, Mapping):  # a rate (percent) or a mean
+        m = entry.get("mean")
+        if m is None or not math.isfinite(m):
+            return "-"
+        return f"{100 * m:.1f}" if is_ks_key(key) else f"{m:.3f}"
+    return str(entry)
+
+
 def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
-    """A plain-text table: one row per category and one for all problems. ``WDZ?`` is the number of problems
-    whose WDZ is undefined (left out of the WDZ mean), ``const`` the number with a constant sample."""
-    head = ["category", "n"] + [f"KS@{n}" for n in ns] + ["WDZ", "WDZ?", "JSD", "const", "fail"]
-    lines = []
-
-    def row(name, s):
-        cells = [name, str(s["n_problems"])]
-        for n in ns:
-            m = s[f"ks@{n}"]["mean"]
-            cells.append("-" if m is None else f"{100 * m:.1f}")
-        for key, count in (("wdz", "wdz_undefined"), ("jsd", "n_constant")):
-            m = s[key]["mean"]
-            cells.append("-" if m is None or not math.isfinite(m) else f"{m:.3f}")
-            cells.append(str(s.get(count, 0)))
-        cells.append(str(s["n_failed"]))
-        return cells
-
-    for cat, s in agg["by_category"].items():
-        lines.append(row(cat, s))
-    lines.append(row("ALL", agg["overall"]))
+    """A plain-text table: one row per category and one for all problems, one column per metric of the spec that
+    ``ub score`` reports (its ``column`` heading): KS@N in percent, means to three places, counts. ``WDZ?`` is the
+    number of problems whose WDZ is undefined (left out of the WDZ mean), ``const`` the number with a constant
+    sample."""
+    columns = [(summary_name(key), spec, key) for key, spec in run_specs("ksn", ns, adapter="ub", source="score")]
+    head = ["category", "n"] + [spec.heading for _, spec, _ in columns]
+    lines = [[name, str(s["n_problems"])] + [_cell(spec, key, s.get(name, "-")) for name, spec, key in columns]
+             for name, s in (*agg["by_category"].items(), ("ALL", agg["overall"]))]
     widths = [max(len(head[i]), *(len(l[i]) for l in lines)) for i in range(len(head))]
     fmt_line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
                                        enumerate(zip(cells, widths)))

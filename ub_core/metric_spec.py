@@ -6,8 +6,12 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 Specs: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin, the odds
 paper's question and sampling tasks, and run-to-run stability.
 
-Adding a KS@N metric: add its :class:`MetricSpec` here and compute it in :func:`ub_core.ksn_scoring.score_values`
-(with the pure function in :mod:`ub_core.metrics`); the adapters and the report pick it up.
+Adding a KS@N metric: add its :class:`MetricSpec` here with ``compute`` naming its pure function (in
+:mod:`ub_core.metrics`, ``(valid values, truth draws) -> float``); :func:`ub_core.ksn_scoring.score_values` computes
+every spec entry, and every adapter iterates the spec: the Inspect scorer's ``Score.value`` (one entry per spec key,
+in spec order), lm-eval's ``process_results`` and the ``metric_list`` of the YAMLs (generated and checked by
+:mod:`ub_lmeval.metric_lists`), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
+report. ``tests/test_spec_values.py`` registers a toy metric and follows it through all three frameworks.
 
 Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
 NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the
@@ -21,18 +25,25 @@ Bounds: the values one problem's score can take (:data:`UNIT` for rates, shares,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
 
 from .metrics import DEFAULT_NS, ODDS_KS_NS
 
-__all__ = ["UNIT", "NONNEGATIVE", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
+__all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
            "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
-           "BEHAVIOURS", "HEADLINES", "metric_specs", "metric_keys", "metric", "headline", "is_ks_key", "direction"]
+           "BEHAVIOURS", "HEADLINES", "metric_specs", "metric_keys", "run_specs", "per_n_prefix", "as_metric_value", "metric", "headline", "is_ks_key", "direction"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 UNIT = (0.0, 1.0)
 NONNEGATIVE = (0.0, math.inf)
 NAN_POLICIES = ("never", "skip", "count")
+SOURCES = ("score", "collection")
+#: The adapters that report a metric (:attr:`MetricSpec.adapters`): Inspect's metrics, lm-eval's ``metric_list``
+#: and ``ub score``'s aggregate and table.
+ADAPTERS = frozenset({"inspect", "lmeval", "ub"})
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,7 @@ class MetricSpec:
     #: Inspect reports a standard error beside the mean
     stderr: bool = True
     #: which adapters report it as a metric; empty for a key that is only recorded per problem (the report reads it)
-    adapters: frozenset = frozenset({"inspect", "lmeval"})
+    adapters: frozenset = ADAPTERS
     #: the sample metadata key the per-group values are grouped by (``per_category``)
     group: str = "category"
     #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``aggregation`` implies
@@ -60,12 +71,28 @@ class MetricSpec:
     #: False for a two-sided metric whose best value is a target, not an end (RE: 0): no direction ranks it, so
     #: ``higher_is_better`` means nothing; :func:`direction` is None and results mark it so (lm-eval: null)
     ranked: bool = True
+    #: where a KS@N value comes from: ``score`` (:func:`ub_core.ksn_scoring.score_values`, from the parsed values)
+    #: or ``collection`` (the Inspect solver's record of the answer collection: attempts, slots; ``ub score`` and
+    #: lm-eval, which retry nothing, have no such value)
+    source: str = "score"
+    #: the pure function ``(valid values used, ground-truth draws) -> float | None`` that
+    #: :func:`ub_core.ksn_scoring.score_values` calls for a metric it does not compute itself (None: undefined)
+    compute: Callable[[np.ndarray, np.ndarray], float | None] | None = field(default=None, compare=False)
+    #: the column heading of ``ub score``'s table (``display`` where not given)
+    column: str | None = None
 
     def __post_init__(self):
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"{self.key}: unknown aggregation {self.aggregation!r}")
         if self.nan_policy not in NAN_POLICIES:
             raise ValueError(f"{self.key}: unknown NaN policy {self.nan_policy!r}")
+        if self.source not in SOURCES:
+            raise ValueError(f"{self.key}: unknown source {self.source!r}")
+
+    @property
+    def heading(self) -> str:
+        """The column heading of a table (``column``, else ``display``)."""
+        return self.column or self.display
 
 
 _RECORDED = frozenset()  # recorded per problem, read by the report, not a metric of its own
@@ -77,15 +104,16 @@ KSN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("wdz", "WDZ", False, "nanmean", "skip"),
     MetricSpec("w1_debiased", "debiased W1", False, "nanmean", "skip", adapters=_RECORDED),
     MetricSpec("jsd", "JSD", False, "nanmean", "skip", bounds=UNIT),  # natural log: at most ln 2
-    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False, bounds=UNIT),
-    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False, bounds=UNIT),
-    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False, bounds=NONNEGATIVE),
-    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, adapters=frozenset({"lmeval"}),
-               bounds=NONNEGATIVE),
+    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False, bounds=UNIT, column="WDZ?"),
+    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False, bounds=UNIT, column="const"),
+    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False, bounds=NONNEGATIVE,
+               column="valid"),
+    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False,
+               adapters=frozenset({"lmeval", "ub"}), bounds=NONNEGATIVE, column="fail"),
     # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.ksn.scorer)
-    MetricSpec("attempts", "generation attempts", False, adapters=_RECORDED, bounds=NONNEGATIVE),
-    MetricSpec("slots", "answer slots", True, adapters=_RECORDED, bounds=NONNEGATIVE),
-    MetricSpec("retried_slots", "retried slots", False, adapters=_RECORDED, bounds=NONNEGATIVE),
+    *(MetricSpec(key, display, hib, adapters=_RECORDED, bounds=NONNEGATIVE, source="collection")
+      for key, display, hib in (("attempts", "generation attempts", False), ("slots", "answer slots", True),
+                                ("retried_slots", "retried slots", False))),
 )
 
 def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float, float] | None = None) -> MetricSpec:
@@ -191,6 +219,41 @@ def metric_specs(family: str) -> tuple[MetricSpec, ...]:
 def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:
     """The score keys of ``family`` in spec order; with ``adapter``, only the metrics that adapter reports."""
     return tuple(m.key for m in _FAMILIES[family] if adapter is None or adapter in m.adapters)
+
+
+def per_n_prefix(key: str) -> str | None:
+    """``"ks@"`` for ``ks@100``, ``"p_pass@"`` for ``p_pass@20``: the prefix of a per-N key, else None."""
+    head, sep, n = key.partition("@")
+    return head + sep if sep and n.isdigit() else None
+
+
+def run_specs(family: str, ns, adapter: str | None = None, source: str | None = None) -> list[tuple[str, MetricSpec]]:
+    """``(key, spec)`` for every metric of ``family`` a run reports, in spec order: a per-N entry (``ks@N``,
+    ``p_pass@N``; the spec has one per default N) stands for the run's ``ns``, at the place of the family's first
+    such entry, with that entry's spec renamed to each N (key and display). ``adapter`` keeps the metrics that
+    adapter reports, ``source`` those with that source."""
+    out: list[tuple[str, MetricSpec]] = []
+    done: set[str] = set()
+    for m in metric_specs(family):
+        if (adapter is not None and adapter not in m.adapters) or (source is not None and m.source != source):
+            continue
+        prefix = per_n_prefix(m.key)
+        if prefix is None:
+            out.append((m.key, m))
+        elif prefix not in done:
+            done.add(prefix)
+            at = m.key[len(prefix) - 1:]  # "@1"
+            out.extend((f"{prefix}{n}", replace(m, key=f"{prefix}{n}", display=m.display.replace(at, f"@{n}")))
+                       for n in sorted({int(n) for n in ns}))
+    return out
+
+
+def as_metric_value(spec: MetricSpec, value):
+    """One problem's value as the frameworks average it: a counted flag (aggregation ``total``) 1.0 or 0.0, an
+    undefined value (None) NaN, anything else unchanged."""
+    if spec.aggregation == "total":
+        return 1.0 if value else 0.0
+    return float("nan") if value is None else value
 
 
 def is_ks_key(key: str) -> bool:

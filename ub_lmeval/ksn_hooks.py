@@ -18,16 +18,13 @@ import math
 from typing import Any
 
 from ub_core.problems import bank_names, get_problem, load_bank
-from ub_core.ksn_scoring import parse_outputs, score_values
-from ub_core.metric_spec import KSN_METRICS, metric_keys
+from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, score_values
+from ub_core.metric_spec import as_metric_value, run_specs
 from ub_core.metrics import clustered_stderr
 
 from .results_json import ClusteredValue, log_only, with_stderr
 
-__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "nanmean_stderr", "total",
-           "KSN_METRIC_KEYS"]
-
-KSN_METRIC_KEYS = metric_keys("ksn", "lmeval")  # the spec's lm-eval metrics (the YAML metric_list is checked against it)
+__all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "nanmean_stderr", "total"]
 
 
 def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
@@ -48,44 +45,38 @@ def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
     return [p for p in items if p.id in wanted]
 
 
-def ksn_docs(category: str | None = None, ids: Any = None) -> list[dict]:
-    """One document per problem: id, category, prompt (with our answer instruction) and family.
+def ksn_docs(category: str | None = None, ids: Any = None, bank: str = "ksn") -> list[dict]:
+    """One document per problem of ``bank`` (any registered KS@N bank, a plug-in's too): id, bank, category,
+    prompt (with our answer instruction) and family.
 
     ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
     that is not in the bank is a ValueError (one in another category is simply not in this one)."""
-    problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
-    return [{"id": p.id, "uid": p.uid or "", "category": p.category, "family": p.family, "regime": p.regime, "support": p.support,
-             "prompt": p.full_prompt} for p in problems]
+    problems = select_ids(load_bank(bank, categories=[category] if category else None), ids, bank)
+    return [{"id": p.id, "bank": p.bank, "uid": p.uid or "", "category": p.category, "family": p.family,
+             "regime": p.regime, "support": p.support, "prompt": p.full_prompt} for p in problems]
 
 
-def ksn_dataset(category: str | None = None, ids: Any = None, **kwargs: Any):
-    """``custom_dataset`` hook: called with the task's metadata (``category``; ``ids`` from
-    ``--metadata '{"ids": "te-bernoulli-spread,..."}'`` restricts it to those problems) and the model_args
-    keys."""
+def ksn_dataset(category: str | None = None, ids: Any = None, bank: str = "ksn", **kwargs: Any):
+    """``custom_dataset`` hook: called with the task's metadata (``category``; ``bank``, a registered KS@N bank,
+    ``ksn`` unless given; ``ids`` from ``--metadata '{"ids": "te-bernoulli-spread,..."}'`` restricts it to those
+    problems) and the model_args keys."""
     from datasets import Dataset, DatasetDict
 
-    return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids))})
+    return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids, str(bank)))})
 
 
 def process_results_ksn(doc: dict, results: list) -> dict:
     """All generations of one problem -> its KS@N, WDZ, JSD and counts (``results[0]`` is the list of
     generations kept by the ``take_first_k`` filter)."""
     generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
-    problem = get_problem(doc["id"])
+    problem = get_problem(doc["id"], bank=doc.get("bank"))
     values, failures = parse_outputs(problem, [str(g) for g in generations])
     row = score_values(problem, values, n_failed=len(failures))
-    out: dict[str, Any] = {m.key: lmeval_value(m, row[m.key]) for m in KSN_METRICS if "lmeval" in m.adapters}
+    # every lm-eval metric of the spec, read now (not at import): an undefined value is NaN, a flag 1.0/0.0
+    out: dict[str, Any] = {key: as_metric_value(spec, row[key])
+                           for key, spec in run_specs("ksn", DEFAULT_NS, adapter="lmeval")}
     log_only(doc, values=values)
     return out
-
-
-def lmeval_value(spec, value: Any) -> Any:
-    """A score value as lm-eval aggregates it: an undefined value is NaN (left out by ``nanmean``), a flag 1.0/0.0."""
-    if spec.aggregation == "total":
-        return 1.0 if value else 0.0
-    if spec.nan_policy == "skip" and value is None:
-        return float("nan")
-    return value
 
 
 def _finite(items: list) -> list[float]:

@@ -19,11 +19,11 @@ from typing import Any, Sequence
 
 from ub_core.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
                                  end_texts, load_local_tokenizer, score_candidate_logprobs)
-from ub_core.metric_spec import KSN_LOGPROB_METRICS
+from ub_core.metric_spec import KSN_LOGPROB_METRICS, as_metric_value
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
-from .ksn_hooks import lmeval_value, nanmean, select_ids, total
+from .ksn_hooks import nanmean, select_ids, total
 from .results_json import log_only
 
 __all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "reply_ends", "nanmean",
@@ -68,28 +68,32 @@ def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: An
     return ("",)
 
 
-def ksn_logprob_docs(category: str | None = None, ids: Any = None, ends: Sequence[str] = ("",)) -> list[dict]:
+def ksn_logprob_docs(category: str | None = None, ids: Any = None, ends: Sequence[str] = ("",),
+                     bank: str = "ksn") -> list[dict]:
     """One document per enumerable problem of ``category`` (all categories when None): the candidate record of
     :func:`ub_core.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
     ``p``, ...), plus ``ends`` (the texts that end a reply) and ``choices`` (the ``doc_to_choice`` list: each
-    candidate followed by each end, candidate-major). ``ids`` keeps only those problems, as for ``ub_ksn``."""
-    problems = select_ids(load_bank("ksn", categories=[category] if category else None), ids, "ksn")
+    candidate followed by each end, candidate-major). ``ids`` keeps only those problems, as for ``ub_ksn``;
+    ``bank`` is the registered bank of sampled problems (``ksn``, or a plug-in's)."""
+    problems = select_ids(load_bank(bank, categories=[category] if category else None), ids, bank)
     docs = []
     for p, cs in enumerable_problems(problems):
         rec = candidate_record(p, cs)
-        docs.append({**rec, "ends": list(ends), "choices": candidate_continuations(rec["candidates"], "", ends)})
+        docs.append({**rec, "bank": p.bank, "ends": list(ends),
+                     "choices": candidate_continuations(rec["candidates"], "", ends)})
     return docs
 
 
 def ksn_logprob_dataset(category: str | None = None, ids: Any = None, end_of_answer: str = "eos",
-                        pretrained: Any = None, tokenizer: Any = None, **kwargs: Any):
+                        pretrained: Any = None, tokenizer: Any = None, bank: str = "ksn", **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``category``; ``ids`` and ``end_of_answer`` from
     ``--metadata``) and the model_args keys (``pretrained``, ``tokenizer``: whose end-of-sequence text ends a
     reply, :func:`reply_ends`)."""
     from datasets import Dataset, DatasetDict
 
     return DatasetDict({"test": Dataset.from_list(ksn_logprob_docs(category, ids,
-                                                                   reply_ends(end_of_answer, pretrained, tokenizer)))})
+                                                                   reply_ends(end_of_answer, pretrained, tokenizer),
+                                                                   str(bank)))})
 
 
 def _logprobs(results: Sequence[Any]) -> list[Any]:
@@ -102,7 +106,7 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
     """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec (``q`` to the sample log).
     ``p_pass@N`` predicts ``ub_ksn``: 100 generations, invalid replies not retried. Malformed log-likelihoods
     (from any model, lm-eval's ``dummy`` included) make the problem a counted ``bad_logprobs`` item, logged."""
-    problem = get_problem(doc["id"])
+    problem = get_problem(doc["id"], bank=doc.get("bank"))
     ends = doc.get("ends") or [""]
     n = len(doc["candidates"])
     lps = _logprobs(results)
@@ -111,7 +115,7 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
     scores, payload = score_candidate_logprobs(problem, lps, slots=LMEVAL_SLOTS, max_attempts=1, none_is_zero=False)
     if payload.get("bad_logprobs"):
         log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
-    out: dict[str, Any] = {m.key: lmeval_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
+    out: dict[str, Any] = {m.key: as_metric_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
                            if "lmeval" in m.adapters}
     log_only(doc, q=payload["q"] or [], **({"bad_logprobs_reason": payload["bad_logprobs"]}
                                             if payload.get("bad_logprobs") else {}))

@@ -18,7 +18,7 @@ from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
-__all__ = ["SelectedItemsTask"]
+__all__ = ["SelectedItemsTask", "BankTask"]
 
 log = logging.getLogger("lm_eval.ub_selected_task")  # lm-eval's handler and format
 
@@ -73,3 +73,36 @@ class _NoInstances(list):
 
             return SimpleNamespace(filtered_resps={})
         return super().__getitem__(index)
+
+
+class BankTask(SelectedItemsTask):
+    """``ub_ksn`` on a lab's own bank (issue 29): the lab's one YAML names its task, this class and the bank::
+
+        task: ub_ksn_my_bank
+        class: !function ub_lmeval.selected_task.BankTask
+        metadata:
+          bank: my_bank
+
+    and every other setting is ``ub_ksn``'s template (``ksn/_ub_ksn_template_yaml``: the dataset hook, 100
+    generations at temperature 1, the filter, ``process_results`` and the metric list, which is the metric spec's),
+    read with lm-eval's own YAML loader; a key of the lab's YAML wins over the template's. ``metadata.version`` is
+    the bank's version unless the YAML gives one. The bank is found in the registry (a plug-in's, through the
+    entry-point group ``unpredictabench.banks``); an unknown one is a one-line error listing the known banks."""
+
+    TEMPLATE = "ksn/_ub_ksn_template_yaml"
+
+    def __init__(self, config: dict | None = None) -> None:
+        from lm_eval.tasks._yaml_loader import load_yaml  # lm-eval 0.4.13's loader (``!function``, ``include``)
+
+        from ub_core.problems import bank_version
+
+        from . import tasks_dir
+
+        config = {k: v for k, v in (config or {}).items() if k != "class"}
+        base = {k: v for k, v in load_yaml(tasks_dir() / self.TEMPLATE).items() if k != "class"}
+        meta = {**(base.get("metadata") or {}), **(config.get("metadata") or {})}
+        if not meta.get("bank"):
+            raise ValueError(f"{config.get('task', 'task')}: BankTask needs metadata.bank, the name of a "
+                             f"registered bank")
+        meta.setdefault("version", bank_version(str(meta["bank"])))
+        super().__init__({**base, **config, "metadata": meta})

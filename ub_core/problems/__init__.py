@@ -3,7 +3,10 @@
 Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
 (which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
 id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
-``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``calibration``, ``implicit``, ``explicit``.
+``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``calibration``, ``implicit``, ``explicit``; and
+every bank an installed package declares under the entry-point group ``unpredictabench.banks``
+(:mod:`ub_core.plugins`), found on first use. A lab builds its problems with :func:`scalar_problem` and its bank
+record with :func:`problem_bank` (:mod:`.builder`; ``examples/custom_bank/``).
 
 ``size`` picks a bank's edition where it has more than one. ``"subset"`` is a stratified default of a few thousand
 items; ``"full"`` is everything. ``None`` means the bank's default. Banks with one edition (ksn) accept and ignore
@@ -20,7 +23,7 @@ from typing import Any, Callable, Sequence
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
 from .logprob_base import LOGPROB_BANKS, LogprobItem
 
-__all__ = ["Problem", "LogprobItem", "LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
+__all__ = ["Problem", "LogprobItem", "scalar_problem", "problem_bank", "prompt_index", "answer_format", "LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
            "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
            "seed_sequence", "UnknownProblemError"]
 
@@ -64,6 +67,37 @@ def register_bank(bank: Bank) -> Bank:
         raise ValueError(f"bank {bank.name!r} is already registered")
     BANKS[bank.name] = bank
     return bank
+
+
+def _discover(force: bool = False) -> None:
+    """Register the banks of the installed plug-ins (:mod:`ub_core.plugins`) not registered yet."""
+    from ..plugins import BANKS_GROUP, discover
+
+    discover(BANKS_GROUP, Bank, BANKS, register_bank, force=force)
+
+
+def _bank(name: str) -> Bank:
+    """The registered bank ``name`` (a plug-in's too), or a one-line :class:`UnknownProblemError` listing the
+    known ones (and why a plug-in of that name was left out, where one was)."""
+    if name not in BANKS:
+        _discover(force=True)  # a package installed since the last scan
+    try:
+        return BANKS[name]
+    except (KeyError, TypeError):
+        from ..plugins import BANKS_GROUP, load_errors
+
+        why = load_errors(BANKS_GROUP).get(name)
+        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(BANKS)}"
+                                  + (f" (the plug-in {name!r} could not be loaded: {why})" if why else "")) from None
+
+
+def __getattr__(name: str):
+    """The builder functions (:mod:`.builder`), imported on first use: it imports the distribution families."""
+    if name in ("scalar_problem", "problem_bank", "prompt_index", "answer_format"):
+        from . import builder
+
+        return getattr(builder, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _lazy(target: str) -> Callable:
@@ -111,7 +145,8 @@ def find_item(text: str) -> tuple[str, Any] | None:
     """``(bank name, item)`` for the item whose prompt ``text`` states, asking each bank's prompt index
     (:attr:`Bank.find`) in registration order; ``None`` when no bank knows the prompt. This is how the offline
     models, which see only text, know what they are asked (the built-in prompts are unique across banks)."""
-    for name, bank in BANKS.items():
+    _discover()
+    for name, bank in list(BANKS.items()):
         if bank.find is not None:
             item = bank.find(str(text))
             if item is not None:
@@ -120,15 +155,13 @@ def find_item(text: str) -> tuple[str, Any] | None:
 
 
 def bank_names() -> tuple[str, ...]:
+    """The registered banks, the installed plug-ins' included."""
+    _discover()
     return tuple(BANKS)
 
 
 def bank_version(name: str) -> str:
-    try:
-        bank = BANKS[name]
-    except KeyError:
-        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(BANKS)}") from None
-    return str(bank.version())
+    return str(_bank(name).version())
 
 
 def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
@@ -137,11 +170,7 @@ def load_bank(name: str = "ksn", *, categories: Sequence[str] | None = None,
     ``categories``."""
     if size is not None and size not in BANK_SIZES:
         raise ValueError(f"unknown bank size {size!r}; expected one of {', '.join(BANK_SIZES)}")
-    try:
-        bank = BANKS[name]
-    except KeyError:
-        raise UnknownProblemError(f"unknown bank {name!r}; known: {', '.join(BANKS)}") from None
-    problems = bank.load(size)
+    problems = _bank(name).load(size)
     if categories:
         wanted = set(categories)
         known = {p.category for p in problems}
@@ -176,6 +205,7 @@ _UID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 
 def _candidate_banks(problem_id: str) -> list[str]:
+    _discover()
     return [name for name, bank in BANKS.items() if not bank.id_prefixes or problem_id.startswith(bank.id_prefixes)]
 
 
@@ -185,8 +215,8 @@ def get_problem(problem_id: str, bank: str | None = None) -> Problem:
     One dict lookup per candidate bank: the id's prefix (:attr:`Bank.id_prefixes`) names the bank, whose id index is
     built once on first use; an id with no known prefix is unknown without loading any bank.
     """
-    if bank is not None and bank not in BANKS:
-        raise UnknownProblemError(f"unknown bank {bank!r}; known: {', '.join(BANKS)}")
+    if bank is not None:
+        _bank(bank)  # a one-line error for an unknown bank
     if _UID_RE.match(str(problem_id)):  # a release uid names a KS@N problem (``Problem.uid``)
         for item in load_bank("ksn"):
             if item.uid == str(problem_id).lower():  # release uids are lower-case

@@ -13,7 +13,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from ub_core.metrics import KS_METHODS
 from ub_core.problems import Problem, bank_version, load_bank
-from ub_core.ksn_scoring import DEFAULT_NS
+from ub_core.ksn_scoring import DEFAULT_NS, not_scorable
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import source_path
@@ -40,10 +40,18 @@ def record_to_sample(problem: Problem, list_size: int = 1) -> Sample:
 
 
 def load_problems(dataset: str = "builtin", ground_truth: str | None = None, split: str = "train",
-                  categories: tuple[str, ...] | None = None) -> list[Problem]:
-    """The built-in bank, or the official release (a path or HF id plus its ground_truth_values.json)."""
+                  categories: tuple[str, ...] | None = None, bank: str = "ksn") -> list[Problem]:
+    """A registered bank of sampled problems (``ksn``, the built-in one, by default; a plug-in's:
+    :mod:`ub_core.plugins`), or the official release (a path or HF id plus its ground_truth_values.json)."""
     if dataset == "builtin":
-        return list(load_bank("ksn", categories=categories))
+        problems = list(load_bank(bank, categories=categories))
+        for p in problems:
+            why = not_scorable(p)
+            if why:
+                raise ValueError(f"option bank: {bank!r} is not a bank of sampled problems ({why})")
+        return problems
+    if bank != "ksn":
+        raise ValueError("option bank: the official release is the ksn bank; leave bank out with dataset")
     if not ground_truth:
         raise ValueError("option dataset: the official release also needs -T ground_truth=PATH/ground_truth_values.json")
     from ub_core.official import load_official
@@ -56,7 +64,7 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         method: str = "paper", list_size: int = 1, value_source: str = "final", dataset: str = "builtin",
         ground_truth: str | None = None, split: str = "train", gt_size: int = 10_000, seed: int = 0,
         max_attempts: int = 5, temperature: float = 1.0, max_tokens: int | None = None,
-        limit_per_category: int | None = None, ids: str | list[str] | None = None) -> Task:
+        limit_per_category: int | None = None, ids: str | list[str] | None = None, bank: str = "ksn") -> Task:
     """UnpredictaBench KS@N.
 
     Args:
@@ -78,8 +86,12 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         max_tokens: per reply (>= 1); default 64, 640 for lists of 10, 2512 for lists of 35.
         limit_per_category: keep only the first N problems of each category (quick checks).
         ids: keep only these problem ids (a list or a comma-separated string), in bank order.
+        bank: the registered bank of sampled problems to run: ``ksn`` (UnpredictaBench), or a lab's own,
+            registered by its package under the entry-point group ``unpredictabench.banks``
+            (``examples/custom_bank``).
     """
     with task_options("ksn"):
+        bank = str(bank)
         cats = str_list(categories, "categories")
         n_samples = positive_int(n_samples, "n_samples")
         if ks_ns is DEFAULT_NS:  # not given: the default Ns that n_samples reaches
@@ -97,17 +109,17 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         temperature = real(temperature, "temperature", low=0)
         tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
                   else MAX_TOKENS.get(list_size, 72 * list_size))
-        problems = load_problems(str(dataset), ground_truth, str(split), cats)
+        problems = load_problems(str(dataset), ground_truth, str(split), cats, bank)
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
     # where the problems come from, not the problems: Inspect logs these arguments with every score
-    source = {"version": bank_version("ksn"), "dataset": source_path(dataset) or "builtin",
-              "ground_truth": source_path(ground_truth), "split": str(split)}
+    source = {"version": bank_version(bank), "dataset": source_path(dataset) or "builtin",
+              "ground_truth": source_path(ground_truth), "split": str(split), "bank": bank}
     return package_task(
-        dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems], name="unpredictabench-ksn"),
+        dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems],
+                              name="unpredictabench-ksn" if bank == "ksn" else f"unpredictabench-ksn-{bank}"),
         solver=collect_values(n_samples=n_samples, list_size=list_size, max_attempts=max_attempts,
-                              value_source=value_source, temperature=temperature, max_tokens=tokens, bank="ksn",
-                              **source),
+                              value_source=value_source, temperature=temperature, max_tokens=tokens, **source),
         scorer=ksn_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed, **source),
-        metadata={"bank": "ksn", "dataset": str(dataset), "n_samples": n_samples, "list_size": list_size},
-        version=bank_version("ksn"),
+        metadata={"bank": bank, "dataset": str(dataset), "n_samples": n_samples, "list_size": list_size},
+        version=bank_version(bank),
     )

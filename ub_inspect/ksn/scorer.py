@@ -1,6 +1,7 @@
 """The KS@N scorer and its metrics. The science is ``ub_core.ksn_scoring.score_values``; this only adapts it.
 
-Score value (a dict, one entry per key): ``ks@N`` (1.0 pass / 0.0 fail, also when short), ``p@N`` (NaN when
+Score value (a dict, one entry per key of the KS@N metric spec, ``ub_core.metric_spec``, in its order:
+:func:`score_value`): ``ks@N`` (1.0 pass / 0.0 fail, also when short) each followed by ``p@N`` (NaN when
 short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value; ``wdz`` also NaN when its permutation null
 has no spread, never +/-inf), ``wdz_undefined`` (1.0 in that case), ``constant`` (1.0 when the sample is
 constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``, ``retried_slots``. Score metadata keeps the parsed ``values``, the failure reasons and a digest of
@@ -30,13 +31,14 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
+from ub_core.metric_spec import as_metric_value, is_ks_key, run_specs
 
 from .._naming import registry_name
 from .._problems import lookup_problem
 from ..metrics import spec_metrics
 from .solver import CollectedValues
 
-__all__ = ["ksn_scorer", "retry_rate", "attempts_per_valid"]
+__all__ = ["ksn_scorer", "score_value", "retry_rate", "attempts_per_valid"]
 
 
 def _total(scores: list[SampleScore], key: str) -> float:
@@ -80,36 +82,35 @@ def _digest(outputs: list) -> str:
     return hashlib.sha256(json.dumps(outputs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _nan_if_none(x) -> float:
-    return float("nan") if x is None else float(x)
+def score_value(row: Mapping, record: CollectedValues, ns: Sequence[int]) -> dict[str, float]:
+    """The Score value: one entry per key of the KS@N spec (:func:`ub_core.metric_spec.run_specs`, the run's Ns), in
+    spec order, each ``ks@N`` followed by its p-value ``p@N``; a ``score`` key from ``row``
+    (:func:`ub_core.ksn_scoring.score_values`, :func:`ub_core.metric_spec.as_metric_value`), a ``collection`` key
+    from the solver's ``record``."""
+    value: dict[str, float] = {}
+    for key, spec in run_specs("ksn", ns):
+        value[key] = int(getattr(record, key)) if spec.source == "collection" else as_metric_value(spec, row[key])
+        if is_ks_key(key):
+            p = row[f"p{key[2:]}"]
+            value[f"p{key[2:]}"] = float("nan") if p is None else float(p)
+    return value
 
 
 @scorer(metrics=KSN_METRICS, name=registry_name("ksn_scorer"))
 def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                gt_size: int = 10_000, gt_seed: int = 0, version: str | None = None, dataset: str = "builtin",
-               ground_truth: str | None = None, split: str = "train") -> Scorer:
+               ground_truth: str | None = None, split: str = "train", bank: str = "ksn") -> Scorer:
     """Score the values collected by :func:`ub_inspect.ksn.solver.collect_values` against the ground truth of the
-    sample's problem (built-in bank ``version``, or the official release ``dataset`` + ``ground_truth``)."""
+    sample's problem (registered ``bank`` at ``version``, or the official release ``dataset`` + ``ground_truth``)."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = lookup_problem(state.sample_id, "ksn", version, dataset, ground_truth, split)
+        problem = lookup_problem(state.sample_id, bank, version, dataset, ground_truth, split)
         record = state.store_as(CollectedValues)
         values = list(record.values)
         failures = list(record.failures)
         row = score_values(problem, values, ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size,
                            truth_seed=gt_seed, n_failed=len(failures))
-        value: dict[str, float] = {}
-        for n in ks_ns:
-            value[f"ks@{n}"] = row[f"ks@{n}"]
-            value[f"p@{n}"] = _nan_if_none(row[f"p@{n}"])
-        for key in ("wdz", "w1_debiased", "jsd"):
-            value[key] = _nan_if_none(row[key])
-        value["wdz_undefined"] = 1.0 if row["wdz_undefined"] else 0.0
-        value["constant"] = 1.0 if row["constant"] else 0.0
-        value["n_valid"] = row["n_valid"]
-        value["n_failed"] = row["n_failed"]
-        for key in ("attempts", "slots", "retried_slots"):
-            value[key] = int(getattr(record, key))
+        value = score_value(row, record, ks_ns)
         top = max(ks_ns)
         p_top = row[f"p@{top}"]
         explanation = (f"{row['n_valid']} valid values from {value['attempts']} attempts; KS@{top} "

@@ -1,6 +1,8 @@
 """Sampling-free KS@N as an Inspect task: ``inspect eval ub_inspect/ksn_logprob --model vllm-completions/<model>``.
 
-One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``). The solver reads
+One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``), or with
+``-T enumeration=tree|auto`` per problem of the bank, read through its reply tree (``ub_core.reply_tree``: the
+model's top-k next tokens, expanded best first until 0.99 of the reply mass is finished). The listed route reads
 the log-probability of every candidate answer after the prompt (one ``prompt_logprobs`` request per candidate;
 vLLM's prefix caching computes the shared prompt once), the scorer turns them into the model's answer
 distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and
@@ -27,7 +29,8 @@ from ub_core.metrics import DEFAULT_NS, KS_METHODS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
 from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
 from ub_core.reply_tree import TOP_K as TREE_TOP_K
-from ub_core.problems import Problem, bank_version, load_bank
+from ub_core.problems import Problem, bank_version
+from ub_inspect.ksn.ksn import load_problems
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
@@ -181,13 +184,14 @@ async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
 @scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
 def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                        gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000, seed: int = 0,
-                       version: str | None = None, n_samples: int = 100, max_attempts: int = 5) -> Scorer:
+                       version: str | None = None, n_samples: int = 100, max_attempts: int = 5,
+                       bank: str = "ksn") -> Scorer:
     """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`, for the sample's
-    problem in the built-in KS@N bank (``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
+    problem in the registered KS@N ``bank`` (at ``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
     with ``max_attempts`` attempts each."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = lookup_problem(state.sample_id, "ksn", version)
+        problem = lookup_problem(state.sample_id, bank, version)
         if state.metadata["ub"].get("route") == "tree":
             return _tree_score(problem, state.store_as(ReplyTreeRecord), dict(
                 ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size, truth_seed=gt_seed, draws=draws,
@@ -242,7 +246,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
                 end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
                 enumeration: str = "listed", max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
-                top_k: int = TREE_TOP_K) -> Task:
+                top_k: int = TREE_TOP_K, bank: str = "ksn") -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:
@@ -272,8 +276,10 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             (default 0.01); what is left is reported as ``missing_mass`` and bounds KS distance and p_pass@N.
         max_requests: the most next-token requests per problem in the tree route (default 4,000).
         top_k: next tokens per request in the tree route (servers return at most 20).
+        bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
     """
     with task_options("ksn_logprob"):
+        bank = str(bank)
         cats = str_list(categories, "categories")
         ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
         threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
@@ -296,11 +302,9 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         top_k = positive_int(top_k, "top_k")
         if enumeration != "listed" and end_of_answer == "none":
             raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
-        bank = load_bank("ksn", categories=cats)
+        problems = list(load_problems(categories=cats, bank=bank))
         if enumeration == "listed":
-            problems = [p for p, _ in enumerable_problems(bank)]
-        else:
-            problems = list(bank)
+            problems = [p for p, _ in enumerable_problems(problems)]
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
         routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
                   ("listed" if enumeration == "listed" else "tree") for p in problems}
@@ -311,8 +315,8 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                                   None if delimiter is None else str(delimiter), end_of_answer, max_missing,
                                   max_requests, top_k),
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
-                                  draws=draws, seed=seed, version=bank_version("ksn"), n_samples=n_samples,
-                                  max_attempts=max_attempts),
-        metadata={"bank": "ksn", "route": "logprob", "enumeration": enumeration, "chat_template": chat_template},
-        version=bank_version("ksn"),
+                                  draws=draws, seed=seed, version=bank_version(bank), n_samples=n_samples,
+                                  max_attempts=max_attempts, bank=bank),
+        metadata={"bank": bank, "route": "logprob", "enumeration": enumeration, "chat_template": chat_template},
+        version=bank_version(bank),
     )

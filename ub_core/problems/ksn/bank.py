@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
-
 from ... import distributions as D
 from ..base import Problem
+from ..builder import prompt_index, scalar_problem
 from .code_explicit import code_explicit_program, code_prompt
 from .constants import BANK, BANK_VERSION
 from .multimodal import multimodal_prompt
@@ -42,34 +41,12 @@ REGIME_SHORT = {"concentrated": "conc", "spread": "spread"}
 REMOVED = frozenset({"te-rayleigh_mixture-conc", "ti-rayleigh_mixture-conc"})
 
 
-# ------------------------------------------------------------------------------------------------ answer formats
-
-def _answer_format(family: str, params: dict) -> tuple[str, tuple[str, ...]]:
-    support = D.support_kind(family, params)
-    if support == "categorical":
-        return "option", tuple(params["labels"])
-    if support == "discrete":
-        return "integer", ()
-    return "number", ()
-
-
 def _scalar_problem(pid: str, category: str, task_type: str, family: str, params: dict, regime: str,
                     prompt: str, modality: str = "unimodal", metadata: dict | None = None,
                     uid: str | None = None) -> Problem:
-    params = D.validate(family, params)
-    fmt_, options = _answer_format(family, params)
-    low, high = D.support_bounds(family, params)
-    if fmt_ == "option":
-        low, high = 0.0, float(len(options) - 1)
-    fam = D.get_family(family)
-
-    def sampler(rng: np.random.Generator, size: int, _fam=fam, _p=params) -> np.ndarray:
-        return _fam.draw(rng, _p, size)
-
-    return Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category=category, task_type=task_type, family=family, params=params,
-                   regime=regime, modality=modality, support=D.support_kind(family, params), answer_format=fmt_,
-                   prompt=prompt, sampler=sampler, options=options, low=low, high=high,
-                   metadata=metadata or {}, uid=uid)
+    """One problem of this bank (:func:`ub_core.problems.builder.scalar_problem`, stamped with its name and version)."""
+    return scalar_problem(pid, family, params, prompt, bank=BANK, bank_version=BANK_VERSION, category=category,
+                          task_type=task_type, regime=regime, modality=modality, metadata=metadata, uid=uid)
 
 
 # ------------------------------------------------------------------------------------------------ text explicit
@@ -170,19 +147,6 @@ def ksn_problems() -> tuple[Problem, ...]:
 
 # ------------------------------------------------------------------------------------------------ prompt index
 
-_PROMPT_INDEX: dict[str, list[Problem]] | None = None
-_KEY = 40  # index prompts by their first characters (every prompt is longer); confirmed by a prefix match
-
-
-def find_ksn_problem(text: str) -> Problem | None:
-    """The bank's prompt index (``Bank.find``): the problem whose task text starts ``text`` (any instruction may
-    follow it, ours or a list-prompting one); the longest such prompt when several do."""
-    global _PROMPT_INDEX
-    if _PROMPT_INDEX is None:
-        idx: dict[str, list[Problem]] = {}
-        for p in ksn_problems():
-            idx.setdefault(p.prompt[:_KEY], []).append(p)
-        _PROMPT_INDEX = idx
-    text = str(text)
-    matches = [p for p in _PROMPT_INDEX.get(text[:_KEY], ()) if text.startswith(p.prompt)]
-    return max(matches, key=lambda p: len(p.prompt)) if matches else None
+#: The bank's prompt index (``Bank.find``): the problem whose task text starts ``text`` (any instruction may follow
+#: it, ours or a list-prompting one); the longest such prompt when several do.
+find_ksn_problem = prompt_index(ksn_problems)
