@@ -171,7 +171,8 @@ def test_power_law_states_xmin_and_alpha_and_income_gumbel_is_the_fitted_one():
     assert income.params == {"loc": 43788.542, "scale": 35382.156}
     assert abs(g["loc"] - 43788.542) > 1000
     assert "43788.542" in income.prompt and "35382.156" in income.prompt
-    assert "66028.713" in odds_item("odds-pct-rw-household_income-context-q50-s0").prompt
+    assert "66028.713" in odds_item("odds-pct-rw-household_income-moments-q50-s0").prompt
+    assert "43788.542" in odds_item("odds-pct-rw-household_income-context-q50-s0").prompt
 
 
 # ------------------------------------------------------------------------------------------------ bank and shots
@@ -181,10 +182,10 @@ def test_subset_covers_every_family_task_and_shots_setting(subset):
              for p in subset if p.metadata["context"] == "none"}
     settings_ = [(0, "none")] + [(k, t) for k in SHOT_COUNTS if k for t in SHOT_TYPES]
     assert cells == {(f, t, k, s) for f in FAMILIES for t in TASKS for k, s in settings_}
-    assert len({p.id for p in subset}) == len(subset) == 540  # 396 idealised + 12 real-world x 4 framings x 3
+    assert len({p.id for p in subset}) == len(subset) == 576  # 396 idealised + 12 real-world x 5 framings x 3
     assert {p.metadata["target"] for p in subset if p.metadata["task"] == "percentile"} == set(TEST_PERCENTILES)
     contexts = {p.metadata["context"] for p in subset}
-    assert {"health", "finance", "climate", "health_normal", "climate_idealized"} <= contexts
+    assert {"health", "finance", "climate", "health_normal", "climate_idealized", "finance_moments"} <= contexts
     for p in subset:  # the prompt is what the oracle finds it by
         assert find_problem(p.full_prompt) is p
 
