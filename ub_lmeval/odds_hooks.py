@@ -118,7 +118,7 @@ def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None
         prompt = p.list_prompt(k) if (m["task"] == "sampling" and k > 1) else p.full_prompt
         docs.append({"id": p.id, "prompt": prompt, "family": p.family, "task": m["task"], "shots": m["shots"],
                      "shot_type": m["shot_type"], "context": m["context"],
-                     "parameterisation": m["parameterisation"]})
+                     "parameterisation": m["parameterisation"], "distribution": m["distribution"]})
     return docs
 
 

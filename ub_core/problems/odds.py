@@ -495,8 +495,11 @@ def _idealized_specs(rule: str = "paper") -> tuple[_Spec, ...]:
 
 
 def _base_meta(task: str, spec: _Spec, k: int, shot_type: str | None, context: str = "none") -> dict:
+    # the distribution the item asks about: what the paper's standard error is taken across (Tables 1 and 2)
+    distribution = f"{spec.family}-{spec.ptag}" if context == "none" else spec.ptag
     return {"task": task, "family": spec.family, "parameterisation": spec.ptag, "convention": spec.convention,
-            "odds_convention": spec.rule, "shots": k, "shot_type": shot_type or "none", "context": context}
+            "odds_convention": spec.rule, "shots": k, "shot_type": shot_type or "none", "context": context,
+            "distribution": distribution}
 
 
 def _percentile_items(spec: _Spec) -> list[Problem]:

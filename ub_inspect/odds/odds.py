@@ -32,7 +32,7 @@ from ub_inspect.ksn.solver import CollectedValues, collect_values
 __all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
 
 # Metadata every Score and Sample carries (what dashboards group by).
-GROUP_KEYS = ("family", "task", "shots", "shot_type", "context")
+GROUP_KEYS = ("family", "task", "shots", "shot_type", "context", "distribution")
 
 
 def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
