@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.special import owens_t
 
-from ub_core.metrics import (absolute_error, ks_statistic, mae, nearest_shot_answer, odds_item_scores,
-                             parse_percentile, parse_probability, summarize_odds)
+from ub_core.metrics import (absolute_error, across_distributions, ks_statistic, mae, nearest_shot_answer,
+                             odds_item_scores, parse_percentile, parse_probability, summarize_odds)
 from ub_core.oracle import collapse_value, find_problem, oracle_values, render_replies
 from ub_core.problems import load_bank
 from ub_core.problems.odds import (FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, TEST_PERCENTILES, odds_item, odds_items,
@@ -36,6 +36,25 @@ def test_absolute_error_and_mae_by_hand():
         mae([1, 2], [1])
     with pytest.raises(ValueError):
         absolute_error(float("nan"), 1)
+
+
+def test_across_distributions_by_hand():
+    """The odds paper's ± (Tables 1 and 2): the SE of the distributions' mean scores, ddof 1. Distribution MAEs 2, 4
+    and 9 (the second from 3 and 5; a NaN parse failure left out): mean 5, s^2 = (9 + 1 + 16) / 2 = 13,
+    SE = sqrt(13 / 3)."""
+    s = across_distributions({"a": [2.0], "b": [3.0, 5.0, math.nan], "c": [9.0], "empty": [math.nan, None]})
+    assert s["mean"] == pytest.approx(5.0) and s["se"] == pytest.approx(math.sqrt(13 / 3))
+    assert (s["distributions"], s["empty"]) == (3, 1)
+    one = across_distributions({"a": [1.0, 3.0]})
+    assert one["mean"] == 2.0 and math.isnan(one["se"])
+    assert math.isnan(across_distributions({})["mean"])
+    # summarize_odds reports it beside the bootstrap interval, per group
+    rows = [{"context": "health", "distribution": d, "abs_error": e}
+            for d, errs in (("steps", [1.0, 3.0]), ("sleep", [6.0, 6.0])) for e in errs]
+    g = summarize_odds(rows, by=("context",))["by_context"]["health"]
+    assert g["mean"] == pytest.approx(4.0) and g["low"] <= 4.0 <= g["high"]
+    assert g["distribution_mean"] == pytest.approx(4.0) and g["distribution_se"] == pytest.approx(2.0)
+    assert g["distributions"] == 2
 
 
 def test_ks_statistic_by_hand():
