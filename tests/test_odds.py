@@ -333,6 +333,17 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]
     assert {"family", "task", "shots", "shot_type", "context"} <= set(metas[0])
     assert {m["context"] for m in metas} == {"none", "finance_normal"}
+    assert scores["dist_se"] == 0.0 and scores["none_dist_se"] == 0.0  # the paper's ±, across distributions
+    assert scores["finance_normal_dist_se"] == 0.0  # income and rent: two distributions
+    scores, _ = run("ub/collapse", task="percentile", families="normal,uniform", shots=0, edition="full")
+    # collapse answers 50: each distribution's MAE by hand (sum |50 - q| / 11 = 27.09 for a continuous family
+    # whose exact answers are the targets), so the SE across the six distributions follows from them
+    items = odds_items("full", task="percentile", shots=[0], families=["normal", "uniform"], contexts=["none"])
+    per_dist: dict = {}
+    for p in items:
+        per_dist.setdefault(p.metadata["distribution"], []).append(abs(50.0 - p.metadata["answer"]))
+    maes = [np.mean(v) for v in per_dist.values()]
+    assert len(maes) == 6 and scores["dist_se"] == pytest.approx(np.std(maes, ddof=1) / math.sqrt(6), abs=1e-9)
     scores, _ = run("ub/collapse", task="probability", families="normal")
     assert scores["abs_error"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
     scores, _ = run("ub/oracle", task="sampling", families="poisson,uniform", shots=0)
@@ -362,6 +373,12 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     assert col["n-samples"]["ub_odds_percentile"]["effective"] == 11
     assert col["results"]["ub_odds_percentile"]["abs_error,none"] == pytest.approx(298 / 11, abs=0.01)
     assert col["results"]["ub_odds_probability"]["abs_error,none"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
+    # the paper's ± across distributions: NaN for one distribution (normal p0); on the health domain's four real-world
+    # distributions (targets 10, 50, 90 in the subset) collapse's MAE is 80/3 for each, so the SE is 0
+    assert math.isnan(col["results"]["ub_odds_percentile"]["abs_error_dist_se,none"])
+    health = simple_evaluate(model="ub-collapse", tasks=["ub_odds_percentile"],
+                             task_manager=ub_task_manager({"context": "health"}))["results"]["ub_odds_percentile"]
+    assert health["abs_error,none"] == pytest.approx(80 / 3) and health["abs_error_dist_se,none"] == 0.0
     # the paper's protocol: one value per reply, 1,000 replies per item
     single = simple_evaluate(model="ub-oracle", tasks=["ub_odds_sampling_single"], task_manager=tm, limit=2,
                              log_samples=True)
