@@ -117,7 +117,7 @@ def write_lmeval_families(root: Path) -> Path:
             for q in range(2):
                 tasks["ub_odds_percentile"].append({
                     "doc": {"id": f"odds-{fam}-{shots}-{q}", "family": fam, "task": "percentile", "shots": shots,
-                            "shot_type": "within_distribution", "context": "none"},
+                            "shot_type": "within_distribution", "context": "none", "distribution": f"{fam}-p0"},
                     "abs_error": 10.0 / (1 + shots) + extra, "baseline_abs_error": 20.0})
     tasks["ub_odds_sampling"] = [{"doc": {"id": "odds-normal-sampling", "family": "normal", "task": "sampling",
                                           "shots": 0, "shot_type": "none", "context": "none"}, "ks_stat": 0.3}]

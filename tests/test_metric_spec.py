@@ -135,7 +135,12 @@ def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
 
     assert keys(QUESTION_METRICS) == ["abs_error"] + list(metric_keys("odds_question", "inspect"))
     assert keys(SAMPLING_METRICS) == ["ks_stat", "ks_stat", "ks@*"] + [
-        k for k in metric_keys("odds_sampling") if not is_ks_key(k) and k != "ks_stat"]
+        k for k in metric_keys("odds_sampling", "inspect") if not is_ks_key(k) and k != "ks_stat"]
+    # the paper's ± across distributions: an Inspect run metric; lm-eval's [distribution, value] documents
+    assert registry_params(QUESTION_METRICS[2]) == {"key": "abs_error"}  # grouped by context, the default
+    assert registry_params(SAMPLING_METRICS[2]) == {"key": "ks_stat"}
+    assert "abs_error_dist_se" in metric_keys("odds_question", "lmeval")
+    assert "abs_error_dist_se" not in metric_keys("odds_question", "inspect")
     for bank in ("calibration", "implicit", "explicit"):
         assert keys(_metrics(bank))[0] == metric_spec.HEADLINES[bank]
         assert sorted(keys(_metrics(bank))[1:]) == sorted(metric_keys(bank))

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.special import owens_t
 
-from ub_core.metrics import (absolute_error, ks_statistic, mae, nearest_shot_answer, odds_item_scores,
-                             parse_percentile, parse_probability, summarize_odds)
+from ub_core.metrics import (absolute_error, across_distributions, ks_statistic, mae, nearest_shot_answer,
+                             odds_item_scores, parse_percentile, parse_probability, summarize_odds)
 from ub_core.oracle import collapse_value, find_problem, oracle_values, render_replies
 from ub_core.problems import load_bank
 from ub_core.problems.odds import (FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, TEST_PERCENTILES, odds_item, odds_items,
@@ -36,6 +36,25 @@ def test_absolute_error_and_mae_by_hand():
         mae([1, 2], [1])
     with pytest.raises(ValueError):
         absolute_error(float("nan"), 1)
+
+
+def test_across_distributions_by_hand():
+    """The odds paper's ± (Tables 1 and 2): the SE of the distributions' mean scores, ddof 1. Distribution MAEs 2, 4
+    and 9 (the second from 3 and 5; a NaN parse failure left out): mean 5, s^2 = (9 + 1 + 16) / 2 = 13,
+    SE = sqrt(13 / 3)."""
+    s = across_distributions({"a": [2.0], "b": [3.0, 5.0, math.nan], "c": [9.0], "empty": [math.nan, None]})
+    assert s["mean"] == pytest.approx(5.0) and s["se"] == pytest.approx(math.sqrt(13 / 3))
+    assert (s["distributions"], s["empty"]) == (3, 1)
+    one = across_distributions({"a": [1.0, 3.0]})
+    assert one["mean"] == 2.0 and math.isnan(one["se"])
+    assert math.isnan(across_distributions({})["mean"])
+    # summarize_odds reports it beside the bootstrap interval, per group
+    rows = [{"context": "health", "distribution": d, "abs_error": e}
+            for d, errs in (("steps", [1.0, 3.0]), ("sleep", [6.0, 6.0])) for e in errs]
+    g = summarize_odds(rows, by=("context",))["by_context"]["health"]
+    assert g["mean"] == pytest.approx(4.0) and g["low"] <= 4.0 <= g["high"]
+    assert g["distribution_mean"] == pytest.approx(4.0) and g["distribution_se"] == pytest.approx(2.0)
+    assert g["distributions"] == 2
 
 
 def test_ks_statistic_by_hand():
@@ -171,7 +190,8 @@ def test_power_law_states_xmin_and_alpha_and_income_gumbel_is_the_fitted_one():
     assert income.params == {"loc": 43788.542, "scale": 35382.156}
     assert abs(g["loc"] - 43788.542) > 1000
     assert "43788.542" in income.prompt and "35382.156" in income.prompt
-    assert "66028.713" in odds_item("odds-pct-rw-household_income-context-q50-s0").prompt
+    assert "66028.713" in odds_item("odds-pct-rw-household_income-moments-q50-s0").prompt
+    assert "43788.542" in odds_item("odds-pct-rw-household_income-context-q50-s0").prompt
 
 
 # ------------------------------------------------------------------------------------------------ bank and shots
@@ -181,10 +201,10 @@ def test_subset_covers_every_family_task_and_shots_setting(subset):
              for p in subset if p.metadata["context"] == "none"}
     settings_ = [(0, "none")] + [(k, t) for k in SHOT_COUNTS if k for t in SHOT_TYPES]
     assert cells == {(f, t, k, s) for f in FAMILIES for t in TASKS for k, s in settings_}
-    assert len({p.id for p in subset}) == len(subset) == 540  # 396 idealised + 12 real-world x 4 framings x 3
+    assert len({p.id for p in subset}) == len(subset) == 576  # 396 idealised + 12 real-world x 5 framings x 3
     assert {p.metadata["target"] for p in subset if p.metadata["task"] == "percentile"} == set(TEST_PERCENTILES)
     contexts = {p.metadata["context"] for p in subset}
-    assert {"health", "finance", "climate", "health_normal", "climate_idealized"} <= contexts
+    assert {"health", "finance", "climate", "health_normal", "climate_idealized", "finance_moments"} <= contexts
     for p in subset:  # the prompt is what the oracle finds it by
         assert find_problem(p.full_prompt) is p
 
@@ -313,6 +333,17 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
     metas = [s.scores["odds_question_scorer"].metadata for s in log.samples]
     assert {"family", "task", "shots", "shot_type", "context"} <= set(metas[0])
     assert {m["context"] for m in metas} == {"none", "finance_normal"}
+    assert scores["dist_se"] == 0.0 and scores["none_dist_se"] == 0.0  # the paper's ±, across distributions
+    assert scores["finance_normal_dist_se"] == 0.0  # income and rent: two distributions
+    scores, _ = run("ub/collapse", task="percentile", families="normal,uniform", shots=0, edition="full")
+    # collapse answers 50: each distribution's MAE by hand (sum |50 - q| / 11 = 27.09 for a continuous family
+    # whose exact answers are the targets), so the SE across the six distributions follows from them
+    items = odds_items("full", task="percentile", shots=[0], families=["normal", "uniform"], contexts=["none"])
+    per_dist: dict = {}
+    for p in items:
+        per_dist.setdefault(p.metadata["distribution"], []).append(abs(50.0 - p.metadata["answer"]))
+    maes = [np.mean(v) for v in per_dist.values()]
+    assert len(maes) == 6 and scores["dist_se"] == pytest.approx(np.std(maes, ddof=1) / math.sqrt(6), abs=1e-9)
     scores, _ = run("ub/collapse", task="probability", families="normal")
     assert scores["abs_error"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
     scores, _ = run("ub/oracle", task="sampling", families="poisson,uniform", shots=0)
@@ -342,6 +373,12 @@ def test_lmeval_oracle_end_to_end(monkeypatch):
     assert col["n-samples"]["ub_odds_percentile"]["effective"] == 11
     assert col["results"]["ub_odds_percentile"]["abs_error,none"] == pytest.approx(298 / 11, abs=0.01)
     assert col["results"]["ub_odds_probability"]["abs_error,none"] == pytest.approx(100 * 2.9 / 11, abs=0.01)
+    # the paper's ± across distributions: NaN for one distribution (normal p0); on the health domain's four real-world
+    # distributions (targets 10, 50, 90 in the subset) collapse's MAE is 80/3 for each, so the SE is 0
+    assert math.isnan(col["results"]["ub_odds_percentile"]["abs_error_dist_se,none"])
+    health = simple_evaluate(model="ub-collapse", tasks=["ub_odds_percentile"],
+                             task_manager=ub_task_manager({"context": "health"}))["results"]["ub_odds_percentile"]
+    assert health["abs_error,none"] == pytest.approx(80 / 3) and health["abs_error_dist_se,none"] == 0.0
     # the paper's protocol: one value per reply, 1,000 replies per item
     single = simple_evaluate(model="ub-oracle", tasks=["ub_odds_sampling_single"], task_manager=tm, limit=2,
                              log_samples=True)

@@ -46,8 +46,8 @@ def test_twelve_real_world_distributions_four_per_domain():
     assert {d: domains.count(d) for d in set(domains)} == {"health": 4, "finance": 4, "climate": 4}
     full = odds_items("full", contexts=["health", "finance", "climate", "health_normal", "finance_normal",
                                         "climate_normal", "health_idealized", "finance_idealized",
-                                        "climate_idealized"])
-    assert len(full) == 12 * 4 * 11  # 3 zero-shot framings + context with 3 shots, 11 targets each
+                                        "climate_idealized", "health_moments", "finance_moments", "climate_moments"])
+    assert len(full) == 12 * 5 * 11  # 4 zero-shot framings + context with 3 shots, 11 targets each
 
 
 @pytest.mark.parametrize("name", sorted(_SCIPY))
@@ -55,10 +55,11 @@ def test_real_world_closed_form_and_data_checks(name):
     rw = next(r for r in REAL_WORLD if r.name == name)
     ref = _SCIPY[name]
     items = {(p.metadata["framing"], p.metadata["target"], p.metadata["shots"]): p
-             for p in odds_items("full", contexts=[rw.domain, f"{rw.domain}_normal", f"{rw.domain}_idealized"])
+             for p in odds_items("full", contexts=[rw.domain, f"{rw.domain}_normal", f"{rw.domain}_idealized",
+                                                   f"{rw.domain}_moments"])
              if p.metadata["real_world"] == name}
     for q, v in zip(TEST_PERCENTILES, rw.data_values):
-        for framing in ("idealized", "context", "normal"):
+        for framing in ("idealized", "context", "moments", "normal"):
             item = items[(framing, q, 0)]
             # the question is the data's value at the q-th percentile and the answer is q (the odds paper, sec. 5.2)
             assert item.metadata["value"] == v and item.metadata["answer"] == q
@@ -71,7 +72,11 @@ def test_real_world_closed_form_and_data_checks(name):
         assert float(ours.ppf(q)) == pytest.approx(float(ref.ppf(q)), rel=1e-9)
     # the framings state the release's numbers
     mean, sd = _STATED[name]
-    assert f"mean {mean} and standard deviation {sd}" in items[("context", 50, 0)].prompt
+    assert f"mean {mean} and standard deviation {sd}" in items[("moments", 50, 0)].prompt
+    # the context framing states the fitted distribution, as the idealized one does, after the background
+    fitted = items[("idealized", 50, 0)].prompt.split("Distribution: ")[1].split("\n")[0]
+    assert f"Distribution: {fitted}\n" in items[("context", 50, 0)].prompt
+    assert "Background: " in items[("context", 50, 0)].prompt and "Background: " not in items[("idealized", 50, 0)].prompt
     assert items[("normal", 50, 0)].prompt.count("Normal distribution with mean") == 1
     # data-derived: the released percentile values are increasing, and the fit matches the data except for the
     # released wind-speed log-normal (median exp(1.558) = 4.75 against the data's 3.0; README, conventions)
@@ -126,6 +131,29 @@ def test_difference_probability_restriction_applied_twice():
     assert probability_between("poisson", lam, 65, 75, "release") == pytest.approx(
         (d.cdf(75) - d.cdf(64)) / (d.cdf(b) - d.cdf(a - 1)), abs=1e-12)
     assert probability_between("poisson", lam, 65, 75) == pytest.approx((d.cdf(75) - d.cdf(64)) / mass, abs=1e-12)
+
+
+def test_difference_discrete_interval_is_a_quantile_of_the_restricted_distribution():
+    """Issue 27 finding: the release reads a probability interval off the sample already restricted to its 1st-99th
+    percentiles (``calculate_target_ranges``), so for a discrete family its ends are quantiles of the *restricted*
+    distribution, Qr(u) = Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99))) at u = (1 -+ p) / 2. Geometric(0.05) at
+    0.9: the release shows [1, 56] (its 0-shot GPT-4 Turbo prompts say "between 1.0 and 56.0"); the paper
+    convention's Q(0.01 + 0.98 u) gives [2, 56]."""
+    d = stats.geom(0.05)
+    r_lo, r_hi = d.ppf(0.01), d.ppf(0.99)
+    below, mass = d.cdf(r_lo - 1), d.cdf(r_hi) - d.cdf(r_lo - 1)
+    for p, release_shows in ((0.9, (1.0, 56.0)), (0.2, (10.0, 18.0)), (0.4, (7.0, 24.0)), (1.0, (1.0, 90.0))):
+        rel = odds_item(f"odds-prb-geometric-p0-p{p:g}-s0-rel").metadata
+        assert (rel["lo"], rel["hi"]) == release_shows
+        by_hand = (d.ppf(below + mass * (1 - p) / 2), d.ppf(below + mass * (1 + p) / 2)) if p < 1 else (r_lo, r_hi)
+        assert (rel["lo"], rel["hi"]) == by_hand
+        assert rel["answer"] == pytest.approx(probability_between("geometric", {"p": 0.05}, *release_shows, "release"))
+    paper = odds_item("odds-prb-geometric-p0-p0.9-s0").metadata
+    assert (paper["lo"], paper["hi"]) == (2.0, 56.0) == (d.ppf(0.01 + 0.98 * 0.05), d.ppf(0.01 + 0.98 * 0.95))
+    # continuous families: the restricted quantile is Q(0.01 + 0.98 u), the same interval in both conventions
+    for fam in ("normal", "gamma"):
+        a, b = (odds_item(f"odds-prb-{fam}-p0-p0.5-s0{s}").metadata for s in ("", "-rel"))
+        assert (a["lo"], a["hi"]) == (b["lo"], b["hi"])
 
 
 def test_difference_power_law_scale_xmin_minus_half():

@@ -284,6 +284,13 @@ def test_implicit_explicit_odds_values(family_report):
     shots = _rows(family_report, "odds_by_shots")
     assert shots[(*LM, "percentile", 0)]["mae"] == pytest.approx(12.5)
     assert shots[(*LM, "percentile", 3)]["mae"] == pytest.approx(5.0)
+    # the paper's ± (issue 27): SE across distributions' MAEs, ddof 1: 0 shots, MAEs 10 and 15 -> 5 / sqrt(2) /
+    # sqrt(2) = 2.5; one distribution per family row -> none
+    assert shots[(*LM, "percentile", 0)]["mae_se"] == pytest.approx(2.5)
+    assert fam[(*LM, "percentile", "normal")]["mae_se"] is None
+    ctx = _rows(family_report, "odds_by_context")
+    assert ctx[(*LM, "percentile", "none")]["mae"] == pytest.approx(8.75)
+    assert ctx[(*LM, "percentile", "none")]["mae_se"] == pytest.approx(2.5)  # MAEs 6.25 and 11.25
 
 
 def test_stability_values(family_report):

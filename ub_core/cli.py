@@ -475,8 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)
     from .official_truth import add_parser as add_official_parser
-    from .stability_score import add_parser as add_stability_parser
     from .reproduce import add_parser as add_reproduce_parser
+    from .stability_score import add_parser as add_stability_parser
 
     add_stability_parser(sub)  # ub stability score
     add_official_parser(sub)  # ub official truth

@@ -172,12 +172,18 @@ ODDS_QUESTION_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, "nanmean", "skip", per_category=False,
                bounds=NONNEGATIVE),
     MetricSpec("parse_failed", "unparsed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
+    # the odds paper's ± (Tables 1 and 2): lm-eval's per-document value is [distribution, abs_error] and the hook
+    # takes the SE across distributions; Inspect reports it as a run metric (ub_inspect.metrics.distribution_se)
+    MetricSpec("abs_error_dist_se", "SE across distributions", False, per_category=False, stderr=False,
+               adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
 ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ks_stat", "KS statistic", False, "nanmean", "skip", group="family", bounds=UNIT),
     *(MetricSpec(f"ks@{n}", f"KS@{n}", True, per_category=False, bounds=UNIT) for n in ODDS_KS_NS),
     MetricSpec("n_valid", "valid values", True, per_category=False, stderr=False, bounds=NONNEGATIVE),
     MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
+    MetricSpec("ks_stat_dist_se", "SE across distributions", False, per_category=False, stderr=False,
+               adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
 #: Run-to-run stability (the non-determinism paper): total agreement of raw replies (TARr) and of parsed answers
 #: (TARa) over N runs, the best, worst and median run accuracy, their spread (best - worst) and the share of

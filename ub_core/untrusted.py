@@ -20,11 +20,15 @@ import json
 from collections import Counter
 from typing import Any
 
-__all__ = ["UntrustedJSONError", "loads", "short", "ErrorSummary"]
+__all__ = ["UntrustedJSONError", "UntrustedFileError", "loads", "read_text", "short", "ErrorSummary"]
 
 
 class UntrustedJSONError(ValueError):
     """Outside JSON that cannot be read; ``str(e)`` is one line saying why."""
+
+
+class UntrustedFileError(ValueError):
+    """An outside file that cannot be read as text; ``str(e)`` is one line saying why."""
 
 
 class _DuplicateKey(ValueError):
@@ -68,6 +72,29 @@ def loads(data: str | bytes | bytearray, *, unique_keys: bool = False) -> Any:
         raise UntrustedJSONError(f"duplicate key {short(e.args[0], 40)} in a JSON object") from None
     except ValueError as e:  # an integer over sys.get_int_max_str_digits() digits
         raise UntrustedJSONError(f"unreadable JSON ({str(e).split(';')[0]})") from None
+
+
+def read_text(path: Any, max_bytes: int) -> str:
+    """The UTF-8 text of an outside file of at most ``max_bytes`` bytes, or :class:`UntrustedFileError` with a
+    one-line reason (missing, not a regular file, too large, unreadable, not UTF-8). Reads at most ``max_bytes + 1``
+    bytes whatever the file claims, so a file that grows or a device cannot make it read without bound."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise UntrustedFileError(f"{short(str(p), 120)}: not a regular file")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(int(max_bytes) + 1)
+    except OSError as e:
+        raise UntrustedFileError(f"{short(str(p), 120)}: cannot be read ({e.strerror or type(e).__name__})") from None
+    if len(data) > max_bytes:
+        raise UntrustedFileError(f"{short(str(p), 120)}: larger than the {max_bytes:,}-byte limit")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UntrustedFileError(f"{short(str(p), 120)}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+                                 f"{e.start})") from None
 
 
 class ErrorSummary:

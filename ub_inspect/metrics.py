@@ -25,7 +25,8 @@ from ub_core.metric_spec import is_ks_key
 
 from ._naming import registry_name
 
-__all__ = ["nan_mean", "nan_stderr", "grid_rates", "totals", "headline", "means", "grouped_summary", "spec_metrics"]
+__all__ = ["nan_mean", "nan_stderr", "grid_rates", "totals", "headline", "means", "grouped_summary", "distribution_se",
+           "spec_metrics"]
 
 
 def _as_float(value) -> float | None:
@@ -109,6 +110,38 @@ def grid_rates() -> Metric:
         entries = [((s.score.metadata or {}).get("ub") or {}).get("behaviour_entry") for s in scores]
         rates, _ = grid_behaviour_rates(e for e in entries if e)
         return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b]) for b in BEHAVIOURS}
+
+    return compute
+
+
+@metric(name=registry_name("distribution_se"))
+def distribution_se(key: str, group: str = "context") -> Metric:
+    """The odds paper's uncertainty (Tables 1 and 2, "± Standard Error (σM)"), beside the per-sample ``stderr``:
+    ``{"dist_se": SE across the run's distributions, "<g>_dist_se": SE across the distributions of group g, ...}``,
+    each the standard error (ddof 1) of the distributions' means of ``Score.value[key]``
+    (:func:`ub_core.metrics.across_distributions`), the distribution being the sample metadata ``distribution`` and
+    the groups the values of the sample metadata ``group`` (Table 2's domains and framings); a group is reported
+    only when the run has more than one. NaN with fewer than two distributions."""
+
+    def compute(scores: list[SampleScore]):
+        from ub_core.metrics import across_distributions
+
+        if not scores:  # the live display's first call
+            return {}
+        overall: dict[str, list] = {}
+        groups: dict[str, dict[str, list]] = {}
+        for s in scores:
+            value = s.score.value
+            v = _as_float(value.get(key)) if isinstance(value, dict) else None
+            meta = s.sample_metadata or {}
+            dist = str(meta.get("distribution", s.sample_id))
+            overall.setdefault(dist, []).append(v)
+            groups.setdefault(str(meta.get(group, "unknown")), {}).setdefault(dist, []).append(v)
+        out = {"dist_se": across_distributions(overall)["se"]}
+        if len(groups) > 1:
+            for g, by_dist in groups.items():
+                out[f"{g}_dist_se"] = across_distributions(by_dist)["se"]
+        return out
 
     return compute
 

@@ -13,19 +13,23 @@ The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``; the Inspe
   ``n_failed`` (sampling: all the generations that the ``take_first_k`` filter keeps).
 - :func:`nanmean`: the MAE over the documents where the error is defined (a parse failure, or the baseline of a
   0-shot item, is NaN).
+- :func:`distribution_se`: the odds paper's ± (Tables 1 and 2), the standard error across distributions of their
+  mean error (``abs_error_dist_se``) or KS statistic (``ks_stat_dist_se``), from each document's
+  ``[distribution, value]``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ub_core.metrics import ODDS_KS_NS, odds_item_scores
+from ub_core.metrics import ODDS_KS_NS, across_distributions, odds_item_scores
 
 from .ksn_hooks import nanmean  # noqa: F401  (the one defined-values mean; the odds YAMLs name utils.nanmean)
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.odds import CONVENTIONS, SHOT_COUNTS, TASKS, odds_item, odds_items
 
-__all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds", "nanmean", "QUESTION_KEYS", "SAMPLING_KEYS"]
+__all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds", "nanmean", "distribution_se",
+           "QUESTION_KEYS", "SAMPLING_KEYS"]
 
 QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
 #: Values per sampling problem (the odds paper, task 2: 1,000 draws).
@@ -118,7 +122,7 @@ def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None
         prompt = p.list_prompt(k) if (m["task"] == "sampling" and k > 1) else p.full_prompt
         docs.append({"id": p.id, "prompt": prompt, "family": p.family, "task": m["task"], "shots": m["shots"],
                      "shot_type": m["shot_type"], "context": m["context"],
-                     "parameterisation": m["parameterisation"]})
+                     "parameterisation": m["parameterisation"], "distribution": m["distribution"]})
     return docs
 
 
@@ -138,9 +142,24 @@ def process_results_odds(doc: dict, results: list) -> dict:
     if item.metadata["task"] == "sampling":
         generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
         row = odds_item_scores(item, [str(g) for g in generations], list_size=requested_list_size(doc["prompt"]))
-        return {key: row[key] for key in SAMPLING_KEYS}
+        return {**{key: row[key] for key in SAMPLING_KEYS},
+                "ks_stat_dist_se": [item.metadata["distribution"], row["ks_stat"]]}
     text = results[0] if results else ""
     if isinstance(text, (list, tuple)):
         text = text[0] if text else ""
     row = odds_item_scores(item, str(text))
-    return {key: row[key] for key in QUESTION_KEYS}
+    return {**{key: row[key] for key in QUESTION_KEYS},
+            "abs_error_dist_se": [item.metadata["distribution"], row["abs_error"]]}
+
+
+def distribution_se(items: Any) -> float:
+    """Aggregation: the standard error across distributions (ddof 1) of their mean value
+    (:func:`ub_core.metrics.across_distributions`), from each document's ``[distribution, value]``; NaN with
+    fewer than two distributions. A per-document number (no distribution) counts as its own distribution."""
+    by_dist: dict = {}
+    for i, x in enumerate(items):
+        if isinstance(x, (list, tuple)) and len(x) == 2:
+            by_dist.setdefault(str(x[0]), []).append(x[1])
+        else:
+            by_dist.setdefault(("document", i), []).append(x)
+    return float(across_distributions(by_dist)["se"])

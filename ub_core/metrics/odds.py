@@ -6,8 +6,8 @@ as the odds paper's Table 1 reports MAE in % for percentiles and probabilities a
 not given an error: it is counted as a parse failure and left out of the MAE (its ``abs_error`` is NaN).
 
 Public names: :func:`absolute_error`, :func:`mae`, :func:`nearest_shot_answer`, :func:`ks_statistic`,
-:func:`parse_percentile`, :func:`parse_probability`, :func:`odds_item_scores`, :func:`summarize_odds`,
-:data:`ODDS_KS_NS`.
+:func:`across_distributions`, :func:`parse_percentile`, :func:`parse_probability`, :func:`odds_item_scores`,
+:func:`summarize_odds`, :data:`ODDS_KS_NS`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from .intervals import summarize_values
 from .sampling import ks_at_n
 from ..parsing.odds import parse_percentile, parse_probability  # noqa: F401  (re-exported: the odds scorers' readers)
 
-__all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "parse_percentile",
+__all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "across_distributions",
+           "parse_percentile",
            "parse_probability", "odds_item_scores", "summarize_odds"]
 
 #: The N of KS@N for the sampling task (1,000 draws per problem, the odds paper's sec. 3 task 2).
@@ -94,6 +95,33 @@ def ks_statistic(values: Sequence[float], truth: Sequence[float]) -> float:
     return float(stats.ks_2samp(a, b, method="asymp").statistic)
 
 
+def across_distributions(values_by_distribution: Mapping[Any, Iterable[Any]]) -> dict[str, Any]:
+    """The odds paper's summary of a group of distributions (Table 1: per task; Table 2: per domain and context):
+    the mean over its k distributions of each distribution's mean score ``m_i`` (its MAE, or its KS statistic), and
+    the standard error of that mean across distributions,
+
+        mean = (1/k) sum_i m_i,    SE = s / sqrt(k),    s^2 = sum_i (m_i - mean)^2 / (k - 1)   (ddof 1),
+
+    which the paper prints as "MAE ± Standard Error (σM)" (Tables 1 and 2, sec. 6; the release's tutorial takes
+    ``scipy.stats.sem`` of the per-distribution MAEs). NaN and infinite entries (parse failures) are left out of a
+    distribution's mean; a distribution with no finite entry is left out and counted in ``empty``. ``se`` is NaN
+    for fewer than two distributions. Returns ``{"mean", "se", "distributions", "empty"}``."""
+    means, empty = [], 0
+    for vals in values_by_distribution.values():
+        arr = np.asarray([float(v) for v in vals if isinstance(v, (int, float, np.integer, np.floating))
+                          and not isinstance(v, bool)], dtype=float)
+        arr = arr[np.isfinite(arr)]
+        if arr.size:
+            means.append(float(arr.mean()))
+        else:
+            empty += 1
+    k = len(means)
+    m = np.asarray(means, dtype=float)
+    return {"mean": float(m.mean()) if k else math.nan,
+            "se": float(m.std(ddof=1) / math.sqrt(k)) if k >= 2 else math.nan,
+            "distributions": k, "empty": empty}
+
+
 # ------------------------------------------------------------------------------------------------ per item
 
 def _as_replies(reply: Any) -> list:
@@ -163,19 +191,34 @@ def summarize_odds(rows: Iterable[Mapping[str, Any]], metric: str = "abs_error",
                    by: Sequence[str] = ("family", "shots", "context"), confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """MAE (or the mean of ``metric``) overall and grouped by family, shot count and context, each with a
-    percentile-bootstrap interval (the odds paper, Table 1, Fig. 4 and Table 2 report these groupings).
+    percentile-bootstrap interval over items and, beside it, the paper's uncertainty: the mean and standard error
+    across the group's distributions (:func:`across_distributions`; the odds paper, Tables 1 and 2, which report
+    these groupings, as do Fig. 4 and Table 2's domains).
 
-    ``rows`` are per-item dicts holding ``metric`` and the grouping keys (as Score metadata / lm-eval docs
-    have them). NaN entries (parse failures, a baseline without shots) are dropped and counted in ``dropped``.
+    ``rows`` are per-item dicts holding ``metric``, the grouping keys and ``distribution`` (the item's distribution,
+    as Score metadata / lm-eval docs have them; rows without it count as one distribution each). NaN entries
+    (parse failures, a baseline without shots) are dropped and counted in ``dropped``.
     Returns ``{"overall": {...}, "by_family": {name: {...}}, "by_shots": {...}, "by_context": {...}}``, each
-    ``{...}`` being :func:`~ub_core.metrics.summarize_values`' ``{"mean", "low", "high", "n", "dropped"}``.
+    ``{...}`` being :func:`~ub_core.metrics.summarize_values`' ``{"mean", "low", "high", "n", "dropped"}`` plus
+    ``distribution_mean``, ``distribution_se`` and ``distributions``.
     """
     rows = list(rows)
     kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    out: dict[str, Any] = {"metric": metric, "overall": summarize_values([r.get(metric) for r in rows], **kw)}
+
+    def summary(group: list) -> dict[str, Any]:
+        out = summarize_values([r.get(metric) for r in group], **kw)
+        by_dist: dict[Any, list] = {}
+        for i, r in enumerate(group):
+            by_dist.setdefault(r.get("distribution", ("row", i)), []).append(r.get(metric))
+        across = across_distributions(by_dist)
+        out.update(distribution_mean=across["mean"], distribution_se=across["se"],
+                   distributions=across["distributions"])
+        return out
+
+    out: dict[str, Any] = {"metric": metric, "overall": summary(rows)}
     for key in by:
         groups: dict[Any, list] = {}
         for r in rows:
-            groups.setdefault(r.get(key), []).append(r.get(metric))
-        out[f"by_{key}"] = {g: summarize_values(v, **kw) for g, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
+            groups.setdefault(r.get(key), []).append(r)
+        out[f"by_{key}"] = {g: summary(v) for g, v in sorted(groups.items(), key=lambda kv: str(kv[0]))}
     return out

@@ -39,17 +39,20 @@ What the paper fixes, and how we read it
   89.849/27.019/-4.939). The question values are the data's values at the test percentiles (the release's tables)
   and the answer is the percentile itself, in every framing, as in the paper ("values that correspond to ground
   truth percentiles generated from the real-world data"). Framings (Table 2): ``<domain>_idealized`` (the fitted
-  distribution alone), ``<domain>`` (real-world context plus the family's name and the data's mean and sd, e.g.
-  "Gumbel, mean 66028.713, sd 53616.018"), ``<domain>_normal`` (context plus a Normal with the data's mean and sd),
-  and the "context & 3 shots" condition (``<domain>`` with examples at the 35th, 55th and 75th percentiles, whose
+  distribution alone), ``<domain>`` (real-world context plus the fitted family and its parameters, e.g. "Gumbel,
+  location 43788.542, scale 35382.156": the release's ``distnameandstats`` prompts, which reproduce the paper's
+  real-world-context column), ``<domain>_moments`` (ours: context plus the family's name and the data's mean and sd,
+  e.g. "Gumbel, mean 66028.713, sd 53616.018", as the release's unused template ``real_world.py`` words it),
+  ``<domain>_normal`` (context plus a Normal with the data's mean and sd), and the "context & 3 shots" condition (``<domain>`` with examples at the 35th, 55th and 75th percentiles, whose
   values interpolate the released percentile values linearly; the release gives no values there). ``fitted_answer``
   in the metadata is the exact percentile under the fitted distribution. The released wind-speed log-normal does not
   describe its own data (median 4.75 against 3.0); we keep it as released.
 - **Conventions**: ``paper`` (default) follows the paper; ``release`` reproduces the public code where they differ
   (ids end in ``-rel``; the prompts ask for ``<answer>`` tags, as the release's do, which keeps them distinct):
   percentile answers are the target percentiles (the release's values are read at them), with no mid-rank rule
-  for discrete families; probability answers restrict to the 1st-99th percentile range twice (continuous central
-  p-interval: p / 0.98); the power law's truth has scale ``xmin - 0.5`` while the prompt states ``xmin``; within-
+  for discrete families; probability intervals are central intervals of the distribution restricted to its
+  1st-99th percentiles (for a discrete family its quantiles, geometric(0.05) at 0.9: [1, 56] where the paper
+  convention has [2, 56]) and their answers restrict to that range twice (continuous central p-interval: p / 0.98); the power law's truth has scale ``xmin - 0.5`` while the prompt states ``xmin``; within-
   family shots answer with test percentiles (1, 10, ..., 99, including 1, 50 and 99) and the 7- and 9-shot
   within-distribution sets are the release's. Real-world items are the same in both.
 
@@ -62,7 +65,7 @@ Ids are stable: ``odds-pct-<family>-<p>-q<target>-<shots>``, ``odds-prb-<family>
 ``odds-smp-<family>-<p>-<shots>``, ``odds-pct-rw-<name>-<framing>-q<target>-<shots>`` where ``<shots>`` is ``s0``,
 ``s<k>d`` (within distribution) or ``s<k>f`` (within family); release-convention ids add ``-rel``.
 
-Editions: ``full`` is every combination (9,240 items). ``subset`` (the default, 540 items) keeps every family x task
+Editions: ``full`` is every combination (9,372 items). ``subset`` (the default, 576 items) keeps every family x task
 x shots setting once, on the paper's parameterisation, rotating the target so every target appears, plus three
 targets of each real-world distribution and framing.
 
@@ -103,7 +106,7 @@ __all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYP
 
 BANK = "odds"
 # Bump when any prompt, parameter or answer changes: it keys the ground-truth cache.
-BANK_VERSION = "2"
+BANK_VERSION = "3"
 
 
 # ------------------------------------------------------------------------------------------------ exact answers
@@ -160,13 +163,22 @@ def _restricted_range_by_key(key: tuple, convention: str = "paper") -> tuple[flo
     ``Qr(u) = Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99)))`` at u = 0.01 and 0.99 (for a continuous family
     ``Q(0.0198)`` and ``Q(0.9802)``)."""
     dist = _frozen_by_key(key)
-    r_lo, r_hi = float(dist.ppf(RANGE_LOW)), float(dist.ppf(RANGE_HIGH))
     if convention == "paper":
-        return r_lo, r_hi
-    disc = _is_discrete(key[0])
-    below = float(dist.cdf(r_lo - 1)) if disc else float(dist.cdf(r_lo))
-    mass = _mass(dist, disc, r_lo, r_hi)
-    return float(dist.ppf(below + RANGE_LOW * mass)), float(dist.ppf(below + RANGE_HIGH * mass))
+        return float(dist.ppf(RANGE_LOW)), float(dist.ppf(RANGE_HIGH))
+    return _restricted_quantile(key, RANGE_LOW), _restricted_quantile(key, RANGE_HIGH)
+
+
+def _restricted_quantile(key: tuple, u: float) -> float:
+    """``Qr(u)``, the quantile of the distribution restricted to ``[Q(0.01), Q(0.99)]``:
+    ``Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99)))``. For a continuous family this is ``Q(0.01 + 0.98 u)``
+    (computed so, exactly); for a discrete one the mass below and at ``Q(0.01)`` moves it (geometric(0.05),
+    u = 0.05: 1, where ``Q(0.059)`` is 2)."""
+    dist = _frozen_by_key(key)
+    if not _is_discrete(key[0]):
+        return float(dist.ppf(RANGE_LOW + (RANGE_HIGH - RANGE_LOW) * u))
+    r_lo, r_hi = float(dist.ppf(RANGE_LOW)), float(dist.ppf(RANGE_HIGH))
+    x = float(dist.ppf(float(dist.cdf(r_lo - 1)) + u * _mass(dist, True, r_lo, r_hi)))
+    return min(max(x, r_lo), r_hi)  # u = 0 and 1 are the range's ends (scipy's ppf(cdf(r_lo - 1)) is r_lo - 1)
 
 
 def probability_between(family: str, params: Mapping, lo: float, hi: float, convention: str = "paper") -> float:
@@ -215,14 +227,21 @@ def _quantile_value(family: str, params: Mapping, q: float) -> float:
     return _show(float(_dist(family, params).ppf(q)), _is_discrete(family))
 
 
-def _interval(family: str, params: Mapping, p: float) -> tuple[float, float]:
-    """The displayed central interval holding probability ``p`` of the restricted distribution."""
-    span = RANGE_HIGH - RANGE_LOW
-    lo_q = RANGE_LOW + span * (1.0 - p) / 2.0
-    hi_q = RANGE_LOW + span * (1.0 + p) / 2.0
-    dist = _dist(family, params)
+def _interval(family: str, params: Mapping, p: float, convention: str = "paper") -> tuple[float, float]:
+    """The displayed central interval holding probability ``p`` of the restricted distribution: its ends are
+    ``Qr((1 - p) / 2)`` and ``Qr((1 + p) / 2)``. ``paper``: ``Qr(u) = Q(0.01 + 0.98 u)``. ``release``: the quantile
+    of the restricted distribution itself (:func:`_restricted_quantile`), as the release reads it off its
+    restricted sample (``calculate_target_ranges``); the two differ only for discrete families."""
     disc = _is_discrete(family)
-    return _show(float(dist.ppf(lo_q)), disc), _show(float(dist.ppf(hi_q)), disc)
+    if convention == "release":
+        key = _key(family, params)
+        lo, hi = _restricted_quantile(key, (1.0 - p) / 2.0), _restricted_quantile(key, (1.0 + p) / 2.0)
+    else:
+        span = RANGE_HIGH - RANGE_LOW
+        dist = _dist(family, params)
+        lo = float(dist.ppf(RANGE_LOW + span * (1.0 - p) / 2.0))
+        hi = float(dist.ppf(RANGE_LOW + span * (1.0 + p) / 2.0))
+    return _show(lo, disc), _show(hi, disc)
 
 
 # ------------------------------------------------------------------------------------------------ descriptions
@@ -405,7 +424,7 @@ def _release_probability_shot(family: str, params: Mapping, conv: str, p: float)
     probability of it (restricted twice, :func:`probability_between`)."""
     disc = _is_discrete(family)
     tp = truth_params(family, params, "release")
-    lo, hi = _interval(family, tp, p)
+    lo, hi = _interval(family, tp, p, "release")
     answer = probability_between(family, tp, lo, hi, "release")
     return {"family": family, "params": dict(params), "description": describe(family, params, conv), "lo": lo,
             "hi": hi, "question": _prb_question(_text(lo, disc), _text(hi, disc)), "answer": answer,
@@ -476,8 +495,11 @@ def _idealized_specs(rule: str = "paper") -> tuple[_Spec, ...]:
 
 
 def _base_meta(task: str, spec: _Spec, k: int, shot_type: str | None, context: str = "none") -> dict:
+    # the distribution the item asks about: what the paper's standard error is taken across (Tables 1 and 2)
+    distribution = f"{spec.family}-{spec.ptag}" if context == "none" else spec.ptag
     return {"task": task, "family": spec.family, "parameterisation": spec.ptag, "convention": spec.convention,
-            "odds_convention": spec.rule, "shots": k, "shot_type": shot_type or "none", "context": context}
+            "odds_convention": spec.rule, "shots": k, "shot_type": shot_type or "none", "context": context,
+            "distribution": distribution}
 
 
 def _percentile_items(spec: _Spec) -> list[Problem]:
@@ -527,7 +549,7 @@ def _probability_items(spec: _Spec) -> list[Problem]:
     fam, params, disc, rule = spec.family, spec.params, _is_discrete(spec.family), spec.rule
     tp = spec.truth
     release = rule == "release"
-    intervals = {p: _interval(fam, tp, p) for p in TEST_PROBABILITIES}
+    intervals = {p: _interval(fam, tp, p, rule) for p in TEST_PROBABILITIES}
     taken = set(intervals.values())
     items = []
     answers = {p: probability_between(fam, tp, *intervals[p], rule) for p in TEST_PROBABILITIES}
@@ -616,16 +638,19 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
         conv = "rate" if rw.family == "exponential" else "none"
         spec = _Spec(rw.family, params, conv, rw.name, rule)
         fitted_desc = describe(rw.family, params, "rate")
-        context_desc = _moments_text(TITLES[rw.family], rw.stated_mean, rw.stated_sd)
         # the Normal approximation of the paper's Table 2, worded as one (for a normal truth the numbers are the same,
-        # and the wording keeps its prompt distinct from the context framing's)
-        normal_desc = "Approximately a " + _moments_text("Normal", rw.normal_mean, rw.normal_sd)
+        # and the wording keeps its prompt distinct from the moments framing's)
+        descriptions = {"idealized": fitted_desc, "context": fitted_desc,
+                        # worded as the data's moments: for a normal fit they are the fitted parameters, and the
+                        # wording keeps the prompt distinct from the context framing's
+                        "moments": (f"{TITLES[rw.family]} distribution; the data have mean {_text(rw.stated_mean, False)}"
+                                    f" and standard deviation {_text(rw.stated_sd, False)}."),
+                        "normal": "Approximately a " + _moments_text("Normal", rw.normal_mean, rw.normal_sd)}
         values = dict(zip(TEST_PERCENTILES, (float(v) for v in rw.data_values)))
-        settings = [("idealized", 0), ("context", 0), ("normal", 0), ("context", 3)]
+        settings = [("idealized", 0), ("context", 0), ("moments", 0), ("normal", 0), ("context", 3)]
         for framing, k in settings:
-            context = {"idealized": f"{rw.domain}_idealized", "context": rw.domain,
-                       "normal": f"{rw.domain}_normal"}[framing]
-            description = {"idealized": fitted_desc, "context": context_desc, "normal": normal_desc}[framing]
+            context = rw.domain if framing == "context" else f"{rw.domain}_{framing}"
+            description = descriptions[framing]
             background = None if framing == "idealized" else rw.context
 
             def question(x: float) -> str:

@@ -95,17 +95,21 @@ FAMILY_RANGES: dict[str, dict[str, tuple]] = {
 N_FAMILY_VARIANTS = 9  # enough for the largest shot count
 
 CONTEXTS = ("none", "health", "finance", "climate", "health_normal", "finance_normal", "climate_normal",
-            "health_idealized", "finance_idealized", "climate_idealized")
+            "health_idealized", "finance_idealized", "climate_idealized", "health_moments", "finance_moments",
+            "climate_moments")
 
 
 @dataclass(frozen=True)
 class RealWorld:
     """One real-world distribution of the odds paper (sec. 4, appendix C) with the numbers its public release states:
-    ``family``/``params`` are the fitted idealised distribution of the "idealized" framing; ``stated_mean`` and
-    ``stated_sd`` are the data's mean and sd that the "context" framing states with the family's name (the
-    release's ``real_world.py``) and ``normal_mean``/``normal_sd`` those of the Normal approximation
-    (``real_world_normal_approx.py``); ``data_values`` are the data's values at the percentiles
-    :data:`TEST_PERCENTILES` (the release's ground-truth tables in ``real_world_prompt_generator.py``)."""
+    ``family``/``params`` are the fitted idealised distribution, which the "idealized" framing states alone and the
+    "context" framing states after the real-world background (the release's ``distnameandstats`` outputs, whose
+    prompts reproduce the paper's real-world-context column); ``stated_mean`` and ``stated_sd`` are the data's mean
+    and sd, which our "moments" framing states with the family's name (the release's template
+    ``templates/real_world_distributions/real_world.py`` does so too, but its released outputs do not use it);
+    ``normal_mean``/``normal_sd`` are those of the Normal approximation (``real_world_normal_approx.py``);
+    ``data_values`` are the data's values at the percentiles :data:`TEST_PERCENTILES` (the release's ground-truth
+    tables in ``real_world_prompt_generator.py``)."""
 
     name: str
     domain: str
@@ -190,8 +194,11 @@ REAL_WORLD: tuple[RealWorld, ...] = (
               16.688, 68.599, 16.688, (23.0, 45.0, 55.0, 62.0, 67.0, 71.0, 75.0, 79.0, 83.0, 88.0, 96.0), _NOAA,
               "What is the percentile of a daily average relative humidity of {x}%?", "percent"),
 )
-RW_FRAMINGS = ("idealized", "context", "normal")
-# How the real-world "context" framing names a family.
+#: idealized: the fitted distribution alone; context: the background plus the fitted distribution (the paper's
+#: real-world-context column); moments: the background plus the family's name and the data's mean and sd (ours);
+#: normal: the background plus a Normal with the data's mean and sd (the paper's Normal approximation).
+RW_FRAMINGS = ("idealized", "context", "moments", "normal")
+# How the real-world "moments" framing names a family.
 TITLES = {"normal": "Normal", "log_normal": "Log-normal", "gumbel": "Gumbel", "skew_normal": "Skew-normal",
           "exponential": "Exponential"}
 

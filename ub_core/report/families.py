@@ -59,7 +59,7 @@ IMPLICIT_KEYS = metric_keys("implicit")
 EXPLICIT_KEYS = metric_keys("explicit")
 #: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
 ODDS_KEYS = tuple(m.key for m in (*ODDS_QUESTION_METRICS, *ODDS_SAMPLING_METRICS) if m.nan_policy == "skip")
-ODDS_META = ("family", "task", "shots", "shot_type", "context")
+ODDS_META = ("family", "task", "shots", "shot_type", "context", "distribution")
 #: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
 #: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
 STABILITY_KEYS = (*(k for k in metric_keys("stability") if k != "acc"), "run_accuracies")

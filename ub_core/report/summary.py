@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..metric_spec import direction, find_metric
-from ..metrics import clustered_interval, grid_behaviour_rates, wilson_interval
+from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
 from .families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
@@ -352,18 +352,29 @@ def _explicit_tables(records):
 # ------------------------------------------------------------------------------------------------ odds
 
 def _odds_tables(records):
-    cols = ["items", "mae", "baseline_mae", "ks_stat"]
+    cols = ["items", "mae", "mae_se", "baseline_mae", "ks_stat", "ks_stat_se"]
+
+    def se(recs, key):
+        """The odds paper's ± (Tables 1 and 2): the standard error across the group's distributions."""
+        by_dist: dict = {}
+        for i, r in enumerate(recs):
+            by_dist.setdefault(r.payload.get("distribution", ("record", i)), []).append(r.metrics.get(key))
+        return finite_or_none(across_distributions(by_dist)["se"])
 
     def vals(recs):
         return {"items": len(recs), "mae": nanmean(r.metrics.get("abs_error") for r in recs),
+                "mae_se": se(recs, "abs_error"),
                 "baseline_mae": nanmean(r.metrics.get("baseline_abs_error") for r in recs),
-                "ks_stat": nanmean(r.metrics.get("ks_stat") for r in recs)}
+                "ks_stat": nanmean(r.metrics.get("ks_stat") for r in recs), "ks_stat_se": se(recs, "ks_stat")}
 
     fam = Table("odds_by_family", "What are the odds: MAE (percentile points / probability) and KS statistic by "
                 "distribution family", "odds", ["model", "framework", "task", "family", *cols],
                 keys=("model", "framework", "task", "family"))
     shots = Table("odds_by_shots", "What are the odds: by number of shots", "odds",
                   ["model", "framework", "task", "shots", *cols], keys=("model", "framework", "task", "shots"))
+    ctx = Table("odds_by_context", "What are the odds: by context (real-world domain and framing; '_se' columns are "
+                "the paper's standard error across the group's distributions)", "odds",
+                ["model", "framework", "task", "context", *cols], keys=("model", "framework", "task", "context"))
     for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
         for (task, dfam), g in sorted(_group(recs, lambda r: (str(r.payload.get("task", r.category)),
                                                               str(r.payload.get("family", "?")))).items()):
@@ -372,7 +383,10 @@ def _odds_tables(records):
                                                            _int_or(r.payload.get("shots")))).items(),
                                    key=lambda kv: (kv[0][0], kv[0][1] if isinstance(kv[0][1], int) else 10**9)):
             shots.rows.append({"model": model, "framework": fw, "task": task, "shots": k, **vals(g)})
-    return [fam, shots]
+        for (task, context), g in sorted(_group(recs, lambda r: (str(r.payload.get("task", r.category)),
+                                                                 str(r.payload.get("context", "?")))).items()):
+            ctx.rows.append({"model": model, "framework": fw, "task": task, "context": context, **vals(g)})
+    return [fam, shots, ctx]
 
 
 def _int_or(x: Any) -> Any:

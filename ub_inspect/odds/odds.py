@@ -26,13 +26,13 @@ from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
                                  task_options)
-from ub_inspect.metrics import spec_metrics
+from ub_inspect.metrics import distribution_se, spec_metrics
 from ub_inspect.ksn.solver import CollectedValues, collect_values
 
 __all__ = ["odds", "record_to_sample", "odds_scorer", "load_items"]
 
 # Metadata every Score and Sample carries (what dashboards group by).
-GROUP_KEYS = ("family", "task", "shots", "shot_type", "context")
+GROUP_KEYS = ("family", "task", "shots", "shot_type", "context", "distribution")
 
 
 def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
@@ -53,8 +53,9 @@ def record_to_sample(item: Problem, list_size: int = 1) -> Sample:
 
 
 
-QUESTION_METRICS = spec_metrics("odds_question")  # ub_core.metric_spec: the headline grouped by family
-SAMPLING_METRICS = spec_metrics("odds_sampling")
+# ub_core.metric_spec: the headline grouped by family, then the means; and the paper's ± across distributions
+QUESTION_METRICS = spec_metrics("odds_question", run_metrics=(distribution_se("abs_error"),))
+SAMPLING_METRICS = spec_metrics("odds_sampling", run_metrics=(distribution_se("ks_stat"),))
 
 
 def _score(item: Problem, row: Mapping[str, float], answer: str, explanation: str, extra: dict) -> Score:
