@@ -68,11 +68,22 @@ def oracle_coverage(digits: int) -> None:
             if t.missing_mass > 0.01:
                 failures.append((kind, pid, t, n, exact))
     print(f"{'all':12} {total:>8} {covered:>10}")
-    for kind, pid, t, n, exact in failures:
-        law = "listed" if exact else "sampled"
-        why = {"budget": "4,000 requests spent", "exhausted": "nothing left above the node floor"}.get(t.stopped, t.stopped)
-        print(f"  cannot: {pid} ({kind}): missing {t.missing_mass:.3f} after {t.requests} requests ({why}); "
-              f"{n} distinct replies in its {law} law, {len(t.leaves)} reached")
+    why = {"budget": "the 4,000 requests spent", "exhausted": "nothing left above the node floor"}
+    for (kind, stopped), group in _grouped(failures).items():
+        missing = [t.missing_mass for _, t, _ in group]
+        replies = [n for _, _, n in group]
+        print(f"  cannot ({len(group)} {kind}, {why.get(stopped, stopped)}): missing mass median "
+              f"{statistics.median(missing):.3f}, max {max(missing):.3f}; distinct replies in the law median "
+              f"{statistics.median(replies):.0f} (min {min(replies)}), leaves reached median "
+              f"{statistics.median([len(t.leaves) for _, t, _ in group]):.0f}; e.g. "
+              f"{', '.join(pid for pid, _, _ in group[:6])}{' ...' if len(group) > 6 else ''}")
+
+
+def _grouped(failures):
+    groups = defaultdict(list)
+    for kind, pid, t, n, _ in failures:
+        groups[kind, t.stopped].append((pid, t, n))
+    return groups
 
 
 def model_cost() -> None:
