@@ -309,10 +309,10 @@ for s in log.samples:
     # all valid and far from its truth
     trained_valid = {"te-poisson-conc": 0.8, "te-uniform-spread": 1.0}[s.id]
     assert abs(v["valid_mass"] - trained_valid) <= 0.03 + v["missing_mass"], (s.id, v)
-    if s.id == "te-uniform-spread":
-        assert v["ks_distance"] >= 0.9, (s.id, v)
+    if s.id == "te-uniform-spread":  # all mass on {1} and {7}; the truth (uniform on [-250, 750]) has 0.257 below 7
+        assert v["ks_distance"] >= 0.7 and v["p_pass@100"] <= 0.01, (s.id, v)
     print(f"  ksn_logprob tree vllm-completions/ {s.id}: {ub['requests']} requests ({ub['stopped']}), missing mass "
-          f"{v['missing_mass']:.4f}, {ub['leaves']} leaves, reply tokens carried {ub['context_tokens']}, tokens in "
+          f"{v['missing_mass']:.4f}, {len(ub['leaves'])} leaves, reply tokens carried {ub['context_tokens']}, tokens in "
           f"{tok_in} / out {tok_out}, {secs:.1f}s; valid mass {v['valid_mass']:.4f}, KS distance "
           f"{v['ks_distance']:.4f}, p_pass@100 {v['p_pass@100']:.4f} in {[round(x, 4) for x in ub['p_pass_bounds@100']]}")
     if s.id in sampled:
