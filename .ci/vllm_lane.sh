@@ -10,7 +10,8 @@
 #      --model vllm and --model ub-vllm (which must give the same option masses).
 #   4. an existing server: `vllm serve` started here on localhost, then Inspect `vllm/` with VLLM_BASE_URL and
 #      `ub-lm-eval --model ub-openai-completions` against it; vLLM's own /metrics must show one n=100 request per
-#      problem for each.
+#      problem for each; then sampling-free KS@N on it (ub_inspect/ksn_logprob, vllm-completions/): the listed route
+#      (raw and chat) and the reply-tree route (-T enumeration=tree: requests and missing mass recorded and printed).
 # An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
 # any failure of our code fails the lane.
 set -euo pipefail
@@ -273,7 +274,53 @@ VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob
   -T "ids=$logprob_ids" -T "chat_template=$model" -T 'delimiter=" "' --log-dir "$work/inspect_logprob_chat" \
   --display none --log-level warning
 served_logprob_s=$(( $(date +%s) - t0 ))
+# 6. the reply-tree route (ub_inspect/ksn_logprob -T enumeration=tree) on the same server: one top-20 next-token
+# request (max_tokens=1) per expanded reply prefix, until 0.99 of the reply mass is enumerated or max_requests are
+# spent; a taught listable problem (20% invalid replies) and a taught continuous one (TAUGHT_KSN: {1} or {7})
+tree_ids="te-poisson-conc,te-uniform-spread"
+t0=$(date +%s)
+VLLM_BASE_URL="$served/v1" VLLM_API_KEY=none inspect eval ub_inspect/ksn_logprob --model vllm-completions/tiny \
+  -T "ids=$tree_ids" -T enumeration=tree -T 'end_of_answer=</s>' -T max_requests=300 --max-connections 8 \
+  --log-dir "$work/inspect_tree" --display none --log-level warning
+served_tree_s=$(( $(date +%s) - t0 ))
 kill "$serve_pid" 2>/dev/null || true
+"$venv/bin/python" - "$work" "$served_tree_s" <<'PY'
+import glob, sys
+from inspect_ai.log import read_eval_log
+
+work, wall = sys.argv[1], int(sys.argv[2])
+log = read_eval_log(glob.glob(f"{work}/inspect_tree/*.eval")[0])
+assert log.status == "success", log.error
+sampled = {s.id: s for s in read_eval_log(glob.glob(f"{work}/inspect_served/*.eval")[0]).samples}
+
+def cost(s):  # requests the sample sent, tokens in and out (Inspect's usage), seconds
+    calls = [e for e in s.events if e.event == "model"]
+    use = [u for u in s.model_usage.values()]
+    return len(calls), sum(u.input_tokens for u in use), sum(u.output_tokens for u in use), s.total_time or 0.0
+
+for s in log.samples:
+    v, ub = s.scores["ksn_logprob_scorer"].value, s.scores["ksn_logprob_scorer"].metadata["ub"]
+    calls, tok_in, tok_out, secs = cost(s)
+    # the requests and the missing mass are recorded, the requests within the budget, each one a logged call
+    assert ub["route"] == "tree" and 1 <= ub["requests"] <= 300 and ub["requests"] == calls, (s.id, ub["requests"], calls)
+    assert 0.0 <= v["missing_mass"] <= 1.0 and ub["stopped"] in ("covered", "exhausted", "budget"), (s.id, v, ub["stopped"])
+    assert ub["stopped"] != "covered" or v["missing_mass"] <= 0.01, (s.id, v)
+    # taught laws (tests/support/tiny_trained.py, learnt within ~0.01): te-poisson-conc 0.8 valid, te-uniform-spread
+    # all valid and far from its truth
+    trained_valid = {"te-poisson-conc": 0.8, "te-uniform-spread": 1.0}[s.id]
+    assert abs(v["valid_mass"] - trained_valid) <= 0.03 + v["missing_mass"], (s.id, v)
+    if s.id == "te-uniform-spread":  # all mass on {1} and {7}; the truth (uniform on [-250, 750]) has 0.257 below 7
+        assert v["ks_distance"] >= 0.7 and v["p_pass@100"] <= 0.01, (s.id, v)
+    print(f"  ksn_logprob tree vllm-completions/ {s.id}: {ub['requests']} requests ({ub['stopped']}), missing mass "
+          f"{v['missing_mass']:.4f}, {len(ub['leaves'])} leaves, reply tokens carried {ub['context_tokens']}, tokens in "
+          f"{tok_in} / out {tok_out}, {secs:.1f}s; valid mass {v['valid_mass']:.4f}, KS distance "
+          f"{v['ks_distance']:.4f}, p_pass@100 {v['p_pass@100']:.4f} in {[round(x, 4) for x in ub['p_pass_bounds@100']]}")
+    if s.id in sampled:
+        calls, tok_in, tok_out, secs = cost(sampled[s.id])
+        print(f"    sampled route (ub_inspect/ksn, same server) {s.id}: {calls} requests (n=100), tokens in {tok_in} "
+              f"/ out {tok_out}, {secs:.1f}s")
+print(f"  ksn_logprob tree on the server: {wall}s")
+PY
 "$venv/bin/python" - "$work" "$served_logprob_s" <<'PY'
 import glob, sys
 from inspect_ai.log import read_eval_log

@@ -17,6 +17,15 @@ def tiny_trained_model():
 
 
 @pytest.fixture(scope="session")
+def tiny_lm(tiny_trained_model):
+    """The tiny trained model loaded once per session (tests/support/ancestral.py ``TinyLM``): its sampled reply
+    streams are shared, so the two sampling-free validations draw each (problem, seed) stream once."""
+    from support.ancestral import TinyLM
+
+    return TinyLM.load(tiny_trained_model)
+
+
+@pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory):
     """Folder of a tiny untrained Llama and its tokenizer (tests/tiny_model.py), written once per session: the
     tests only read it."""

@@ -34,12 +34,11 @@ model that did not learn them fails here, with the reason, instead of sampling f
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 from scipy import stats
 
+from support.ancestral import VALIDATION_SEED, protocol_runs, read_replies, replies_needed, within_binomial
 from support.tiny_trained import TAUGHT_KSN, TRAINED_KSN
 from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS, ks_at_n
@@ -54,9 +53,7 @@ PROTOCOLS = (("inspect", 100, 5), ("lmeval", 100, 1))
 RUNS = 100  # sampling is the cost (~50,000 replies in all, about a minute on 2 cores)
 ALPHA = 0.01
 KS_P_MIN = 1e-3
-SEED = 20261126
-BATCH = 1000  # per-row cost grows with the batch beyond ~1,000 (the cache concatenations)
-MAX_NEW_TOKENS = 16  # the longest trained reply, " {1} {1, 2}", is 9 tokens and EOS
+SEED = VALIDATION_SEED
 VALID_MASS_TOL = 0.03  # learnt within ~0.003 (measured); room for BLAS and thread differences
 #: the valid mass each problem is trained to: the taught exact replies that the parser reads, or 1 (learnt truth)
 TRAINED_VALID = {**{pid: sum(p for reply, p in replies.items() if get_problem(pid).parse(reply).ok)
@@ -65,110 +62,25 @@ TRAINED_VALID = {**{pid: sum(p for reply, p in replies.items() if get_problem(pi
 
 
 @pytest.fixture(scope="module")
-def lm(tiny_trained_model):
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(str(tiny_trained_model))
-    model = AutoModelForCausalLM.from_pretrained(str(tiny_trained_model), dtype=torch.float32,
-                                                 attn_implementation="sdpa").eval()  # eager is 4x slower here
-    return tok, model
-
-
-def _exact_reply_logprob(lm, context: str, reply: str) -> float:
-    """log P(the reply after ``context`` is exactly ``reply``): its tokens, then EOS."""
-    import torch
-
-    tok, model = lm
-    ctx = tok(context)["input_ids"]
-    whole = tok(context + reply)["input_ids"] + [tok.eos_token_id]
-    assert whole[:len(ctx)] == ctx  # the candidate does not merge with the end of the prompt
-    with torch.no_grad():
-        logp = torch.log_softmax(model(torch.tensor([whole])).logits[0].float(), -1)
-    return float(sum(logp[i - 1, whole[i]].item() for i in range(len(ctx), len(whole))))
-
-
-def _replies(lm, problem, count: int, seed: int) -> list[float | None]:
-    """``count`` sampled replies in order, each read by the problem's parser: its value, or None (invalid).
-
-    Ancestral sampling at temperature 1 from the model's full next-token distribution, with the prompt's
-    key/value cache computed once and repeated over a batch of BATCH replies; a reply that ended (EOS) leaves
-    the batch, so the long replies do not make every row run to the end."""
-    import torch
-
-    tok, model = lm
-    enc = tok(problem.full_prompt, return_tensors="pt")
-    gen = torch.Generator().manual_seed(seed)
-    out: list[float | None] = []
-    with torch.no_grad():
-        first = model(**enc, use_cache=True)
-    while len(out) < count:
-        cache = copy.deepcopy(first.past_key_values)
-        cache.batch_repeat_interleave(BATCH)
-        logits = first.logits[:, -1, :].expand(BATCH, -1)
-        tokens = torch.full((BATCH, MAX_NEW_TOKENS), tok.eos_token_id, dtype=torch.long)
-        active = torch.arange(BATCH)  # rows still generating; finished rows leave the batch and its cache
-        with torch.no_grad():
-            for step in range(MAX_NEW_TOKENS):
-                nxt = torch.multinomial(torch.softmax(logits.float(), -1), 1, generator=gen).squeeze(1)
-                tokens[active, step] = nxt
-                going = nxt != tok.eos_token_id
-                if not bool(going.any()) or step == MAX_NEW_TOKENS - 1:
-                    break
-                if not bool(going.all()):
-                    keep = torch.nonzero(going).squeeze(1)
-                    cache.reorder_cache(keep)
-                    active, nxt = active[keep], nxt[keep]
-                logits = model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True).logits[:, -1, :]
-        for text in tok.batch_decode(tokens, skip_special_tokens=True):
-            parsed = problem.parse(text)
-            out.append(float(parsed.value) if parsed.ok else None)
-    return out[:count]
-
-
-def _runs(replies: list[float | None], slots: int, attempts: int, runs: int) -> list[list[float]]:
-    """The valid values of ``runs`` consecutive sampled runs of the protocol: ``slots`` slots, each taking replies
-    in order until one is valid or ``attempts`` were invalid (then the slot is skipped)."""
-    it = iter(replies)
-    out = []
-    for _ in range(runs):
-        values = []
-        for _ in range(slots):
-            for _ in range(attempts):
-                v = next(it)
-                if v is not None:
-                    values.append(v)
-                    break
-        out.append(values)
-    return out
-
-
-def _replies_needed(valid: float, slots: int, attempts: int) -> int:
-    """Replies that RUNS runs of a protocol use, with a 20% margin: a slot takes (1 - (1 - V)^A) / V replies
-    on average (the mean of a geometric number of attempts truncated at A)."""
-    per_slot = attempts if valid <= 0 else (1 - (1 - valid) ** attempts) / valid
-    return int(1.2 * RUNS * slots * per_slot) + BATCH
-
-
-@pytest.fixture(scope="module")
-def measured(lm):
+def measured(tiny_lm):
     out = {}
     for i, pid in enumerate(PROBLEMS):
         problem = get_problem(pid)
         cs = candidate_set(problem)
-        lps = [_exact_reply_logprob(lm, problem.full_prompt, RAW_DELIMITER + t) for t in cs.texts]
+        lps = [tiny_lm.exact_reply_logprob(problem.full_prompt, RAW_DELIMITER + t) for t in cs.texts]
         predicted = {name: score_candidate_logprobs(problem, lps, slots=slots, max_attempts=attempts)
                      for name, slots, attempts in PROTOCOLS}
         valid = predicted["inspect"][0]["valid_mass"]
         assert abs(valid - TRAINED_VALID[pid]) <= VALID_MASS_TOL, (
             f"{pid}: the model puts {valid:.3f} on exact valid replies, trained {TRAINED_VALID[pid]:.3f}: "
             f"tests/support/tiny_trained.py did not learn it")
-        replies = _replies(lm, problem, max(_replies_needed(valid, s, a) for _, s, a in PROTOCOLS), SEED + i)
+        count = max(replies_needed(valid, s, a, RUNS) for _, s, a in PROTOCOLS)
+        replies = read_replies(problem, tiny_lm.replies(problem.full_prompt, count, SEED + i))
         truth = problem.truth()
         passes = {}
         for name, slots, attempts in PROTOCOLS:
             counts = {n: 0 for n in DEFAULT_NS}
-            for values in _runs(replies, slots, attempts, RUNS):
+            for values in protocol_runs(replies, slots, attempts, RUNS):
                 ks = ks_at_n(values, truth, ns=DEFAULT_NS, support=problem.support)
                 for n in DEFAULT_NS:
                     counts[n] += int(ks[n]["pass"])
@@ -181,15 +93,6 @@ def _checks() -> int:
     return len(PROBLEMS) * (1 + len(PROTOCOLS) * len(DEFAULT_NS))
 
 
-def _within(label: str, k: int, trials: int, p_lo: float, p_hi: float, level: float, lines: list, bad: list) -> None:
-    """Record whether the count ``k`` of ``trials`` lies in the central interval of Binomial(trials, p) at
-    ``level`` (from the lower quantile at ``p_lo`` to the upper quantile at ``p_hi``)."""
-    lo, hi = stats.binom.ppf(level / 2, trials, p_lo), stats.binom.isf(level / 2, trials, p_hi)
-    lines.append(f"{label}, sampled {k}/{trials}, accept [{lo:.0f}, {hi:.0f}]")
-    if not lo <= k <= hi:
-        bad.append(lines[-1])
-
-
 def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
     level = ALPHA / _checks()
     lines, bad = [], []
@@ -197,7 +100,7 @@ def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
         m = len(r["replies"])
         invalid = sum(v is None for v in r["replies"])
         miss = min(max(1 - r["valid"], 0.0), 1.0)
-        _within(f"{pid}: predicted invalid share {miss:.4f} ({invalid / m:.4f} sampled)", invalid, m, miss, miss,
+        within_binomial(f"{pid}: predicted invalid share {miss:.4f} ({invalid / m:.4f} sampled)", invalid, m, miss, miss,
                 level, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
@@ -220,7 +123,7 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                 else:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
                     ci = stats.binomtest(round(given * P_PASS_DRAWS), P_PASS_DRAWS).proportion_ci(1 - level / 2)
                     p_lo, p_hi, a = enough * ci.low, enough * ci.high, level / 2
-                _within(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
+                within_binomial(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
                         f"{'exact' if exact else 'Monte Carlo'})", r["passes"][name][n], RUNS, p_lo, p_hi, a,
                         lines, bad)
     print("\n".join(lines))

@@ -287,7 +287,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     """One problem's enumerated reply tree -> ``(scores, payload)`` with the keys of the ``ksn_logprob`` spec
     (``jsd`` and ``entropy_ratio`` are NaN: they need the truth's pmf, which only listed supports have) plus
     ``missing_mass``. ``payload`` holds the bounds (module docstring), ``q`` and ``values``, per N
-    ``p_pass_given_valid@N`` and ``p_pass_se@N``, and the tree's cost (``requests``, ``context_tokens``,
+    ``p_pass_given_valid@N``, ``p_pass_se@N`` and ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``,
     ``leaves``, ``stopped``)."""
     ns = sorted({int(n) for n in ns})
     keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in ns], "jsd", "entropy_ratio"]
@@ -319,6 +319,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
         payload[f"p_pass_bounds@{n}"] = bounds[f"p_pass_bounds@{n}"]
         payload[f"p_pass_given_valid@{n}"] = prof[n]["p_pass"]
         payload[f"p_pass_se@{n}"] = prof[n]["se"]
+        payload[f"p_pass_exact@{n}"] = prof[n]["exact"]
     return scores, payload
 
 

@@ -1,0 +1,146 @@
+"""Coverage and cost of the reply-tree route of sampling-free KS@N (issue 25 item 3), printed (not a test).
+
+(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.reply_tree.oracle_reply_law` (the listed
+    candidates with their exact probabilities where the support can be listed, else 100,000 true draws written with
+    ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
+    :func:`enumerate_reply_tree_sync` with the route's defaults (stop at missing mass 0.01, 4,000 requests, top-20
+    next tokens). Per support kind: how many reach 0.99, requests (median, p90, max), leaves (median, max), and the
+    problems that cannot, with the reason. At ``ORACLE_TREE_DIGITS`` (2) and at 3 digits.
+(b) **The tiny trained model** (tests/support/tiny_trained.py) on CPU with transformers, for a spread of listed and
+    continuous problems: the tree (one top-20 next-token request per expanded prefix, each a forward pass over
+    prompt + prefix; the reply tokens those requests carry, ``context_tokens``, and the prompt tokens with and
+    without a server's prefix caching), against sampling 100 answers (one request with n = 100: the prompt once
+    plus every generated token, EOS included). Wall times are this tiny model's on this machine: what carries over
+    is the request and token counts.
+
+Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-oracle] [--skip-model]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import defaultdict
+
+import numpy as np
+
+KINDS = ("continuous", "discrete", "mixed", "categorical", "permutation")
+#: (b): the sampling-free validations' problems (taught, listable), one learnt at its truth, and continuous ones
+MODEL_IDS = ("te-poisson-conc", "te-negative_binomial-conc", "te-bernoulli-spread", "te-discrete_uniform-conc",
+             "te-uniform-spread", "te-normal-conc", "te-exponential-conc", "te-beta-conc", "te-gamma-spread",
+             "rw-os_concurrency-02")
+
+
+def _pct(xs, q):
+    return float(np.percentile(xs, q)) if xs else float("nan")
+
+
+def oracle_coverage(digits: int) -> None:
+    from ub_core.ksn_logprob import OFFLINE_EOS
+    from ub_core.problems import load_bank
+    from ub_core.reply_tree import enumerate_reply_tree_sync, oracle_reply_law
+
+    rows = defaultdict(list)
+    t0 = time.perf_counter()
+    for p in load_bank("ksn"):
+        law = oracle_reply_law(p, digits=digits)
+        tree = enumerate_reply_tree_sync(law.next_tokens, ends=[OFFLINE_EOS])
+        rows[p.support].append((p.id, tree, len(law), law.exact))
+    wall = time.perf_counter() - t0
+    print(f"\n(a) ub/oracle's reply law, {digits} significant digits (continuous answers), stop at missing 0.01, "
+          f"4,000 requests, top-20; {wall:.0f}s for the bank")
+    print(f"{'support':12} {'problems':>8} {'reach 0.99':>10} {'requests med/p90/max':>21} {'leaves med/max':>15} "
+          f"{'replies med':>11}")
+    failures = []
+    total = covered = 0
+    for kind in KINDS:
+        got = rows.get(kind, [])
+        ok = [t for _, t, _, _ in got if t.missing_mass <= 0.01]
+        req = [t.requests for _, t, _, _ in got]
+        leaves = [len(t.leaves) for _, t, _, _ in got]
+        replies = [n for _, _, n, _ in got]
+        total, covered = total + len(got), covered + len(ok)
+        print(f"{kind:12} {len(got):>8} {len(ok):>10} {statistics.median(req) if req else 0:>9.0f} /"
+              f"{_pct(req, 90):>5.0f} /{max(req, default=0):>5} {statistics.median(leaves) if leaves else 0:>8.0f} /"
+              f"{max(leaves, default=0):>5} {statistics.median(replies) if replies else 0:>11.0f}")
+        for pid, t, n, exact in got:
+            if t.missing_mass > 0.01:
+                failures.append((kind, pid, t, n, exact))
+    print(f"{'all':12} {total:>8} {covered:>10}")
+    why = {"budget": "the 4,000 requests spent", "exhausted": "nothing left above the node floor"}
+    for (kind, stopped), group in _grouped(failures).items():
+        missing = [t.missing_mass for _, t, _ in group]
+        replies = [n for _, _, n in group]
+        print(f"  cannot ({len(group)} {kind}, {why.get(stopped, stopped)}): missing mass median "
+              f"{statistics.median(missing):.3f}, max {max(missing):.3f}; distinct replies in the law median "
+              f"{statistics.median(replies):.0f} (min {min(replies)}), leaves reached median "
+              f"{statistics.median([len(t.leaves) for _, t, _ in group]):.0f}; e.g. "
+              f"{', '.join(pid for pid, _, _ in group[:6])}{' ...' if len(group) > 6 else ''}")
+
+
+def _grouped(failures):
+    groups = defaultdict(list)
+    for kind, pid, t, n, _ in failures:
+        groups[kind, t.stopped].append((pid, t, n))
+    return groups
+
+
+def model_cost() -> None:
+    from support.ancestral import TinyLM
+    from support.tiny_trained import ensure_tiny_trained
+    from ub_core.problems import get_problem
+    from ub_core.problems.candidates import candidate_set
+    from ub_core.reply_tree import enumerate_reply_tree_sync, score_reply_tree
+
+    import torch
+
+    lm = TinyLM.load(ensure_tiny_trained())
+    torch.manual_seed(0)
+    print("\n(b) tiny trained model (transformers, CPU): tree route (stop at missing 0.01, top-20, replies <= 16 "
+          "tokens) vs sampling 100 answers")
+    print(f"{'problem':26} {'support':10} {'cand':>4} | {'tree: req':>9} {'covered':>7} {'leaves':>6} "
+          f"{'reply tok':>9} {'tok cached':>10} {'uncached':>8} {'wall s':>6} | {'sampling: req':>13} "
+          f"{'tokens':>6} {'wall s':>6} | valid, p_pass@100 [bounds]")
+    for pid in MODEL_IDS:
+        problem = get_problem(pid)
+        prompt = problem.full_prompt
+        cs = candidate_set(problem)
+        n_prompt = len(lm.tok(prompt)["input_ids"])
+        t0 = time.perf_counter()
+        tree = enumerate_reply_tree_sync(lambda prefix: lm.next_tokens(prompt, prefix), ends=[lm.tok.eos_token],
+                                         max_tokens=lm.max_new_tokens)
+        tree_wall = time.perf_counter() - t0
+        scores, payload = score_reply_tree(problem, tree, ns=(100,))
+        t0 = time.perf_counter()
+        _, generated = lm.sample(prompt, 100)
+        sample_wall = time.perf_counter() - t0
+        bounds = payload.get("p_pass_bounds@100", [float("nan")] * 2)
+        print(f"{pid:26} {problem.support:10} {len(cs) if cs else '-':>4} | {tree.requests:>9} "
+              f"{1 - tree.missing_mass:>7.4f} {len(tree.leaves):>6} {tree.context_tokens:>9} "
+              f"{n_prompt + tree.context_tokens:>10} {tree.requests * n_prompt + tree.context_tokens:>8} "
+              f"{tree_wall:>6.2f} | {'1 (n=100)':>13} {n_prompt + generated:>6} {sample_wall:>6.2f} | "
+              f"{scores['valid_mass']:.3f}, {scores['p_pass@100']:.3f} [{bounds[0]:.3f}, {bounds[1]:.3f}]")
+    print("\nTokens: 'tok cached' = the prompt once plus the reply tokens every request carried (a server with prefix "
+          "caching, as vLLM); 'uncached' = the prompt per request. Sampling: the prompt once plus every generated "
+          "token. The tree generates one token per request.")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skip-oracle", action="store_true")
+    ap.add_argument("--skip-model", action="store_true")
+    ap.add_argument("--digits", type=int, nargs="*", default=None, help="oracle digits (default: 2 and 3)")
+    args = ap.parse_args()
+    if not args.skip_oracle:
+        from ub_core.reply_tree import ORACLE_TREE_DIGITS
+
+        for digits in args.digits or (ORACLE_TREE_DIGITS, 3):
+            oracle_coverage(digits)
+    if not args.skip_model:
+        model_cost()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
