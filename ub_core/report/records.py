@@ -38,7 +38,7 @@ def finite_or_none(x: Any) -> float | None:
 class SampleRecord:
     model: str
     framework: str  # "inspect" or "lm-eval"
-    family: str  # report family: ksn, calibration, implicit, explicit, odds, stability
+    family: str  # report eval family (ksn, calibration, ..., stability); the JSON / CSV column "family"
     task: str
     category: str
     problem_id: str
