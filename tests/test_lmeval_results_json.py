@@ -102,7 +102,7 @@ def test_nanmean_stderr_formula():
 def test_dummy_model_is_counted_invalid_not_an_abort(task_manager, caplog):
     """lm-eval's dummy model returns -random() for every variant: the variants of one option sum above 1. Before:
     ``ValueError: option_mass sums to 6.9 > 1`` aborted the run."""
-    with caplog.at_level(logging.WARNING, logger="ub_lmeval.logprob_hooks"):
+    with caplog.at_level(logging.WARNING, logger="ub_lmeval.option_logprob_hooks"):
         res = simple_evaluate(model="dummy", tasks=["ub_calibration_colors", "ub_implicit_coins"],
                               task_manager=task_manager, limit=3, log_samples=True)
     for task in ("ub_calibration_colors", "ub_implicit_coins"):

@@ -76,8 +76,8 @@ def test_spec_refuses_unknown_aggregations_and_keys():
 
 
 @pytest.mark.parametrize("eval_family, path", [
-    ("calibration", "ub_lmeval/task_yamls/logprob/_ub_calibration_template_yaml"),
-    ("implicit", "ub_lmeval/task_yamls/logprob/_ub_implicit_template_yaml"),
+    ("calibration", "ub_lmeval/task_yamls/option_logprob/_ub_calibration_template_yaml"),
+    ("implicit", "ub_lmeval/task_yamls/option_logprob/_ub_implicit_template_yaml"),
     ("explicit", "ub_lmeval/task_yamls/explicit/_ub_explicit_template_yaml"),
 ])
 def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
@@ -98,7 +98,7 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
 
 
 def test_logprob_keys_and_behaviours_derive_from_the_spec():
-    from ub_core.logprob import BEHAVIOURS, METRIC_KEYS
+    from ub_core.option_logprob import BEHAVIOURS, METRIC_KEYS
     from ub_core.report import eval_families
 
     assert METRIC_KEYS == {b: metric_keys(b) for b in ("calibration", "implicit", "explicit")}
@@ -128,7 +128,7 @@ def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(eval_fa
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
     from inspect_ai._util.registry import registry_params
-    from ub_inspect.logprobs import _metrics
+    from ub_inspect.option_logprob import _metrics
     from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
 
     def keys(metrics):

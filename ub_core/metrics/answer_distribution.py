@@ -52,7 +52,8 @@ __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf"
 P_PASS_DRAWS = 2000
 #: ``mode`` of :func:`p_pass_at_n`: ``auto`` (exact where it costs no more than the Monte Carlo), ``exact``, ``mc``.
 P_PASS_MODES = ("auto", "exact", "mc")
-#: A log-probability this far above 0 is rounding noise; beyond it the input is broken (as in ``ub_core.logprob``).
+#: A log-probability this far above 0 is rounding noise; beyond it the input is broken (as in
+#: ``ub_core.option_logprob``).
 _LOGPROB_SLACK = 1e-6
 #: Most compositions ``mode="exact"`` enumerates before refusing (each costs one exact KS p-value, ~0.3-2 ms).
 _EXACT_HARD_LIMIT = 1_000_000

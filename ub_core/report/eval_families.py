@@ -50,9 +50,9 @@ CALIBRATION_KEYS = tuple(k for k in metric_keys("calibration") if not k.startswi
 BEHAVIOURS = SPEC_BEHAVIOURS
 BEHAVIOUR_PREFIX = "behaviour_"
 GRID_PREFIX = "grid_"
-#: LogprobItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
-LOGIT_META = "ub"
-LOGIT_EXTRA = ("predicted", "option_mass")
+#: OptionItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
+RECORD_META = "ub"
+OPTION_LOGPROB_EXTRA = ("predicted", "option_mass")
 
 #: implicit (the implicit-reasoning paper)
 IMPLICIT_KEYS = metric_keys("implicit")
@@ -111,7 +111,7 @@ def _ksn(values, meta, doc) -> Extracted:
 def _ksn_logprob(values, meta, doc) -> Extracted:
     metrics = {k: v for k, v in values.items() if k.startswith("p_pass@")}
     metrics.update(_pick(values, KSN_LOGPROB_KEYS))
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}
     for k in KSN_LOGPROB_META:
         for src in (record, meta, doc):
@@ -121,17 +121,17 @@ def _ksn_logprob(values, meta, doc) -> Extracted:
     return _category(doc), metrics, payload
 
 
-# ------------------------------------------------------------------------------------------------ LogprobItem families
+# ------------------------------------------------------------------------------------------------ OptionItem families
 
-def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The LogprobItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
+def _option_logprob_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The OptionItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
     has the record as the doc and the two lists as line keys."""
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else doc
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else doc
     payload = dict(record)
-    for k in LOGIT_EXTRA:
+    for k in OPTION_LOGPROB_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
-    # what grid behaviour rates need (ub_core.logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
+    # what grid behaviour rates need (ub_core.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
     # lines carry it inside each grid_<b> value
     if "behaviour_entry" not in payload:
         grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])
@@ -143,24 +143,24 @@ def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str,
 def _calibration(values, meta, doc) -> Extracted:
     metrics = _pick(values, CALIBRATION_KEYS)
     metrics.update({k: v for k, v in values.items() if k.startswith(BEHAVIOUR_PREFIX)})
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), metrics, payload
 
 
 def _implicit(values, meta, doc) -> Extracted:
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), _pick(values, IMPLICIT_KEYS), payload
 
 
 def _explicit(values, meta, doc) -> Extracted:
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), _pick(values, EXPLICIT_KEYS), payload
 
 
 # ------------------------------------------------------------------------------------------------ odds, stability
 
 def _odds(values, meta, doc) -> Extracted:
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}
     for k in ODDS_META:
         for src in (doc, meta, record, doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}):
