@@ -35,7 +35,7 @@ from .problems import Problem, UnknownProblemError, get_problem
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
            "ScoreRun", "score_jsonl"]
 
-DEFAULT_NS = metrics.DEFAULT_NS  # one definition: ub_core.metrics.samples
+DEFAULT_NS = metrics.DEFAULT_NS  # one definition: ub_core.metrics.inputs
 
 
 def parse_outputs(problem: Problem, outputs: Iterable[Any]) -> tuple[list[float], list[str]]:

@@ -43,7 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special
 
-from .samples import _sample
+from .inputs import _sample
 
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
            "p_pass_profile", "answer_distribution_scores", "p_enough_valid", "P_PASS_DRAWS", "P_PASS_MODES"]
@@ -62,7 +62,7 @@ _EXACT_HARD_LIMIT = 1_000_000
 # ============================================================================================ input checks
 
 def _vector(x: Any, name: str) -> np.ndarray:
-    """A non-empty 1-D float array without NaN (the shared checks of :func:`.samples._sample`)."""
+    """A non-empty 1-D float array without NaN (the shared checks of :func:`.inputs._sample`)."""
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
