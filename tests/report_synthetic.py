@@ -15,13 +15,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ub_core.problems import LogprobItem
+from ub_core.problems import OptionItem
 
 STAMP = "2026-01-02T03-04-05.000001"
 COLOURS = ("red", "blue", "green", "white")
 
 
-def calibration_items() -> list[LogprobItem]:
+def calibration_items() -> list[OptionItem]:
     """Ordered colour pairs x 2 number pairs: P(first) ideal = n1 / (n1 + n2), clustered by the unordered pair."""
     items = []
     for a in COLOURS:
@@ -29,7 +29,7 @@ def calibration_items() -> list[LogprobItem]:
             if a == b:
                 continue
             for n1, n2 in ((30, 10), (10, 30)):
-                items.append(LogprobItem(
+                items.append(OptionItem(
                     id=f"cal-{a}-{b}-{n1}-{n2}", bank="calibration", category="colors", family="categorical",
                     params={"counts": [n1, n2]}, prompt=f"A bag holds {n1} {a} balls and {n2} {b} balls. I draw one. It is",
                     options=(a, b), probabilities=(n1 / (n1 + n2), n2 / (n1 + n2)),
@@ -37,7 +37,7 @@ def calibration_items() -> list[LogprobItem]:
     return items
 
 
-def pick_first_scores(item: LogprobItem) -> tuple[dict[str, Any], list[float], list[float]]:
+def pick_first_scores(item: OptionItem) -> tuple[dict[str, Any], list[float], list[float]]:
     """A model that puts 0.9 of the normalised mass on the first option and 0.8 of all mass on the two options:
     pm = 0.8, wd = |0.9 - p_first| (two options on a unit grid), re = H(0.9) - H(p) bits; pick_first always."""
     import math
@@ -52,17 +52,17 @@ def pick_first_scores(item: LogprobItem) -> tuple[dict[str, Any], list[float], l
     return values, [0.9, 0.1], [0.72, 0.08]
 
 
-def implicit_items() -> list[LogprobItem]:
-    fair = LogprobItem(id="imp-die6", bank="implicit", category="dice", family="uniform_integer", params={"faces": 6},
+def implicit_items() -> list[OptionItem]:
+    fair = OptionItem(id="imp-die6", bank="implicit", category="dice", family="uniform_integer", params={"faces": 6},
                      prompt="A fair die is cast. It lands on face number", options=tuple("123456"),
                      probabilities=(1 / 6,) * 6, cluster="die6")
-    coin = LogprobItem(id="imp-coin", bank="implicit", category="coins", family="categorical", params={"p": 0.5},
+    coin = OptionItem(id="imp-coin", bank="implicit", category="coins", family="categorical", params={"p": 0.5},
                      prompt="A fair coin is tossed. It lands on", options=("heads", "tails"),
                      probabilities=(0.5, 0.5), cluster="coin")
     return [fair, coin]
 
 
-def implicit_prediction(item: LogprobItem) -> tuple[dict[str, Any], list[float]]:
+def implicit_prediction(item: OptionItem) -> tuple[dict[str, Any], list[float]]:
     """Die: the model favours face 6 (0.5) and spreads 0.1 on the others -> Chebyshev 1/3, Manhattan 2/3;
     coin: exact -> 0 and 0. argmax_acc is undefined (no unique mode) for both: NaN."""
     if len(item.options) == 6:

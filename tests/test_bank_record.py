@@ -86,7 +86,7 @@ def _yaml_bank(path: Path, doc: dict) -> str:
     if bank:
         return bank
     folder = path.parent.name
-    if folder == "logprob":
+    if folder == "option_logprob":
         return "implicit" if "implicit" in path.name else "calibration"
     return {"ksn": "ksn", "ksn_logprob": "ksn", "explicit": "explicit", "odds": "odds", "stability": "stability"}.get(folder, folder)
 

@@ -89,7 +89,7 @@ def test_registering_a_family_changes_no_bank(registries):
     assert [(p.id, p.prompt) for p in ksn.generated_problems()] == before_ksn
     assert (tuple(family_table("code_implicit")), tuple(family_table("text_implicit"))) == before_tables
     assert tuple(CODE_IMPLICIT) == tuple(TEXT_IMPLICIT) == D.TABLE10_FAMILIES
-    assert all(spec.family in odds.FAMILIES for spec in odds._idealized_specs("paper"))
+    assert all(spec.family in odds.DISTRIBUTIONS for spec in odds._idealized_specs("paper"))
 
 
 def test_register_family_rejects_duplicates_and_non_families(registries):
@@ -215,7 +215,7 @@ def test_odds_style_texts(family, convention):
 
 
 def test_every_odds_family_has_an_odds_style_and_the_prompt_style_is_unchanged():
-    for family in odds.FAMILIES:
+    for family in odds.DISTRIBUTIONS:
         params = odds.PARAMETERISATIONS[family][0]
         assert D.describe(family, params, "odds").endswith((".", "..."))
     for family in D.TABLE10_FAMILIES:

@@ -83,9 +83,9 @@ def _close(a: float, b: float) -> bool:
 # ------------------------------------------------------------------------------------------------ finding 1
 
 @pytest.mark.parametrize("name", list(RUNS))
-def test_headline_is_the_familys_headline(logs, name):
+def test_headline_is_the_eval_familys_headline(logs, name):
     """Finding 1: the first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
-    as ``score_headline_metric``) is the family's headline, with its standard error beside it."""
+    as ``score_headline_metric``) is the eval family's headline, with its standard error beside it."""
     _, key, oracle_value = RUNS[name]
     log = logs[name]
     first, metric, value = _first_metric(log)
@@ -184,11 +184,11 @@ def test_samples_df_columns_are_typed_per_problem(logs):
     assert set(table.index) == {"text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal",
                                 "real_world", "shuffling"}
     assert (table["ksn_ks@100"] == 1.0).all() and "ksn_jsd" in table
-    for name, family in (("ksn_logprob", "ksn_logprob"), ("calibration", "calibration"), ("implicit", "implicit"),
+    for name, eval_family in (("ksn_logprob", "ksn_logprob"), ("calibration", "calibration"), ("implicit", "implicit"),
                          ("explicit", "explicit"), ("odds_percentile", "odds_question"),
                          ("odds_sampling", "odds_sampling")):
-        df = samples_df(logs[name].location, columns=SampleSummary + analysis.columns(family), quiet=True)
-        key = f"{family}_{RUNS[name][1]}"
+        df = samples_df(logs[name].location, columns=SampleSummary + analysis.columns(eval_family), quiet=True)
+        key = f"{eval_family}_{RUNS[name][1]}"
         assert df[key].dtype.kind == "f" and df[key].notna().all(), (name, df.dtypes)
     df = samples_df(logs["stability"].location, columns=SampleSummary + analysis.columns("stability"), quiet=True)
     assert len(df) == len(logs["stability"].samples) and set(df["stability_correct"]) == {1.0}

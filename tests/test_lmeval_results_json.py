@@ -28,7 +28,7 @@ from ub_lmeval.results_json import ClusteredValue  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LISTS = {"values", "q", "option_mass", "predicted"}
-FAMILY = {"ub_calibration": "calibration", "ub_implicit": "implicit", "ub_ksn_logprob": "ksn_logprob",
+EVAL_FAMILY = {"ub_calibration": "calibration", "ub_implicit": "implicit", "ub_ksn_logprob": "ksn_logprob",
           "ub_ksn": "ksn"}
 
 
@@ -38,8 +38,8 @@ def oracle_run(task_manager):
     return simple_evaluate(model="ub-oracle", tasks=tasks, task_manager=task_manager, limit=8, log_samples=True)
 
 
-def _family(task: str) -> str:
-    return next(f for prefix, f in sorted(FAMILY.items(), key=lambda kv: -len(kv[0])) if task.startswith(prefix))
+def _eval_family(task: str) -> str:
+    return next(f for prefix, f in sorted(EVAL_FAMILY.items(), key=lambda kv: -len(kv[0])) if task.startswith(prefix))
 
 
 def _metrics(row: dict) -> dict[str, object]:
@@ -53,9 +53,9 @@ def test_every_metric_has_its_true_direction_and_no_list_is_a_metric(oracle_run)
         assert not LISTS & set(metrics), (task, LISTS & set(metrics))
         assert not [m for m in metrics if m.endswith("_clustered_se")], task
         for m in metrics:
-            spec = find_metric(_family(task), m)
+            spec = find_metric(_eval_family(task), m)
             if m.startswith("grid_"):
-                spec = find_metric(_family(task), "behaviour_" + m[5:])
+                spec = find_metric(_eval_family(task), "behaviour_" + m[5:])
             if m == "bad_logprobs":
                 assert hib[task][m] is False
                 continue
@@ -102,7 +102,7 @@ def test_nanmean_stderr_formula():
 def test_dummy_model_is_counted_invalid_not_an_abort(task_manager, caplog):
     """lm-eval's dummy model returns -random() for every variant: the variants of one option sum above 1. Before:
     ``ValueError: option_mass sums to 6.9 > 1`` aborted the run."""
-    with caplog.at_level(logging.WARNING, logger="ub_lmeval.logprob_hooks"):
+    with caplog.at_level(logging.WARNING, logger="ub_lmeval.option_logprob_hooks"):
         res = simple_evaluate(model="dummy", tasks=["ub_calibration_colors", "ub_implicit_coins"],
                               task_manager=task_manager, limit=3, log_samples=True)
     for task in ("ub_calibration_colors", "ub_implicit_coins"):

@@ -61,7 +61,7 @@ def test_inspect_metrics_derive_from_the_spec():
 
 
 def test_report_keys_derive_from_the_spec():
-    from ub_core.report.families import KSN_KEYS
+    from ub_core.report.eval_families import KSN_KEYS
 
     assert KSN_KEYS == tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
     assert set(KSN_KEYS) >= {"wdz", "jsd", "wdz_undefined", "constant", "w1_debiased", "attempts"}
@@ -75,35 +75,37 @@ def test_spec_refuses_unknown_aggregations_and_keys():
     assert dataclasses.is_dataclass(KSN_METRICS[0]) and all(m.key for m in KSN_METRICS)
 
 
-@pytest.mark.parametrize("family, path", [
-    ("calibration", "ub_lmeval/task_yamls/logprob/_ub_calibration_template_yaml"),
-    ("implicit", "ub_lmeval/task_yamls/logprob/_ub_implicit_template_yaml"),
+@pytest.mark.parametrize("eval_family, path", [
+    ("calibration", "ub_lmeval/task_yamls/option_logprob/_ub_calibration_template_yaml"),
+    ("implicit", "ub_lmeval/task_yamls/option_logprob/_ub_implicit_template_yaml"),
     ("explicit", "ub_lmeval/task_yamls/explicit/_ub_explicit_template_yaml"),
 ])
-def test_logprob_yaml_metric_lists_equal_the_spec(family, path):
+def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
     (two-sided ``re``: null); the only companions are the grid rates and the ``bad_logprobs`` count. No count of
     a per-item list and no ``_clustered_se`` row (the clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     heads = [row for row in listed if row[1] == "!function utils.nanmean"]
-    spec = metric_spec._FAMILIES[family]
+    spec = metric_spec._SPECS_BY_EVAL_FAMILY[eval_family]
     assert heads == [(m.key, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for m in spec]
     rest = listed[len(heads):]
     grids = [r for r in rest if r[0].startswith("grid_")]
     assert rest == grids + [("bad_logprobs", "!function utils.total", False)]
     for name, agg, hib in grids:
-        assert agg == "!function utils.grid_behaviour_rate" and hib == direction(metric(family, "behaviour_" + name[5:]))
+        assert agg == "!function utils.grid_behaviour_rate"
+        assert hib == direction(metric(eval_family, "behaviour_" + name[5:]))
 
 
 def test_logprob_keys_and_behaviours_derive_from_the_spec():
-    from ub_core.logprob import BEHAVIOURS, METRIC_KEYS
-    from ub_core.report import families
+    from ub_core.option_logprob import BEHAVIOURS, METRIC_KEYS
+    from ub_core.report import eval_families
 
     assert METRIC_KEYS == {b: metric_keys(b) for b in ("calibration", "implicit", "explicit")}
-    assert BEHAVIOURS == metric_spec.BEHAVIOURS == families.BEHAVIOURS
-    assert families.IMPLICIT_KEYS == metric_keys("implicit") and families.EXPLICIT_KEYS == metric_keys("explicit")
-    assert families.CALIBRATION_KEYS == ("pm", "wd", "re", "abs_re")
+    assert BEHAVIOURS == metric_spec.BEHAVIOURS == eval_families.BEHAVIOURS
+    assert eval_families.IMPLICIT_KEYS == metric_keys("implicit")
+    assert eval_families.EXPLICIT_KEYS == metric_keys("explicit")
+    assert eval_families.CALIBRATION_KEYS == ("pm", "wd", "re", "abs_re")
 
 
 def _lmeval_rows(spec) -> list[tuple]:
@@ -112,21 +114,21 @@ def _lmeval_rows(spec) -> list[tuple]:
              direction(m)) for m in spec if "lmeval" in m.adapters]
 
 
-@pytest.mark.parametrize("family, path", [
+@pytest.mark.parametrize("eval_family, path", [
     ("odds_question", "ub_lmeval/task_yamls/odds/_ub_odds_template_yaml"),
     ("odds_sampling", "ub_lmeval/task_yamls/odds/ub_odds_sampling.yaml"),
     ("stability", "ub_lmeval/task_yamls/stability/_ub_tar_template_yaml"),
     ("ksn_logprob", "ub_lmeval/task_yamls/ksn_logprob/_ub_ksn_logprob_template_yaml"),
 ])
-def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(family, path):
+def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    assert listed == _lmeval_rows(metric_spec.metric_specs(family))  # no payload list counted as a metric
+    assert listed == _lmeval_rows(metric_spec.metric_specs(eval_family))  # no payload list counted as a metric
 
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
     from inspect_ai._util.registry import registry_params
-    from ub_inspect.logprobs import _metrics
+    from ub_inspect.option_logprob import _metrics
     from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
 
     def keys(metrics):
@@ -151,9 +153,9 @@ def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
 
 
 def test_report_odds_and_stability_keys_derive_from_the_spec():
-    from ub_core.report import families
+    from ub_core.report import eval_families
 
-    assert families.ODDS_KEYS == ("abs_error", "baseline_abs_error", "ks_stat")
-    assert set(families.STABILITY_KEYS) == (set(metric_keys("stability")) - {"acc"}) | {"run_accuracies"}
+    assert eval_families.ODDS_KEYS == ("abs_error", "baseline_abs_error", "ks_stat")
+    assert set(eval_families.STABILITY_KEYS) == (set(metric_keys("stability")) - {"acc"}) | {"run_accuracies"}
     with pytest.raises(KeyError, match="no metric spec for 'nope'"):
         metric_spec.metric_specs("nope")

@@ -32,7 +32,7 @@ from scipy import stats
 from ub_core.metrics import ks_exact as KX  # private building blocks are checked too
 from ub_core.metrics import intervals as IV
 from ub_core.metrics import lehmer_codes as LH
-from ub_core.metrics import samples as SM
+from ub_core.metrics import inputs as SM
 from ub_core.metrics import sampling as M
 from ub_core.metrics import stability as ST
 

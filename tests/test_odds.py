@@ -14,8 +14,8 @@ from ub_core.metrics import (absolute_error, across_distributions, ks_statistic,
                              odds_item_scores, parse_percentile, parse_probability, summarize_odds)
 from ub_core.oracle import collapse_value, find_problem, oracle_values, render_replies
 from ub_core.problems import load_bank
-from ub_core.problems.odds import (FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, TEST_PERCENTILES, odds_item, odds_items,
-                                   percentile_of, probability_between)
+from ub_core.problems.odds import (DISTRIBUTIONS, SHOT_COUNTS, SHOT_TYPES, TASKS, TEST_PERCENTILES, odds_item,
+                                   odds_items, percentile_of, probability_between)
 
 
 def _phi(z: float) -> float:
@@ -200,7 +200,7 @@ def test_subset_covers_every_family_task_and_shots_setting(subset):
     cells = {(p.family, p.metadata["task"], p.metadata["shots"], p.metadata["shot_type"])
              for p in subset if p.metadata["context"] == "none"}
     settings_ = [(0, "none")] + [(k, t) for k in SHOT_COUNTS if k for t in SHOT_TYPES]
-    assert cells == {(f, t, k, s) for f in FAMILIES for t in TASKS for k, s in settings_}
+    assert cells == {(f, t, k, s) for f in DISTRIBUTIONS for t in TASKS for k, s in settings_}
     assert len({p.id for p in subset}) == len(subset) == 576  # 396 idealised + 12 real-world x 5 framings x 3
     assert {p.metadata["target"] for p in subset if p.metadata["task"] == "percentile"} == set(TEST_PERCENTILES)
     contexts = {p.metadata["context"] for p in subset}

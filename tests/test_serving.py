@@ -299,20 +299,20 @@ def test_ub_lm_eval_command_line(tmp_path):
 
 # ------------------------------------------------------------------------------- log-probability tasks
 
-LOGIT_IDS = {"calibration": ["cal-colors-t0-units-9-6-red-green", "cal-colors-t0-units-8-1-red-yellow"],
+OPTION_LOGPROB_IDS = {"calibration": ["cal-colors-t0-units-9-6-red-green", "cal-colors-t0-units-8-1-red-yellow"],
              "implicit": ["imp-dice-dependent-1d4-p1", "imp-dice-observed-1d4-oeven"]}
 
 
-def _logit_eval(bank, mode, model, tmp_path, **kw):
+def _option_logprob_eval(bank, mode, model, tmp_path, **kw):
     from inspect_ai import eval as inspect_eval
 
     from ub_inspect.calibration import calibration
     from ub_inspect.implicit import implicit
 
-    task = {"calibration": calibration, "implicit": implicit}[bank](mode=mode, ids=",".join(LOGIT_IDS[bank]))
+    task = {"calibration": calibration, "implicit": implicit}[bank](mode=mode, ids=",".join(OPTION_LOGPROB_IDS[bank]))
     log = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_connections=4, **kw)[0]
     assert log.status == "success", log.error
-    assert sorted(s.id for s in log.samples) == sorted(LOGIT_IDS[bank])
+    assert sorted(s.id for s in log.samples) == sorted(OPTION_LOGPROB_IDS[bank])
     return log
 
 
@@ -326,15 +326,15 @@ def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
     from ub_core.problems import get_problem  # noqa: F401  (registry import side effects)
 
     with StubServer() as srv:
-        log = _logit_eval(bank, "top_logprobs", _point_inspect_at(srv, monkeypatch, "openai-api", f"top-{bank}"),
-                          tmp_path)
-    assert len(srv.requests) == len(LOGIT_IDS[bank])  # one request per sample
+        model = _point_inspect_at(srv, monkeypatch, "openai-api", f"top-{bank}")
+        log = _option_logprob_eval(bank, "top_logprobs", model, tmp_path)
+    assert len(srv.requests) == len(OPTION_LOGPROB_IDS[bank])  # one request per sample
     for body in srv.requests:
         assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
         assert body["max_tokens"] == 1 or body.get("max_completion_tokens") == 1
-    from ub_core.oracle_logprob import find_logit_item
+    from ub_core.option_logprob_oracle import find_option_item
 
-    assert sorted(find_logit_item(_prompt_text_of(b)).id for b in srv.requests) == sorted(LOGIT_IDS[bank])
+    assert sorted(find_option_item(_prompt_text_of(b)).id for b in srv.requests) == sorted(OPTION_LOGPROB_IDS[bank])
     for s in log.samples:
         ub = s.scores[f"{bank}_scorer"].metadata["ub"]
         assert ub["mode"] == "top_logprobs"
@@ -352,8 +352,8 @@ def test_inspect_top_logprobs_collapsed_server(tmp_path, monkeypatch):
     pytest.importorskip("inspect_ai")
     pytest.importorskip("openai")
     with StubServer(logprobs="collapse") as srv:
-        log = _logit_eval("calibration", "top_logprobs", _point_inspect_at(srv, monkeypatch, "openai-api", "collapsed"),
-                          tmp_path)
+        model = _point_inspect_at(srv, monkeypatch, "openai-api", "collapsed")
+        log = _option_logprob_eval("calibration", "top_logprobs", model, tmp_path)
     for s in log.samples:
         ub = s.scores["calibration_scorer"].metadata["ub"]
         assert ub["predicted"] == pytest.approx([1.0, 0.0])
@@ -367,12 +367,13 @@ def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, m
     server's reference model gives the canonical variants the item's probabilities, so PM = 1 and WD = 0."""
     pytest.importorskip("inspect_ai")
     pytest.importorskip("openai")
-    from ub_core.logprob import flatten_variants
-    from ub_core.oracle_logprob import find_logit_item
+    from ub_core.option_logprob import flatten_variants
+    from ub_core.option_logprob_oracle import find_option_item
 
     with StubServer() as srv:
-        log = _logit_eval("calibration", "prompt_logprobs", _point_inspect_at(srv, monkeypatch, route, "plp"), tmp_path)
-    expected = sum(len(flatten_variants(find_logit_item(s.input))[0]) for s in log.samples)
+        model = _point_inspect_at(srv, monkeypatch, route, "plp")
+        log = _option_logprob_eval("calibration", "prompt_logprobs", model, tmp_path)
+    expected = sum(len(flatten_variants(find_option_item(s.input))[0]) for s in log.samples)
     assert len(srv.requests) == expected  # one request per surface variant
     assert all("prompt" in b and b.get("prompt_logprobs") == 1 and b.get("max_tokens") == 1 for b in srv.requests)
     for s in log.samples:

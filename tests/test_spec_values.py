@@ -37,15 +37,15 @@ def toy_metric(monkeypatch):
     pytest.importorskip("inspect_ai")
     import ub_inspect.ksn.scorer  # noqa: F401
 
-    monkeypatch.setitem(metric_spec._FAMILIES, "ksn", (*metric_spec.KSN_METRICS, TOY))
+    monkeypatch.setitem(metric_spec._SPECS_BY_EVAL_FAMILY, "ksn", (*metric_spec.KSN_METRICS, TOY))
     return TOY
 
 
 def test_lmeval_yaml_lists_are_generated_from_the_spec():
     from ub_lmeval import metric_lists, tasks_dir
 
-    for rel, key, family, filter_list in metric_lists.SPEC_YAMLS:
-        assert metric_lists.sync(tasks_dir() / rel, key, family, filter_list), rel
+    for rel, key, eval_family, filter_list in metric_lists.SPEC_YAMLS:
+        assert metric_lists.sync(tasks_dir() / rel, key, eval_family, filter_list), rel
     assert metric_lists.main([]) == 0
 
 
@@ -60,7 +60,8 @@ def test_score_values_computes_every_spec_entry(toy_metric):
 
 
 def test_a_spec_entry_without_a_value_is_named(monkeypatch):
-    monkeypatch.setitem(metric_spec._FAMILIES, "ksn", (*metric_spec.KSN_METRICS, MetricSpec("orphan", "o", True)))
+    monkeypatch.setitem(metric_spec._SPECS_BY_EVAL_FAMILY, "ksn",
+                        (*metric_spec.KSN_METRICS, MetricSpec("orphan", "o", True)))
     p = get_problem(IDS[0])
     with pytest.raises(RuntimeError, match="'orphan' is in the spec but has no value"):
         score_values(p, oracle_values(p, 5, seed=1), ns=(1,))
@@ -89,9 +90,9 @@ def _lmeval_results(tmp_path) -> dict:
 
     folder = tmp_path / "tasks"
     shutil.copytree(tasks_dir() / "ksn", folder / "ksn")
-    for rel, key, family, filter_list in metric_lists.SPEC_YAMLS:
+    for rel, key, eval_family, filter_list in metric_lists.SPEC_YAMLS:
         if rel.startswith("ksn/"):
-            metric_lists.sync(folder / rel, key, family, filter_list, write=True)
+            metric_lists.sync(folder / rel, key, eval_family, filter_list, write=True)
     manager = TaskManager(include_path=str(folder), include_defaults=False, metadata={"ids": list(IDS)})
     return simple_evaluate(model="ub-oracle", tasks=["ub_ksn"], task_manager=manager)["results"]
 

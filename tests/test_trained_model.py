@@ -110,10 +110,10 @@ def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
 
 def _item_scores(hf, name: str, prefix_form):
     """The real log-probability pipeline on a trained bank item: every surface variant's exact probability
-    (ub_core.logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
+    (ub_core.option_logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
     does), then the family's item scores from ub_core.metrics."""
-    from ub_core.logprob import flatten_variants, item_scores, option_mass
-    from ub_lmeval.logprob_hooks import continuation_token_ids
+    from ub_core.option_logprob import flatten_variants, item_scores, option_mass
+    from ub_lmeval.option_logprob_hooks import continuation_token_ids
 
     tok, model = hf
     item = get_problem(NEXT_TOKEN_PROMPTS[name]["id"])
@@ -258,12 +258,12 @@ def test_ids_option_selects_problems():
     assert ksn_docs("real_world", ids=IDS) == []
     with pytest.raises(ValueError, match="not items of ksn or any other bank: nope"):
         ksn_docs("text_explicit", ids="te-normal-conc,nope")
-    from ub_lmeval.logprob_hooks import logit_docs
+    from ub_lmeval.option_logprob_hooks import option_logprob_docs
 
     coin = NEXT_TOKEN_PROMPTS["coin"]["id"]
-    assert [d["id"] for d in logit_docs("implicit", "coins", ids=[coin])] == [coin]
+    assert [d["id"] for d in option_logprob_docs("implicit", "coins", ids=[coin])] == [coin]
     with pytest.raises(ValueError, match="not items of calibration or any other bank: nope"):
-        logit_docs("calibration", "colors", ids="nope")
+        option_logprob_docs("calibration", "colors", ids="nope")
     assert len(ksn(ids=IDS).dataset) == 3
     with pytest.raises(ValueError, match="ids: not among the selected items: nope"):
         ksn(ids="nope")

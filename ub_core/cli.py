@@ -81,7 +81,7 @@ def _cmd_bank_list(args) -> int:
         from .problems.candidates import candidate_listing
         return candidate_listing(problems, as_json=args.json)
     if args.json:
-        # LogitItems (calibration, implicit, explicit) always carry their prompt in the record
+        # OptionItems (calibration, implicit, explicit) always carry their prompt in the record
         json.dump([p.to_record(with_prompt=args.prompts) if hasattr(p, "regime") else p.to_record()
                    for p in problems], sys.stdout, indent=None)
         sys.stdout.write("\n")
@@ -152,17 +152,17 @@ def _cmd_bank_show(args) -> int:
 def _show_item(item) -> int:
     """``ub bank show`` for items that are not sampled problems: the log-probability items print their ideal
     distribution, other records print their fields."""
-    from .problems import LogprobItem
+    from .problems import OptionItem
 
     rec = item.to_record()
     prompt = rec.pop("prompt", None)
-    if isinstance(item, LogprobItem):
+    if isinstance(item, OptionItem):
         rec.pop("options"), rec.pop("probabilities")
     for key, value in rec.items():
         print(f"{key + ':':<14} {value if isinstance(value, str) else json.dumps(value)}")
     if prompt is not None:
         print("\nprompt:\n" + "\n".join("  " + line for line in str(prompt).splitlines()))
-    if isinstance(item, LogprobItem):
+    if isinstance(item, OptionItem):
         print("\nideal next-token distribution over the options:")
         width = max(len(o) for o in item.options)
         for option, prob in zip(item.options, item.probabilities):

@@ -35,7 +35,7 @@ from .problems import Problem, UnknownProblemError, get_problem
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
            "ScoreRun", "score_jsonl"]
 
-DEFAULT_NS = metrics.DEFAULT_NS  # one definition: ub_core.metrics.samples
+DEFAULT_NS = metrics.DEFAULT_NS  # one definition: ub_core.metrics.inputs
 
 
 def parse_outputs(problem: Problem, outputs: Iterable[Any]) -> tuple[list[float], list[str]]:
@@ -362,7 +362,7 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
 
 
 def not_scorable(problem: Any) -> str | None:
-    """Why ``ub score`` cannot KS-score this item (None when it can): the log-probability banks (calibration,
+    """Why ``ub score`` cannot KS-score this item (None when it can): the option-logprob banks (calibration,
     implicit, explicit) and the stability bank have no sampled answers to test, and the odds bank's percentile and
     probability questions have one exact answer, scored by absolute error (``ub_core.metrics.odds``)."""
     if not isinstance(problem, Problem):

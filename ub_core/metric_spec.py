@@ -1,4 +1,5 @@
-"""One metric spec per family: every metric's key, direction, aggregation, NaN policy and display name, written
+"""One metric spec per eval family (a kind of evaluation, such as ``ksn`` or ``calibration``; not a distribution
+family): every metric's key, direction, aggregation, NaN policy and display name, written
 once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scorer``), lm-eval's metric keys
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
 ``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
@@ -48,14 +49,14 @@ ADAPTERS = frozenset({"inspect", "lmeval", "ub"})
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric of a family's per-problem score."""
+    """One metric of an eval family's per-problem score."""
 
     key: str
     display: str
     higher_is_better: bool
     aggregation: str = "mean"
     nan_policy: str = "never"
-    #: reported per category too: by Inspect for the family's headline (its first score), and for every such key
+    #: reported per category too: by Inspect for the eval family's headline (its first score), and for every such key
     #: by ``ub_inspect.analysis.per_category`` from a log's samples
     per_category: bool = True
     #: Inspect reports a standard error beside the mean
@@ -199,12 +200,14 @@ STABILITY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate", bounds=UNIT),
 )
 
-_FAMILIES = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS, "odds_question": ODDS_QUESTION_METRICS,
-             "odds_sampling": ODDS_SAMPLING_METRICS, "stability": STABILITY_METRICS, "calibration": CALIBRATION_METRICS, "implicit": IMPLICIT_METRICS,
-             "explicit": EXPLICIT_METRICS}
+#: eval family name -> its metric spec (the names adapters and results use: lm-eval metric lists, Inspect scorers)
+_SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
+                         "odds_question": ODDS_QUESTION_METRICS, "odds_sampling": ODDS_SAMPLING_METRICS,
+                         "stability": STABILITY_METRICS, "calibration": CALIBRATION_METRICS,
+                         "implicit": IMPLICIT_METRICS, "explicit": EXPLICIT_METRICS}
 
 
-#: Each family's headline: the one number a run is summarised and ranked by (Inspect shows it as the run's score).
+#: Each eval family's headline: the one number a run is summarised and ranked by (Inspect shows it as the run's score).
 #: KS@100 (UnpredictaBench, sec. 3.3), P(KS@100 passes) for the sampling-free route, the odds paper's MAE (question
 #: items) and mean KS statistic (sampling items), PM (the numeric-calibration paper's mass on the options), the
 #: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
@@ -214,17 +217,17 @@ HEADLINES: dict[str, str] = {"ksn": "ks@100", "ksn_logprob": "p_pass@100", "odds
                              "explicit": "mcq_acc", "stability": "tar_a"}
 
 
-def metric_specs(family: str) -> tuple[MetricSpec, ...]:
-    """The spec of ``family`` (a one-line KeyError for an unknown family)."""
+def metric_specs(eval_family: str) -> tuple[MetricSpec, ...]:
+    """The spec of ``eval_family`` (a one-line KeyError for an unknown eval family)."""
     try:
-        return _FAMILIES[family]
+        return _SPECS_BY_EVAL_FAMILY[eval_family]
     except KeyError:
-        raise KeyError(f"no metric spec for {family!r}; known: {', '.join(_FAMILIES)}") from None
+        raise KeyError(f"no metric spec for {eval_family!r}; known: {', '.join(_SPECS_BY_EVAL_FAMILY)}") from None
 
 
-def metric_keys(family: str, adapter: str | None = None) -> tuple[str, ...]:
-    """The score keys of ``family`` in spec order; with ``adapter``, only the metrics that adapter reports."""
-    return tuple(m.key for m in _FAMILIES[family] if adapter is None or adapter in m.adapters)
+def metric_keys(eval_family: str, adapter: str | None = None) -> tuple[str, ...]:
+    """The score keys of ``eval_family`` in spec order; with ``adapter``, only the metrics that adapter reports."""
+    return tuple(m.key for m in _SPECS_BY_EVAL_FAMILY[eval_family] if adapter is None or adapter in m.adapters)
 
 
 def per_n_prefix(key: str) -> str | None:
@@ -233,14 +236,15 @@ def per_n_prefix(key: str) -> str | None:
     return head + sep if sep and n.isdigit() else None
 
 
-def run_specs(family: str, ns, adapter: str | None = None, source: str | None = None) -> list[tuple[str, MetricSpec]]:
-    """``(key, spec)`` for every metric of ``family`` a run reports, in spec order: a per-N entry (``ks@N``,
-    ``p_pass@N``; the spec has one per default N) stands for the run's ``ns``, at the place of the family's first
+def run_specs(eval_family: str, ns, adapter: str | None = None,
+              source: str | None = None) -> list[tuple[str, MetricSpec]]:
+    """``(key, spec)`` for every metric of ``eval_family`` a run reports, in spec order: a per-N entry (``ks@N``,
+    ``p_pass@N``; the spec has one per default N) stands for the run's ``ns``, at the place of the eval family's first
     such entry, with that entry's spec renamed to each N (key and display). ``adapter`` keeps the metrics that
     adapter reports, ``source`` those with that source."""
     out: list[tuple[str, MetricSpec]] = []
     done: set[str] = set()
-    for m in metric_specs(family):
+    for m in metric_specs(eval_family):
         if (adapter is not None and adapter not in m.adapters) or (source is not None and m.source != source):
             continue
         prefix = per_n_prefix(m.key)
@@ -267,10 +271,11 @@ def is_ks_key(key: str) -> bool:
     return key.startswith("ks@") and key[3:].isdigit()
 
 
-def find_metric(family: str, key: str) -> MetricSpec | None:
-    """The spec of ``key`` in ``family``, or None when the family has no such metric. ``ks@N`` and ``p_pass@N``
-    at any N (a run may use other Ns than the defaults) take the spec of the family's first metric of that form."""
-    specs = _FAMILIES.get(family, ())
+def find_metric(eval_family: str, key: str) -> MetricSpec | None:
+    """The spec of ``key`` in ``eval_family``, or None when the eval family has no such metric. ``ks@N`` and
+    ``p_pass@N`` at any N (a run may use other Ns than the defaults) take the spec of the eval family's first metric
+    of that form."""
+    specs = _SPECS_BY_EVAL_FAMILY.get(eval_family, ())
     for m in specs:
         if m.key == key:
             return m
@@ -288,15 +293,15 @@ def direction(spec: MetricSpec | None) -> bool | None:
     return spec.higher_is_better
 
 
-def headline(family: str) -> MetricSpec:
-    """The spec of ``family``'s headline metric (:data:`HEADLINES`)."""
-    metric_specs(family)  # a one-line KeyError for an unknown family
-    return metric(family, HEADLINES[family])
+def headline(eval_family: str) -> MetricSpec:
+    """The spec of ``eval_family``'s headline metric (:data:`HEADLINES`)."""
+    metric_specs(eval_family)  # a one-line KeyError for an unknown eval family
+    return metric(eval_family, HEADLINES[eval_family])
 
 
-def metric(family: str, key: str) -> MetricSpec:
+def metric(eval_family: str, key: str) -> MetricSpec:
     """The spec of one metric; a one-line KeyError for an unknown key."""
-    for m in _FAMILIES[family]:
+    for m in _SPECS_BY_EVAL_FAMILY[eval_family]:
         if m.key == key:
             return m
-    raise KeyError(f"no metric {key!r} in the {family} spec")
+    raise KeyError(f"no metric {key!r} in the {eval_family} spec")

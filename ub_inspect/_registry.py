@@ -10,7 +10,7 @@ from .ksn import ksn
 from .ksn.scorer import ksn_scorer
 from .ksn_logprob import ksn_logprob
 from .ksn_logprob.ksn_logprob import ksn_logprob_scorer
-from .logprobs import calibration_scorer, explicit_scorer, implicit_scorer
+from .option_logprob import calibration_scorer, explicit_scorer, implicit_scorer
 from .odds import odds
 from .odds.odds import odds_question_scorer, odds_sampling_scorer
 from .reducers import tar, tar_a, tar_r, tar_raw

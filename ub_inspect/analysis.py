@@ -1,7 +1,7 @@
-"""Column specs for ``inspect_ai.analysis.samples_df``: each family's per-sample score dict as typed columns.
+"""Column specs for ``inspect_ai.analysis.samples_df``: each eval family's per-sample score dict as typed columns.
 
 Inspect's default ``score_*`` column holds a dict-valued Score as one JSON string, which a dashboard cannot filter.
-:func:`columns` gives one float column per score key, named ``<family>_<key>`` (``ksn_ks@100``, ``ksn_wdz``,
+:func:`columns` gives one float column per score key, named ``<eval_family>_<key>`` (``ksn_ks@100``, ``ksn_wdz``,
 ``calibration_pm``, ``odds_question_abs_error``, ...), read from the sample summaries (no full sample load)::
 
     from inspect_ai.analysis import SampleSummary, samples_df
@@ -10,10 +10,10 @@ Inspect's default ``score_*`` column holds a dict-valued Score as one JSON strin
     failed = df[df["ksn_ks@100"] == 0.0]                       # the problems KS@100 rejects
     per_category(df, "ksn")                                    # every per-category key, by category
 
-``samples_df`` needs pandas and pyarrow (Inspect's requirement: ``pip install pandas pyarrow``). Families
+``samples_df`` needs pandas and pyarrow (Inspect's requirement: ``pip install pandas pyarrow``). Eval families
 (``ub_core.metric_spec``): ``ksn``, ``ksn_logprob``, ``calibration``, ``implicit``, ``explicit``,
 ``odds_question``, ``odds_sampling`` and ``stability`` (``stability_correct``, ``stability_parsed_answer``). A key
-a sample does not carry (another family's log, an errored sample, an N the run did not use) reads as NaN.
+a sample does not carry (another eval family's log, an errored sample, an N the run did not use) reads as NaN.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ub_core.metrics import DEFAULT_NS
 
 __all__ = ["SCORERS", "columns", "ksn_columns", "stability_columns", "per_category"]
 
-#: the scorer (``EvalSample.scores`` key) each family's tasks write
+#: the scorer (``EvalSample.scores`` key) each eval family's tasks write
 SCORERS = {"ksn": "ksn_scorer", "ksn_logprob": "ksn_logprob_scorer", "calibration": "calibration_scorer",
            "implicit": "implicit_scorer", "explicit": "explicit_scorer", "odds_question": "odds_question_scorer",
            "odds_sampling": "odds_sampling_scorer", "stability": "stability_scorer"}
@@ -48,29 +48,29 @@ def _float_of(scorer: str, key: str):
     return read
 
 
-def _keys(family: str, ns: Sequence[int]) -> list[str]:
-    """The family's per-sample score keys, its per-N keys at ``ns`` (KS@N with its p-value ``p@N`` for ksn)."""
+def _keys(eval_family: str, ns: Sequence[int]) -> list[str]:
+    """The eval family's per-sample score keys, its per-N keys at ``ns`` (KS@N with its p-value ``p@N`` for ksn)."""
     out: list[str] = []
-    for key in metric_keys(family):
+    for key in metric_keys(eval_family):
         head, sep, n = key.partition("@")
         if not (sep and n.isdigit()):
             out.append(key)
         elif not any(k.startswith(f"{head}@") for k in out):  # the per-N keys once, at the first of them
-            out += [k for m in ns for k in ((f"ks@{m}", f"p@{m}") if family == "ksn" and head == "ks"
+            out += [k for m in ns for k in ((f"ks@{m}", f"p@{m}") if eval_family == "ksn" and head == "ks"
                                             else (f"{head}@{m}",))]
     return out
 
 
-def columns(family: str, ns: Sequence[int] | None = None) -> list[SampleColumn]:
-    """One float column ``<family>_<key>`` per score key of ``family`` (module docstring); ``ns``: the N of the
-    per-N keys (``ks@N``, ``p@N``, ``p_pass@N``; default the family's)."""
-    if family == "stability":
+def columns(eval_family: str, ns: Sequence[int] | None = None) -> list[SampleColumn]:
+    """One float column ``<eval_family>_<key>`` per score key of ``eval_family`` (module docstring); ``ns``: the N
+    of the per-N keys (``ks@N``, ``p@N``, ``p_pass@N``; default the eval family's)."""
+    if eval_family == "stability":
         return stability_columns()
-    scorer = SCORERS[family]  # a one-line KeyError for an unknown family
+    scorer = SCORERS[eval_family]  # a one-line KeyError for an unknown eval family
     if ns is None:
-        ns = [int(k.partition("@")[2]) for k in metric_keys(family) if k.partition("@")[2].isdigit()]
-    return [SampleColumn(f"{family}_{key}", path=_float_of(scorer, key), type=float, full=False)
-            for key in _keys(family, list(dict.fromkeys(ns)))]
+        ns = [int(k.partition("@")[2]) for k in metric_keys(eval_family) if k.partition("@")[2].isdigit()]
+    return [SampleColumn(f"{eval_family}_{key}", path=_float_of(scorer, key), type=float, full=False)
+            for key in _keys(eval_family, list(dict.fromkeys(ns)))]
 
 
 def ksn_columns(ns: Sequence[int] = DEFAULT_NS) -> list[SampleColumn]:
@@ -99,14 +99,14 @@ def stability_columns() -> list[SampleColumn]:
             SampleColumn("stability_unreadable_reason", path=meta("unreadable_reason"), type=str, full=False)]
 
 
-def per_category(df: Any, family: str) -> Any:
-    """The mean of each of ``family``'s per-category keys (``MetricSpec.per_category``) over the rows of ``df``
-    (a ``samples_df`` with :func:`columns` and the sample metadata) grouped by the spec's group (``category``, or
+def per_category(df: Any, eval_family: str) -> Any:
+    """The mean of each of ``eval_family``'s per-category keys (``MetricSpec.per_category``) over the rows of
+    ``df`` (a ``samples_df`` with :func:`columns` and the sample metadata) grouped by the spec's group (``category``, or
     ``family`` for the odds tasks; column ``metadata_<group>``), NaN values left out. Inspect's own results carry
     the per-category values of the headline only (``ub_inspect.metrics``)."""
-    specs = [m for m in metric_specs(family) if m.per_category]
+    specs = [m for m in metric_specs(eval_family) if m.per_category]
     group = f"metadata_{specs[0].group}" if specs else "metadata_category"
-    cols = [c for c in df.columns if c.startswith(f"{family}_")
-            and any(c == f"{family}_{m.key}" or (m.key.partition("@")[1] and c.startswith(
-                f"{family}_{m.key.partition('@')[0]}@")) for m in specs)]
+    cols = [c for c in df.columns if c.startswith(f"{eval_family}_")
+            and any(c == f"{eval_family}_{m.key}" or (m.key.partition("@")[1] and c.startswith(
+                f"{eval_family}_{m.key.partition('@')[0]}@")) for m in specs)]
     return df.groupby(group)[cols].mean()

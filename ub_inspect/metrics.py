@@ -1,4 +1,4 @@
-"""Inspect metrics shared by the ub tasks, and the metric list of a family's scorer (:func:`spec_metrics`).
+"""Inspect metrics shared by the ub tasks, and the metric list of an eval family's scorer (:func:`spec_metrics`).
 
 How a run's metrics reach the log and the terminal (Inspect 0.3.285, ``_eval/task/results.py`` and
 ``_display/core/results.py``): a scorer's plain metrics form one score named after the scorer (a metric that
@@ -7,7 +7,7 @@ own becomes a further score. Inspect shows the first metric of the first score a
 view``, ``evals_df``'s ``score_headline_*``, the progress line) and prints the scores four to a row, sharing out
 any excess width equally, so that long key names in a row cut every name in it. Hence every ub scorer declares
 plain metrics only (one score, one column of ``name value`` lines that fits 80 columns): first :func:`headline`,
-the family's headline (``ub_core.metric_spec.headline``) with its ``stderr`` and its value and standard error per
+the eval family's headline (``ub_core.metric_spec.headline``) with its ``stderr`` and its value and standard error per
 category; then :func:`means`, every other key's mean with ``<key>_stderr`` (lm-eval's naming); then run-level
 metrics (retry rate, grid rates) and counts (:func:`totals`). Per-category values of the other keys are one
 ``groupby`` away in ``samples_df`` (:mod:`ub_inspect.analysis`).
@@ -192,7 +192,7 @@ def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
 
 @metric(name=registry_name("headline"))
 def headline(key: str, group: str | None = "category", cluster: str | None = None) -> Metric:
-    """The family's headline metric, first in the run's first score: ``{key: mean, "stderr": SE, g: mean over
+    """The eval family's headline metric, first in the run's first score: ``{key: mean, "stderr": SE, g: mean over
     group g, "g_stderr": SE within g, ...}`` for each value g of the sample metadata ``group``
     (:func:`grouped_summary`).
 
@@ -259,11 +259,11 @@ def _per_n(key: str) -> str | None:
     return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
 
 
-def spec_metrics(family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
-    """A family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the family's entries
-    unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in this
-    order: :func:`headline` on the family's headline key (grouped like that key, clustered by the sample metadata
-    key ``cluster`` where given); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
+def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
+    """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the eval family's
+    entries unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in
+    this order: :func:`headline` on the eval family's headline key (grouped like that key, clustered by the sample
+    metadata key ``cluster`` where given); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
     clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
     :func:`totals` of the counted keys (aggregation ``total``). The per-N keys (``ks@N``, ``p_pass@N``) are
     patterns (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the headline is the largest N
@@ -273,9 +273,9 @@ def spec_metrics(family: str, cluster: str | None = None, run_metrics: tuple = (
     def pattern(key: str) -> str:
         return "ks@*" if is_ks_key(key) else (_per_n(key) or key)
 
-    top = spec_headline(family)
+    top = spec_headline(eval_family)
     keys, with_stderr, counted = [], [], []
-    for m in (metric_specs(family) if specs is None else specs):
+    for m in (metric_specs(eval_family) if specs is None else specs):
         if "inspect" not in m.adapters:
             continue
         if m.aggregation == "total":

@@ -10,8 +10,8 @@ tokens with a downloaded tokenizer, which fails offline.
   ``top_logprobs`` with the true outcome probabilities when ``logprobs`` is asked for and the outcome set is
   finite.
 - ``ub/collapse`` always gives the same plausible value: the mode (discrete) or median (continuous).
-- For the log-probability banks (calibration, implicit, explicit; :mod:`ub_core.oracle_logprob`), an input that is
-  an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
+- For the option-logprob banks (calibration, implicit, explicit; :mod:`ub_core.option_logprob_oracle`), an input
+  that is an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
   continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
   ``ub/collapse`` puts all mass on the first option.
 - For sampling-free KS@N (``ub_inspect/ksn_logprob``), a KS@N prompt followed by a candidate answer, asked with
@@ -41,8 +41,8 @@ from inspect_ai.model import (
 from ub_core.ksn_logprob import OFFLINE_EOS, oracle_candidate_logprob
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             text_reply)
-from ub_core.oracle_logprob import oracle_choice, oracle_logprob, oracle_top_logprobs
-from ub_core.problems import LogprobItem, Problem, find_item
+from ub_core.option_logprob_oracle import oracle_choice, oracle_option_logprob, oracle_top_logprobs
+from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 from ub_core.reply_tree import oracle_reply_law
 
@@ -80,8 +80,8 @@ class UBModelAPI(ModelAPI):
         n = max(1, int(config.num_choices or 1))
         found = find_item(text)  # every bank's prompt index (ub_core.problems.Bank.find)
         item = found[1] if found is not None else None
-        if isinstance(item, LogprobItem):
-            return self._logit_output(item, text[len(item.prompt):], text, n, config)
+        if isinstance(item, OptionItem):
+            return self._option_logprob_output(item, text[len(item.prompt):], text, n, config)
         if not isinstance(item, Problem):
             reply = text_reply(item, self.mode) if item is not None else None
             if reply is None:
@@ -123,24 +123,24 @@ class UBModelAPI(ModelAPI):
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out))
 
-    def _logit_output(self, item: LogprobItem, continuation: str, prompt: str, n: int,
+    def _option_logprob_output(self, item: OptionItem, continuation: str, prompt: str, n: int,
                       config: GenerateConfig) -> ModelOutput:
         """A log-probability item (calibration / implicit / explicit): the reply is the most probable option
         (collapse: the first); ``prompt_logprobs`` carry the continuation's true log-probability after the
-        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.oracle_logprob`)."""
+        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.option_logprob_oracle`)."""
         reply = " " + item.options[oracle_choice(item, self.mode)]
         prompt_logprobs = None
         if config.prompt_logprobs:
             content = [Logprob(token=item.prompt, logprob=0.0)]  # the conditioning text, as one "token"
             if continuation:
                 content.append(Logprob(token=continuation,
-                                       logprob=_finite(oracle_logprob(item, continuation, self.mode))))
+                                       logprob=_finite(oracle_option_logprob(item, continuation, self.mode))))
             prompt_logprobs = Logprobs(content=content)
         logprobs = None
         if config.logprobs:
             top = oracle_top_logprobs(item, self.mode, int(config.top_logprobs or 1))
             logprobs = Logprobs(content=[Logprob(
-                token=reply, logprob=_finite(oracle_logprob(item, reply, self.mode)),
+                token=reply, logprob=_finite(oracle_option_logprob(item, reply, self.mode)),
                 top_logprobs=[TopLogprob(token=t, logprob=lp) for t, lp in top])])
         choices = [ChatCompletionChoice(
             message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),

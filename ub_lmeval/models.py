@@ -18,8 +18,8 @@ from lm_eval.api.registry import register_model
 from ub_core.oracle import (collapse_value, oracle_values, outcome_probabilities, render_replies, render_value,
                             text_reply)
 from ub_core.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
-from ub_core.oracle_logprob import oracle_choice, oracle_logprob
-from ub_core.problems import LogprobItem, Problem, find_item
+from ub_core.option_logprob_oracle import oracle_choice, oracle_option_logprob
+from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.candidates import candidate_set
 
@@ -60,15 +60,15 @@ class _UBLM(LM):
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """True log-probabilities of the continuation where the problem's outcome set is finite; a
-        continuation outside it (or an unknown prompt) gets -inf. For the log-probability banks the canonical
+        continuation outside it (or an unknown prompt) gets -inf. For the option-logprob banks the canonical
         variant " option" gets log p (collapse: all mass on the first option), every other variant -inf."""
         out = []
         for req in requests:
             ctx, cont = req.args[0], req.args[1]
             found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
             item = found[1] if found is not None else None
-            if isinstance(item, LogprobItem) and item.prompt == ctx:  # see ub_core.oracle_logprob
-                lp = oracle_logprob(item, str(cont), self.mode)
+            if isinstance(item, OptionItem) and item.prompt == ctx:  # see ub_core.option_logprob_oracle
+                lp = oracle_option_logprob(item, str(cont), self.mode)
                 top = item.options[oracle_choice(item, self.mode)]
                 out.append((lp, lp > -math.inf and str(cont) == f" {top}"))
                 continue

@@ -17,10 +17,10 @@ Hostile answers, for the tests of ``tests/hostile/``: ``replies=[Reply(...), ...
 requests with those instead (a status, headers, a fixed body, a function of the completion the server would have
 sent, or a chunked body that may never end); ``server.arrivals`` holds each request's arrival time.
 
-Log-probabilities, for the log-probability tasks (calibration, implicit, explicit), from the reference model of
-``ub_core.oracle_logprob`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant ``" " + option``
-is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format first-token list
-(the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
+Log-probabilities, for the option-logprob tasks (calibration, implicit, explicit), from the reference model of
+``ub_core.option_logprob_oracle`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant
+``" " + option`` is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format
+first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
 list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
 reference log-probability. A prompt that is no item's gets no log-probabilities.
 
@@ -40,7 +40,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
-from ub_core.oracle_logprob import find_logit_item, oracle_logprob, oracle_top_logprobs, split_logit_text
+from ub_core.option_logprob_oracle import (find_option_item, oracle_option_logprob, oracle_top_logprobs,
+                                           split_option_text)
 
 __all__ = ["StubServer", "Reply"]
 
@@ -77,7 +78,7 @@ def _token(text: str, logprob: float) -> dict:
 
 def _chat_logprobs(body: dict, mode: str) -> dict | None:
     """OpenAI chat ``logprobs`` for a one-token answer: the item's first-token top-k list."""
-    item = find_logit_item(_prompt_text(body))
+    item = find_option_item(_prompt_text(body))
     if item is None:
         return None
     top = oracle_top_logprobs(item, mode, k=int(body.get("top_logprobs") or 1))
@@ -87,13 +88,13 @@ def _chat_logprobs(body: dict, mode: str) -> dict | None:
 def _prompt_logprobs(body: dict, mode: str) -> list | None:
     """vLLM's ``prompt_logprobs``: per prompt token ``{token_id: {logprob, rank, decoded_token}}`` (``None``
     for the first); here the item's prompt is one token and the continuation another."""
-    hit = split_logit_text(_prompt_text(body))
+    hit = split_option_text(_prompt_text(body))
     if hit is None:
         return None
     item, continuation = hit
     out: list = [None, {"1": {"logprob": -1.0, "rank": 1, "decoded_token": item.prompt}}]
     if continuation:
-        lp = oracle_logprob(item, continuation, mode)
+        lp = oracle_option_logprob(item, continuation, mode)
         out.append({"2": {"logprob": lp if lp > -math.inf else -9999.0, "rank": 1, "decoded_token": continuation}})
     return out
 

@@ -2,7 +2,7 @@
 
 ``ub_core.metrics`` is the public namespace; the functions live in one module per family of measurements:
 
-- :mod:`.samples`: checked samples and the shared KS@N constants (``DEFAULT_NS``, ``KS_METHODS``, ``SUPPORTS``).
+- :mod:`.inputs`: checked metric inputs and the shared KS@N constants (``DEFAULT_NS``, ``KS_METHODS``, ``SUPPORTS``).
 - :mod:`.ks_exact` (UnpredictaBench): the exact two-sample KS test under ties and its Monte-Carlo reference.
 - :mod:`.sampling` (UnpredictaBench): KS@N, WDZ, JSD.
 - :mod:`.lehmer_codes` (UnpredictaBench): Lehmer codes and Z1.
@@ -24,12 +24,12 @@ from __future__ import annotations
 from . import intervals as _intervals
 from . import ks_exact as _ks_exact
 from . import lehmer_codes as _lehmer
-from . import samples as _samples
+from . import inputs as _inputs
 from . import sampling as _sampling
+from .inputs import *  # noqa: F401,F403
 from .intervals import *  # noqa: F401,F403
 from .ks_exact import *  # noqa: F401,F403
 from .lehmer_codes import *  # noqa: F401,F403
-from .samples import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from . import calibration as _calibration
 from . import implicit as _implicit
@@ -40,7 +40,7 @@ from .implicit import *  # noqa: F401,F403
 from .odds import *  # noqa: F401,F403
 from .stability import *  # noqa: F401,F403
 
-__all__ = [*_samples.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
+__all__ = [*_inputs.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
 
 # Sampling-free KS (issue 18): metrics of a model's answer distribution over an enumerable support.
 from . import answer_distribution as _answer_distribution  # noqa: E402

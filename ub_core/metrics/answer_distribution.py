@@ -43,7 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special
 
-from .samples import _sample
+from .inputs import _sample
 
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
            "p_pass_profile", "answer_distribution_scores", "p_enough_valid", "P_PASS_DRAWS", "P_PASS_MODES"]
@@ -52,7 +52,8 @@ __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf"
 P_PASS_DRAWS = 2000
 #: ``mode`` of :func:`p_pass_at_n`: ``auto`` (exact where it costs no more than the Monte Carlo), ``exact``, ``mc``.
 P_PASS_MODES = ("auto", "exact", "mc")
-#: A log-probability this far above 0 is rounding noise; beyond it the input is broken (as in ``ub_core.logprob``).
+#: A log-probability this far above 0 is rounding noise; beyond it the input is broken (as in
+#: ``ub_core.option_logprob``).
 _LOGPROB_SLACK = 1e-6
 #: Most compositions ``mode="exact"`` enumerates before refusing (each costs one exact KS p-value, ~0.3-2 ms).
 _EXACT_HARD_LIMIT = 1_000_000
@@ -61,7 +62,7 @@ _EXACT_HARD_LIMIT = 1_000_000
 # ============================================================================================ input checks
 
 def _vector(x: Any, name: str) -> np.ndarray:
-    """A non-empty 1-D float array without NaN (the shared checks of :func:`.samples._sample`)."""
+    """A non-empty 1-D float array without NaN (the shared checks of :func:`.inputs._sample`)."""
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):

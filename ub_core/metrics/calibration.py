@@ -2,7 +2,7 @@
 reference behaviours and baselines.
 
 The input of every scorer is ``option_mass``: for each option of a
-:class:`~ub_core.problems.logprob_base.LogprobItem`, the summed next-token probability of its surface variants
+:class:`~ub_core.problems.option_item.OptionItem`, the summed next-token probability of its surface variants
 ("red", " red", "Red", " Red"; the numeric-calibration paper, section 3.1). The framework adapters compute it. These functions check it
 and reduce it.
 
@@ -293,7 +293,7 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
     - ``grid``: the set of results over which behaviours are rated: category and ordered option pair (see
       ``_grid_key``). :func:`summarize_calibration` uses it.
 
-    ``item`` is a LogprobItem; its ``metadata`` says which option has the higher count and which is mentioned first.
+    ``item`` is a OptionItem; its ``metadata`` says which option has the higher count and which is mentioned first.
     """
     m = _mass(option_mass)
     q = _ideal(item.probabilities, None)

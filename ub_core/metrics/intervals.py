@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 from scipy import special, stats
 
-from .samples import _positive_int
+from .inputs import _positive_int
 
 __all__ = ["wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate", "summarize_values"]
 

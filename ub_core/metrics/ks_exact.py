@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .samples import _cumulative_counts, _positive_int, _sample
+from .inputs import _cumulative_counts, _positive_int, _sample
 
 __all__ = ["ks_2samp_exact", "ks_2samp_permutation_mc"]
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import special, stats
 
-from .samples import DEFAULT_NS, KS_METHODS, SUPPORTS, _LN2, _positive_int, _sample
+from .inputs import DEFAULT_NS, KS_METHODS, SUPPORTS, _LN2, _positive_int, _sample
 from .ks_exact import _ks_exact
 
 __all__ = ["ks_at_n", "wdz", "jsd"]

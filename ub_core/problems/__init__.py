@@ -21,9 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
-from .logprob_base import LOGPROB_BANKS, LogprobItem
+from .option_item import OPTION_LOGPROB_BANKS, OptionItem
 
-__all__ = ["Problem", "LogprobItem", "scalar_problem", "problem_bank", "prompt_index", "answer_format", "LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
+#: Former names of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` (renamed in issue 29 item 8 so that
+#: "logprob" alone no longer names two routes), kept for outside code that imports them from here.
+LogprobItem = OptionItem
+LOGPROB_BANKS = OPTION_LOGPROB_BANKS
+
+__all__ = ["Problem", "OptionItem", "scalar_problem", "problem_bank", "prompt_index", "answer_format",
+           "OPTION_LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
            "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
            "seed_sequence", "UnknownProblemError"]
 
@@ -128,7 +134,7 @@ def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions:
 
 
 # Registration order is also the order in which find_item asks the prompt indexes: the cheap exact ones first,
-# the log-probability banks (a prefix search over their full editions on a miss) last.
+# the option-logprob banks (a prefix search over their full editions on a miss) last.
 register_bank(_module_bank("ksn", "ksn_problems", ("te-", "ti-", "ce-", "ci-", "mm-", "rw-", "sh-"), editions=False,
                            find="ub_core.problems.ksn.bank:find_ksn_problem"))
 register_bank(_module_bank("odds", "odds_problems", ("odds-",), find="ub_core.problems.odds:find_odds_problem"))
@@ -138,7 +144,7 @@ for _name, _loader, _prefix, _size in (("calibration", "calibration_items", "cal
                                        ("implicit", "implicit_items", "imp-", None),
                                        ("explicit", "explicit_items", "exp-", None)):
     register_bank(_module_bank(_name, _loader, (_prefix,), default_size=_size,
-                               find=f"ub_core.oracle_logprob:find_{_name}_item"))
+                               find=f"ub_core.option_logprob_oracle:find_{_name}_item"))
 
 
 def find_item(text: str) -> tuple[str, Any] | None:

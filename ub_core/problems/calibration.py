@@ -1,6 +1,6 @@
 """The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
 
-Every item is a :class:`~ub_core.problems.logprob_base.LogprobItem`. Its prompt stops right before the outcome word,
+Every item is a :class:`~ub_core.problems.option_item.OptionItem`. Its prompt stops right before the outcome word,
 with no trailing space, because the adapters score the surface variants ``"red"``, ``" red"``, ``"Red"`` and
 ``" Red"`` of each option. The ideal distribution follows from the numbers in the prompt: 30 red and 70 blue
 marbles give (0.3, 0.7) over (red, blue). An interval of integers gives equal mass to each integer in it.
@@ -47,7 +47,7 @@ import gc
 from functools import lru_cache
 from typing import Iterator
 
-from .logprob_base import LogprobItem
+from .option_item import OptionItem
 
 __all__ = ["BANK", "BANK_VERSION", "CATEGORIES", "SCALES", "COLORS", "COLOR_TEMPLATES", "WORDPROBLEM_TEMPLATES",
            "DISTRIBUTION_TEMPLATES", "DISTRIBUTION_ENDS", "INTERVALS", "calibration_items", "find_calibration_item"]
@@ -174,11 +174,11 @@ def _cluster(a: str, b: str) -> str:
 
 
 def _pair_item(category: str, t: int, scale: str, n1: int, n2: int, o1: str, o2: str, prompt: str,
-               in_subset: bool, cluster: str) -> LogprobItem:
+               in_subset: bool, cluster: str) -> OptionItem:
     total = n1 + n2
     higher = o1 if n1 > n2 else o2 if n2 > n1 else None
     lower = o2 if n1 > n2 else o1 if n2 > n1 else None
-    return LogprobItem(
+    return OptionItem(
         id=f"cal-{category}-t{t}-{scale}-{n1}-{n2}-{o1}-{o2}", bank=BANK, category=category,
         family="categorical", params={"labels": [o1, o2], "counts": [n1, n2]}, prompt=prompt, options=(o1, o2),
         probabilities=(n1 / total, n2 / total), cluster=cluster,
@@ -196,7 +196,7 @@ def _transpose(j: int) -> int:
     return 10 * (j % 10) + j // 10
 
 
-def _colors(subset: bool) -> Iterator[LogprobItem]:
+def _colors(subset: bool) -> Iterator[OptionItem]:
     unordered = [(COLORS[i], COLORS[k]) for i in range(len(COLORS)) for k in range(i + 1, len(COLORS))]
     for s, scale in enumerate(SCALES):
         pairs = _scale_pairs(scale)
@@ -220,7 +220,7 @@ def _colors(subset: bool) -> Iterator[LogprobItem]:
 _WP_PER_CELL = 3  # number pairs per (unordered option pair, scale) in the subset
 
 
-def _wordproblems(subset: bool) -> Iterator[LogprobItem]:
+def _wordproblems(subset: bool) -> Iterator[OptionItem]:
     u = 0  # running index of the unordered pair over all templates
     for t, (unit, text, option_pairs) in enumerate(WORDPROBLEM_TEMPLATES):
         for a, b in option_pairs:
@@ -243,7 +243,7 @@ def _wordproblems(subset: bool) -> Iterator[LogprobItem]:
             u += 1
 
 
-def _distributions(subset: bool) -> Iterator[LogprobItem]:
+def _distributions(subset: bool) -> Iterator[OptionItem]:
     for i, (lo, hi) in enumerate(INTERVALS):
         for e, (lo_in, hi_in) in enumerate(DISTRIBUTION_ENDS):
             first, last = lo if lo_in else lo + 1, hi if hi_in else hi - 1
@@ -258,7 +258,7 @@ def _distributions(subset: bool) -> Iterator[LogprobItem]:
                 if subset and not selected:
                     continue
                 prompt = text.format(lo=lo, hi=hi, lo_end=_END_WORD[lo_in], hi_end=_END_WORD[hi_in])
-                yield LogprobItem(
+                yield OptionItem(
                     id=f"cal-distributions-t{t}-{lo}-{hi}-{ends}", bank=BANK, category="distributions",
                     family="uniform_integer", params={"low": first, "high": last}, prompt=prompt, options=values,
                     probabilities=(1.0 / k,) * k, cluster=f"{lo}-{hi}",
@@ -269,7 +269,7 @@ def _distributions(subset: bool) -> Iterator[LogprobItem]:
 
 
 @lru_cache(maxsize=None)
-def calibration_items(size: str = "subset") -> tuple[LogprobItem, ...]:
+def calibration_items(size: str = "subset") -> tuple[OptionItem, ...]:
     """The calibration bank: ``size="subset"`` (3,546 stratified items, the default) or ``"full"`` (203,040).
 
     Order: colors, wordproblems, distributions; deterministic. Cached per edition.
@@ -289,11 +289,11 @@ def calibration_items(size: str = "subset") -> tuple[LogprobItem, ...]:
 
 
 @lru_cache(maxsize=1)
-def _by_prompt() -> dict[str, LogprobItem]:
+def _by_prompt() -> dict[str, OptionItem]:
     return {item.prompt: item for item in calibration_items("full")}
 
 
-def find_calibration_item(text: str) -> LogprobItem | None:
+def find_calibration_item(text: str) -> OptionItem | None:
     """The item whose prompt is ``text``, or is its last paragraph (a prompt wrapped in instructions). ``None``
     when no item matches. The offline oracle uses this lookup, so every prompt in the bank is unique."""
     table = _by_prompt()

@@ -34,7 +34,7 @@ import numpy as np
 
 from .base import seed_sequence
 from .implicit import Scenario, selected_scenarios, subset_ids
-from .logprob_base import LogprobItem
+from .option_item import OptionItem
 
 __all__ = ["BANK_VERSION", "LETTERS", "explicit_item", "explicit_items", "asked_outcome", "format_value",
            "distractor_pool", "pair_ids"]
@@ -105,7 +105,7 @@ def distractor_pool(scenario: Scenario, index: int) -> list[Fraction]:
     return pool
 
 
-def explicit_item(scenario: Scenario, in_subset: bool = False) -> LogprobItem:
+def explicit_item(scenario: Scenario, in_subset: bool = False) -> OptionItem:
     """The five-option MCQ twin of one implicit scenario (see the module docstring for the rules)."""
     rng = _rng(scenario)
     index = asked_outcome(scenario, rng)
@@ -130,7 +130,7 @@ def explicit_item(scenario: Scenario, in_subset: bool = False) -> LogprobItem:
     lines = "\n".join(f"{letter}) {text}" for letter, text in zip(LETTERS, texts))
     prompt = (f"{scenario.context}\n\nQuestion: {scenario.question.format(outcome=outcome)}\n{lines}\n"
               f"Reply with the letter of the correct option.\nAnswer:")
-    return LogprobItem(
+    return OptionItem(
         id=f"exp-{scenario.key}", bank="explicit", category=scenario.category, family="mcq",
         params={"outcome": outcome, "truth": float(truth), "values": [float(v) for v in values]},
         prompt=prompt, options=LETTERS, probabilities=tuple(1.0 if i == answer else 0.0 for i in range(5)),
@@ -140,12 +140,12 @@ def explicit_item(scenario: Scenario, in_subset: bool = False) -> LogprobItem:
 
 
 @lru_cache(maxsize=2)
-def _items(size: str) -> tuple[LogprobItem, ...]:
+def _items(size: str) -> tuple[OptionItem, ...]:
     keep = subset_ids()
     return tuple(explicit_item(s, s.id in keep) for s in selected_scenarios(size))
 
 
-def explicit_items(size: str | None = None) -> tuple[LogprobItem, ...]:
+def explicit_items(size: str | None = None) -> tuple[OptionItem, ...]:
     """The explicit bank: one MCQ per implicit scenario of edition ``size`` (``"subset"`` (default) or
     ``"full"``), in the implicit bank's order."""
     if size not in (None, "subset", "full"):
@@ -153,6 +153,6 @@ def explicit_items(size: str | None = None) -> tuple[LogprobItem, ...]:
     return _items("subset" if size is None else size)
 
 
-def pair_ids(items: Sequence[LogprobItem]) -> dict[str, str]:
+def pair_ids(items: Sequence[OptionItem]) -> dict[str, str]:
     """Map each explicit item's id to its implicit twin's id."""
     return {it.id: str(it.metadata["source_id"]) for it in items}

@@ -66,7 +66,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .exact_pmf import dice_sum_distribution  # noqa: F401  (re-exported)
-from .logprob_base import LogprobItem
+from .option_item import OptionItem
 
 __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scenarios", "implicit_items",
            "dice_sum_distribution", "condition_distribution", "coin_count_distribution", "prevalence_marginal",
@@ -113,7 +113,7 @@ OBSERVATIONS = ("even", "odd", "below", "above", "not1", "notmid")
 
 @dataclass(frozen=True)
 class Scenario:
-    """One implicit scenario before it becomes a :class:`LogprobItem`; :mod:`.explicit` builds its MCQ from it.
+    """One implicit scenario before it becomes a :class:`OptionItem`; :mod:`.explicit` builds its MCQ from it.
 
     ``context`` is the setup, ``stub`` the words that lead into the outcome; the implicit prompt is
     ``context + " " + stub``. ``question`` has an ``{outcome}`` slot and asks the explicit question about one outcome.
@@ -145,15 +145,15 @@ class Scenario:
     def prompt(self) -> str:
         return f"{self.context} {self.stub}"
 
-    def item(self, in_subset: bool) -> LogprobItem:
-        return LogprobItem(id=self.id, bank="implicit", category=self.category, family=self.family,
+    def item(self, in_subset: bool) -> OptionItem:
+        return OptionItem(id=self.id, bank="implicit", category=self.category, family=self.family,
                          params=dict(self.params), prompt=self.prompt, options=self.options,
                          probabilities=_floats(self.probabilities), cluster=self.cluster,
                          metadata={**self.metadata, "variant": self.variant, "in_subset": bool(in_subset)})
 
 
 def _floats(probs: Sequence[Fraction]) -> tuple[float, ...]:
-    """Fractions to floats that sum to 1 within LogprobItem's tolerance (each is correctly rounded)."""
+    """Fractions to floats that sum to 1 within OptionItem's tolerance (each is correctly rounded)."""
     return tuple(float(p) for p in probs)
 
 
@@ -547,13 +547,13 @@ def selected_scenarios(size: str | None = None) -> tuple[Scenario, ...]:
 
 
 @lru_cache(maxsize=2)
-def _items(size: str) -> tuple[LogprobItem, ...]:
+def _items(size: str) -> tuple[OptionItem, ...]:
     keep = subset_ids()
     return tuple(s.item(s.id in keep) for s in selected_scenarios(size))
 
 
-def implicit_items(size: str | None = None) -> tuple[LogprobItem, ...]:
-    """The implicit bank as :class:`LogprobItem` records (``size``: ``"subset"`` (default) or ``"full"``)."""
+def implicit_items(size: str | None = None) -> tuple[OptionItem, ...]:
+    """The implicit bank as :class:`OptionItem` records (``size``: ``"subset"`` (default) or ``"full"``)."""
     if size not in (None, "subset", "full"):
         raise ValueError(f"unknown bank size {size!r}; expected subset or full")
     return _items("subset" if size is None else size)

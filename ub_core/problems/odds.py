@@ -90,7 +90,7 @@ from .base import Problem
 
 # The bank's numbers and wording live in odds_data; every public name there is re-exported here.
 from .odds_data import (  # noqa: F401 (every public name is re-exported)
-    CONTEXTS, CONVENTIONS, DECIMALS, DISCRETE, EXPONENTIAL_CONVENTION, FAMILIES, FAMILY_RANGES, NO_TOOLS,
+    CONTEXTS, CONVENTIONS, DECIMALS, DISCRETE, EXPONENTIAL_CONVENTION, DISTRIBUTIONS, FAMILY_RANGES, NO_TOOLS,
     N_FAMILY_VARIANTS, PARAMETERISATIONS, PCT_ANSWER, PCT_ANSWER_TAGS, PCT_DISCRETE, PCT_TASK, PRB_ANSWER,
     PRB_ANSWER_TAGS, PRB_TASK, PROMPT_OPENINGS, RANGE_HIGH, RANGE_LOW, REAL_WORLD, RELEASE_FAMILY_SHOT_PERCENTILES,
     RELEASE_FAMILY_SHOT_PROBABILITIES, RELEASE_POWER_LAW_SHIFT, RELEASE_SHOT_PERCENTILES,
@@ -99,7 +99,7 @@ from .odds_data import (  # noqa: F401 (every public name is re-exported)
     TEST_PROBABILITIES, TITLES,
 )
 
-__all__ = ["BANK", "BANK_VERSION", "TASKS", "FAMILIES", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
+__all__ = ["BANK", "BANK_VERSION", "TASKS", "DISTRIBUTIONS", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
            "PARAMETERISATIONS", "REAL_WORLD", "CONVENTIONS", "truth_params", "prompt_convention", "percentile_of", "probability_between", "odds_problems",
            "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS", "find_odds_problem"]
@@ -487,7 +487,7 @@ def _suffix(rule: str) -> str:
 @lru_cache(maxsize=2)
 def _idealized_specs(rule: str = "paper") -> tuple[_Spec, ...]:
     out = []
-    for fam in FAMILIES:
+    for fam in DISTRIBUTIONS:
         for i, raw in enumerate(PARAMETERISATIONS[fam]):
             conv = EXPONENTIAL_CONVENTION[i] if fam == "exponential" else "none"
             out.append(_Spec(fam, D.validate(fam, raw), conv, f"p{i}", rule))
@@ -726,7 +726,7 @@ def _subset(rule: str = "paper") -> tuple[Problem, ...]:
             continue
         s = settings.index((m["shots"], None if m["shot_type"] == "none" else m["shot_type"]))
         targets = TEST_PERCENTILES if m["task"] == "percentile" else TEST_PROBABILITIES
-        f = FAMILIES.index(p.family)
+        f = DISTRIBUTIONS.index(p.family)
         if targets[(s + f) % len(targets)] == m["target"]:
             keep.append(p)
     return tuple(keep)
@@ -759,8 +759,8 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
     if ctx and not ctx <= set(CONTEXTS):
         raise ValueError(f"odds: unknown context {sorted(ctx - set(CONTEXTS))[0]!r}; expected {', '.join(CONTEXTS)}")
     fams = None if families is None else set(families)
-    if fams and not fams <= set(FAMILIES):
-        raise ValueError(f"odds: unknown family {sorted(fams - set(FAMILIES))[0]!r}; expected {', '.join(FAMILIES)}")
+    if fams and not fams <= set(DISTRIBUTIONS):
+        raise ValueError(f"odds: unknown family {sorted(fams - set(DISTRIBUTIONS))[0]!r}; expected {', '.join(DISTRIBUTIONS)}")
     out = []
     for p in odds_problems(size, convention):
         m = p.metadata

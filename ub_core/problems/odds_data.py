@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 TASKS = ("percentile", "probability", "sampling")
 TASK_SHORT = {"percentile": "pct", "probability": "prb", "sampling": "smp"}
-FAMILIES = ("normal", "log_normal", "skew_normal", "exponential", "power_law", "uniform", "gamma", "gumbel",
-            "poisson", "geometric", "binomial", "multinomial")
+#: the names of the 12 idealised distributions (``ub_core.distributions`` family names)
+DISTRIBUTIONS = ("normal", "log_normal", "skew_normal", "exponential", "power_law", "uniform", "gamma", "gumbel",
+                 "poisson", "geometric", "binomial", "multinomial")
 DISCRETE = frozenset({"poisson", "geometric", "binomial", "multinomial"})
 SHOT_COUNTS = (0, 1, 3, 5, 7, 9)
 SHOT_TYPES = ("distribution", "family")

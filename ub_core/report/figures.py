@@ -231,7 +231,7 @@ def calibration_heatmaps(records: Sequence[SampleRecord], out_dir: Path, max_opt
                          on_error: Callable[[str, BaseException], None] | None = None) -> list[dict]:
     """Per model: three heatmaps over ordered option pairs (row = first option, column = second): the model's
     mean P(first option), its gap to the ideal mean P(first), and the dominant behaviour with its rate."""
-    from .families import BEHAVIOURS
+    from .eval_families import BEHAVIOURS
 
     plt = _plt()
     out = []

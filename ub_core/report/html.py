@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .families import FAMILIES
+from .eval_families import EVAL_FAMILIES
 from .readers import load_inputs
 from .records import SampleTable
 from .summary import Table, build_tables, write_summary
 
 __all__ = ["build_report", "ReportResult", "render_html"]
 
-_TITLES = {f.name: f.title for f in FAMILIES}
+_TITLES = {f.name: f.title for f in EVAL_FAMILIES}
 
 
 @dataclass

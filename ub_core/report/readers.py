@@ -4,7 +4,7 @@ any mix, any number of models, normalised into one :class:`SampleTable`.
 A file that cannot be read becomes one counted :class:`Skip` with a one-line reason (logged), never an exception.
 ``.eval`` logs are read one sample at a time, after a decompressed-size cap per zip member
 (:mod:`ub_core.report.eval_zip`); an Inspect ``.json`` log (parsed whole by Inspect) over a size cap is one named
-skip. A metric value that cannot be a number of its metric (:func:`~ub_core.report.families.value_problem`) is
+skip. A metric value that cannot be a number of its metric (:func:`~ub_core.report.eval_families.value_problem`) is
 one named skip and left out; the rest of its sample is kept.
 inspect_ai is imported only when an Inspect log is read.
 """
@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from ..untrusted import loads
 from .eval_zip import oversized_member
-from .families import STABILITY_KEYS, extract_all, value_problem
+from .eval_families import STABILITY_KEYS, extract_all, value_problem
 from .records import RunInfo, SampleRecord, SampleTable, finite_or_none
 
 __all__ = ["load_inputs", "read_inspect_log", "read_lmeval_dir_files", "classify"]
@@ -456,7 +456,7 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
 
 def _aggregate_ok(metric: str, value: Any, where: str, table: SampleTable) -> bool:
     """A run-level stability value that can be shown; one named skip for a refused one
-    (:func:`~ub_core.report.families.value_problem`)."""
+    (:func:`~ub_core.report.eval_families.value_problem`)."""
     why = value_problem("stability", metric, value)
     if why is not None:
         table.add_skip(where, f"stability {why}; value skipped")

@@ -2,7 +2,7 @@
 
 One :class:`SampleRecord` per (model, framework, family, problem, epoch). ``metrics`` holds the numeric per-sample
 metric values (``ks@100``, ``pm``, ``chebyshev``, ...); ``payload`` holds what the plots need beyond numbers (the
-parsed values of a ksn problem, the LogprobItem record with ``predicted`` and ``option_mass``, the odds metadata).
+parsed values of a ksn problem, the OptionItem record with ``predicted`` and ``option_mass``, the odds metadata).
 Plain Python; :meth:`SampleTable.to_dataframe` gives a pandas frame where pandas is installed.
 """
 
@@ -38,7 +38,7 @@ def finite_or_none(x: Any) -> float | None:
 class SampleRecord:
     model: str
     framework: str  # "inspect" or "lm-eval"
-    family: str  # report family: ksn, calibration, implicit, explicit, odds, stability
+    family: str  # report eval family (ksn, calibration, ..., stability); the JSON / CSV column "family"
     task: str
     category: str
     problem_id: str

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..metric_spec import direction, find_metric
 from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
-from .families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
+from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
 __all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean", "column_direction"]

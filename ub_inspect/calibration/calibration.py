@@ -13,7 +13,7 @@ from inspect_ai import Task, task
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
-from ub_inspect.logprobs import calibration_scorer, logit_task_parts
+from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_parts
 
 
 @task(name=registry_name("calibration"))
@@ -30,5 +30,5 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
     with task_options("calibration"):
-        parts = logit_task_parts("calibration", categories, size, limit_per_category, mode, ids)
+        parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids)
     return package_task(**parts, scorer=calibration_scorer())

@@ -13,7 +13,7 @@ from inspect_ai import Task, task
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
-from ub_inspect.logprobs import explicit_scorer, logit_task_parts
+from ub_inspect.option_logprob import explicit_scorer, option_logprob_task_parts
 
 
 @task(name=registry_name("explicit"))
@@ -29,5 +29,5 @@ def explicit(categories: str | list[str] | None = None, size: str = "subset", li
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
     with task_options("explicit"):
-        parts = logit_task_parts("explicit", categories, size, limit_per_category, mode, ids)
+        parts = option_logprob_task_parts("explicit", categories, size, limit_per_category, mode, ids)
     return package_task(**parts, scorer=explicit_scorer())

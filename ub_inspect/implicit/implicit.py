@@ -14,7 +14,7 @@ from inspect_ai import Task, task
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
-from ub_inspect.logprobs import implicit_scorer, logit_task_parts
+from ub_inspect.option_logprob import implicit_scorer, option_logprob_task_parts
 
 
 @task(name=registry_name("implicit"))
@@ -31,5 +31,5 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
     """
     with task_options("implicit"):
-        parts = logit_task_parts("implicit", categories, size, limit_per_category, mode, ids)
+        parts = option_logprob_task_parts("implicit", categories, size, limit_per_category, mode, ids)
     return package_task(**parts, scorer=implicit_scorer())

@@ -37,7 +37,7 @@ from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
                                  select_ids, str_list, task_options)
 from ub_inspect.metrics import spec_metrics
-from ub_inspect.logprobs import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
+from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
 
 __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs",

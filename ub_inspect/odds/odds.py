@@ -20,7 +20,7 @@ from inspect_ai.solver import Solver, TaskState, generate
 
 from ub_core.metrics import ODDS_KS_NS, odds_item_scores
 from ub_core.problems import Problem, bank_version
-from ub_core.problems.odds import CONTEXTS, CONVENTIONS, FAMILIES, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
+from ub_core.problems.odds import CONTEXTS, CONVENTIONS, DISTRIBUTIONS, SHOT_COUNTS, SHOT_TYPES, TASKS, odds_items
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
@@ -146,7 +146,7 @@ def load_items(task_name: str = "percentile", shots: str | int | list[int] | Non
     stype = None if shot_type in (None, "", "all", "both") else choice(shot_type, "shot_type", SHOT_TYPES)
     items = odds_items(choice(edition, "edition", ("subset", "full")), task=task_name, shots=_shot_counts(shots),
                        shot_type=stype, contexts=_names(context, "context", CONTEXTS),
-                       families=_names(families, "families", FAMILIES),
+                       families=_names(families, "families", DISTRIBUTIONS),
                        convention=choice(str(convention), "convention", CONVENTIONS))
     if limit is not None:
         items = items[: positive_int(limit, "limit")]

@@ -1,6 +1,7 @@
-"""Per-family readers: which keys of one scored sample belong to which report family.
+"""Per-eval-family readers: which keys of one scored sample belong to which report eval family (ksn, calibration,
+..., a kind of evaluation; not a distribution family).
 
-Both framework readers reduce one scored sample to three plain dicts and hand them to every family here:
+Both framework readers reduce one scored sample to three plain dicts and hand them to every eval family here:
 
 - ``values``: the per-sample metric values (Inspect: the ``Score.value`` dict; lm-eval: the keys the sample line
   lists under ``"metrics"``);
@@ -8,8 +9,8 @@ Both framework readers reduce one scored sample to three plain dicts and hand th
   keys such as ``values``, ``predicted``, ``option_mass``);
 - ``doc``: the problem (Inspect: ``Sample.metadata`` plus ``id``; lm-eval: the line's ``doc``).
 
-Each family is one small :class:`Family` whose key names are module constants, so fixing a key to match an
-adapter is a one-line change. A sample whose keys match several families yields one record per family.
+Each eval family is one small :class:`EvalFamily` whose key names are module constants, so fixing a key to match an
+adapter is a one-line change. A sample whose keys match several eval families yields one record per eval family.
 
 Outside results are hostile: :func:`value_problem` judges each extracted number against its metric's spec
 (:mod:`ub_core.metric_spec` bounds), and :func:`extract_all` drops what it refuses, with the reason, so a TARr of
@@ -27,9 +28,9 @@ from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS,
                            is_ks_key, metric_keys)
 from ..untrusted import short
 
-__all__ = ["Family", "FAMILIES", "FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS", "IMPLICIT_KEYS",
-           "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS", "extract_all",
-           "value_problem"]
+__all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
+           "IMPLICIT_KEYS", "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS",
+           "extract_all", "value_problem"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -49,9 +50,9 @@ CALIBRATION_KEYS = tuple(k for k in metric_keys("calibration") if not k.startswi
 BEHAVIOURS = SPEC_BEHAVIOURS
 BEHAVIOUR_PREFIX = "behaviour_"
 GRID_PREFIX = "grid_"
-#: LogprobItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
-LOGIT_META = "ub"
-LOGIT_EXTRA = ("predicted", "option_mass")
+#: OptionItem payload: Inspect ``Score.metadata["ub"]`` (record + these two); lm-eval ``doc`` + line keys
+RECORD_META = "ub"
+OPTION_LOGPROB_EXTRA = ("predicted", "option_mass")
 
 #: implicit (the implicit-reasoning paper)
 IMPLICIT_KEYS = metric_keys("implicit")
@@ -69,7 +70,7 @@ Extracted = tuple[str, dict[str, Any], dict[str, Any]]  # (category, metrics, pa
 
 
 @dataclass(frozen=True)
-class Family:
+class EvalFamily:
     name: str
     title: str
     detect: Callable[[Mapping[str, Any]], bool]
@@ -110,7 +111,7 @@ def _ksn(values, meta, doc) -> Extracted:
 def _ksn_logprob(values, meta, doc) -> Extracted:
     metrics = {k: v for k, v in values.items() if k.startswith("p_pass@")}
     metrics.update(_pick(values, KSN_LOGPROB_KEYS))
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}
     for k in KSN_LOGPROB_META:
         for src in (record, meta, doc):
@@ -120,17 +121,17 @@ def _ksn_logprob(values, meta, doc) -> Extracted:
     return _category(doc), metrics, payload
 
 
-# ------------------------------------------------------------------------------------------------ LogprobItem families
+# ------------------------------------------------------------------------------------------------ OptionItem families
 
-def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The LogprobItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
+def _option_logprob_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The OptionItem record plus ``predicted`` / ``option_mass``: Inspect keeps them all in ``meta["ub"]``; lm-eval
     has the record as the doc and the two lists as line keys."""
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else doc
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else doc
     payload = dict(record)
-    for k in LOGIT_EXTRA:
+    for k in OPTION_LOGPROB_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
-    # what grid behaviour rates need (ub_core.logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
+    # what grid behaviour rates need (ub_core.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
     # lines carry it inside each grid_<b> value
     if "behaviour_entry" not in payload:
         grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])
@@ -142,24 +143,24 @@ def _logit_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str,
 def _calibration(values, meta, doc) -> Extracted:
     metrics = _pick(values, CALIBRATION_KEYS)
     metrics.update({k: v for k, v in values.items() if k.startswith(BEHAVIOUR_PREFIX)})
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), metrics, payload
 
 
 def _implicit(values, meta, doc) -> Extracted:
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), _pick(values, IMPLICIT_KEYS), payload
 
 
 def _explicit(values, meta, doc) -> Extracted:
-    payload = _logit_payload(meta, doc)
+    payload = _option_logprob_payload(meta, doc)
     return _category(payload, doc), _pick(values, EXPLICIT_KEYS), payload
 
 
 # ------------------------------------------------------------------------------------------------ odds, stability
 
 def _odds(values, meta, doc) -> Extracted:
-    record = meta.get(LOGIT_META) if isinstance(meta.get(LOGIT_META), Mapping) else {}
+    record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}
     for k in ODDS_META:
         for src in (doc, meta, record, doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}):
@@ -181,21 +182,21 @@ def _stability(values, meta, doc) -> Extracted:
     return _category(doc), metrics, {}
 
 
-FAMILIES: tuple[Family, ...] = (
-    Family("ksn", "UnpredictaBench (KS@N)", _is_ksn, _ksn),
-    Family("ksn_logprob", "Sampling-free KS@N (log-probabilities)", lambda v: "ks_distance" in v, _ksn_logprob),
-    Family("calibration", "Numeric calibration", lambda v: any(k in v for k in CALIBRATION_KEYS), _calibration),
-    Family("implicit", "Implicit probabilistic reasoning", lambda v: any(k in v for k in IMPLICIT_KEYS[:3]),
+EVAL_FAMILIES: tuple[EvalFamily, ...] = (
+    EvalFamily("ksn", "UnpredictaBench (KS@N)", _is_ksn, _ksn),
+    EvalFamily("ksn_logprob", "Sampling-free KS@N (log-probabilities)", lambda v: "ks_distance" in v, _ksn_logprob),
+    EvalFamily("calibration", "Numeric calibration", lambda v: any(k in v for k in CALIBRATION_KEYS), _calibration),
+    EvalFamily("implicit", "Implicit probabilistic reasoning", lambda v: any(k in v for k in IMPLICIT_KEYS[:3]),
            _implicit),
-    Family("explicit", "Explicit MCQ", lambda v: "mcq_acc" in v, _explicit),
-    Family("odds", "What are the odds", lambda v: any(k in v for k in ODDS_KEYS), _odds),
-    Family("stability", "Run-to-run stability", lambda v: "tar_r" in v or "tar_a" in v, _stability),
+    EvalFamily("explicit", "Explicit MCQ", lambda v: "mcq_acc" in v, _explicit),
+    EvalFamily("odds", "What are the odds", lambda v: any(k in v for k in ODDS_KEYS), _odds),
+    EvalFamily("stability", "Run-to-run stability", lambda v: "tar_r" in v or "tar_a" in v, _stability),
 )
-FAMILY_NAMES = tuple(f.name for f in FAMILIES)
+EVAL_FAMILY_NAMES = tuple(f.name for f in EVAL_FAMILIES)
 
 
-#: report family -> the metric-spec families its keys come from
-_SPEC_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
+#: report eval family -> the metric-spec eval families its keys come from
+_SPEC_EVAL_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
 
 
 def _digits(n: int) -> str:
@@ -205,13 +206,15 @@ def _digits(n: int) -> str:
         return f"about {abs(n).bit_length() * math.log10(2):,.0f}"
 
 
-def value_problem(family: str, key: str, value: Any) -> str | None:
-    """Why ``value`` cannot be shown as metric ``key`` of report ``family`` (one line), or None when it can.
+def value_problem(eval_family: str, key: str, value: Any) -> str | None:
+    """Why ``value`` cannot be shown as metric ``key`` of report eval family ``eval_family`` (one line), or None
+    when it can.
 
     Only numbers are judged: a bool where a number belongs (0/1 flags summed by ``total`` aside), an integer
     beyond the float range (309 digits and up), a finite number outside the metric's bounds. NaN and +/-inf mean
     "undefined" and anything that is not a number is a blank already: both are left as they are."""
-    spec = next((m for f in _SPEC_FAMILIES.get(family, (family,)) if (m := find_metric(f, key)) is not None), None)
+    spec = next((m for f in _SPEC_EVAL_FAMILIES.get(eval_family, (eval_family,))
+                 if (m := find_metric(f, key)) is not None), None)
     if isinstance(value, bool):
         if spec is None or spec.aggregation == "total":
             return None
@@ -230,13 +233,13 @@ def value_problem(family: str, key: str, value: Any) -> str | None:
 
 def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping[str, Any],
                 refused: list[str] | None = None) -> list[tuple[str, Extracted]]:
-    """``[(family, (category, metrics, payload)), ...]`` for every family whose keys appear in ``values``
+    """``[(eval family, (category, metrics, payload)), ...]`` for every eval family whose keys appear in ``values``
     (stability also looks in ``meta``, where the tar reducers put its keys). A metric value that
     :func:`value_problem` refuses is left out of ``metrics`` and its reason appended to ``refused``."""
     meta = meta if isinstance(meta, Mapping) else {}
     doc = doc if isinstance(doc, Mapping) else {}
     out = []
-    for fam in FAMILIES:
+    for fam in EVAL_FAMILIES:
         probe = {**meta, **values} if fam.name == "stability" else values
         if fam.detect(probe):
             category, metrics, payload = fam.extract(values, meta, doc)

@@ -1,17 +1,17 @@
-"""lm-eval hook functions (``!function`` targets) for the log-probability tasks: ``ub_calibration_*``,
+"""lm-eval hook functions (``!function`` targets) for the option-logprob tasks: ``ub_calibration_*``,
 ``ub_implicit_*`` (group ``ub_logit``) and ``ub_explicit_*`` (group ``ub_explicit``). The science is
-``ub_core.logprob`` and ``ub_core.metrics``.
+``ub_core.option_logprob`` and ``ub_core.metrics``.
 
-- :func:`logit_dataset` is the ``custom_dataset``: one document per item of one bank and category, edition
+- :func:`option_logprob_dataset` is the ``custom_dataset``: one document per item of one bank and category, edition
   ``size`` (metadata; default ``subset``). ``choices`` lists every surface variant of every option
   (``doc_to_choice``), ``choice_option`` the option each belongs to. When the metadata name a model
   (``pretrained``, or ``tokenizer``, as the CLI passes model_args) whose tokenizer loads offline, variants that
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
   once, and their ids are kept (``choice_token_ids``) so that a variant whose tokens begin another's (``" 1"``,
-  ``" 12"``) is not counted twice (:func:`ub_core.logprob.exclusive_probabilities`); otherwise variants are
+  ``" 12"``) is not counted twice (:func:`ub_core.option_logprob.exclusive_probabilities`); otherwise variants are
   deduplicated as strings.
-- :func:`process_results_logit` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
+- :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
+  the bank's scores (:func:`ub_core.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
   ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
   log-probabilities from any model (NaN, +inf, above 0, not numbers, the wrong count, or variants whose
   probabilities sum above 1, as lm-eval's ``dummy`` model returns) make the item a counted ``bad_logprobs`` item,
@@ -23,7 +23,7 @@
   (:func:`ub_lmeval.ksn_hooks.nanmean_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
   (the numeric-calibration paper's Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
-  :func:`ub_core.logprob.behaviour_entry`.
+  :func:`ub_core.option_logprob.behaviour_entry`.
 - Direction: ``re`` (model entropy minus the ideal's, target 0) is two-sided: its ``higher_is_better`` is null,
   and ``abs_re`` (``|re|``, lower is better) is the ranked metric.
 """
@@ -37,15 +37,16 @@ import logging
 from typing import Any, Sequence
 
 from ub_core.ksn_logprob import clean_logprobs
-from ub_core.logprob import (BEHAVIOURS, METRIC_KEYS, dedup_by_token_ids, flatten_variants, option_mass,
-                             scored_sample)
 from ub_core.metrics import grid_behaviour_rates
-from ub_core.problems import LogprobItem, load_bank
+from ub_core.option_logprob import (BEHAVIOURS, METRIC_KEYS, dedup_by_token_ids, flatten_variants, option_mass,
+                                    scored_sample)
+from ub_core.problems import OptionItem, load_bank
 
 from .ksn_hooks import nanmean, select_ids, total
 from .results_json import ClusteredValue, log_only
 
-__all__ = ["logit_docs", "logit_dataset", "process_results_logit", "continuation_token_ids", "nanmean", "total",
+__all__ = ["option_logprob_docs", "option_logprob_dataset", "process_results_option_logprob", "continuation_token_ids",
+           "nanmean", "total",
            "grid_behaviour_rate", "CLUSTERED_KEYS"]
 
 #: The metrics whose standard error is clustered (by option pair or scenario), by bank.
@@ -81,7 +82,7 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
     return list(whole[len(ctx):])
 
 
-def logit_docs(bank: str, category: str | None = None, size: str | None = "subset",
+def option_logprob_docs(bank: str, category: str | None = None, size: str | None = "subset",
                tokenizer=None, ids: Any = None) -> list[dict]:
     """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``) and ``record`` (the item's JSON record, for rescoring). ``ids``
@@ -104,7 +105,7 @@ def logit_docs(bank: str, category: str | None = None, size: str | None = "subse
     return docs
 
 
-def logit_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
+def option_logprob_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
                   **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
@@ -115,7 +116,8 @@ def logit_dataset(bank: str | None = None, category: str | None = None, size: st
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    return DatasetDict({"test": Dataset.from_list(logit_docs(str(bank), category, size or "subset", tok, ids))})
+    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids)
+    return DatasetDict({"test": Dataset.from_list(docs)})
 
 
 def _logprobs(results: Sequence[Any]) -> list[Any]:
@@ -124,7 +126,7 @@ def _logprobs(results: Sequence[Any]) -> list[Any]:
     return [r[0] if isinstance(r, (tuple, list)) and r else r for r in results]
 
 
-def _item_scores(item: LogprobItem, doc: dict, results: list) -> tuple[dict[str, float], dict[str, Any], str | None]:
+def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, float], dict[str, Any], str | None]:
     """``(scores, payload, None)`` or, for malformed log-probabilities, ``({}, {}, reason)``."""
     choices = list(doc["choices"])
     lps, why = clean_logprobs(_logprobs(results), none_is_zero=False)
@@ -144,13 +146,13 @@ def _item_scores(item: LogprobItem, doc: dict, results: list) -> tuple[dict[str,
     return scores, payload, None
 
 
-def process_results_logit(doc: dict, results: list) -> dict:
-    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.METRIC_KEYS`, the
+def process_results_option_logprob(doc: dict, results: list) -> dict:
+    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.option_logprob.METRIC_KEYS`, the
     clustered ones as :class:`~ub_lmeval.results_json.ClusteredValue`), ``grid_<b>`` for calibration, and
     ``bad_logprobs`` (1.0 when the log-probabilities were malformed: every score is then NaN, and the reason is
     logged). ``option_mass`` and ``predicted`` (aligned with ``doc["options"]``; ``predicted`` is ``None`` when
     no mass falls on any option) go to the sample log."""
-    item = LogprobItem.from_record(json.loads(doc["record"]))
+    item = OptionItem.from_record(json.loads(doc["record"]))
     scores, payload, why = _item_scores(item, doc, results)
     if why is not None:
         log.warning("ub logit tasks: %s: malformed log-probabilities (%s); counted in bad_logprobs", item.id, why)

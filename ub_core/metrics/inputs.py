@@ -1,4 +1,5 @@
-"""Checked samples and the constants every KS@N computation shares (methods, support kinds, default Ns).
+"""Checked metric inputs (samples of values, positive integers) and the constants every KS@N computation shares
+(methods, support kinds, default Ns).
 
 Part of :mod:`ub_core.metrics`.
 """

@@ -1,7 +1,7 @@
-"""Offline reference log-probabilities for the log-probability banks (calibration, implicit, explicit).
+"""Offline reference log-probabilities for the option-logprob banks (calibration, implicit, explicit).
 
-The offline models see only text. :func:`find_logit_item` maps a prompt back to its :class:`LogprobItem`;
-:func:`split_logit_text` does the same for a prompt followed by a continuation (how Inspect's
+The offline models see only text. :func:`find_option_item` maps a prompt back to its :class:`OptionItem`;
+:func:`split_option_text` does the same for a prompt followed by a continuation (how Inspect's
 ``prompt_logprobs`` route asks). The oracle then gives each continuation its true log-probability:
 
 - the canonical variant ``" " + option_i`` gets ``log p_i`` (``-inf`` where ``p_i = 0``);
@@ -20,20 +20,21 @@ from __future__ import annotations
 import functools
 import math
 
-from .logprob import canonical_variant
-from .problems.logprob_base import LOGPROB_BANKS, LogprobItem
+from .option_logprob import canonical_variant
+from .problems.option_item import OPTION_LOGPROB_BANKS, OptionItem
 
-__all__ = ["LOGIT_MODES", "find_logit_item", "split_logit_text", "oracle_logprob", "oracle_variant_logprobs",
-           "oracle_top_logprobs", "oracle_choice", "find_calibration_item", "find_implicit_item", "find_explicit_item"]
+__all__ = ["OPTION_LOGPROB_MODES", "find_option_item", "split_option_text", "oracle_option_logprob",
+           "oracle_variant_logprobs", "oracle_top_logprobs", "oracle_choice", "find_calibration_item",
+           "find_implicit_item", "find_explicit_item"]
 
-LOGIT_MODES = ("oracle", "collapse")
+OPTION_LOGPROB_MODES = ("oracle", "collapse")
 
 # Longest continuation the prefix search tries (a surface variant is an option word plus one space).
 _MAX_CONTINUATION = 128
 
 # One index per edition: the subset is small and answers the default runs; the full editions (calibration's
 # has about 200,000 items, ~10 s to index) are built only when a prompt is not in the subset.
-_INDEXES: dict[str, dict[str, LogprobItem]] = {}
+_INDEXES: dict[str, dict[str, OptionItem]] = {}
 _INDEX_KEY: tuple | None = None
 
 
@@ -41,10 +42,10 @@ def _banks_key() -> tuple:
     from .problems import BANKS
 
     # the records themselves (hashable, frozen), not their ids: a freed fixture record's id may be reused
-    return tuple((name, BANKS.get(name)) for name in LOGPROB_BANKS)
+    return tuple((name, BANKS.get(name)) for name in OPTION_LOGPROB_BANKS)
 
 
-def _index(size: str) -> dict[str, LogprobItem]:
+def _index(size: str) -> dict[str, OptionItem]:
     global _INDEX_KEY
     key = _banks_key()
     if key != _INDEX_KEY:
@@ -53,8 +54,8 @@ def _index(size: str) -> dict[str, LogprobItem]:
     if size not in _INDEXES:
         from .problems import BANKS, load_bank
 
-        idx: dict[str, LogprobItem] = {}
-        for name in LOGPROB_BANKS:
+        idx: dict[str, OptionItem] = {}
+        for name in OPTION_LOGPROB_BANKS:
             if name in BANKS:
                 for item in load_bank(name, size=size):
                     idx.setdefault(item.prompt, item)
@@ -62,7 +63,7 @@ def _index(size: str) -> dict[str, LogprobItem]:
     return _INDEXES[size]
 
 
-def _lookup(keys) -> tuple[LogprobItem, int] | None:
+def _lookup(keys) -> tuple[OptionItem, int] | None:
     """The first of ``keys`` (candidate prompts, in order of preference) that is an item's prompt, searching
     the subset index and then the full one: ``(item, position in keys)``."""
     keys = list(keys)
@@ -75,13 +76,13 @@ def _lookup(keys) -> tuple[LogprobItem, int] | None:
     return None
 
 
-def find_logit_item(text: str) -> LogprobItem | None:
+def find_option_item(text: str) -> OptionItem | None:
     """The log-probability item whose prompt is exactly ``text``, else ``None``."""
     hit = _lookup([str(text)])
     return hit[0] if hit else None
 
 
-def split_logit_text(text: str) -> tuple[LogprobItem, str] | None:
+def split_option_text(text: str) -> tuple[OptionItem, str] | None:
     """``(item, continuation)`` where ``text`` is the item's prompt followed by ``continuation`` (possibly
     empty), choosing the longest matching prompt; ``None`` when no item's prompt starts ``text``."""
     text = str(text)
@@ -94,39 +95,39 @@ def split_logit_text(text: str) -> tuple[LogprobItem, str] | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _split_cached(text: str, key: tuple) -> tuple[LogprobItem, str] | None:
-    return split_logit_text(text)
+def _split_cached(text: str, key: tuple) -> tuple[OptionItem, str] | None:
+    return split_option_text(text)
 
 
-def _find_in(bank: str, text: str) -> LogprobItem | None:
-    """One log-probability bank's prompt index (``Bank.find``): the item of ``bank`` whose prompt starts ``text``
+def _find_in(bank: str, text: str) -> OptionItem | None:
+    """One option-logprob bank's prompt index (``Bank.find``): the item of ``bank`` whose prompt starts ``text``
     (a continuation may follow). The three banks share one index; the last lookups are cached, so asking the
     three in turn searches once."""
     hit = _split_cached(str(text), _banks_key())
     return hit[0] if hit is not None and hit[0].bank == bank else None
 
 
-def find_calibration_item(text: str) -> LogprobItem | None:
+def find_calibration_item(text: str) -> OptionItem | None:
     return _find_in("calibration", text)
 
 
-def find_implicit_item(text: str) -> LogprobItem | None:
+def find_implicit_item(text: str) -> OptionItem | None:
     return _find_in("implicit", text)
 
 
-def find_explicit_item(text: str) -> LogprobItem | None:
+def find_explicit_item(text: str) -> OptionItem | None:
     return _find_in("explicit", text)
 
 
-def _mass(item: LogprobItem, mode: str) -> list[float]:
+def _mass(item: OptionItem, mode: str) -> list[float]:
     if mode == "oracle":
         return [float(p) for p in item.probabilities]
     if mode == "collapse":
         return [1.0] + [0.0] * (len(item.options) - 1)
-    raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(LOGIT_MODES)}")
+    raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(OPTION_LOGPROB_MODES)}")
 
 
-def oracle_logprob(item: LogprobItem, continuation: str, mode: str = "oracle") -> float:
+def oracle_option_logprob(item: OptionItem, continuation: str, mode: str = "oracle") -> float:
     """log P(continuation | prompt) of the reference model: ``log p_i`` for option i's canonical variant,
     ``-inf`` for anything else."""
     for option, q in zip(item.options, _mass(item, mode)):
@@ -135,18 +136,18 @@ def oracle_logprob(item: LogprobItem, continuation: str, mode: str = "oracle") -
     return -math.inf
 
 
-def oracle_choice(item: LogprobItem, mode: str = "oracle") -> int:
+def oracle_choice(item: OptionItem, mode: str = "oracle") -> int:
     """Index of the option the reference model would write (the most probable one; the first on ties)."""
     mass = _mass(item, mode)
     return max(range(len(mass)), key=lambda i: (mass[i], -i))
 
 
-def oracle_variant_logprobs(item: LogprobItem, mode: str = "oracle") -> dict[str, float]:
+def oracle_variant_logprobs(item: OptionItem, mode: str = "oracle") -> dict[str, float]:
     """The canonical variant of every option with its reference log-probability."""
-    return {canonical_variant(o): oracle_logprob(item, canonical_variant(o), mode) for o in item.options}
+    return {canonical_variant(o): oracle_option_logprob(item, canonical_variant(o), mode) for o in item.options}
 
 
-def oracle_top_logprobs(item: LogprobItem, mode: str = "oracle", k: int = 20) -> list[tuple[str, float]]:
+def oracle_top_logprobs(item: OptionItem, mode: str = "oracle", k: int = 20) -> list[tuple[str, float]]:
     """The first-token top-``k`` list of the reference model (every canonical variant is one "token"):
     options with positive probability, most probable first."""
     pairs = [(v, lp) for v, lp in oracle_variant_logprobs(item, mode).items() if lp > -math.inf]

@@ -1,9 +1,9 @@
-"""The LogprobItem record: validation, the record round trip, and truth draws that follow the ideal distribution."""
+"""The OptionItem record: validation, the record round trip, and truth draws that follow the ideal distribution."""
 
 import numpy as np
 import pytest
 
-from ub_core.problems import LogprobItem
+from ub_core.problems import OptionItem
 
 
 def _item(**kw):
@@ -11,12 +11,12 @@ def _item(**kw):
                 prompt="Two fair coins are tossed. The number of heads is", options=("0", "1", "2"),
                 probabilities=(0.25, 0.5, 0.25), cluster="coins-2", metadata={"focus": "heads"})
     base.update(kw)
-    return LogprobItem(**base)
+    return OptionItem(**base)
 
 
 def test_record_round_trip_is_exact():
     item = _item(answer_index=1)
-    back = LogprobItem.from_record(item.to_record())
+    back = OptionItem.from_record(item.to_record())
     assert back.to_record() == item.to_record()
 
 
@@ -38,7 +38,7 @@ def test_from_record_names_the_missing_field():
     rec = _item().to_record()
     del rec["options"]
     with pytest.raises(ValueError, match="missing field 'options'"):
-        LogprobItem.from_record(rec)
+        OptionItem.from_record(rec)
 
 
 def test_truth_is_pure_and_follows_the_ideal_distribution():

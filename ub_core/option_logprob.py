@@ -1,9 +1,11 @@
 """From log-probabilities of written-out continuations to option probabilities and scores (framework-free).
 
-The log-probability families (numeric calibration, the numeric-calibration paper; implicit probabilistic reasoning and its explicit
-MCQ twin, the implicit-reasoning paper) score a :class:`~ub_core.problems.LogprobItem` from the probability a model gives to each
-option right after the prompt. Both adapters (lm-eval ``multiple_choice`` requests, Inspect prompt / top
-log-probabilities) obtain one log-probability per *surface variant* of each option and hand them here.
+The option-logprob eval families (numeric calibration, the numeric-calibration paper; implicit probabilistic
+reasoning and its explicit MCQ twin, the implicit-reasoning paper) score a :class:`~ub_core.problems.OptionItem` from
+the probability a model gives to each option right after the prompt (its option mass). Not to be confused with the
+sampling-free KS@N route (:mod:`ub_core.ksn_logprob`), which reads log-probabilities of whole candidate answers.
+Both adapters (lm-eval ``multiple_choice`` requests, Inspect prompt / top log-probabilities) obtain one
+log-probability per *surface variant* of each option and hand them here.
 
 Option probability (the numeric-calibration paper, sec. 2, "we sum the probabilities of common tokenizations"):
 
@@ -28,7 +30,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .metric_spec import BEHAVIOURS as _SPEC_BEHAVIOURS, metric_keys
-from .problems.logprob_base import LogprobItem
+from .problems.option_item import OptionItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
@@ -71,7 +73,7 @@ def canonical_variant(option: str) -> str:
     return surface_variants(option)[0]
 
 
-def flatten_variants(item: LogprobItem) -> tuple[tuple[str, ...], tuple[int, ...]]:
+def flatten_variants(item: OptionItem) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """All surface variants of all options of ``item`` as one choice list, with the index of the option each
     belongs to: ``(choices, owners)``. Options in order, each option's variants in :func:`surface_variants`
     order. Two options that share a variant (``"a"`` and ``"A"``) make the item ill-posed: ValueError."""
@@ -126,7 +128,7 @@ def _checked_logprob(variant: str, value: Any) -> float:
     return min(lp, 0.0)
 
 
-def option_mass(item: LogprobItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
+def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
                 variant_token_ids: Mapping[str, Sequence[int]] | None = None) -> np.ndarray:
     """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the implicit-reasoning paper's sec. 3):
 
@@ -205,14 +207,14 @@ def normalise(mass: Sequence[float]) -> np.ndarray | None:
     return m / total if total > 0 else None
 
 
-def item_scores(item: LogprobItem, option_mass: Sequence[float]) -> dict:
+def item_scores(item: OptionItem, option_mass: Sequence[float]) -> dict:
     """The bank's own per-item scores: ``ub_core.metrics.calibration_item_scores`` (pm, wd, re, behaviour),
     ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct) or
     ``explicit_item_scores`` (mcq_correct, p_correct), chosen by ``item.bank``."""
     try:
         name = _SCORERS[item.bank]
     except KeyError:
-        raise ValueError(f"{item.id}: bank {item.bank!r} is not a log-probability bank "
+        raise ValueError(f"{item.id}: bank {item.bank!r} is not an option-logprob bank "
                          f"({', '.join(_SCORERS)})") from None
     from . import metrics
 
@@ -226,7 +228,7 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-def score_row(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, float]:
+def score_row(item: OptionItem, option_mass: Sequence[float]) -> dict[str, float]:
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
     - calibration: ``pm``, ``wd``, ``re`` (signed: two-sided, target 0), ``behaviour_<b>``, and ``abs_re`` = |re|
@@ -241,7 +243,7 @@ def score_row(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, floa
     return _row_from_scores(item, item_scores(item, option_mass))
 
 
-def _row_from_scores(item: LogprobItem, s: Mapping[str, Any]) -> dict[str, float]:
+def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]:
     if item.bank == "calibration":
         row = {k: _num(s[k]) for k in ("pm", "wd", "re")}
         behaviour = s.get("behaviour")
@@ -260,7 +262,7 @@ def _row_from_scores(item: LogprobItem, s: Mapping[str, Any]) -> dict[str, float
     return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"])}
 
 
-def sample_payload(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, Any]:
+def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any]:
     """What every logged sample carries besides the scores: ``option_mass`` (list of floats aligned with
     ``item.options``) and ``predicted`` (the normalised distribution, same shape, or ``None`` when PM is 0)."""
     m = np.asarray(option_mass, dtype=float)
@@ -268,7 +270,7 @@ def sample_payload(item: LogprobItem, option_mass: Sequence[float]) -> dict[str,
     return {"option_mass": [float(x) for x in m], "predicted": None if p is None else [float(x) for x in p]}
 
 
-def behaviour_entry(item: LogprobItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
+def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
     """What :func:`ub_core.metrics.grid_behaviour_rates` needs of one calibration item: ``{"grid", "pm",
     "compatible"}``; ``None`` for items of other banks and for calibration items with more than two options (no
     reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
@@ -283,7 +285,7 @@ def _entry_from_scores(s: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}
 
 
-def scored_sample(item: LogprobItem, option_mass: Sequence[float]) -> tuple[dict[str, float], dict[str, Any]]:
+def scored_sample(item: OptionItem, option_mass: Sequence[float]) -> tuple[dict[str, float], dict[str, Any]]:
     """``(score_row(...), payload)`` from one scoring of the item, for the adapters: the payload is
     :func:`sample_payload` plus ``behaviour_entry`` (:func:`behaviour_entry`; None outside calibration)."""
     s = item_scores(item, option_mass)

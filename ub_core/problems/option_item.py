@@ -1,9 +1,10 @@
-"""The :class:`LogprobItem` record of the log-probability families: numeric calibration (the numeric-calibration paper), implicit
-probabilistic reasoning (the implicit-reasoning paper) and its explicit multiple-choice twin.
+"""The :class:`OptionItem` record of the option-logprob eval families (scored from the probability mass on each
+option): numeric calibration (the numeric-calibration paper), implicit probabilistic reasoning (the
+implicit-reasoning paper) and its explicit multiple-choice twin.
 
 These items are scored from next-token probabilities, not from sampled text. The prompt stops just before the
 outcome. Each option's probability is the summed probability of its surface variants, which
-:func:`ub_core.logprob.surface_variants` lists. The options are then normalised and compared with
+:func:`ub_core.option_logprob.surface_variants` lists. The options are then normalised and compared with
 ``probabilities``, the ideal distribution. That distribution is exact: it is derived from the numbers in the
 prompt, never simulated.
 """
@@ -18,14 +19,14 @@ import numpy as np
 
 from .base import seed_sequence
 
-__all__ = ["LogprobItem", "LOGPROB_BANKS"]
+__all__ = ["OptionItem", "OPTION_LOGPROB_BANKS"]
 
-#: Banks made of LogitItems.
-LOGPROB_BANKS = ("calibration", "implicit", "explicit")
+#: The banks made of OptionItems (the option-logprob eval families).
+OPTION_LOGPROB_BANKS = ("calibration", "implicit", "explicit")
 
 
 @dataclass(frozen=True, eq=False)
-class LogprobItem:
+class OptionItem:
     """One prompt whose next-token distribution over ``options`` is compared with ``probabilities``.
 
     - ``id``: stable across versions and frameworks (derived from the generating parameters, not a counter).
@@ -85,7 +86,7 @@ class LogprobItem:
                 "answer_index": self.answer_index, "metadata": dict(self.metadata)}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "LogprobItem":
+    def from_record(cls, record: Mapping[str, Any]) -> "OptionItem":
         """Rebuild an item from :meth:`to_record` output. An lm-eval document or an Inspect sample's metadata can
         be scored without the bank."""
         try:
@@ -97,4 +98,4 @@ class LogprobItem:
                        answer_index=None if record.get("answer_index") is None else int(record["answer_index"]),
                        metadata=dict(record.get("metadata") or {}))
         except KeyError as exc:
-            raise ValueError(f"not a LogprobItem record: missing field {exc.args[0]!r}") from None
+            raise ValueError(f"not a OptionItem record: missing field {exc.args[0]!r}") from None

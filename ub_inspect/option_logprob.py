@@ -1,6 +1,6 @@
-"""Shared pieces of the log-probability tasks (``ub_inspect/calibration``, ``ub_inspect/implicit``,
+"""Shared pieces of the option-logprob tasks (``ub_inspect/calibration``, ``ub_inspect/implicit``,
 ``ub_inspect/explicit``): samples, the solver that reads each option variant's log-probability, the scorers
-and the NaN-skipping metrics. The science is ``ub_core.logprob`` and ``ub_core.metrics``.
+and the NaN-skipping metrics. The science is ``ub_core.option_logprob`` and ``ub_core.metrics``.
 
 Two ways to get the log-probabilities (``mode``):
 
@@ -33,13 +33,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.logprob import (
+from ub_core.option_logprob import (
     flatten_variants,
     option_mass,
     scored_sample,
     variant_logprobs_from_choices,
 )
-from ub_core.problems import LogprobItem, bank_version, load_bank
+from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
 from ._options import choice, first_per_category, select_ids, str_list
@@ -47,7 +47,8 @@ from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics
 
 __all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
-           "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "logit_task_parts", "multi_token_variants"]
+           "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "option_logprob_task_parts",
+           "multi_token_variants"]
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ class LogprobsUnavailableError(RuntimeError):
     """The model returned no usable log-probabilities; ``str()`` is one line saying what to do."""
 
 
-def record_to_sample(item: LogprobItem) -> Sample:
+def record_to_sample(item: OptionItem) -> Sample:
     """One item -> one Sample: the prompt as input, the item record in ``metadata["ub"]``, and the keys the
     grouped metrics read (``category``, ``cluster``)."""
     return Sample(id=item.id, input=item.prompt,
@@ -83,7 +84,7 @@ def record_to_sample(item: LogprobItem) -> Sample:
 
 
 def load_items(bank: str, categories: Any = None, size: str = "subset",
-               limit_per_category: Any = None, ids: Any = None) -> list[LogprobItem]:
+               limit_per_category: Any = None, ids: Any = None) -> list[OptionItem]:
     """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here)."""
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
@@ -193,7 +194,7 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
     mode = choice(mode, "mode", MODES)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        item = LogprobItem.from_record(state.metadata["ub"])
+        item = OptionItem.from_record(state.metadata["ub"])
         choices, _ = flatten_variants(item)
         merged = multi = 0
         if mode == "prompt_logprobs":
@@ -229,7 +230,7 @@ def _metrics(bank: str) -> list:
 # ------------------------------------------------------------------------------------------------ scorers
 
 def _score(state: TaskState) -> Score:
-    item = LogprobItem.from_record(state.metadata["ub"])
+    item = OptionItem.from_record(state.metadata["ub"])
     record = state.store_as(OptionLogprobs)
     if not record.mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
@@ -279,7 +280,7 @@ def explicit_scorer() -> Scorer:
     return score
 
 
-def logit_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
+def option_logprob_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
                      mode: str = "prompt_logprobs", ids: Any = None) -> dict[str, Any]:
     """Dataset, solver and metadata shared by the three task functions (each adds its scorer and builds the Task
     with :func:`ub_inspect._naming.package_task`)."""

@@ -1,8 +1,9 @@
-"""The log-probability plumbing (ub_core.logprob, ub_core.oracle_logprob) and both adapters for the calibration,
-implicit and explicit banks, offline, on small hand-built fixture banks installed in ub_core.problems.BANKS.
+"""The option-logprob plumbing (ub_core.option_logprob, ub_core.option_logprob_oracle) and both adapters for the
+calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
+ub_core.problems.BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
-tests/test_logit_real_banks.py.
+tests/test_option_logprob_real_banks.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 from ub_core import problems as ub_problems
-from ub_core.logprob import (
+from ub_core.option_logprob import (
     BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
@@ -28,14 +29,14 @@ from ub_core.logprob import (
     score_row,
     surface_variants,
 )
-from ub_core.oracle_logprob import find_logit_item, oracle_logprob, split_logit_text
-from ub_core.problems import LogprobItem
+from ub_core.option_logprob_oracle import find_option_item, oracle_option_logprob, split_option_text
+from ub_core.problems import OptionItem
 
 # ------------------------------------------------------------------------------------------------ fixture banks
 
 
 def _item(bank, category, i, prompt, options, probs, answer_index=None):
-    return LogprobItem(id=f"fx-{bank}-{category}-{i}", bank=bank, category=category, family="categorical",
+    return OptionItem(id=f"fx-{bank}-{category}-{i}", bank=bank, category=category, family="categorical",
                      params={"i": i}, prompt=prompt, options=tuple(options), probabilities=tuple(probs),
                      cluster=f"{category}-{i % 2}", answer_index=answer_index, metadata={"fixture": True})
 
@@ -94,7 +95,7 @@ def fixture_banks(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
 
-# ------------------------------------------------------------------------------------------------ ub_core.logprob
+# ----------------------------------------------------------------------------------------- ub_core.option_logprob
 
 def test_surface_variants():
     assert surface_variants("red") == (" red", " Red", " RED", "red", "Red", "RED")
@@ -112,7 +113,7 @@ def test_flatten_variants_and_clash():
     item = _calibration()[0]
     choices, owners = flatten_variants(item)
     assert choices[:6] == surface_variants("red") and owners == (0,) * 6 + (1,) * 6
-    bad = LogprobItem(id="x", bank="implicit", category="choice", family="c", params={}, prompt="p",
+    bad = OptionItem(id="x", bank="implicit", category="choice", family="c", params={}, prompt="p",
                     options=("a", "A"), probabilities=(0.5, 0.5), cluster="c")
     with pytest.raises(ValueError, match="share the surface variant"):
         flatten_variants(bad)
@@ -153,16 +154,17 @@ def test_score_row_keys_per_bank():
 
 def test_oracle_finds_items_and_gives_true_logprobs():
     item = _calibration()[0]
-    assert find_logit_item(item.prompt).id == item.id
-    assert find_logit_item(item.prompt + " red") is None
-    found, rest = split_logit_text(item.prompt + " red")
+    assert find_option_item(item.prompt).id == item.id
+    assert find_option_item(item.prompt + " red") is None
+    found, rest = split_option_text(item.prompt + " red")
     assert found.id == item.id and rest == " red"
-    assert split_logit_text("not a prompt") is None
-    assert math.exp(oracle_logprob(item, " red")) == pytest.approx(0.3)
-    assert oracle_logprob(item, "Red") == -math.inf
-    assert oracle_logprob(item, " red", "collapse") == 0.0 and oracle_logprob(item, " blue", "collapse") == -math.inf
+    assert split_option_text("not a prompt") is None
+    assert math.exp(oracle_option_logprob(item, " red")) == pytest.approx(0.3)
+    assert oracle_option_logprob(item, "Red") == -math.inf
+    assert oracle_option_logprob(item, " red", "collapse") == 0.0
+    assert oracle_option_logprob(item, " blue", "collapse") == -math.inf
     # the full edition is indexed too
-    assert find_logit_item(_calibration("full")[-1].prompt) is not None
+    assert find_option_item(_calibration("full")[-1].prompt) is not None
 
 
 # ------------------------------------------------------------------------------------------------ lm-eval
@@ -170,13 +172,14 @@ def test_oracle_finds_items_and_gives_true_logprobs():
 lm_eval = pytest.importorskip("lm_eval")
 
 
-ALL_LOGIT_TASKS = ["ub_logit", "ub_explicit"]
+ALL_OPTION_LOGPROB_TASKS = ["ub_logit", "ub_explicit"]
 
 
 def test_lmeval_oracle_is_the_ceiling(task_manager):
     from lm_eval import simple_evaluate
 
-    res = simple_evaluate(model="ub-oracle", tasks=ALL_LOGIT_TASKS, task_manager=task_manager, log_samples=True)
+    res = simple_evaluate(model="ub-oracle", tasks=ALL_OPTION_LOGPROB_TASKS, task_manager=task_manager,
+                          log_samples=True)
     r = res["results"]
     for task in ("ub_calibration_colors", "ub_calibration_wordproblems", "ub_calibration_distributions"):
         assert r[task]["pm,none"] == pytest.approx(1.0, abs=1e-12)
@@ -243,7 +246,7 @@ def test_lmeval_tiny_hf_model_end_to_end(tiny_llama):
 def test_continuation_token_ids_match_lm_eval_encode_pair(tiny_llama):
     from transformers import AutoTokenizer
 
-    from ub_lmeval.logprob_hooks import continuation_token_ids
+    from ub_lmeval.option_logprob_hooks import continuation_token_ids
 
     tok = AutoTokenizer.from_pretrained(str(tiny_llama))
     ctx = "the value is"
@@ -322,7 +325,7 @@ def test_inspect_provider_without_logprobs_gets_one_line_error(tmp_path):
 
 
 def test_prompt_logprobs_suffix_reading():
-    from ub_inspect.logprobs import LogprobsUnavailableError, variant_logprob_from_prompt_logprobs
+    from ub_inspect.option_logprob import LogprobsUnavailableError, variant_logprob_from_prompt_logprobs
 
     tok = [SimpleNamespace(token=t, logprob=lp) for t, lp in (("It", -1.0), (" is", -2.0), (" re", -0.5),
                                                               ("d", -0.25))]
@@ -343,19 +346,19 @@ def test_parity_same_logprobs_same_scores_in_both_adapters():
     from inspect_ai.scorer import SampleScore
     from inspect_ai.solver import TaskState
 
-    from ub_inspect.logprobs import (OptionLogprobs, calibration_scorer, explicit_scorer, implicit_scorer, nan_mean,
-                                     record_to_sample)
-    from ub_lmeval.logprob_hooks import logit_docs, nanmean, process_results_logit
+    from ub_inspect.option_logprob import (OptionLogprobs, calibration_scorer, explicit_scorer, implicit_scorer,
+                                           nan_mean, record_to_sample)
+    from ub_lmeval.option_logprob_hooks import nanmean, option_logprob_docs, process_results_option_logprob
 
     rng = np.random.default_rng(0)
     scorers = {"calibration": calibration_scorer(), "implicit": implicit_scorer(), "explicit": explicit_scorer()}
     for bank, loader in (("calibration", _calibration), ("implicit", _implicit), ("explicit", _explicit)):
-        docs = {d["id"]: d for d in logit_docs(bank)}
+        docs = {d["id"]: d for d in option_logprob_docs(bank)}
         lm_rows, inspect_scores = [], []
         for item in loader():
             doc = docs[item.id]
             lps = [float(x) if rng.random() > 0.2 else -math.inf for x in np.log(rng.random(len(doc["choices"])) / 8)]
-            lm_rows.append({**process_results_logit(doc, [(lp, False) for lp in lps]), **doc["ub_sample"]})
+            lm_rows.append({**process_results_option_logprob(doc, [(lp, False) for lp in lps]), **doc["ub_sample"]})
             sample = record_to_sample(item)
             state = TaskState(model=ModelName("ub/oracle"), sample_id=item.id, epoch=1, input=item.prompt,
                               messages=[], metadata=sample.metadata)

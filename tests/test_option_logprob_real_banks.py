@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ub_core.logprob import BEHAVIOURS, behaviour_entry, score_row
+from ub_core.option_logprob import BEHAVIOURS, behaviour_entry, score_row
 from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import get_problem, load_bank
 
@@ -240,7 +240,7 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
 # ------------------------------------------------------------------------------------------------ prefixes
 
 def test_exclusive_probabilities_by_hand():
-    from ub_core.logprob import exclusive_probabilities
+    from ub_core.option_logprob import exclusive_probabilities
 
     # " 1" = (5, 1); " 12" = (5, 1, 2); " 123" = (5, 1, 2, 3); " 2" = (5, 2); "1" without ids
     keys = [(5, 1), (5, 1, 2), (5, 1, 2, 3), (5, 2), None]
@@ -255,24 +255,24 @@ def test_lmeval_counts_a_digit_prefix_once(tiny_llama):
     " 12" too. The docs keep the token ids and process_results removes the double count."""
     from transformers import AutoTokenizer
 
-    from ub_lmeval.logprob_hooks import logit_docs, process_results_logit
+    from ub_lmeval.option_logprob_hooks import option_logprob_docs, process_results_option_logprob
 
     tok = AutoTokenizer.from_pretrained(str(tiny_llama))
-    doc = logit_docs("implicit", "dice", tokenizer=tok, ids="imp-dice-single-1d12")[0]
+    doc = option_logprob_docs("implicit", "dice", tokenizer=tok, ids="imp-dice-single-1d12")[0]
     ids = dict(zip(doc["choices"], map(tuple, doc["choice_token_ids"])))
     one, twelve = ids[" 1"], ids[" 12"]
     assert twelve[:len(one)] == one and len(twelve) > len(one)  # the tokenizer really splits the digits
     # a model, consistent by the chain rule: P(" 1" then stop) = 0.3, P(" 12") = 0.2, P(" 2") = 0.5
     p = {" 1": 0.5, " 12": 0.2, " 2": 0.5}
     results = [(math.log(p[c]) if c in p else -1e9, False) for c in doc["choices"]]
-    row = process_results_logit(doc, results)
+    row = process_results_option_logprob(doc, results)
     mass = dict(zip(doc["options"], doc["ub_sample"]["option_mass"]))
     assert mass["1"] == pytest.approx(0.3) and mass["12"] == pytest.approx(0.2) and mass["2"] == pytest.approx(0.5)
     assert row["missing_mass"] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_top_logprobs_counts_variants_it_cannot_read():
-    from ub_inspect.logprobs import multi_token_variants
+    from ub_inspect.option_logprob import multi_token_variants
 
     # " 1" is a first token and " 12" is asked: " 12" spans two tokens; " 3" is simply not in the list
     table = {" 1": -0.5, "1": -3.0, " 2": -1.0, "\n": -4.0}
