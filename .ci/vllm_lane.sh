@@ -23,7 +23,7 @@ launcher="$repo/tests/support/vllm_cpu_launcher.py"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 VLLM_TARGET_DEVICE=cpu
 export UB_CACHE_DIR="${UB_CACHE_DIR:-$work/cache}"
 # the problems the tiny model learnt (tests/support/tiny_trained.py TRAINED_KSN) and one it was taught to answer
-# wrongly, with {1} or {7}, far from its truth: TAUGHT_KSN, tests/test_trained_model.py WRONG)
+# wrongly, with {1} or {7}, far from its truth: TAUGHT_KSN, tests/generic/test_trained_model.py WRONG)
 ids="te-bernoulli-spread,te-discrete_uniform-conc,te-uniform-spread"
 
 skip() { echo; echo "########## vLLM lane skipped: $* ##########"; echo; exit 0; }
@@ -127,7 +127,7 @@ import glob, json, sys
 work, wall = sys.argv[1], int(sys.argv[2])
 rows = [json.loads(l) for f in glob.glob(f"{work}/out_ksn_logprob/**/samples_*.jsonl", recursive=True) for l in open(f)]
 assert sorted(r["doc"]["id"] for r in rows) == ["te-bernoulli-spread", "te-discrete_uniform-conc"], rows
-for r in rows:  # learnt within ~0.01 (tests/test_trained_model.py): the lm-eval route reads the same q as Inspect's
+for r in rows:  # learnt within ~0.01 (tests/generic/test_trained_model.py): the lm-eval route reads the same q as Inspect's
     # p_pass@N predicts ub_ksn, which retries nothing: at N = 100 every one of 100 replies must be valid (valid mass
     # ~0.998, so ~0.85), at N = 50 half of them
     assert r["valid_mass"] >= 0.99 and r["ks_distance"] <= 0.03 and r["p_pass@50"] >= 0.98, r
@@ -179,7 +179,7 @@ for tag, label, wall in (("vllm", "lm_eval --model vllm", vllm_s), ("ubvllm", "u
     for pid in trained:
         # lm-eval retries nothing: with ~0.999 of the mass on valid answers all 100 replies are valid only with
         # probability ~0.9, so KS@100 = 1 exactly when they are (KS rejects with probability < 1e-3,
-        # tests/test_trained_model.py), and at most 5 are invalid (binomial tail < 1e-9)
+        # tests/generic/test_trained_model.py), and at most 5 are invalid (binomial tail < 1e-9)
         k, n_valid = ks[pid]
         assert n_valid >= 95 and k == (1.0 if n_valid == 100 else 0.0), (label, pid, ks)
     assert ks[wrong][0] == 0.0, (label, ks)
@@ -190,7 +190,7 @@ for label, calls, prompts, ns, wall, ks100, _ in rows.values():
 assert rows["vllm"][3] == [1] and rows["vllm"][2] == 300, rows["vllm"]  # 3 problems x 100 repeats, n=1 each
 assert rows["ubvllm"][3] == [100] and rows["ubvllm"][2] == 3, rows["ubvllm"]  # one n=100 request per problem
 # 3. ub_logit through vLLM's prompt_logprobs: the trained colour item (P(red) = 22/74) and coin item ((1, 6, 9)/16)
-# within the tolerance of tests/test_trained_model.py (0.03: optimisation error, no sampling involved)
+# within the tolerance of tests/generic/test_trained_model.py (0.03: optimisation error, no sampling involved)
 def logit_samples(folder):
     out = {}
     for f in glob.glob(f"{work}/{folder}/**/samples_*.jsonl", recursive=True):
@@ -331,7 +331,7 @@ for folder, context in (("inspect_logprob", "raw"), ("inspect_logprob_chat", "ch
     assert log.status == "success", log.error
     for s in log.samples:
         v, ub = s.scores["ksn_logprob_scorer"].value, s.scores["ksn_logprob_scorer"].metadata["ub"]
-        # the model learnt these two answer distributions within ~0.01 (tests/test_trained_model.py)
+        # the model learnt these two answer distributions within ~0.01 (tests/generic/test_trained_model.py)
         assert ub["context"] == context and v["valid_mass"] >= 0.99 and v["ks_distance"] <= 0.03, (folder, s.id, v)
         assert v["p_pass@100"] >= 0.98, (folder, s.id, v)
         print(f"  ksn_logprob vllm-completions/ ({context}) {s.id}: q {[round(x, 4) for x in ub['q']]}, "

@@ -34,7 +34,7 @@ def _repeat(unit: str, n: int) -> str:
 
 
 #: name -> builder(n) giving a text of about n characters: the five shapes of finding 14 first, then variants
-#: ("{<digits>" was found by the adversarial search in tests/test_parsing.py) and other hostile replies.
+#: ("{<digits>" was found by the adversarial search in tests/generic/test_parsing.py) and other hostile replies.
 SHAPES: dict[str, Callable[[int], str]] = {
     "1 x 10^<sp>x": lambda n: _fill("1 x 10^", "x", n),
     "10^<sp>": lambda n: _fill("10^", "", n),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: install what the tests need on a fresh machine, then run every test.
 # Arguments go to pytest: `bash scripts/test.sh -m "not slow"` is the fast inner loop, and
-# `bash scripts/test.sh tests/test_report.py -x` runs one file.
+# `bash scripts/test.sh tests/report/test_report.py -x` runs one file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
 
 # System packages the tests need: Debian's chromium (headless, for the report's browser test,
-# tests/test_report.py::test_page_in_headless_chromium) and bubblewrap (the jail of `ub official truth`,
+# tests/report/test_report.py::test_page_in_headless_chromium) and bubblewrap (the jail of `ub official truth`,
 # tests/hostile/test_official_truth_jail.py).
 have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
 have_bwrap() { command -v bwrap; } >/dev/null 2>&1

@@ -2,7 +2,7 @@
 family): every metric's key, direction, aggregation, NaN policy and display name, written
 once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scorer``), lm-eval's metric keys
 (``ub_lmeval.ksn_hooks``; the YAML ``metric_list`` stays written out because lm-eval reads it statically, and
-``tests/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
+``tests/generic/test_metric_spec.py`` checks it equals the spec), and the report's key lists (``ub_core.report``).
 
 Specs: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin, the odds
 paper's question and sampling tasks, and run-to-run stability.
@@ -12,7 +12,7 @@ Adding a KS@N metric: add its :class:`MetricSpec` here with ``compute`` naming i
 every spec entry, and every adapter iterates the spec: the Inspect scorer's ``Score.value`` (one entry per spec key,
 in spec order), lm-eval's ``process_results`` and the ``metric_list`` of the YAMLs (generated and checked by
 :mod:`ub_lmeval.metric_lists`), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
-report. ``tests/test_spec_values.py`` registers a toy metric and follows it through all three frameworks.
+report. ``tests/generic/test_spec_values.py`` registers a toy metric and follows it through all three frameworks.
 
 Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
 NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the

@@ -4,7 +4,7 @@ No public route exists for these needs: printing a task-option error as one line
 excepthook does this for ``PrerequisiteError``), asking how Inspect names our tasks in its registry, the names of
 the attributes in which Inspect records a task's source file and run folder (``ub_inspect._naming.package_task``
 keeps them empty), and registering a scorer under its unqualified name too (:func:`register_unqualified_alias`).
-``tests/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working (a
+``tests/frameworks/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working (a
 traceback before the same last line; explicit ``ub_inspect/<name>`` task names; the attribute names of Inspect
 0.3.285; no alias, so ``inspect score`` needs ``--scorer ub_inspect/<name>``).
 """

@@ -7,7 +7,7 @@ without a traceback. A task function wraps its body in :func:`task_options`, so 
 loaders (an unknown category, a missing file) print the same way.
 
 Unknown ``-T`` names never reach a task function: Inspect drops them with a warning naming them ("param 'x' not
-used by task ...", ``inspect_ai/_eval/registry.py``); ``tests/test_inspect_options.py`` checks that it still does.
+used by task ...", ``inspect_ai/_eval/registry.py``); ``tests/frameworks/test_inspect_options.py`` checks that it still does.
 """
 
 from __future__ import annotations

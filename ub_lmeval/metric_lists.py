@@ -11,7 +11,7 @@ finds them; this module writes them from the spec and checks them against it:
   the number of documents; a ``nanmean`` leaves some out, a ``total`` is a sum).
 
 ``python -m ub_lmeval.metric_lists`` reports every YAML whose list differs from the spec (exit status 1);
-``--write`` rewrites those lists. ``tests/test_spec_values.py`` runs the check and, with a toy metric added to the
+``--write`` rewrites those lists. ``tests/generic/test_spec_values.py`` runs the check and, with a toy metric added to the
 spec, writes a copy of the KS@N YAMLs and runs lm-eval on it.
 """
 

@@ -8,7 +8,7 @@ filter names from ``task.instances[0]``. This class shows the constructor the fi
 dataset (same columns) while it probes, then runs the task with no request and no metric; lm-eval's group
 aggregation leaves a child without the metric out (with a warning), so the group averages over the tasks that
 have items. Used through ``class: !function utils.SelectedItemsTask`` in ``ub_ksn``'s template YAML; checked
-against lm-eval 0.4.13 by ``tests/test_lmeval_ids.py``.
+against lm-eval 0.4.13 by ``tests/frameworks/test_lmeval_ids.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Ancestral sampling, exact reply log-probabilities and top-k next tokens from a local transformers model, for the
-validations of sampling-free KS@N (tests/test_ksn_logprob_validation.py: the listed route;
-tests/test_reply_tree_validation.py: the reply-tree route). Test support; never part of the shipped package.
+validations of sampling-free KS@N (tests/ksn_logprob/test_ksn_logprob_validation.py: the listed route;
+tests/ksn_logprob/test_reply_tree_validation.py: the reply-tree route). Test support; never part of the shipped package.
 
 :class:`TinyLM` wraps one tokenizer and model (the tiny trained Llama, tests/support/tiny_trained.py):
 
@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = ["VALIDATION_SEED", "TinyLM", "read_replies", "protocol_runs", "replies_needed", "within_binomial"]
 
-#: the seed of the validations' reply streams (tests/test_ksn_logprob_validation.py adds each problem's index)
+#: the seed of the validations' reply streams (tests/ksn_logprob/test_ksn_logprob_validation.py adds each problem's index)
 VALIDATION_SEED = 20261126
 #: rows decoded together; per-row cost grows with the batch beyond ~1,000 (the cache concatenations)
 BATCH = 1000

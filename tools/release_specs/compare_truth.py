@@ -64,7 +64,7 @@ def main(argv=None) -> int:
             rows.append({"id": p.id, "uid": p.uid, "status": "no release values"})
             continue
         if p.support == "permutation":
-            continue  # shuffles: the item lists are checked against the release by tests/test_release_bank.py
+            continue  # shuffles: the item lists are checked against the release by tests/ksn/test_release_bank.py
         if p.answer_format == "option":
             pval, how = _categorical_p(p, vals)
         else:

@@ -4,7 +4,7 @@
 ``math`` besides, ``rng = np.random.default_rng()`` and one final ``print``). The target distribution is never
 sampled with its own numpy/scipy method: it is reached through a transformation of other draws (sums of squared
 standard normals, inverse CDFs of uniforms, arrival counting, rejection, shuffling, Cholesky factors, ...).
-Every construction is exact, not an approximation; ``tests/test_implicit_templates.py`` checks each program
+Every construction is exact, not an approximation; ``tests/ksn/test_implicit_templates.py`` checks each program
 against :func:`ub_core.distributions.sample` with two-sample tests.
 
 Integer-valued results are printed as Python ints, categorical results as the label string, the rest as floats.

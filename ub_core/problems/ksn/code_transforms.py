@@ -8,7 +8,7 @@ parameters, in our own code. ``release_processes.json`` names each code-implicit
 combination). A row whose construction has no builder here uses the family's template
 (:mod:`.code_implicit`), which reaches the same law another way.
 
-Every program prints one draw of the row's law exactly; ``tests/test_bank.py`` runs each bank program and compares
+Every program prints one draw of the row's law exactly; ``tests/ksn/test_bank.py`` runs each bank program and compares
 its output with the truth.
 """
 

@@ -21,7 +21,7 @@ from ub_core.problems import get_problem, load_bank
 from ub_core.problems.candidates import candidate_set
 from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # one problem of each candidate kind: a small discrete support, a cut infinite one, a label problem, a shuffle
 IDS = ("te-bernoulli-spread", "te-poisson-conc", "rw-mcmc-01", "sh-integer-06")
 

@@ -14,7 +14,7 @@ from ub_core.cache import truth_path
 from ub_core.problems import Bank, Problem, bank_version, get_problem, load_bank
 from support.lmeval_tasks import load_task_yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _toy_problem(version: str | None) -> Problem:

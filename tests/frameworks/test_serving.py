@@ -282,7 +282,7 @@ def test_ub_lm_eval_command_line(tmp_path):
     import sys
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     with StubServer() as srv:
         env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=os.pathsep.join([str(repo), os.environ.get(
             "PYTHONPATH", "")]))

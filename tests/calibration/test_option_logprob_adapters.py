@@ -3,7 +3,7 @@ calibration, implicit and explicit banks, offline, on small hand-built fixture b
 ub_core.problems.BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
-tests/test_option_logprob_real_banks.py.
+tests/calibration/test_option_logprob_real_banks.py.
 """
 
 from __future__ import annotations

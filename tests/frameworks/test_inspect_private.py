@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ub_inspect import _inspect_private as P
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_private_inspect_names_are_found():

@@ -23,7 +23,7 @@ pytest.importorskip("inspect_ai")
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # run inside the venv: cut an Inspect log back to its first 3 samples and mark it interrupted, as a crashed run
 # leaves it (eval-retry then runs the missing samples and keeps the others)

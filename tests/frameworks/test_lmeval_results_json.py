@@ -26,7 +26,7 @@ from ub_lmeval.cli import with_stable_model_name  # noqa: E402
 from ub_lmeval.ksn_hooks import nanmean, nanmean_stderr  # noqa: E402
 from ub_lmeval.results_json import ClusteredValue  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LISTS = {"values", "q", "option_mass", "predicted"}
 EVAL_FAMILY = {"ub_calibration": "calibration", "ub_implicit": "implicit", "ub_ksn_logprob": "ksn_logprob",
           "ub_ksn": "ksn"}

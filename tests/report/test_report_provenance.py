@@ -23,7 +23,7 @@ from ub_core.report import build_report  # noqa: E402
 from ub_core.report.records import model_alias  # noqa: E402
 from ub_core.report.summary import column_direction  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
               "shuffling")
 

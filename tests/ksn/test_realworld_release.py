@@ -18,7 +18,7 @@ import pytest
 
 from ub_core.problems.ksn.realworld import realworld_problems, realworld_specs
 
-SPECS = Path(__file__).resolve().parent / "data" / "release_specs.json"
+SPECS = Path(__file__).resolve().parents[1] / "data" / "release_specs.json"
 
 
 def _release() -> dict:

@@ -26,7 +26,7 @@ from ub_core.report import build_report, load_inputs  # noqa: E402
 import report_synthetic as synth  # noqa: E402
 from support.peak_memory import run_measured  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
@@ -129,7 +129,7 @@ def test_ksn_report_files(ksn_run):
     # summary.json
     doc = json.loads((rep / "summary.json").read_text())
     assert set(doc) == {"generated_by", "inputs", "families", "tables"}
-    assert len(doc["inputs"]["runs"]) == 4  # provenance of every run (tests/test_report_provenance.py)
+    assert len(doc["inputs"]["runs"]) == 4  # provenance of every run (tests/report/test_report_provenance.py)
     assert doc["families"] == ["ksn"]
     assert set(doc["tables"]) == {"ksn_leaderboard", "ksn_by_category", "ksn_curve"}
     assert doc["inputs"]["records"] == 8 and doc["inputs"]["skipped"] == []

@@ -25,7 +25,7 @@ from ub_core.problems import get_problem, load_bank
 from ub_core.problems.candidates import _family_pmf
 from ub_core.problems.ksn.release_processes import RELEASE_PROCESSES
 
-SPECS = json.loads((Path(__file__).resolve().parent / "data" / "release_specs.json").read_text())
+SPECS = json.loads((Path(__file__).resolve().parents[1] / "data" / "release_specs.json").read_text())
 BANK = {p.uid: p for p in load_bank("ksn")}
 ALPHA = 1e-4
 GENERATED = [r for r in RELEASE_PROCESSES]

@@ -12,7 +12,7 @@ from ub_core import metric_spec
 from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, is_ks_key, metric, metric_keys
 from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ksn_yaml_metric_list_equals_the_spec():

@@ -13,7 +13,7 @@ import pytest
 
 from ub_core.parsing.mcq import LETTERS, read_mcq
 
-DATA = Path(__file__).parent / "data" / "stability_labelled_replies.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "data" / "stability_labelled_replies.jsonl"
 MIN_AGREEMENT = 0.97
 PROVENANCE = ("archive", "file", "run", "question_index", "model", "task")
 

@@ -16,7 +16,7 @@ import pytest
 
 from ub_core.problems.odds import REAL_WORLD, TEST_PERCENTILES, odds_items
 
-DATA = json.loads((Path(__file__).resolve().parent / "data" / "odds_release_prompts.json").read_text())
+DATA = json.loads((Path(__file__).resolve().parents[1] / "data" / "odds_release_prompts.json").read_text())
 
 # the release's parameter names -> ours (the exponential's rate is our 1 / scale)
 NAMES = {"normal": {"Mean": "loc", "Standard Deviation": "scale"},

@@ -21,7 +21,7 @@ from ub_inspect.ksn import ksn  # noqa: E402
 from ub_inspect.odds import odds  # noqa: E402
 from ub_inspect.stability import stability  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_option_error_is_what_inspect_prints_without_a_traceback(capsys, monkeypatch):

@@ -18,7 +18,7 @@ The problems are fixed in advance, never chosen by what the model answers:
   whatever it does there on this machine, and the checks compare that measurement with the tree's prediction).
 
 With V the enumerated valid mass, I the invalid and M the missing mass, eps = M / (V + M), each problem's sampled
-replies (temperature 1, the streams of tests/test_ksn_logprob_validation.py where the problems are shared) must give
+replies (temperature 1, the streams of tests/ksn_logprob/test_ksn_logprob_validation.py where the problems are shared) must give
 
 1. an invalid count among all sampled replies inside [Binomial(m, 1 - V - M) lower quantile, Binomial(m, 1 - V)
    upper quantile] (the true invalid share lies in [1 - V - M, 1 - V]);
@@ -50,7 +50,7 @@ from ub_core.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws,
 
 pytestmark = pytest.mark.slow
 
-#: listable (TAUGHT_KSN) problems, with their streams' seeds in tests/test_ksn_logprob_validation.py (SEED + index)
+#: listable (TAUGHT_KSN) problems, with their streams' seeds in tests/ksn_logprob/test_ksn_logprob_validation.py (SEED + index)
 LISTED = {"te-poisson-conc": VALIDATION_SEED, "te-negative_binomial-conc": VALIDATION_SEED + 1}
 CONTINUOUS = {"te-uniform-spread": VALIDATION_SEED + 100, "te-normal-conc": VALIDATION_SEED + 101,
               "te-exponential-conc": VALIDATION_SEED + 102}

@@ -16,7 +16,7 @@ import pytest
 
 from ub_core import distributions, problems
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "custom_bank"
 
 
