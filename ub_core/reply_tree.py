@@ -32,7 +32,9 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
       p_pass_lo@N = P_enough(V) * max(0, P_N(Q) - delta_N),  p_pass_hi@N = P_enough(V + M) * min(1, P_N(Q) + delta_N),
       delta_N = 1 - (1 - eps)^N,
 
-  and the point value takes the missing mass valid in the enumerated share, V / (V + I).
+  and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
+  threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
+  N draws moves D by at most K/N, K ~ Binomial(N, eps) (:func:`_shift_bounds`); the tighter of the two is kept.
 
 Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
 the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
@@ -263,9 +265,14 @@ def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any) -> float:
 
 
 def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
-                        slots: int = 100, max_attempts: int = 5) -> dict[str, Any]:
+                        slots: int = 100, max_attempts: int = 5,
+                        statistics: dict[int, list] | None = None) -> dict[str, Any]:
     """The bounds of the module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
-    ``p_pass@N`` (the point value: missing mass valid in the enumerated share)."""
+    ``p_pass@N`` (the point value: missing mass valid in the enumerated share).
+
+    ``statistics`` (per N, the Monte-Carlo draws' ``(KS statistic, passed, times drawn)`` of
+    :func:`ub_core.metrics.answer_distribution.p_pass_at_n`) tightens the p_pass bounds where passing is a threshold
+    on the statistic (:func:`_shift_bounds`); the tighter of the two bounds is kept."""
     eps = missing / (valid + missing) if valid + missing > 0 else 1.0
     out: dict[str, Any] = {"eps": eps, "ks_distance_bounds": [max(0.0, d - eps), min(1.0, d + eps)]
                            if not math.isnan(d) else [0.0, 1.0]}
@@ -274,11 +281,53 @@ def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, inval
     for n, pg in p_given.items():
         delta = -math.expm1(n * math.log1p(-eps)) if eps < 1 else 1.0
         lo_given, hi_given = (0.0, 1.0) if math.isnan(pg) else (max(0.0, pg - delta), min(1.0, pg + delta))
+        shifted = _shift_bounds(statistics.get(n), n, eps) if statistics and statistics.get(n) else None
+        if shifted is not None:
+            lo_given, hi_given = max(lo_given, shifted[0]), min(hi_given, shifted[1])
         lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
         hi = p_enough_valid(min(valid + missing, 1.0), n, slots, max_attempts) * hi_given
         out[f"p_pass_bounds@{n}"] = [lo, hi]
         out[f"p_pass@{n}"] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
     return out
+
+
+def _shift_bounds(statistics: list, n: int, eps: float) -> tuple[float, float] | None:
+    """Bounds of P(KS@N passes) under the true valid law, from N draws of q, when passing means D <= c (the paper's
+    test on a continuous support: scipy's exact two-sample p-value is a function of D, N and the truth's size).
+
+    The true law is (1 - w) q + w R with w <= eps. Couple its N draws with N draws A from q: K ~ Binomial(N, eps)
+    of them (at most) come from R instead, and replacing K of N values moves the empirical CDF by at most K/N, so
+    D_true lies in [D_A - K/N, D_A + K/N]. With c_lo the largest passing and c_hi the smallest failing statistic
+    drawn (c_lo <= c < c_hi):
+
+        P(pass) >= Σ_k Bin(k; N, eps) P(D_A <= c_lo - k/N),   P(pass) <= Σ_k Bin(k; N, eps) P(D_A <= c_hi + k/N),
+
+    P(D_A <= x) the Monte-Carlo share (so the bounds carry its sampling error, ``p_pass_se``). Much tighter than
+    the total-variation bound when eps N is small against the spread of D_A. None when the draws do not
+    separate passing from failing by D (not a threshold test)."""
+    from scipy import stats as sps
+
+    d = np.array([s[0] for s in statistics], dtype=float)
+    ok = np.array([bool(s[1]) for s in statistics])
+    w = np.array([s[2] for s in statistics], dtype=float)
+    c_lo = float(d[ok].max()) if ok.any() else -math.inf
+    c_hi = float(d[~ok].min()) if (~ok).any() else math.inf
+    if not c_lo < c_hi:
+        return None
+    order = np.argsort(d, kind="stable")
+    ds, share = d[order], np.cumsum(w[order]) / w.sum()
+
+    def at_most(x: float) -> float:
+        i = int(np.searchsorted(ds, x, side="right"))
+        return float(share[i - 1]) if i > 0 else 0.0
+
+    ks = np.arange(n + 1)
+    pk = sps.binom.pmf(ks, n, min(max(eps, 0.0), 1.0))
+    tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
+    lo = math.fsum(float(pk[k]) * at_most(c_lo - k / n - tol) for k in ks if pk[k] > 0) if c_lo > -math.inf else 0.0
+    hi = 1.0 if c_hi == math.inf else min(1.0, math.fsum(float(pk[k]) * at_most(c_hi + k / n + tol)
+                                                          for k in ks if pk[k] > 0))
+    return max(0.0, lo), hi
 
 
 def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
@@ -308,9 +357,9 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     truth = problem.truth(size=truth_size, seed=truth_seed)
     d = ks_distance_to_draws(masses, values, truth)
     prof = p_pass_profile(masses, values, truth, ns, threshold, method=method, support=problem.support,
-                          draws=draws, seed=seed)
+                          draws=draws, seed=seed, keep_statistics=True)
     bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, tree.missing_mass,
-                                 slots, max_attempts)
+                                 slots, max_attempts, {n: prof[n].get("statistics") for n in ns})
     scores["ks_distance"] = d
     payload: dict[str, Any] = {"q": (masses / valid).tolist(), "values": values.tolist(), "invalid_mass": invalid,
                                **cost, "eps": bounds["eps"], "ks_distance_bounds": bounds["ks_distance_bounds"]}

@@ -231,7 +231,7 @@ def _compositions(n: int, k: int) -> int:
 
 def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float = 1e-4, *, method: str = "paper",
                 support: str = "discrete", draws: int = P_PASS_DRAWS, seed: int = 0, mode: str = "auto",
-                exact_limit: int | None = None, screen: bool = True) -> dict[str, Any]:
+                exact_limit: int | None = None, screen: bool = True, keep_statistics: bool = False) -> dict[str, Any]:
     """Probability that KS@N passes when the N answers are drawn i.i.d. from q (issue 18).
 
     KS@N (UnpredictaBench, sec. 3.3, eq. 1) takes the first N valid answers and passes when the two-sample KS p-value
@@ -268,7 +268,9 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     one by one against ``ks_at_n``); the screen only saves time (most vectors are far from the threshold).
 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
-    drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN.
+    drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a Monte
+    Carlo estimate whose every vector got its KS test (no screening), also ``statistics``: per distinct drawn
+    vector ``(KS statistic, passed, times drawn)`` (:func:`ub_core.reply_tree.missing_mass_bounds` uses them).
     """
     from ub_core.metrics import ks_at_n
 
@@ -293,14 +295,16 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     k = vals.size
 
     cache: dict[bytes, bool] = {}
+    statistic: dict[bytes, float] = {}
 
     def passes(counts: np.ndarray) -> bool:
         key = counts.tobytes()
         hit = cache.get(key)
         if hit is None:
             sample = np.repeat(vals, counts)
-            hit = cache[key] = bool(ks_at_n(sample, truth, ns=(n,), threshold=threshold, method=method,
-                                            support=support)[n]["pass"])
+            res = ks_at_n(sample, truth, ns=(n,), threshold=threshold, method=method, support=support)[n]
+            hit = cache[key] = bool(res["pass"])
+            statistic[key] = float(res["statistic"])
         return hit
 
     use_screen = bool(screen) and (method == "exact" or support != "continuous")
@@ -323,9 +327,13 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), n]))
     counts = rng.multinomial(n, probs, size=draws)
     rows, freq = np.unique(counts, axis=0, return_counts=True)
-    hits = int(freq[decide(rows)].sum())
+    ok = decide(rows)
+    hits = int(freq[ok].sum())
     p = hits / draws
-    return {"n": n, "p_pass": p, "se": math.sqrt(p * (1.0 - p) / draws), "exact": False, "draws": draws}
+    out = {"n": n, "p_pass": p, "se": math.sqrt(p * (1.0 - p) / draws), "exact": False, "draws": draws}
+    if keep_statistics and not use_screen:
+        out["statistics"] = [(statistic[row.tobytes()], bool(k), int(f)) for row, k, f in zip(rows, ok, freq)]
+    return out
 
 
 def _screen_rows(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, threshold: float) -> np.ndarray:
