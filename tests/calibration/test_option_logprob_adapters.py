@@ -208,6 +208,7 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
     json.dumps(res["results"])
 
 
+@pytest.mark.slow
 def test_lmeval_collapse_and_size_metadata(task_manager):
     from lm_eval import simple_evaluate
     from support.lmeval_tasks import ub_task_manager
@@ -223,6 +224,7 @@ def test_lmeval_collapse_and_size_metadata(task_manager):
     assert res["n-samples"]["ub_calibration_colors"]["effective"] == 3
 
 
+@pytest.mark.slow
 def test_lmeval_tiny_hf_model_end_to_end(tiny_llama):
     """A real (untrained) local model through lm-eval's hf backend; the tokenizer reaches custom_dataset
     through the metadata (as the CLI passes model_args), so variants are deduplicated by token ids."""
@@ -272,6 +274,7 @@ def _m(log, name):
     return score.metrics[name].value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["prompt_logprobs", "top_logprobs"])
 def test_inspect_oracle_is_the_ceiling(tmp_path, mode):
     """All three tasks in one eval() call (prompt_logprobs: one request per variant; top_logprobs: one per item)."""

@@ -84,6 +84,7 @@ def test_score_row_reports_compatibility_not_one_label():
 
 # ------------------------------------------------------------------------------------------------ lm-eval
 
+@pytest.mark.slow
 def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
     from lm_eval import simple_evaluate
 

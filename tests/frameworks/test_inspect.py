@@ -83,6 +83,7 @@ def _metric(log, name):
 
 # ------------------------------------------------------------------------------------------------ ksn
 
+@pytest.mark.slow
 def test_oracle_full_marks_on_42_problems(tmp_path):
     """KS@N = 100% for the Random Machine: with 42 problems x 7 N, the chance of any false rejection at
     p < 1e-4 is at most 294e-4 ~ 3%; the seed is fixed, so the run is deterministic."""
@@ -101,6 +102,7 @@ def test_oracle_full_marks_on_42_problems(tmp_path):
     assert len(sample.scores["ksn_scorer"].metadata["values"]) == 100
 
 
+@pytest.mark.slow
 def test_log_reads_back_and_rescoring_reproduces_the_scorer(tmp_path, capsys):
     log = _run(ksn(categories="shuffling,real_world", ks_ns="10,100"), "ub/oracle", tmp_path, seed=3)
     back = read_eval_log(log.location)

@@ -82,6 +82,7 @@ def _close(a: float, b: float) -> bool:
 
 # ------------------------------------------------------------------------------------------------ finding 1
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_headline_is_the_eval_familys_headline(logs, name):
     """Finding 1: the first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
@@ -97,6 +98,7 @@ def test_headline_is_the_eval_familys_headline(logs, name):
         assert value == pytest.approx(oracle_value, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_ksn_headline_tells_oracle_from_collapse_in_evals_df(logs, tmp_path):
     from inspect_ai.analysis import evals_df
 
@@ -113,6 +115,7 @@ def test_ksn_headline_tells_oracle_from_collapse_in_evals_df(logs, tmp_path):
 
 # ------------------------------------------------------------------------------------------------ finding 2
 
+@pytest.mark.slow
 def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
     """Finding 2: ``inspect score LOG`` (the CLI, in a fresh process) re-scores each task's log to exactly its
     original metrics: the scorers rebuild from the log's small arguments and find their problems again."""
@@ -153,6 +156,7 @@ def test_solver_and_scorer_arguments_are_small(logs, name):
     assert len(text) < 4000, text[:500]
 
 
+@pytest.mark.slow
 def test_ksn_log_is_small_per_problem(tmp_path):
     """Finding 3: a KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
     benchmarks/bench_inspect_log.py)."""
@@ -224,6 +228,7 @@ def test_stability_reports_the_epochs_it_ran(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ finding 9
 
+@pytest.mark.slow
 def test_terminal_summary_fits_80_columns(tmp_path):
     """Finding 9: ``inspect eval`` at 80 columns shows the headline and every category's KS@100 in full."""
     env = {**os.environ, "COLUMNS": "80", "INSPECT_LOG_DIR": str(tmp_path)}

@@ -136,6 +136,7 @@ def test_unknown_task_option_is_named_by_inspect(caplog):
     ("threshold=abc", "ERROR: option threshold: expected a number in (0, 1), got 'abc'"),
     ("n_samples=1.5", "ERROR: option n_samples: expected an integer >= 1, got 1.5"),
 ])
+@pytest.mark.slow
 def test_inspect_cli_prints_one_line_without_traceback(option, message, tmp_path):
     """`inspect eval ub_inspect/ksn -T threshold=abc` printed a 253-line traceback before the message."""
     run = subprocess.run(["inspect", "eval", "ub_inspect/ksn", "--model", "ub/oracle", "-T", option,

@@ -46,6 +46,7 @@ def _metrics(row: dict) -> dict[str, object]:
     return {k.split(",")[0]: v for k, v in row.items() if "," in k and "_stderr," not in k}
 
 
+@pytest.mark.slow
 def test_every_metric_has_its_true_direction_and_no_list_is_a_metric(oracle_run):
     hib = oracle_run["higher_is_better"]
     for task, row in oracle_run["results"].items():
@@ -99,6 +100,7 @@ def test_nanmean_stderr_formula():
     assert json.dumps(clustered[0]) == "0.1"  # the sample log shows the number
 
 
+@pytest.mark.slow
 def test_dummy_model_is_counted_invalid_not_an_abort(task_manager, caplog):
     """lm-eval's dummy model returns -random() for every variant: the variants of one option sum above 1. Before:
     ``ValueError: option_mass sums to 6.9 > 1`` aborted the run."""

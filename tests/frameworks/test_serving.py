@@ -65,6 +65,7 @@ def test_request_seed_is_reproducible_and_distinct():
 
 
 @pytest.mark.parametrize("model", ["ub-openai-completions", "ub-openai-chat"])
+@pytest.mark.slow
 def test_one_n100_request_per_problem_and_scores(task_manager, model):
     with StubServer() as srv:
         row, samples = _evaluate(task_manager, srv, model)
@@ -84,6 +85,7 @@ def test_collapsed_server_scores_zero(task_manager):
     assert all(len(s["doc"]["ub_sample"]["values"]) == 100 for s in samples.values())
 
 
+@pytest.mark.slow
 def test_lm_evals_own_model_sends_one_request_per_repeat(task_manager):
     """The motivation: lm-eval's local-completions sends 2 x 100 requests, each for one choice."""
     with StubServer() as srv:
@@ -92,6 +94,7 @@ def test_lm_evals_own_model_sends_one_request_per_repeat(task_manager):
     assert {n for ns in _by_problem(srv).values() for n in ns} == {1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["5xx", "truncated", "slow"])
 def test_failed_requests_are_retried_never_double_counted(task_manager, fault):
     """The first two requests fail (HTTP 503, a cut JSON body, or an answer after the 2 s timeout): they are
@@ -111,6 +114,7 @@ def test_failed_requests_are_retried_never_double_counted(task_manager, fault):
 
 
 @pytest.mark.parametrize("model", ["ub-openai-completions", "ub-openai-chat"])
+@pytest.mark.slow
 def test_fewer_choices_are_topped_up(task_manager, model):
     """A server capping n at 30: top-ups ask only for the missing answers (100, 70, 40, 10)."""
     with StubServer(max_choices=30) as srv:
@@ -178,6 +182,7 @@ def test_client_error_is_not_retried():
     assert srv.requests == []  # the stand-in server records only its completion routes
 
 
+@pytest.mark.slow
 def test_timeouts_never_hang():
     from ub_core.problems import get_problem
 
@@ -360,6 +365,7 @@ def test_inspect_top_logprobs_collapsed_server(tmp_path, monkeypatch):
         assert s.scores["calibration_scorer"].value["wd"] > 0.1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["openai-api-completions", "vllm-completions"])
 def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, monkeypatch):
     """``-T mode=prompt_logprobs`` with ``openai-api-completions/stub/tiny`` or ``vllm-completions/tiny``

@@ -62,6 +62,7 @@ def test_the_example_bank_and_family_are_found_through_entry_points(custom_bank)
     assert items[0].truth(size=2000).min() >= 1 and set(items[2].truth(size=2000)) == {0.0, 1.0, 2.0}
 
 
+@pytest.mark.slow
 def test_ub_bank_list_in_a_fresh_process(custom_bank):
     run = subprocess.run([sys.executable, "-m", "ub_core.cli", "bank", "list", "--bank", custom_bank],
                          capture_output=True, text=True, timeout=60)

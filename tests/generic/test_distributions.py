@@ -51,6 +51,7 @@ def test_table10_has_40_families_and_extras():
 
 
 @pytest.mark.parametrize("family,regime,params", CASES, ids=[f"{f}-{r}" for f, r, _ in CASES])
+@pytest.mark.slow
 def test_sample_moments_match_analytic(family, regime, params):
     x = D.sample(family, params, N, seed=12345)
     assert x.shape == (N,) and x.dtype == float and np.all(np.isfinite(x))

@@ -203,6 +203,7 @@ def _poison_first(real, first_id):
     return score
 
 
+@pytest.mark.slow
 def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypatch):
     pytest.importorskip("inspect_ai")
     from inspect_ai import eval as inspect_eval

@@ -622,11 +622,13 @@ def _check_parsed(res: object) -> Parsed:
 
 @FUZZ
 @given(any_text)
+@pytest.mark.slow
 def test_fuzz_extract_answer(text):
     out = extract_answer(text)
     assert out is None or (isinstance(out, str) and out != "")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(any_text)
 def test_fuzz_parse_number(text):
@@ -638,6 +640,7 @@ def test_fuzz_parse_number(text):
 
 @FUZZ
 @given(any_text, st.one_of(st.none(), st.integers(-3, 50)))
+@pytest.mark.slow
 def test_fuzz_parse_number_list(text, expected):
     res = _check_parsed(parse_number_list(text, expected=expected))
     if res.ok:
@@ -645,6 +648,7 @@ def test_fuzz_parse_number_list(text, expected):
         assert all(type(v) is float and math.isfinite(v) for v in res.value)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(any_text, item_strings)
 def test_fuzz_parse_option(text, options):
@@ -1036,6 +1040,7 @@ hostile_text = st.lists(
 @example(_fill("no.", "x", 10_000))
 @example(_fill("#", "", 10_000))
 @example(_fill("{1}", "x{2}", 10_000))
+@pytest.mark.slow
 def test_adversarial_text_parses_quickly(text):
     """Texts built from runs of the characters that drive regex backtracking never take long to parse."""
     for name, fn in TEXT_PARSERS.items():
@@ -1145,6 +1150,7 @@ def test_huge_python_ints_as_items_values_and_bounds_fail_cleanly():
 ), max_size=8).map("".join), st.lists(st.one_of(st.text(max_size=6), st.integers(-10**450, 10**450),
                                                 st.sampled_from([10**5000, -(10**4400)])),  # beyond str()'s limit
                                       min_size=1, max_size=4))
+@pytest.mark.slow
 def test_fuzz_huge_digits_unicode_and_braces_never_raise(text, labels):
     """Random text with huge digit runs, unicode and nested braces: every public parser returns, never raises."""
     numbers = find_numbers(text)

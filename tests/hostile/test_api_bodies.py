@@ -81,6 +81,7 @@ MALFORMED = {
 
 
 @pytest.mark.parametrize("name", list(MALFORMED))
+@pytest.mark.slow
 def test_malformed_body_is_a_named_error_and_retried(name, caplog):
     """Before: a non-UTF-8 body raised UnicodeDecodeError and a 200,000-deep body RecursionError, unretried and
     with no endpoint named, aborting the run; a never-ending body was buffered until the timeout. Now the bad body
@@ -111,6 +112,7 @@ def test_persistent_malformed_body_gives_up_with_one_named_error():
     assert msg.endswith("(gave up after 3 attempts)") and "\n" not in msg and len(msg) < 400
 
 
+@pytest.mark.slow
 def test_ub_lm_eval_gives_up_with_one_line(tmp_path):
     """The command line, when every attempt gets a malformed body: one line naming the endpoint, exit status 1,
     no traceback."""
@@ -151,6 +153,7 @@ print(json.dumps({"grew_mb": peak_mb() - base, "seconds": time.monotonic() - t0,
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the peak memory from /proc")
+@pytest.mark.slow
 def test_never_ending_body_memory_is_bounded_by_the_cap():
     """Before: a never-ending chunked body was buffered until lm-eval's timeout (2.4 GB in 3 s here, 3.2 GB in
     10 s in the issue; ~90 GB at the default 300 s). Now each attempt stops at the default max_response_mb (64),
@@ -168,6 +171,7 @@ def _gaps(srv) -> list[float]:
     return [b - a for a, b in zip(srv.arrivals, srv.arrivals[1:])]
 
 
+@pytest.mark.slow
 def test_retry_after_is_honoured():
     """HTTP 429 with ``Retry-After: 1``: the next attempt waits one second, not the 0.01 s backoff."""
     with StubServer(replies=[Reply(status=429, body=b"{}", headers={"Retry-After": "1"})]) as srv:
@@ -176,6 +180,7 @@ def test_retry_after_is_honoured():
     assert 1.0 <= _gaps(srv)[0] < 3.0, _gaps(srv)
 
 
+@pytest.mark.slow
 def test_backoff_is_capped():
     """Before: ``retry_backoff * 2**attempt`` without a cap (20 retries of 1 s = 6 days) and Retry-After ignored.
     Now every wait is at most ``max_backoff``: a day-long Retry-After and the doubling alike."""

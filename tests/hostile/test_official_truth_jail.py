@@ -439,6 +439,7 @@ def _landed(run, uid) -> list:
 
 # ------------------------------------------------------------------------------------------------ the jailed run
 
+@pytest.mark.slow
 def test_good_programs_land_beside_the_hostile_ones(jailed):
     rec = jailed["records"]
     assert len(_landed(jailed, "good-numpy")) == 10_000 and len(_landed(jailed, "good-scipy")) == 10_000
@@ -606,6 +607,7 @@ def _cli(args, env, tmp_path):
                           capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)}, timeout=120)
 
 
+@pytest.mark.slow
 def test_refuses_without_bubblewrap_unless_no_jail(tmp_path):
     codes = tmp_path / "ground_truth_codes" / F_MAIN
     codes.mkdir(parents=True)

@@ -195,6 +195,7 @@ print(json.dumps({"grew_mb": peak_mb() - base, "records": len(table.records),
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the peak memory from /proc")
 def test_eval_member_over_the_cap_is_refused_before_reading(tmp_path, good_eval):
     """Before: a .eval whose header.json expands to 1.5 GB took 3.3 GB (2.1 MB of memory per MB expanded: 321 MB
@@ -209,6 +210,7 @@ def test_eval_member_over_the_cap_is_refused_before_reading(tmp_path, good_eval)
     assert got["grew_mb"] < 50, got
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the peak memory from /proc")
 def test_forged_member_size_is_refused_while_streaming(tmp_path, good_eval):
     """A zip directory that understates a member's size (Inspect decompresses a member whole, trusting nothing):

@@ -160,6 +160,7 @@ def _run_program(program: str, rng: np.random.Generator) -> str:
     return buf.getvalue().strip()
 
 
+@pytest.mark.slow
 def test_code_programs_print_the_target(bank):
     """Running the shown program gives the problem's distribution (two-sample test vs. the truth), for the
     code-explicit and code-implicit problems alike (the implicit ones include the release's other laws)."""

@@ -186,6 +186,7 @@ print(json.dumps([list(cat.options), cat.truth().tolist(), list(sh.options), sh.
 """
 
 
+@pytest.mark.slow
 def test_label_codes_do_not_depend_on_the_hash_seed(tmp_path):
     import os
 

@@ -194,6 +194,7 @@ def test_resume_skips_only_verified_records(tmp_path):
     assert (s5.ok, s5.skipped) == (1, 3) and _records(out, FOLDER)["d"] == [4] * 10_000
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_and_summary(tmp_path):
     _write(tmp_path, FOLDER, "ok", "print([1.5] * 10000)\n")
     _write(tmp_path, FOLDER, "bad", "print('nope')\n")
@@ -243,6 +244,7 @@ def test_parse_output_refuses(text, needle):
     "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n",  # a Git LFS pointer
     json.dumps([{"uid": "a", "ground_truth_values": [5] * 10_000}]),  # the release's own values
 ])
+@pytest.mark.slow
 def test_a_values_file_this_runner_did_not_write_is_never_replaced(tmp_path, content):
     _write(tmp_path, FOLDER, "a", "print([1] * 10000)\n")
     target = tmp_path / "out" / FOLDER / "ground_truth_values.json"

@@ -121,6 +121,7 @@ def test_exact_p_pass_by_hand_for_one_and_two_values():
 @pytest.mark.parametrize("pid,n,how,tilt", [("te-categorical-conc", 20, "geom", 0.8), ("rw-network-03", 50, "roll", 0.6),
                                             ("te-poisson_binomial-conc", 50, "roll", 0.6),
                                             ("sh-integer-02", 20, "geom", 0.8), ("sh-word-02", 10, "geom", 0.8)])
+@pytest.mark.slow
 def test_exact_and_monte_carlo_agree_within_4_standard_errors(pid, n, how, tilt):
     """The Monte-Carlo estimate (2,000 draws) is unbiased with standard error sqrt(p(1-p)/2000): it must fall
     within 4 of them of the exact sum (a 6e-5 two-sided chance per case for a correct implementation)."""

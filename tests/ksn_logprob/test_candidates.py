@@ -22,6 +22,7 @@ BANK = load_bank("ksn")
 ENUMERABLE = enumerable_problems(BANK)
 
 
+@pytest.mark.slow
 def test_which_problems_are_enumerable():
     by_support = Counter(p.support for p, _ in ENUMERABLE)
     assert set(by_support) <= {"discrete", "categorical", "permutation"}

@@ -174,6 +174,7 @@ def _metric(log, key):
     return score.metrics[key].value
 
 
+@pytest.mark.slow
 def test_inspect_oracle_and_collapse(tmp_path):
     log = _inspect("ub/oracle", tmp_path)
     assert _metric(log, "ks_distance") <= 0.01 and _metric(log, "p_pass@100") >= 0.98
@@ -217,6 +218,7 @@ def _lmeval(model, chat=False, model_args=""):
                            log_samples=True, apply_chat_template=chat)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chat", [False, True])
 def test_lmeval_oracle_and_collapse(chat):
     res = _lmeval("ub-oracle", chat)
@@ -305,6 +307,7 @@ def test_lmeval_hf_chat_template_scores_the_reply_start(tiny_trained_model, monk
 
 # ------------------------------------------------------------------------------------------------ report
 
+@pytest.mark.slow
 def test_report_shows_predicted_vs_sampled_and_q_vs_truth(tmp_path):
     """ub report: a sampling-free run and a KS@N run of one model give the means table, the predicted-vs-sampled
     table (for ub/collapse both are exact: its one answer passes KS@N with probability 0 or 1) and a q-vs-truth

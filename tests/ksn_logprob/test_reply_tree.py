@@ -187,6 +187,7 @@ def test_collapse_law_is_one_reply():
     assert scores["ks_distance"] >= 0.3 and scores["p_pass@100"] == 0.0
 
 
+@pytest.mark.slow
 def test_inspect_tree_route_end_to_end(tmp_path):
     """``-T enumeration=auto``: a listable problem takes the listed route, a continuous one the tree; the oracle
     passes, the collapsed model fails, and the tree's missing mass and bounds reach the log."""
@@ -235,6 +236,7 @@ def test_a_reply_tree_record_scores_like_the_tree():
     assert lo <= scores["p_pass@5"] <= hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["far", "near"])
 def test_shift_bounds_hold_the_full_laws_pass_rate_on_a_continuous_support(where):
     """The KS-shift bound (``_shift_bounds``: K of N draws replaced moves D by at most K/N) on the paper's

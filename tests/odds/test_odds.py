@@ -310,6 +310,7 @@ def test_fuzz_percentile_never_raises(text):
 
 # ------------------------------------------------------------------------------------------------ end to end
 
+@pytest.mark.slow
 def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
     pytest.importorskip("inspect_ai")
     from inspect_ai import eval as inspect_eval
@@ -351,6 +352,7 @@ def test_inspect_oracle_and_collapse_end_to_end(tmp_path):
     assert scores["ks_stat"] < 0.077
 
 
+@pytest.mark.slow
 def test_lmeval_oracle_end_to_end(monkeypatch):
     pytest.importorskip("lm_eval")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -124,6 +124,7 @@ def test_a_sample_without_a_score_is_named(halfbad_log, tmp_path, capsys):
     assert lines[-1] == f"ub: error: no scorable lines in {path} (4 problem(s), see above)"
 
 
+@pytest.mark.slow
 def test_a_sample_that_errored_is_named(tmp_path, capsys):
     logs = inspect_eval(ksn(**OPTIONS), model="ubclitest/raise", log_dir=str(tmp_path), display="none",
                         fail_on_error=False)

@@ -103,6 +103,7 @@ def ksn_run(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_ksn_report_files(ksn_run):
     rep = ksn_run / "report"
     # summary.csv (long form): the Random Machine passes every problem, the collapsed model none at N = 100
@@ -390,6 +391,7 @@ def _console(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "CONSOLE" in line]
 
 
+@pytest.mark.slow
 def test_page_in_headless_chromium(ksn_run, tmp_path):
     """The gallery filter preset from the address (#q=...) hides one of the two problems; no console errors;
     the screenshot is a real rendering."""

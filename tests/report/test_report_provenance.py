@@ -53,6 +53,7 @@ def report(runs):
     return build_report([runs / "inspect_logs", runs / "lm_eval", runs / "full"], runs / "report")
 
 
+@pytest.mark.slow
 def test_partial_runs_are_listed_after_complete_ones_and_marked(report, runs):
     """Before: the leaderboard sorted by KS@100 alone, so the 2-problem oracle runs ranked above a complete run
     with no flag. Now the complete ub-collapse run (KS@100 = 0) comes first, then the partial runs, each marked."""
@@ -150,6 +151,7 @@ def _wide_lm_eval(root: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_leaderboard_fits_a_1280_px_page_in_chromium(runs, tmp_path):
     """Seven per-category columns, a 40-character model name and the provenance column: every table of the KS@N
     section fits its 1280-px page without a horizontal scroll bar (measured by the browser, not guessed)."""

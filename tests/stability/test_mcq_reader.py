@@ -174,6 +174,7 @@ def _assert_linear(reply: str, options) -> None:
         f"{reply[:30]!r}: {big:.3f} s at {len(reply)} characters vs {small:.4f} s at 10,000")
 
 
+@pytest.mark.slow
 def test_long_adversarial_replies_are_linear():
     """200k-character replies built to hurt backtracking regexes finish fast (a quadratic reader would take
     minutes on these)."""
@@ -220,6 +221,7 @@ _FORMS = ["({})", "{}", "{})", "Answer: {}", "ANSWER: {}", "**{}**", '{{"Answer"
 @given(n=st.integers(min_value=2, max_value=10), data=st.data(),
        options=st.lists(st.sampled_from(["red", "blue", "green", "Yes", "No", "kite", "35", "7.5", "circle",
                                          "the red book"]), min_size=10, max_size=10, unique=True))
+@pytest.mark.slow
 def test_fuzz_letter_forms_round_trip(n, data, options):
     """A letter written in a usual form reads back as that letter, with or without option texts."""
     k = data.draw(st.integers(min_value=0, max_value=n - 1))
@@ -379,6 +381,7 @@ def test_conclusion_cues_never_crowd_out_the_answer():
     assert read_mcq(reply, ABCD).letter == "B"
 
 
+@pytest.mark.slow
 def test_long_adversarial_replies_for_the_new_rules_are_linear():
     """200k-character replies aimed at the conclusion, LaTeX, quoted-words and <think> rules finish fast."""
     hostile = [("\n" * 199_999 + "No", YN), ("so, " * 50_000, YN), ("So, no\n" * 28_000, YN),

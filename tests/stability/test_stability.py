@@ -388,6 +388,7 @@ def _check_inspect(views, expected):
         assert view[key] == pytest.approx(value, abs=1e-12), key
 
 
+@pytest.mark.slow
 def test_inspect_oracle_and_collapse(tmp_path):
     items = _e2e_items(limit=2)
     share_a = sum(it.answer == "A" for it in items) / len(items)  # collapse always answers A
@@ -404,6 +405,7 @@ def test_inspect_oracle_and_collapse(tmp_path):
     assert log.plan.config.temperature == 0.0 and log.plan.config.top_p == 1.0 and log.plan.config.seed == 0
 
 
+@pytest.mark.slow
 def test_inspect_fake_models_give_the_injected_tar(tmp_path):
     items = _e2e_items()
     log, views = _inspect("ubstab/noisy", tmp_path)
@@ -520,6 +522,7 @@ def test_lmeval_tasks_are_found(task_manager):
     assert {"ub_tar", *(f"ub_tar_{s}" for s in SUBTASKS)} <= set(task_manager.all_tasks)
 
 
+@pytest.mark.slow
 def test_lmeval_oracle_and_collapse(task_manager):
     rows = _lm(task_manager, "ub-oracle", limit=2)
     for task in (f"ub_tar_{s}" for s in SUBTASKS):
@@ -535,6 +538,7 @@ def test_lmeval_oracle_and_collapse(task_manager):
         assert rows[f"ub_tar_{s}"]["median_acc"] == pytest.approx(share) and rows[f"ub_tar_{s}"]["acc_spread"] == 0
 
 
+@pytest.mark.slow
 def test_lmeval_fake_models_give_the_injected_tar(task_manager):
     rows = _lm(task_manager, "ubtest-tar-noisy")
     _check_lm(rows, expected_noisy(_e2e_items(), N_RUNS))

@@ -177,6 +177,7 @@ def _ubstabrel():
     return _ScriptedAPI
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("convention", ["release", "paper"])
 def test_inspect_end_to_end(tmp_path, convention):
     log = inspect_eval(stability(epochs=N_RUNS, limit=LIMIT, subtasks=",".join(SUBTASKS), convention=convention),
@@ -231,6 +232,7 @@ class _ScriptedLM(LM):
 
 
 @pytest.mark.parametrize("convention", ["release", "paper"])
+@pytest.mark.slow
 def test_lmeval_end_to_end(convention):
     from support.lmeval_tasks import ub_task_manager
 
