@@ -35,6 +35,9 @@ from ub_inspect.stability import stability  # noqa: E402
 RUNS = {
     "ksn": (lambda: ksn(limit_per_category=2), "ks@100", 1.0),
     "ksn_logprob": (lambda: ksn_logprob(limit_per_category=1), "p_pass@100", None),
+    # the reply-tree route (issue 25 item 3): a continuous problem and a listed one in one log
+    "ksn_logprob_tree": (lambda: ksn_logprob(enumeration="auto", ids="te-normal-conc,te-poisson-conc",
+                                             ks_ns="10,100"), "p_pass@100", None),
     "odds_percentile": (lambda: odds(task="percentile", families="normal,geometric", shots="0,3"), "abs_error", 0.0),
     "odds_sampling": (lambda: odds(task="sampling", families="poisson,uniform", shots=0, n_samples=100,
                                    ks_ns="10,100"), "ks_stat", None),
