@@ -152,7 +152,7 @@ def test_inspect_sample_values_are_judged_too(good_eval):
     table = load_inputs([good_eval])
     assert [(s.path.rsplit("#", 1)[1], s.reason) for s in table.skips] == [
         ("q1", "stability tar_r = -5, outside [0, 1]; value skipped")]
-    got = {r.problem_id: r.metrics for r in table.records if r.family == "stability"}
+    got = {r.problem_id: r.metrics for r in table.records if r.eval_family == "stability"}
     assert got == {"q1": {"tar_a": 1.0}, "q2": {"tar_r": 1.0, "tar_a": 1.0}}
 
 
@@ -232,6 +232,14 @@ def test_forged_member_size_is_refused_while_streaming(tmp_path, good_eval):
 
 
 def test_eval_member_cap_setting(tmp_path, good_eval, monkeypatch, caplog):
+    import logging
+
+    # another test's framework run may have reconfigured logging (lm-eval's dictConfig disables existing loggers):
+    # the warning is ours to check, whatever ran before in this worker
+    logger = logging.getLogger("ub_core.report")
+    monkeypatch.setattr(logger, "disabled", False)
+    monkeypatch.setattr(logger, "propagate", True)
+    caplog.set_level(logging.WARNING, logger="ub_core.report")
     monkeypatch.setenv("UB_REPORT_EVAL_MEMBER_MAX_MB", "0.001")
     (skip,) = load_inputs([good_eval]).skips
     assert skip.reason.startswith("member ") and "bytes, over the 1,048 bytes cap per .eval member" in skip.reason

@@ -176,7 +176,7 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
     assert table.skips == []
     assert sorted(table.models()) == [("ub-collapse", "lm-eval"), ("ub-oracle", "inspect")]
     for r in table:
-        assert r.family == "ksn" and r.category == "shuffling" and len(r.payload["values"]) == 100
+        assert r.eval_family == "ksn" and r.category == "shuffling" and len(r.payload["values"]) == 100
     # the same log in Inspect's JSON format reads the same
     from inspect_ai.log import write_eval_log
 
@@ -336,7 +336,7 @@ def test_bad_files_are_counted_and_skipped(tmp_path, capsys):
     assert reasons[f"{samples}:2"].startswith("bad JSON line")
     assert reasons[f"{samples}:3"] == "no metric keys of a known family"
     # the good line of the damaged samples file is kept (model: its folder's name, as its results file is broken)
-    kept = [r for r in table.family("explicit") if r.model == "mess"]
+    kept = [r for r in table.of_eval_family("explicit") if r.model == "mess"]
     assert len(kept) == 1 and kept[0].problem_id == "e0"
 
     assert cli.main(["report", *args, "--out", str(tmp_path / "rep")]) == 0

@@ -90,21 +90,21 @@ def _figures(tables: dict[str, list[Table]], table: SampleTable, out: Path, max_
         curve = next(t for t in tables["ksn"] if t.name == "ksn_curve")
         add("ksn", "ksn-curve", F.ksn_curve(curve.points, out / "ksn_curve.png"),
             "KS@N over N (95% Wilson band) for each model")
-        gallery = F.ksn_histograms(table.family("ksn"), out, max_problems=max_histograms)
+        gallery = F.ksn_histograms(table.of_eval_family("ksn"), out, max_problems=max_histograms)
         files += [out / g["file"] for g in gallery]
     if "ksn_logprob" in tables:
-        for b in F.ksn_logprob_bars(table.family("ksn_logprob"), out):
+        for b in F.ksn_logprob_bars(table.of_eval_family("ksn_logprob"), out):
             add("ksn_logprob", "ksn-logprob-bars", out / b["file"],
                 f"{b['id']} ({b['category']}): the model's answer distribution q vs the truth")
     if "calibration" in tables:
-        for h in F.calibration_heatmaps(table.family("calibration"), out):
+        for h in F.calibration_heatmaps(table.of_eval_family("calibration"), out):
             add("calibration", "calibration-heatmap", out / h["file"],
                 f"{h['model']}: P(first option) by ordered option pair, gap to the ideal, dominant behaviour")
         lead = next(t for t in tables["calibration"] if t.name == "calibration_leaderboard")
         add("calibration", "behaviour-bars", F.behaviour_bars(lead.rows, out / "calibration" / "behaviours.png"),
             "Reference behaviour rates per model")
     if "implicit" in tables:
-        for b in F.implicit_bars(table.family("implicit"), out):
+        for b in F.implicit_bars(table.of_eval_family("implicit"), out):
             add("implicit", "implicit-bars", out / b["file"],
                 f"{b['id']} ({b['category']}): predicted vs true outcome probabilities")
     if "odds" in tables:

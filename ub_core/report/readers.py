@@ -262,7 +262,7 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
             for k in ("tar_a", "tar_r"):
                 if k in meta and k not in row:
                     row[k] = meta[k]
-    if per_sample and not any(r.family == "stability" and r.source == source for r in table.records):
+    if per_sample and not any(r.eval_family == "stability" and r.source == source for r in table.records):
         for sid, metrics in per_sample.items():
             table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid, 1,
                                               metrics, {}, source))

@@ -38,7 +38,7 @@ def finite_or_none(x: Any) -> float | None:
 class SampleRecord:
     model: str
     framework: str  # "inspect" or "lm-eval"
-    family: str  # report eval family (ksn, calibration, ..., stability); the JSON / CSV column "family"
+    eval_family: str  # report eval family (ksn, calibration, ..., stability); the JSON / CSV column "family"
     task: str
     category: str
     problem_id: str
@@ -52,7 +52,7 @@ class SampleRecord:
 
     def flat(self) -> dict[str, Any]:
         """One flat row (metrics inlined; payload left out) for a data frame or a CSV."""
-        row = {"model": self.model, "framework": self.framework, "family": self.family, "task": self.task,
+        row = {"model": self.model, "framework": self.framework, "family": self.eval_family, "task": self.task,
                "category": self.category, "problem_id": self.problem_id, "epoch": self.epoch, "source": self.source}
         for k, v in self.metrics.items():
             if not isinstance(v, (list, dict)):
@@ -179,13 +179,13 @@ class SampleTable:
         age = {src: (mtime(src), src) for src in {r.source for r in self.records}}  # one stat per file
         newest: dict[tuple, str] = {}
         for r in self.records:
-            key = (r.model, r.framework, r.family, r.task, r.problem_id, r.epoch)
+            key = (r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)
             cur = newest.get(key)
             if cur is None or age[r.source] > age[cur]:
                 newest[key] = r.source
         kept, superseded = [], {}
         for r in self.records:
-            winner = newest[(r.model, r.framework, r.family, r.task, r.problem_id, r.epoch)]
+            winner = newest[(r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)]
             if r.source == winner:
                 kept.append(r)
             else:
@@ -196,22 +196,23 @@ class SampleTable:
         self.records = kept
         return dropped
 
-    def family(self, name: str) -> list[SampleRecord]:
-        return [r for r in self.records if r.family == name]
+    def of_eval_family(self, name: str) -> list[SampleRecord]:
+        """The records of one eval family (``ksn``, ``calibration``, ...)."""
+        return [r for r in self.records if r.eval_family == name]
 
-    def families(self) -> list[str]:
+    def eval_families(self) -> list[str]:
         seen: dict[str, None] = {}
         for r in self.records:
-            seen.setdefault(r.family, None)
+            seen.setdefault(r.eval_family, None)
         for (_, _, fam, _) in self.aggregates:
             seen.setdefault(fam, None)
         return list(seen)
 
-    def models(self, family: str | None = None) -> list[tuple[str, str]]:
+    def models(self, eval_family: str | None = None) -> list[tuple[str, str]]:
         """(model, framework) pairs in first-seen order."""
         seen: dict[tuple[str, str], None] = {}
         for r in self.records:
-            if family is None or r.family == family:
+            if eval_family is None or r.eval_family == eval_family:
                 seen.setdefault((r.model, r.framework), None)
         return list(seen)
 

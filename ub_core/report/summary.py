@@ -30,7 +30,7 @@ ID_COLUMNS = ("model", "framework")
 class Table:
     name: str
     title: str
-    family: str
+    eval_family: str
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
@@ -48,21 +48,21 @@ class Table:
             if PROVENANCE in r:
                 row[PROVENANCE] = r[PROVENANCE]
             rows.append(row)
-        return {"title": self.title, "family": self.family, "columns": self.columns, "keys": list(self.keys),
-                "higher_is_better": {c: column_direction(self.family, c) for c in self.columns if c not in self.keys},
+        return {"title": self.title, "family": self.eval_family, "columns": self.columns, "keys": list(self.keys),
+                "higher_is_better": {c: column_direction(self.eval_family, c) for c in self.columns if c not in self.keys},
                 "note": self.note, "rows": rows}
 
 
 #: the row key that holds its runs' provenance (:meth:`SampleTable.provenance`); not a column
 PROVENANCE = "provenance"
-#: the spec families whose metrics a report family's columns are
-_SPEC_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
+#: the spec eval families whose metrics a report eval family's columns are
+_SPEC_EVAL_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
 #: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
 _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
                    "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None}
 
 
-def column_direction(family: str, column: str) -> bool | None:
+def column_direction(eval_family: str, column: str) -> bool | None:
     """True when a higher value of a summary column is better, False when lower is, None when no direction ranks it:
     interval bounds, counts of items, two-sided metrics such as RE (``ub_core.metric_spec.direction``)."""
     if column in _REPORT_COLUMNS:
@@ -72,7 +72,7 @@ def column_direction(family: str, column: str) -> bool | None:
     key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
     if key.startswith("grid_"):
         key = "behaviour_" + key[5:]
-    for fam in _SPEC_FAMILIES.get(family, (family,)):
+    for fam in _SPEC_EVAL_FAMILIES.get(eval_family, (eval_family,)):
         spec = find_metric(fam, key)
         if spec is not None:
             return direction(spec)
@@ -455,12 +455,12 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
     builders = {"ksn": _ksn_tables, "calibration": _calibration_tables, "implicit": _implicit_tables,
                 "explicit": _explicit_tables, "odds": _odds_tables}
     for fam, build in builders.items():
-        recs = table.family(fam)
+        recs = table.of_eval_family(fam)
         if recs:
             out[fam] = build(recs)
-        if fam == "ksn" and table.family("ksn_logprob"):
-            out["ksn_logprob"] = _ksn_logprob_tables(table.family("ksn_logprob"), recs)
-    stab = table.family("stability")
+        if fam == "ksn" and table.of_eval_family("ksn_logprob"):
+            out["ksn_logprob"] = _ksn_logprob_tables(table.of_eval_family("ksn_logprob"), recs)
+    stab = table.of_eval_family("stability")
     if stab or any(k[2] == "stability" for k in table.aggregates):
         out["stability"] = _stability_tables(stab, table.aggregates)
     for ts in out.values():
@@ -481,12 +481,12 @@ def _attach_provenance(t: Table, table: SampleTable) -> None:
         return
     sources: dict[tuple, set[str]] = defaultdict(set)
     for r in table.records:
-        if r.family == t.family:
+        if r.eval_family == t.eval_family:
             for key in ((r.model, r.framework, None, None), (r.model, r.framework, "task", r.task),
                         (r.model, r.framework, "category", r.category)):
                 sources[key].add(r.source)
     for (model, fw, fam, task), src in table.aggregate_sources.items():
-        if fam == t.family:
+        if fam == t.eval_family:
             sources[(model, fw, None, None)].add(src)
             sources[(model, fw, "task", task)].add(src)
     for row in t.rows:
@@ -558,7 +558,7 @@ def write_summary(tables: dict[str, list[Table]], out: Path, info: dict[str, Any
                 for c in t.columns:
                     if c in t.keys:
                         continue
-                    w.writerow([t.name, t.family, r.get("model"), r.get("framework"), group, c, _csv(r.get(c))])
+                    w.writerow([t.name, t.eval_family, r.get("model"), r.get("framework"), group, c, _csv(r.get(c))])
     tdir = out / "tables"
     tdir.mkdir(exist_ok=True)
     for t in flat:
