@@ -290,3 +290,23 @@ def test_metric_ranges_and_symmetries(rows):
     assert ks_distance(3.0 * q[order], p[order], v[order]) == pytest.approx(d, abs=1e-12)
     r = entropy_ratio(q, p)
     assert math.isnan(r) or r >= 0.0
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.65, 1.2])
+def test_threshold_search_decides_as_the_test_itself_on_continuous_supports(shift):
+    """On a continuous support the paper's test (scipy's exact two-sample KS) passes exactly when D is at most a
+    critical value, so p_pass_at_n finds the split by bisection over the draws sorted by D. Its verdicts, pass
+    rate and statistics equal those of testing every drawn vector (``screen=False``), at pass rates near 1,
+    intermediate and near 0."""
+    rng = np.random.default_rng(11)
+    truth = rng.normal(size=3000)
+    values = np.round(np.linspace(-3, 3, 121), 2)
+    q = np.exp(-0.5 * (values - shift) ** 2)
+    fast = p_pass_at_n(q, values, truth, 50, support="continuous", draws=2000, seed=3, mode="mc",
+                       keep_statistics=True)
+    slow = p_pass_at_n(q, values, truth, 50, support="continuous", draws=2000, seed=3, mode="mc", screen=False,
+                       keep_statistics=True)
+    assert fast["p_pass"] == slow["p_pass"]
+    got = {(round(d, 9), ok, f) for d, ok, f in fast["statistics"]}
+    want = {(round(d, 9), ok, f) for d, ok, f in slow["statistics"]}
+    assert got == want

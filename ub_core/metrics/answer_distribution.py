@@ -308,8 +308,16 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
         return hit
 
     use_screen = bool(screen) and (method == "exact" or support != "continuous")
+    # scipy's two-sample p-value is a function of the statistic D (and the two sizes): the test passes exactly
+    # when D is at most a critical value, so a search over the drawn vectors sorted by D finds it
+    by_threshold = bool(screen) and not use_screen
+    row_stats: dict[bytes, float] = {}
 
     def decide(rows: np.ndarray) -> np.ndarray:
+        if by_threshold and len(rows) > 32:
+            ok, d = _decide_by_threshold(rows, vals, truth, passes)
+            row_stats.update((row.tobytes(), float(x)) for row, x in zip(rows, d))
+            return ok
         verdict = _screen_rows(rows, vals, truth, threshold) if use_screen else np.full(len(rows), -1)
         return np.array([bool(v) if v >= 0 else passes(row) for row, v in zip(rows, verdict)], dtype=bool)
 
@@ -332,8 +340,54 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     p = hits / draws
     out = {"n": n, "p_pass": p, "se": math.sqrt(p * (1.0 - p) / draws), "exact": False, "draws": draws}
     if keep_statistics and not use_screen:
-        out["statistics"] = [(statistic[row.tobytes()], bool(k), int(f)) for row, k, f in zip(rows, ok, freq)]
+        out["statistics"] = [(statistic.get(row.tobytes(), row_stats.get(row.tobytes())), bool(k), int(f))
+                             for row, k, f in zip(rows, ok, freq)]
     return out
+
+
+def _ks_statistics(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """The two-sample KS statistic of each count vector over ``vals`` against the sorted ``truth`` draws, as
+    ``scipy.stats.ks_2samp`` computes it (both empirical CDFs at every pooled value), in chunks of rows."""
+    grid = np.union1d(vals, truth)
+    pos = np.searchsorted(grid, vals)
+    truth_cdf = np.searchsorted(truth, grid, side="right") / truth.size
+    n = rows[0].sum()
+    out = np.empty(len(rows))
+    for start in range(0, len(rows), chunk):
+        part = rows[start:start + chunk]
+        a = np.zeros((len(part), grid.size))
+        a[:, pos] = part
+        out[start:start + chunk] = np.abs(np.cumsum(a, axis=1) / n - truth_cdf).max(axis=1)
+    return out
+
+
+def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, passes) -> tuple[np.ndarray, np.ndarray]:
+    """Pass / fail of every count vector when passing means D <= c (scipy's continuous two-sample test): the
+    vectors sorted by D, a bisection with ``passes`` (the real test) finds the last passing one, about log2(rows)
+    tests instead of one per vector. Safety, so the decisions stay the test's own: vectors whose D is within 1e-9
+    of the boundary are tested themselves (rounding), and 16 spread probes are checked against the split; any
+    disagreement (a test that is not a threshold on D) falls back to testing every vector."""
+    d = _ks_statistics(rows, vals, truth)
+    order = np.argsort(d, kind="stable")
+    lo, hi = -1, len(order)  # order[:lo + 1] pass, order[hi:] fail
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if passes(rows[order[mid]]):
+            lo = mid
+        else:
+            hi = mid
+    ok = np.zeros(len(rows), dtype=bool)
+    ok[order[:lo + 1]] = True
+    edges = [d[order[i]] for i in (lo, hi) if 0 <= i < len(order)]
+    near = np.zeros(len(rows), dtype=bool)
+    for e in edges:
+        near |= np.abs(d - e) <= 1e-9
+    probes = np.unique(np.linspace(0, len(order) - 1, 16).astype(int))
+    if any(passes(rows[order[i]]) != ok[order[i]] for i in probes):
+        return np.array([passes(row) for row in rows], dtype=bool), d
+    for i in np.flatnonzero(near):
+        ok[i] = passes(rows[i])
+    return ok, d
 
 
 def _screen_rows(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, threshold: float) -> np.ndarray:
