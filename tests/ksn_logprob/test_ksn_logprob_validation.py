@@ -38,10 +38,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from support.ancestral import VALIDATION_SEED, protocol_runs, read_replies, replies_needed, within_binomial
+from support.ancestral import VALIDATION_SEED, read_replies, replies_needed, sampled_pass_counts, within_binomial
 from support.tiny_trained import TAUGHT_KSN, TRAINED_KSN
 from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
-from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS, ks_at_n
+from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
 
@@ -76,15 +76,7 @@ def measured(tiny_lm):
             f"tests/support/tiny_trained.py did not learn it")
         count = max(replies_needed(valid, s, a, RUNS) for _, s, a in PROTOCOLS)
         replies = read_replies(problem, tiny_lm.replies(problem.full_prompt, count, SEED + i))
-        truth = problem.truth()
-        passes = {}
-        for name, slots, attempts in PROTOCOLS:
-            counts = {n: 0 for n in DEFAULT_NS}
-            for values in protocol_runs(replies, slots, attempts, RUNS):
-                ks = ks_at_n(values, truth, ns=DEFAULT_NS, support=problem.support)
-                for n in DEFAULT_NS:
-                    counts[n] += int(ks[n]["pass"])
-            passes[name] = counts
+        passes = sampled_pass_counts(replies, problem.truth(), problem.support, PROTOCOLS, DEFAULT_NS, RUNS)
         out[pid] = {"cs": cs, "predicted": predicted, "replies": replies, "passes": passes, "valid": valid}
     return out
 

@@ -40,9 +40,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from support.ancestral import VALIDATION_SEED, protocol_runs, read_replies, replies_needed, within_binomial
+from support.ancestral import VALIDATION_SEED, read_replies, replies_needed, sampled_pass_counts, within_binomial
 from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
-from ub_core.metrics import P_PASS_DRAWS, ks_at_n
+from ub_core.metrics import P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
 from ub_core.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds, read_leaves,
@@ -85,15 +85,7 @@ def measured(tiny_lm):
         valid = predicted["inspect"][0]["valid_mass"]
         count = max(replies_needed(valid, s, a, RUNS) for _, s, a in PROTOCOLS)
         replies = read_replies(problem, tiny_lm.replies(prompt, count, seed))
-        truth = problem.truth()
-        passes = {}
-        for name, slots, attempts in PROTOCOLS:
-            counts = {n: 0 for n in NS}
-            for values in protocol_runs(replies, slots, attempts, RUNS):
-                ks = ks_at_n(values, truth, ns=NS, support=problem.support)
-                for n in NS:
-                    counts[n] += int(ks[n]["pass"])
-            passes[name] = counts
+        passes = sampled_pass_counts(replies, problem.truth(), problem.support, PROTOCOLS, NS, RUNS)
         out[pid] = {"problem": problem, "tree": tree, "predicted": predicted, "replies": replies, "passes": passes}
     return out
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["VALIDATION_SEED", "TinyLM", "read_replies", "protocol_runs", "replies_needed", "within_binomial"]
+__all__ = ["VALIDATION_SEED", "TinyLM", "read_replies", "protocol_runs", "sampled_pass_counts", "replies_needed",
+           "within_binomial"]
 
 #: the seed of the validations' reply streams (tests/ksn_logprob/test_ksn_logprob_validation.py adds each problem's index)
 VALIDATION_SEED = 20261126
@@ -146,6 +147,23 @@ def protocol_runs(replies: list[Any], slots: int, attempts: int, runs: int) -> l
                     break
         out.append(values)
     return out
+
+
+def sampled_pass_counts(replies: list[Any], truth: Any, support: str, protocols: Any, ns: Any,
+                        runs: int) -> dict[str, dict[int, int]]:
+    """Per protocol ``(name, slots, attempts)``, per N: how many of ``runs`` sampled runs pass KS@N (the KS@N
+    scorer's test on each run's valid values against ``truth``)."""
+    from ub_core.metrics import ks_at_n
+
+    passes = {}
+    for name, slots, attempts in protocols:
+        counts = {n: 0 for n in ns}
+        for values in protocol_runs(replies, slots, attempts, runs):
+            ks = ks_at_n(values, truth, ns=ns, support=support)
+            for n in ns:
+                counts[n] += int(ks[n]["pass"])
+        passes[name] = counts
+    return passes
 
 
 def replies_needed(valid: float, slots: int, attempts: int, runs: int) -> int:
