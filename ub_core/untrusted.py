@@ -128,5 +128,10 @@ class ErrorSummary:
         kinds = ", ".join(f"{n:,} x {k}" for k, n in self.counts.most_common())
         return f"{left:,} more error(s) not shown (by kind, all {self.total:,}: {kinds})"
 
+    def lines(self) -> list[str]:
+        """The kept messages, then :meth:`more_line` when some were left out: what a command prints."""
+        more = self.more_line()
+        return [*self.shown, *([more] if more else [])]
+
     def to_json(self) -> dict[str, Any]:
         return {"errors": list(self.shown), "error_count": self.total, "error_kinds": dict(self.counts)}

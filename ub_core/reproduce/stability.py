@@ -469,10 +469,8 @@ def _cmd(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None
     except (ValueError, OSError) as e:
         print(f"ub: error: {e}", file=err)
         return 2
-    for e in errors:
-        print(f"ub: error: {e}", file=err)
-    if errors.more_line():
-        print(f"ub: error: {errors.more_line()}", file=err)
+    for line in errors.lines():
+        print(f"ub: error: {line}", file=err)
     if args.json:
         json.dump({"run_sets": records, **errors.to_json()}, out, allow_nan=False)
         out.write("\n")
