@@ -11,6 +11,7 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -61,17 +62,13 @@ class CandidateLogprobs(StoreModel):
 
 
 class ReplyTreeRecord(StoreModel):
-    """What the tree route read for one sample (:class:`ub_core.reply_tree.ReplyTree`, stored as
-    ``ReplyTreeRecord:<field>``): the finished replies with their probabilities, the missing mass and the cost."""
+    """What the tree route read for one sample (stored as ``ReplyTreeRecord:<field>``): the context, the text that
+    ends a reply, and the fields of the :class:`ub_core.reply_tree.ReplyTree` (its finished replies with their
+    probabilities, the missing mass and the cost)."""
 
     context: str = ""  # raw or chat; empty until the solver ran
     end: str = ""
-    leaves: dict[str, float] = Field(default_factory=dict)
-    missing_mass: float = 1.0
-    requests: int = 0
-    context_tokens: int = 0
-    stopped: str = ""
-    bad: str | None = None
+    tree: dict[str, Any] = Field(default_factory=dict)
 
 
 def record_to_sample(problem: Problem, route: str = "listed") -> Sample:
@@ -151,8 +148,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
                                               max_tokens=MAX_TOKENS, top_k=top_k)
             store = state.store_as(ReplyTreeRecord)
             store.context, store.end = "chat" if tok is not None else "raw", end
-            store.leaves, store.missing_mass, store.bad = dict(tree.leaves), tree.missing_mass, tree.bad
-            store.requests, store.context_tokens, store.stopped = tree.requests, tree.context_tokens, tree.stopped
+            store.tree = dataclasses.asdict(tree)
             return state
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
@@ -224,8 +220,7 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
     if not record.context:
         raise LogprobsUnavailableError(f"{problem.id}: no reply tree in the store; run the candidate_logprobs "
                                        f"solver before this scorer")
-    tree = ReplyTree(leaves=dict(record.leaves), missing_mass=record.missing_mass, requests=record.requests,
-                     context_tokens=record.context_tokens, stopped=record.stopped, bad=record.bad)
+    tree = ReplyTree(**record.tree)
     scores, payload = score_reply_tree(problem, tree, **options)
     top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
     n = max(options["ns"])
