@@ -9,7 +9,6 @@ import math
 import os
 import re
 import statistics
-from collections import OrderedDict
 
 import pytest
 
@@ -462,39 +461,22 @@ def test_inspect_task_options(tmp_path, exports):
 lm_eval = pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.api.model import LM  # noqa: E402
 from lm_eval.api.registry import register_model  # noqa: E402
 from support.lmeval_tasks import ub_task_manager  # noqa: E402
+from support.stability_lm import RunIndexedStabilityLM  # noqa: E402
 
 import ub_lmeval  # noqa: E402
 from ub_lmeval.stability import (median_run_accuracy, process_results_tar, run_accuracy_spread,  # noqa: E402
                                  unreadable_rate)
 
 
-class _FakeTarLM(LM):
-    """Test-only lm-eval twin of the ubstab fakes. A document's N repeats arrive as N requests with the same
-    context; the r-th of them is run r (lm-eval hands them to process_results in that order)."""
+class _FakeTarLM(RunIndexedStabilityLM):
+    """Test-only lm-eval twin of the ubstab fakes."""
 
     mode = "noisy"
 
-    def __init__(self, **kwargs):
-        super().__init__()
-
-    def generate_until(self, requests, disable_tqdm: bool = False):
-        seen: OrderedDict[str, int] = OrderedDict()
-        out = []
-        for req in requests:
-            ctx = req.args[0]
-            run = seen.get(ctx, 0)
-            seen[ctx] = run + 1
-            item = find_stability_item(ctx)
-            out.append(noisy_reply(item, run) if self.mode == "noisy" else deterministic_reply(item))
-        return out
-
-    def loglikelihood(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError
-
-    loglikelihood_rolling = loglikelihood
+    def reply(self, item, run):
+        return noisy_reply(item, run) if self.mode == "noisy" else deterministic_reply(item)
 
 
 @register_model("ubtest-tar-noisy")

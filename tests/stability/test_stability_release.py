@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import OrderedDict
 
 import pytest
 
@@ -204,31 +203,16 @@ def test_inspect_rejects_an_unknown_convention():
 
 
 from lm_eval import simple_evaluate  # noqa: E402
-from lm_eval.api.model import LM  # noqa: E402
 from lm_eval.api.registry import register_model  # noqa: E402
+from support.stability_lm import RunIndexedStabilityLM  # noqa: E402
 
 
 @register_model("ubtest-tar-scripted")
-class _ScriptedLM(LM):
-    """Test-only lm-eval twin of ``ubstabrel``: the r-th request with a context is run r."""
+class _ScriptedLM(RunIndexedStabilityLM):
+    """Test-only lm-eval twin of ``ubstabrel``."""
 
-    def __init__(self, **kwargs):
-        super().__init__()
-
-    def generate_until(self, requests, disable_tqdm: bool = False):
-        seen: OrderedDict[str, int] = OrderedDict()
-        out = []
-        for req in requests:
-            ctx = req.args[0]
-            run = seen.get(ctx, 0)
-            seen[ctx] = run + 1
-            out.append(scripted_reply(find_stability_item(ctx), run))
-        return out
-
-    def loglikelihood(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError
-
-    loglikelihood_rolling = loglikelihood
+    def reply(self, item, run):
+        return scripted_reply(item, run)
 
 
 @pytest.mark.parametrize("convention", ["release", "paper"])
