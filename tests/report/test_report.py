@@ -208,8 +208,9 @@ def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
     twice = load_inputs([old, new])
     assert len(twice.records) == len(once.records) == 2
     assert {r.source for r in twice.records} <= {str(p) for p in new.iterdir()}
-    assert [s.reason.split(",")[0] for s in twice.skips] == ["the same model's samples are also in " +
-                                                             str(next(new.glob("samples_*.jsonl")))]
+    assert [s.reason for s in twice.skips] == [
+        "every sample of this run is also in a newer run of the same model and settings "
+        f"(2 in {next(new.glob('samples_*.jsonl'))}); the newer one is used"]
 
 
 # ------------------------------------------------------------------------------------------------ other families

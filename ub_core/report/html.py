@@ -169,6 +169,7 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
     figs, gallery, files = _figures(tables, table, out, max_histograms)
     info = {"records": len(table.records), "files": sorted(set(table.files_read)),
             "skipped": [str(s) for s in table.skips],  # after the figures: one that failed is listed too
+            "notes": list(table.notes),
             "models": [f"{m} [{f}]" for m, f in table.models()],
             "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "runs": [table.runs[s].to_json() for s in sorted(used) if s in table.runs]}

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 from ..untrusted import loads
 from .eval_zip import oversized_member
 from .eval_families import STABILITY_KEYS, extract_all, value_problem
-from .records import RunInfo, SampleRecord, SampleTable, finite_or_none
+from .records import RunInfo, SampleRecord, SampleTable, configuration_settings, finite_or_none
 
 __all__ = ["load_inputs", "read_inspect_log", "read_lmeval_dir_files", "classify"]
 
@@ -310,7 +310,7 @@ def _iso(value: Any) -> str | None:
 
 
 #: task arguments of ub_inspect tasks that run a subset of the bank (a run with one is not complete)
-_SUBSET_ARGS = ("ids", "limit", "limit_per_category")
+_SUBSET_ARGS = ("ids", "limit", "limit_per_category", "categories")
 
 
 def _version(v: Any) -> str | None:
@@ -336,11 +336,20 @@ def _inspect_run(elog: Any, path: Path) -> RunInfo:
     status = str(getattr(elog, "status", ""))
     complete = status == "success" and limit is None and not selected and (done is None or done == total)
     version = getattr(ev, "task_version", None)
+    settings = configuration_settings(_small_dict(args), _small_dict(gen), _small_dict(getattr(ev, "model_args", None)))
     return RunInfo(str(path), run_id=_small(getattr(ev, "run_id", None)), date=_iso(getattr(ev, "created", None)),
                    task=_small(getattr(ev, "task", None)), task_version=_version(version), bank_version=_version(version),
                    task_args=_small_dict(args), limit=_small(limit), dataset=_small(args.get("dataset") or "builtin"),
                    generation=_small_dict(gen), complete=complete, samples=finite_or_none(done) and int(done),
-                   samples_total=finite_or_none(total) and int(total))
+                   samples_total=finite_or_none(total) and int(total), settings=settings)
+
+
+def _lm_model_args(value: Any) -> dict[str, Any]:
+    """lm-eval's ``config.model_args``: a mapping, or the CLI's ``"k=v,k=v"`` text."""
+    if isinstance(value, str):
+        pairs = (item.partition("=") for item in value.split(",") if item.strip())
+        value = {k.strip(): v.strip() for k, sep, v in pairs if sep}
+    return _small_dict(value)
 
 
 def _lm_run(results: Mapping[str, Any], task: str | None, source: str) -> RunInfo:
@@ -373,10 +382,11 @@ def _lm_run(results: Mapping[str, Any], task: str | None, source: str) -> RunInf
         gen["gen_kwargs"] = _small(cfg.get("gen_kwargs"))
     version = _version(versions.get(task)) if task is not None else None
     # our YAMLs' metadata.version is the bank's version (ub_core.problems.Bank.version), as Inspect's task version
+    settings = configuration_settings(meta, gen, _lm_model_args(cfg.get("model_args")))
     return RunInfo(source, run_id=None, date=_iso(results.get("date")), task=_small(task), task_version=version,
                    bank_version=_version(meta.get("version")), task_args=meta, limit=_small(limit),
                    dataset=_small(meta.get("dataset") or "builtin"), generation=gen, complete=complete,
-                   samples=done or None, samples_total=total or None)
+                   samples=done or None, samples_total=total or None, settings=settings)
 
 
 # ------------------------------------------------------------------------------------------------ lm-eval
@@ -586,6 +596,7 @@ def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None,
                 table.add_skip(p, "Inspect log with no scores of a known family")
     read_lmeval_dir_files(results, samples, table)
     table.rename_models(dict(model_aliases or {}))  # before dropping repeats: one model under two names is one
+    table.separate_configurations()  # before dropping repeats: runs with other settings are other rows
     table.drop_repeated_runs()
     log.info("report inputs: %d records from %d files, %d skipped", len(table.records), len(table.files_read),
              len(table.skips))

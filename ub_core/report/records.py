@@ -8,13 +8,15 @@ Plain Python; :meth:`SampleTable.to_dataframe` gives a pandas frame where pandas
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-__all__ = ["SampleRecord", "SampleTable", "Skip", "RunInfo", "finite_or_none", "DEFAULT_MODEL_ALIASES", "model_alias"]
+__all__ = ["SampleRecord", "SampleTable", "Skip", "RunInfo", "finite_or_none", "DEFAULT_MODEL_ALIASES", "model_alias",
+           "NOT_CONFIGURATION", "configuration_settings"]
 
 log = logging.getLogger("ub_core.report")
 
@@ -80,9 +82,50 @@ class RunInfo:
     complete: bool | None = None
     samples: int | None = None
     samples_total: int | None = None
+    #: the settings that change what a number means (:func:`configuration_settings`); None where the input does
+    #: not say. Two runs of one model are one configuration when these and ``bank_version`` are equal.
+    settings: dict[str, Any] | None = None
+
+    def configuration(self) -> str | None:
+        """A canonical text of this run's configuration (bank version and settings); None when unknown."""
+        if self.settings is None:
+            return None
+        return json.dumps({"bank_version": self.bank_version, **self.settings}, sort_keys=True, default=str)
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+#: Task arguments, lm-eval metadata, generation settings and model arguments that choose which items run, how the
+#: run is executed, or which model answers (the model has its own column). Runs that differ only in these measure
+#: the same thing: a run split by category or resumed may share one report row. Every other setting (answers per
+#: problem, N values, threshold, method, temperature, max tokens, ground-truth size, a model's writer, ...) changes
+#: what a number means, so runs that differ in one are separate rows. An unknown key counts as a setting: two rows
+#: where one would do is a nuisance, one row that pools two measurements is a wrong number.
+NOT_CONFIGURATION = frozenset({
+    # which items: a split run (Inspect task arguments, lm-eval metadata)
+    "categories", "category", "ids", "limit", "limit_per_category", "sample_id",
+    # the sampling seed: another replicate of the same measurement (what a comparison of seeds is for)
+    "seed",
+    # bookkeeping the harnesses add: the model's name, the YAML's path; the bank version is its own field
+    "model", "pretrained", "config_source", "version",
+    # execution: connections, retries, time-outs, caches, batching, devices
+    "max_connections", "adaptive_connections", "max_retries", "timeout", "attempt_timeout", "stream_idle_timeout",
+    "cache", "cache_prompt", "batch", "extra_headers", "fallback_models", "base_url", "api_key", "num_concurrent",
+    "tokenizer_backend", "batch_size", "max_batch_size", "device", "retry_backoff", "max_backoff",
+    "max_response_mb", "request_seeds", "max_n", "trust_remote_code",
+})
+
+
+def configuration_settings(*sources: Any) -> dict[str, Any]:
+    """The settings of a run that change what its numbers mean: the union of the mappings ``sources`` (task
+    arguments, generation settings, model arguments), without :data:`NOT_CONFIGURATION` keys and unset (None)
+    values. Later sources win on a shared key."""
+    out: dict[str, Any] = {}
+    for src in sources:
+        if isinstance(src, dict):
+            out.update({str(k): v for k, v in src.items() if str(k) not in NOT_CONFIGURATION and v is not None})
+    return dict(sorted(out.items()))
 
 
 #: Model names that mean one model: the offline oracle and collapse models as Inspect (``ub/oracle``) and lm-eval
@@ -127,6 +170,8 @@ class SampleTable:
     runs: dict[str, RunInfo] = field(default_factory=dict)
     #: the input file of each run-level aggregate (same keys as ``aggregates``)
     aggregate_sources: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
+    #: how the inputs were combined (:meth:`add_note`)
+    notes: list[str] = field(default_factory=list)
 
     def rename_models(self, aliases: dict[str, str] | None = None) -> None:
         """Apply :func:`model_alias` to every record and aggregate (before repeated runs are dropped, so one model
@@ -148,7 +193,7 @@ class SampleTable:
         flags = [i.complete for i in infos]
         out["complete"] = None if not infos or None in flags else all(flags)
         for key in ("source", "run_id", "date", "task", "task_version", "bank_version", "task_args", "limit",
-                    "dataset", "generation", "samples", "samples_total"):
+                    "dataset", "generation", "samples", "samples_total", "settings"):
             vals: list[Any] = []
             for i in infos:
                 v = getattr(i, key)
@@ -165,33 +210,104 @@ class SampleTable:
     def extend(self, records: Iterable[SampleRecord]) -> None:
         self.records.extend(records)
 
+    def add_note(self, text: str) -> None:
+        """A fact about how the inputs were combined (runs told apart by their settings, a run whose samples were
+        partly replaced by a newer run): printed on stderr and listed in the page and ``summary.json``."""
+        note = " ".join(str(text).split())
+        log.warning("note: %s", note)
+        self.notes.append(note)
+
+    def separate_configurations(self) -> int:
+        """Give each configuration of a model its own name, so that no row pools two measurements.
+
+        Within one (model, framework, eval family), the runs are grouped by :meth:`RunInfo.configuration` (bank
+        version and every setting that changes a number). Where there are several groups, each record and
+        run-level aggregate of a run is renamed ``"<model> (<settings that differ>)"`` (a setting a run leaves
+        unset reads ``default``; a run whose settings are unknown reads ``settings unknown``), and one note says
+        so. Returns the number of models split."""
+        config = {src: (info.configuration() if info is not None else None)
+                  for src, info in ((s, self.runs.get(s)) for s in
+                                    {r.source for r in self.records} | set(self.aggregate_sources.values()))}
+        groups: dict[tuple[str, str, str], dict[str | None, list[str]]] = {}
+        for r in self.records:
+            groups.setdefault((r.model, r.framework, r.eval_family), {}).setdefault(config[r.source], [])
+            if r.source not in groups[(r.model, r.framework, r.eval_family)][config[r.source]]:
+                groups[(r.model, r.framework, r.eval_family)][config[r.source]].append(r.source)
+        for (model, fw, fam, _task), src in self.aggregate_sources.items():
+            members = groups.setdefault((model, fw, fam), {}).setdefault(config[src], [])
+            if src not in members:
+                members.append(src)
+        renames: dict[tuple[str, str, str, str], str] = {}  # (model, framework, family, source) -> new name
+        for (model, fw, fam), by_config in groups.items():
+            if len(by_config) < 2:
+                continue
+            settings = {c: (json.loads(c) if c is not None else None) for c in by_config}
+            keys = sorted({k for s in settings.values() if s for k in s})
+            differ = [k for k in keys if len({json.dumps((s or {}).get(k, "default"), sort_keys=True, default=str)
+                                               for s in settings.values() if s is not None}) > 1]
+            for c, sources in by_config.items():
+                s = settings[c]
+                label = ("settings unknown" if s is None else
+                         ", ".join(f"{k}={s.get(k, 'default')}" for k in differ) or "same settings")
+                for src in sources:
+                    renames[(model, fw, fam, src)] = f"{model} ({label})"
+            self.add_note(f"{model} [{fw}] {fam}: {len(by_config)} configurations, shown as separate rows "
+                          f"(they differ in {', '.join(differ) or 'whether their settings are known'})")
+        if not renames:
+            return 0
+        for r in self.records:
+            r.model = renames.get((r.model, r.framework, r.eval_family, r.source), r.model)
+        for old, src in list(self.aggregate_sources.items()):
+            new_name = renames.get((old[0], old[1], old[2], src))
+            if new_name is not None:
+                new = (new_name, *old[1:])
+                self.aggregates[new] = self.aggregates.pop(old)
+                self.aggregate_sources[new] = self.aggregate_sources.pop(old)
+        return len({(m, f, fam) for (m, f, fam, _) in renames})
+
     def drop_repeated_runs(self) -> int:
         """Keep one run per (model, framework, family, task, problem, epoch): when two input files score the same
-        sample of the same model (a run repeated, or one log given twice under two names), the file modified last
-        wins. Each superseded file is one skip naming the file that replaced it; pooling both would count every
-        problem twice and narrow every interval. Returns the number of records dropped."""
+        sample of the same model in the same configuration (a run repeated or resumed, or one log given twice under
+        two names), the file modified last wins. Call after :meth:`separate_configurations`, so that runs with other
+        settings are never compared here. A run whose every sample was replaced is one skip; a run that keeps some
+        samples is one note saying how many of its samples came from which newer run (the row then pools both
+        runs, and its provenance lists both). Pooling both copies would count every problem twice and narrow every
+        interval. Returns the number of records dropped."""
         def mtime(path: str) -> float:
             try:
                 return Path(path).stat().st_mtime
             except OSError:
                 return 0.0
 
+        def sample_key(r: SampleRecord) -> tuple:
+            return (r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)
+
         age = {src: (mtime(src), src) for src in {r.source for r in self.records}}  # one stat per file
         newest: dict[tuple, str] = {}
         for r in self.records:
-            key = (r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)
-            cur = newest.get(key)
+            cur = newest.get(sample_key(r))
             if cur is None or age[r.source] > age[cur]:
-                newest[key] = r.source
-        kept, superseded = [], {}
+                newest[sample_key(r)] = r.source
+        kept: list[SampleRecord] = []
+        replaced: dict[str, dict[str, int]] = {}  # old source -> {newer source: samples taken from it}
+        total: dict[str, int] = {}
         for r in self.records:
-            winner = newest[(r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)]
+            total[r.source] = total.get(r.source, 0) + 1
+            winner = newest[sample_key(r)]
             if r.source == winner:
                 kept.append(r)
             else:
-                superseded.setdefault(r.source, winner)
-        for old, new in superseded.items():
-            self.add_skip(old, f"the same model's samples are also in {new}, a newer run; that one is used")
+                by = replaced.setdefault(r.source, {})
+                by[winner] = by.get(winner, 0) + 1
+        for old, by in replaced.items():
+            newer = ", ".join(f"{n} in {src}" for src, n in by.items())
+            if sum(by.values()) == total[old]:
+                self.add_skip(old, f"every sample of this run is also in a newer run of the same model and settings "
+                                   f"({newer}); the newer one is used")
+            else:
+                self.add_note(f"{old}: {sum(by.values())} of its {total[old]} samples are also in a newer run of the "
+                              f"same model and settings ({newer}) and are taken from there; its other "
+                              f"{total[old] - sum(by.values())} samples are used, in the same row")
         dropped = len(self.records) - len(kept)
         self.records = kept
         return dropped

@@ -482,8 +482,10 @@ def _attach_provenance(t: Table, table: SampleTable) -> None:
     sources: dict[tuple, set[str]] = defaultdict(set)
     for r in table.records:
         if r.eval_family == t.eval_family:
-            for key in ((r.model, r.framework, None, None), (r.model, r.framework, "task", r.task),
-                        (r.model, r.framework, "category", r.category)):
+            # a row's "task" is the framework's task, or a family's own sub-task (odds: percentile, probability)
+            tasks = {t for t in (r.task, r.payload.get("task")) if isinstance(t, str)}
+            for key in ((r.model, r.framework, None, None), (r.model, r.framework, "category", r.category),
+                        *((r.model, r.framework, "task", task) for task in tasks)):
                 sources[key].add(r.source)
     for (model, fw, fam, task), src in table.aggregate_sources.items():
         if fam == t.eval_family:
@@ -576,5 +578,7 @@ def write_summary(tables: dict[str, list[Table]], out: Path, info: dict[str, Any
             md += [f"_{md_text(t.note)}_", ""]
     if info.get("skipped"):
         md += ["## Skipped inputs", ""] + [f"- {md_text(s)}" for s in info["skipped"]] + [""]
+    if info.get("notes"):
+        md += ["## How the runs were combined", ""] + [f"- {md_text(s)}" for s in info["notes"]] + [""]
     (out / "summary.md").write_text("\n".join(md), encoding="utf-8")
     return {"json": out / "summary.json", "csv": out / "summary.csv", "md": out / "summary.md"}
