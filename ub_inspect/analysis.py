@@ -8,7 +8,7 @@ Inspect's default ``score_*`` column holds a dict-valued Score as one JSON strin
     from ub_inspect.analysis import columns
     df = samples_df("logs", columns=SampleSummary + columns("ksn"))
     failed = df[df["ksn_ks@100"] == 0.0]                       # the problems KS@100 rejects
-    per_category(df, "ksn")                                    # every per-category key, by category
+    per_category(df, "ksn")                  # every per-category key, by model, task (run) and category
 
 ``samples_df`` needs pandas and pyarrow (Inspect's requirement: ``pip install pandas pyarrow``). Eval families
 (``ub_core.metric_spec``): ``ksn``, ``ksn_logprob``, ``calibration``, ``implicit``, ``explicit``,
@@ -25,7 +25,7 @@ from inspect_ai.analysis import SampleColumn
 from ub_core.metric_spec import metric_keys, metric_specs
 from ub_core.metrics import DEFAULT_NS
 
-__all__ = ["SCORERS", "columns", "ksn_columns", "stability_columns", "per_category"]
+__all__ = ["SCORERS", "columns", "ksn_columns", "stability_columns", "per_category", "run_columns"]
 
 #: the scorer (``EvalSample.scores`` key) each eval family's tasks write
 SCORERS = {"ksn": "ksn_scorer", "ksn_logprob": "ksn_logprob_scorer", "calibration": "calibration_scorer",
@@ -99,14 +99,38 @@ def stability_columns() -> list[SampleColumn]:
             SampleColumn("stability_unreadable_reason", path=meta("unreadable_reason"), type=str, full=False)]
 
 
+def run_columns(df: Any) -> Any:
+    """``df`` with ``model`` and ``task_name`` columns (read from each log's header where ``df`` lacks them, as a
+    ``samples_df(..., columns=SampleSummary + ...)`` does), so that rows of different runs can be kept apart."""
+    if {"model", "task_name"} <= set(df.columns):
+        return df
+    from inspect_ai.log import read_eval_log
+
+    headers = {log: read_eval_log(log, header_only=True).eval for log in df["log"].unique()}
+    out = df.copy()
+    out["model"] = out["log"].map(lambda log: headers[log].model)
+    out["task_name"] = out["log"].map(lambda log: headers[log].task)
+    return out
+
+
 def per_category(df: Any, eval_family: str) -> Any:
     """The mean of each of ``eval_family``'s per-category keys (``MetricSpec.per_category``) over the rows of
-    ``df`` (a ``samples_df`` with :func:`columns` and the sample metadata) grouped by the spec's group (``category``, or
-    ``family`` for the odds tasks; column ``metadata_<group>``), NaN values left out. Inspect's own results carry
-    the per-category values of the headline only (``ub_inspect.metrics``)."""
+    ``df`` (a ``samples_df`` with :func:`columns` and the sample metadata), NaN values left out, grouped by what
+    was run, then by the spec's group: index ``(model, task_name, [eval_id,] <group>)``, the group being
+    ``metadata_category`` (``metadata_family`` for the odds tasks). ``eval_id`` (the run) is in the index only where
+    one model and task have several runs in ``df``: runs are never averaged together, nor are models (a folder with
+    two models gives two sets of rows). For ``stability`` the per-sample value is ``stability_correct``: its mean is
+    the accuracy over every run (epoch) of the category's questions. Inspect's own results carry the per-category
+    values of the headline only (``ub_inspect.metrics``)."""
+    df = run_columns(df)
+    keys = ["model", "task_name"]
+    if (df.groupby(keys)["eval_id"].nunique() > 1).any():
+        keys.append("eval_id")
+    if eval_family == "stability":
+        return df.groupby([*keys, "metadata_category"])[["stability_correct"]].mean()
     specs = [m for m in metric_specs(eval_family) if m.per_category]
     group = f"metadata_{specs[0].group}" if specs else "metadata_category"
     cols = [c for c in df.columns if c.startswith(f"{eval_family}_")
             and any(c == f"{eval_family}_{m.key}" or (m.key.partition("@")[1] and c.startswith(
                 f"{eval_family}_{m.key.partition('@')[0]}@")) for m in specs)]
-    return df.groupby(group)[cols].mean()
+    return df.groupby([*keys, group])[cols].mean()

@@ -235,6 +235,7 @@ def test_inspect_metrics_leave_undefined_wdz_out_and_count_it(tmp_path, monkeypa
     from ub_inspect.analysis import columns, per_category
 
     table = per_category(samples_df(log.location, columns=SampleSummary + columns("ksn"), quiet=True), "ksn")
+    table = table.loc[(str(log.eval.model), log.eval.task)]  # one run: its model and task, then the categories
     cat = cat_of[first]
     assert table.loc[cat, "ksn_wdz"] == pytest.approx(
         np.mean([v["wdz"] for k, v in per.items() if k != first and cat_of[k] == cat]), rel=1e-12)
