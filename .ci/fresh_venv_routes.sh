@@ -10,6 +10,10 @@ cd "$work"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 UB_CACHE_DIR="$work/cache"
 bin="$work/venv/bin"
 
+# route 0: plain lm_eval, as a user types it: our tasks and models with no flag (unpredictabench-lm-eval.pth)
+"$bin/lm_eval" validate --tasks ub_logit,ub_ksn,ub_tar | tail -1
+"$bin/lm_eval" ls tasks | grep -q ub_logit
+"$bin/lm_eval" --model ub-oracle --tasks ub_ksn_shuffling --limit 1 --output_path out0 >/dev/null
 # route 1: plain lm_eval with our installed task folder (a built-in model: lm-eval's dummy)
 "$bin/lm_eval" --model dummy --include_path "$("$bin/ub" tasks-dir)" --tasks ub_ksn_shuffling --limit 1 \
     --output_path out1 >/dev/null
@@ -35,5 +39,15 @@ assert log.status == "success" and log.eval.task == "ub_inspect/ksn", (log.statu
 (score,) = log.results.scores  # one score: the headline KS@100 first, then the other metrics (issue 26)
 ks = {name: m.value for name, m in score.metrics.items()}
 assert next(iter(ks)) == "ks@100" and ks["ks@100"] == 1.0, ks
-print("fresh venv routes: lm_eval --include_path, ub-lm-eval, inspect eval: ok")
+r0 = json.load(open(glob.glob("out0/**/results_*.json", recursive=True)[0]))
+assert r0["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0, r0["results"]
+print("fresh venv routes: plain lm_eval, lm_eval --include_path, ub-lm-eval, inspect eval: ok")
 PY
+
+# pip uninstall leaves nothing of ours in site-packages (lm-eval's folder included), and lm_eval still runs
+site="$("$bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+"$bin/python" -m pip uninstall --quiet --yes unpredictabench
+left="$(cd "$site" && ls -d unpredictabench* ub_core ub_inspect ub_lmeval lm_eval/tasks/*ub_* 2>/dev/null || true)"
+[ -z "$left" ] || { echo "left after pip uninstall: $left"; exit 1; }
+"$bin/lm_eval" ls tasks >/dev/null
+echo "fresh venv: pip uninstall leaves nothing of ours"

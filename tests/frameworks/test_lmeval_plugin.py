@@ -1,0 +1,85 @@
+"""Issue 34 item 1: ``lm_eval --tasks ub_logit`` as a user types it, with no ``--include_path`` and no wrapper.
+
+Before: lm-eval 0.4.13's own CLI answered ``Tasks not found: ub_logit`` after a normal install. Now the installed
+``unpredictabench-lm-eval.pth`` runs :mod:`unpredictabench_lm_eval_hook`, which adds our task folder to every
+``TaskManager`` that scans lm-eval's built-in tasks and registers our models when lm-eval loads its own. The fresh,
+non-editable venv of ``.ci/fresh_venv_routes.sh`` runs the same commands and checks that ``pip uninstall`` leaves
+nothing behind."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import unpredictabench_lm_eval_hook as hook
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class _FakeTaskManager:
+    def __init__(self, verbosity=None, include_path=None, include_defaults=True, metadata=None):
+        self.include_path, self.include_defaults = include_path, include_defaults
+
+
+def _patched():
+    module = types.SimpleNamespace(TaskManager=type("TaskManager", (_FakeTaskManager,), {}))
+    module.TaskManager.__init__ = _FakeTaskManager.__init__
+    hook._patch_task_manager(module)
+    hook._patch_task_manager(module)  # twice: still one wrapper
+    return module.TaskManager
+
+
+def test_our_folder_is_added_where_lm_eval_scans_its_own_tasks():
+    tm = _patched()
+    ours = hook.tasks_dir()
+    assert Path(ours) == Path(__import__("ub_lmeval").tasks_dir())
+    assert tm().include_path == [ours]  # lm_eval's CLI default: built-ins + ours
+    assert tm(include_path="/x").include_path == ["/x", ours]
+    assert tm(include_path=["/x", ours]).include_path == ["/x", ours]  # --include_path "$(ub tasks-dir)": once
+    assert tm(include_path=ours + "/").include_path == ours + "/"  # the same folder spelled differently
+    # a caller that turned the built-ins off chose its paths exactly (ub-lm-eval, our tests)
+    assert tm(include_path="/x", include_defaults=False).include_path == "/x"
+    assert tm.__init__.__wrapped__ is _FakeTaskManager.__init__
+
+
+def test_the_install_ships_the_hook_and_declares_lm_evals_plugin_groups():
+    # the installed distribution (a checkout's own unpredictabench.egg-info has no RECORD)
+    dist = next(d for d in md.distributions(name="unpredictabench") if d.read_text("RECORD"))
+    record = dist.read_text("RECORD").splitlines()
+    assert any(line.startswith("unpredictabench-lm-eval.pth,") for line in record)  # pip uninstall removes it
+    eps = dist.entry_points
+    assert {e.name for e in eps if e.group == "lm_eval.models"} == {
+        "ub-oracle", "ub-collapse", "ub-vllm", "ub-openai-completions", "ub-openai-chat"}
+    (tasks,) = [e for e in eps if e.group == "lm_eval.tasks"]
+    assert Path(tasks.load()()) == Path(hook.tasks_dir())
+    assert any(type(f).__name__ == "_Finder" for f in sys.meta_path), [type(f).__name__ for f in sys.meta_path]  # the .pth ran at this interpreter's start
+
+
+def test_the_hook_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("UB_LM_EVAL_HOOK", "0")
+    before = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", [f for f in before if type(f).__name__ != "_Finder"])
+    hook.install()
+    assert not any(type(f).__name__ == "_Finder" for f in sys.meta_path)
+
+
+@pytest.mark.slow
+def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
+    pytest.importorskip("lm_eval")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    lm_eval = Path(sys.executable).with_name("lm_eval")
+    cmd = [str(lm_eval)] if lm_eval.exists() else [sys.executable, "-m", "lm_eval"]
+    ok = subprocess.run([*cmd, "validate", "--tasks", "ub_logit,ub_ksn,ub_tar"], capture_output=True, text=True,
+                        env=env, cwd=tmp_path, timeout=600)
+    assert ok.returncode == 0 and "All tasks found" in ok.stdout + ok.stderr, ok.stdout[-2000:] + ok.stderr[-2000:]
+    run = subprocess.run([*cmd, "--model", "ub-oracle", "--tasks", "ub_ksn_shuffling", "--limit", "1",
+                          "--output_path", str(tmp_path / "out")], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert list((tmp_path / "out").rglob("results_*.json"))

@@ -1,0 +1,123 @@
+"""Make plain ``lm_eval`` find our tasks and models (lm-eval 0.4.13 has no plugin discovery).
+
+``unpredictabench-lm-eval.pth`` (installed beside this module in site-packages) runs :func:`install` at interpreter
+start. That only appends a small finder to ``sys.meta_path``: nothing of lm-eval or of ours is imported until a
+program imports lm-eval itself. Then, right after lm-eval's own module has run,
+
+- ``lm_eval.tasks.manager``: ``TaskManager`` also scans our task folder (``ub_lmeval/task_yamls``) whenever it scans
+  lm-eval's built-in tasks (``include_defaults=True``, the CLI's default) and the caller did not list our folder
+  already; ``include_defaults=False`` with explicit paths stays exactly what the caller asked for;
+- ``lm_eval.models``: our models are registered (``ub-oracle``, ``ub-collapse``, ``ub-vllm``,
+  ``ub-openai-completions``, ``ub-openai-chat``), as ``import ub_lmeval`` does.
+
+So ``lm_eval --tasks ub_logit``, ``lm_eval ls tasks`` and ``lm_eval validate --tasks ub_ksn`` work after a normal
+install, and ``pip uninstall unpredictabench`` removes the ``.pth`` and this module with the rest: nothing is
+written inside lm-eval. Set ``UB_LM_EVAL_HOOK=0`` to turn the hook off for one process. A failure inside the hook
+is one warning, never a broken lm-eval: lm-eval then behaves as if we were not installed.
+
+Later lm-eval releases are to discover plugins through entry points (models, group ``lm_eval.models``: merged
+after 0.4.13; tasks, group ``lm_eval.tasks``: proposed); ``pyproject.toml`` declares both, so such a release finds
+our models and tasks itself. The patch adds our folder only where the caller's paths lack it, so a task folder
+given twice is not scanned twice.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import warnings
+
+#: the modules whose loading we follow, and what to do right after each has run
+_WATCHED = ("lm_eval.tasks.manager", "lm_eval.models")
+
+
+def tasks_dir() -> str:
+    """Our task folder, found without importing ``ub_lmeval`` (whose ``__init__`` imports lm-eval)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ub_lmeval")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("ub_lmeval")
+    return os.path.join(list(spec.submodule_search_locations)[0], "task_yamls")
+
+
+def _same_path(a: object, b: str) -> bool:
+    try:
+        return os.path.realpath(os.fspath(a)) == os.path.realpath(b)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+
+
+def _patch_task_manager(module) -> None:
+    cls = module.TaskManager
+    if getattr(cls.__init__, "_ub_tasks", False):
+        return
+    original = cls.__init__
+
+    def __init__(self, verbosity=None, include_path=None, include_defaults=True, metadata=None, *args, **kwargs):
+        if include_defaults:
+            ours = tasks_dir()
+            paths = list(include_path) if isinstance(include_path, (list, tuple)) else \
+                ([] if include_path is None else [include_path])
+            if not any(_same_path(p, ours) for p in paths):
+                include_path = [*paths, ours]
+        original(self, verbosity, include_path, include_defaults, metadata, *args, **kwargs)
+
+    __init__._ub_tasks = True  # type: ignore[attr-defined]
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    __init__.__doc__ = original.__doc__
+    cls.__init__ = __init__
+
+
+def _register_models(module) -> None:
+    import ub_lmeval.models  # noqa: F401  (its @register_model decorators fill lm-eval's registry)
+
+
+_AFTER = {"lm_eval.tasks.manager": _patch_task_manager, "lm_eval.models": _register_models}
+
+
+class _Loader(importlib.abc.Loader):
+    """Runs the real loader, then our step for that module."""
+
+    def __init__(self, real, name: str) -> None:
+        self.real, self.name = real, name
+
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.real.exec_module(module)
+        try:
+            _AFTER[self.name](module)
+        except Exception as e:  # noqa: BLE001 - our hook must never break lm-eval
+            warnings.warn(f"unpredictabench: could not add our tasks/models to lm-eval ({type(e).__name__}: {e}); "
+                          f"use ub-lm-eval or --include_path \"$(ub tasks-dir)\"", RuntimeWarning, stacklevel=2)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in _AFTER:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _Loader(spec.loader, fullname)
+                return spec
+        return None
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` once (the ``.pth`` calls this at interpreter start)."""
+    if os.environ.get("UB_LM_EVAL_HOOK", "1") == "0":
+        return
+    if any(isinstance(f, _Finder) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _Finder())
+    for name in _WATCHED:  # already imported (the hook installed late, e.g. by hand): patch now
+        if name in sys.modules:
+            _AFTER[name](sys.modules[name])
