@@ -44,6 +44,8 @@ from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome
 from ub_core.option_logprob_oracle import oracle_choice, oracle_option_logprob, oracle_top_logprobs
 from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
+
+from ._options import OptionError
 from ub_core.reply_tree import oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
@@ -64,8 +66,12 @@ class UBModelAPI(ModelAPI):
     def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
                  config: GenerateConfig = GenerateConfig(), **model_args: Any) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
+        # one line each (Inspect prints an OptionError's message alone), not a traceback through its task group
         if model_name not in MODES:
-            raise ValueError(f"unknown ub model {model_name!r}; use ub/oracle or ub/collapse")
+            raise OptionError(f"--model ub/{model_name}: no such model; use ub/oracle or ub/collapse")
+        if model_args:
+            raise OptionError(f"--model ub/{model_name}: unknown model argument(s) "
+                              f"{', '.join(f'-M {k}' for k in sorted(model_args))}; ub/{model_name} takes none")
         self.mode = model_name
         self._requests: dict[str, itertools.count] = defaultdict(itertools.count)
         # without a seed, requests still differ from run to run

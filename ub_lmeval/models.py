@@ -31,7 +31,15 @@ __all__ = ["UBOracleLM", "UBCollapseLM", "group_repeats", "UBVLLMPlaceholder"]
 class _UBLM(LM):
     mode = "oracle"
 
-    def __init__(self, seed: int = 0, **kwargs: Any) -> None:  # lm-eval passes batch_size, device, ...
+    #: what lm-eval's CLI passes to every model (``batch_size``, ``max_batch_size``, ``device``) and the name
+    #: ``ub-lm-eval`` adds (``model``); any other ``--model_args`` key is refused
+    PASSED_BY_LM_EVAL = frozenset({"batch_size", "max_batch_size", "device", "model"})
+
+    def __init__(self, seed: int = 0, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - self.PASSED_BY_LM_EVAL)
+        if unknown:
+            raise ValueError(f"--model ub-{self.mode}: unknown --model_args {', '.join(unknown)}; "
+                             f"ub-{self.mode} takes seed (and model, a name for the results)")
         super().__init__()
         self.seed = int(seed)
         self._best: dict[str, str] = {}

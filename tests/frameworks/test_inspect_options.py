@@ -145,3 +145,20 @@ def test_inspect_cli_prints_one_line_without_traceback(option, message, tmp_path
     lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
     assert run.returncode != 0
     assert lines == [message], lines
+
+
+@pytest.mark.parametrize("model, message", [
+    (["ub/nonexistent"], "ERROR: --model ub/nonexistent: no such model; use ub/oracle or ub/collapse"),
+    (["ub/oracle", "-M", "bogus_arg=1"],
+     "ERROR: --model ub/oracle: unknown model argument(s) -M bogus_arg; ub/oracle takes none"),
+])
+@pytest.mark.slow
+def test_a_bad_model_is_one_line(model, message, tmp_path):
+    """Issue 34 item 4: `--model ub/nonexistent` printed a 225-line exception-group traceback (the message at the
+    bottom), and `-M bogus_arg=1` was silently accepted."""
+    run = subprocess.run(["inspect", "eval", "ub_inspect/ksn", "--model", *model, "--log-dir", str(tmp_path),
+                          "--limit", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    lines = [x for x in (run.stdout + run.stderr).splitlines() if x.strip()]
+    assert run.returncode != 0
+    assert lines == [message], lines

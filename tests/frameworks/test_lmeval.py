@@ -118,6 +118,14 @@ def test_oracle_loglikelihood_is_the_true_probability():
 
 # ------------------------------------------------------------------------------------------------ ub-vllm
 
+def test_offline_models_refuse_unknown_model_args():
+    """Issue 34 item 4: ``--model_args bogus=1`` was accepted silently by ub-oracle and ub-collapse."""
+    ub_lmeval.models.UBOracleLM(seed=3, model="ub-oracle", batch_size=1, device="cpu", max_batch_size=8)
+    for cls in (ub_lmeval.models.UBOracleLM, ub_lmeval.models.UBCollapseLM):
+        with pytest.raises(ValueError, match=r"unknown --model_args bogus_arg; ub-(oracle|collapse) takes seed"):
+            cls(bogus_arg=1, batch_size=1)
+
+
 def test_group_repeats_keeps_first_seen_order():
     assert group_repeats(["a", "b", "a", "c", "b", "a"]) == [[0, 2, 5], [1, 4], [3]]
 
