@@ -400,17 +400,43 @@ def _cmd_tasks_dir(args) -> int:
 
 # ------------------------------------------------------------------------------------------------ parser
 
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every option of ``parser`` and of its subcommands, however deep, says its default in its help (argparse's
+    ``%(default)s``), unless its help already does; flags (no value) and options without a default are left as
+    they are. Subcommands added by other modules (``ub official``, ``ub reproduce``, ...) get it too."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                show_defaults(sub)
+        elif (action.option_strings and action.help not in (None, argparse.SUPPRESS) and action.nargs != 0
+              and action.default not in (None, argparse.SUPPRESS) and not action.required
+              and "default" not in action.help):
+            action.help += " (default: %(default)s)"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("unpredictabench")
+    except PackageNotFoundError:  # a checkout on PYTHONPATH, never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .ksn_scoring import DEFAULT_NS
+    from .metrics import KS_METHODS
+    from .problems import bank_names
 
     ap = argparse.ArgumentParser(prog="ub", description="Distributional LLM evaluation (UnpredictaBench and "
                                                         "friends): banks, ground truth, scoring.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     bank = sub.add_parser("bank", help="browse problem banks")
     bsub = bank.add_subparsers(dest="bank_command", required=True)
     bl = bsub.add_parser("list", help="one row per problem")
-    bl.add_argument("--bank", default="ksn")
+    bl.add_argument("--bank", default="ksn", choices=bank_names(), help="which bank")
     bl.add_argument("--category", action="append", help="only this category (repeatable)")
     bl.add_argument("--json", action="store_true", help="JSON records instead of a table")
     bl.add_argument("--prompts", action="store_true", help="include prompts in --json output")
@@ -418,32 +444,33 @@ def build_parser() -> argparse.ArgumentParser:
                     "(sampling-free KS), with their candidate counts")
     bl.set_defaults(func=_cmd_bank_list)
     bs = bsub.add_parser("show", help="prompt, parameters and a text histogram of the truth")
-    bs.add_argument("id")
-    bs.add_argument("--size", type=int, default=10_000)
-    bs.add_argument("--seed", type=int, default=0)
+    bs.add_argument("id", help="problem id (ub bank list)")
+    bs.add_argument("--size", type=int, default=10_000, help="ground-truth draws for the histogram")
+    bs.add_argument("--seed", type=int, default=0, help="seed of the ground-truth draws")
     bs.set_defaults(func=_cmd_bank_show)
 
     tr = sub.add_parser("truth", help="print or save a problem's ground-truth draws")
-    tr.add_argument("id")
-    tr.add_argument("--size", type=int, default=10_000)
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("id", help="problem id (ub bank list)")
+    tr.add_argument("--size", type=int, default=10_000, help="number of draws")
+    tr.add_argument("--seed", type=int, default=0, help="seed of the draws")
     tr.add_argument("--out", help="write to FILE (.npy, .json, or text) instead of stdout")
     tr.set_defaults(func=_cmd_truth)
 
     ca = sub.add_parser("cache", help="build the ground-truth cache for a bank")
-    ca.add_argument("--bank", default="ksn")
-    ca.add_argument("--size", type=int, default=10_000)
-    ca.add_argument("--seed", type=int, default=0)
-    ca.add_argument("--quiet", action="store_true")
+    ca.add_argument("--bank", default="ksn", choices=bank_names(), help="which bank")
+    ca.add_argument("--size", type=int, default=10_000, help="draws per problem")
+    ca.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    ca.add_argument("--quiet", action="store_true", help="no progress bar")
     ca.set_defaults(func=_cmd_cache)
 
     sc = sub.add_parser("score", help="score recorded answers (JSONL of {id, values} or {id, outputs})")
     sc.add_argument("--samples", required=True, help="JSONL file, an Inspect log (.eval/.json), or - for stdin")
-    sc.add_argument("--method", default=None, help="paper (published dispatch, the default) or exact")
+    sc.add_argument("--method", default=None, choices=KS_METHODS,
+                    help="KS test: paper (the published dispatch) or exact (default: paper, or an Inspect log's own)")
     sc.add_argument("--ns", type=_ns, default=None, help="comma-separated N values for KS@N (default "
                     + ",".join(map(str, DEFAULT_NS)) + ")")
     sc.add_argument("--threshold", type=float, default=None, help="KS p-value threshold, 0 < t < 1 (default 1e-4)")
-    sc.add_argument("--json", action="store_true")
+    sc.add_argument("--json", action="store_true", help="JSON instead of a table")
     sc.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
     sc.add_argument("--dataset", help="score against the official release: HF id, dataset folder or file")
     sc.add_argument("--ground-truth", help="the release's ground_truth_values.json (with --dataset)")
@@ -451,21 +478,21 @@ def build_parser() -> argparse.ArgumentParser:
     sc.set_defaults(func=_cmd_score)
 
     rn = sub.add_parser("run", help="run the built-in offline models (oracle, collapse) on the KS@N bank")
-    rn.add_argument("--model", choices=("oracle", "collapse"), default="oracle")
-    rn.add_argument("--n-samples", type=int, default=100)
-    rn.add_argument("--category", action="append")
-    rn.add_argument("--seed", type=int, default=0)
-    rn.add_argument("--method", default="paper")
-    rn.add_argument("--ns", type=_ns, default=DEFAULT_NS)
+    rn.add_argument("--model", choices=("oracle", "collapse"), default="oracle", help="which offline model")
+    rn.add_argument("--n-samples", type=int, default=100, help="answers per problem")
+    rn.add_argument("--category", action="append", help="only this category (repeatable; default: all)")
+    rn.add_argument("--seed", type=int, default=0, help="seed of the model's draws")
+    rn.add_argument("--method", default="paper", choices=KS_METHODS, help="KS test: paper or exact")
+    rn.add_argument("--ns", type=_ns, default=DEFAULT_NS, help="comma-separated N values for KS@N")
     rn.add_argument("--samples-out", help="also write the replies as a JSONL for `ub score`")
     rn.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
-    rn.add_argument("--json", action="store_true")
+    rn.add_argument("--json", action="store_true", help="JSON instead of a table")
     rn.set_defaults(func=_cmd_run)
 
     rp = sub.add_parser("report", help="HTML report + CSV/JSON/Markdown summaries of Inspect logs / lm-eval output")
     rp.add_argument("paths", nargs="+", help="Inspect logs (.eval/.json), lm-eval output folders or files")
     rp.add_argument("--out", required=True, help="output folder (index.html, summary.*, figures)")
-    rp.add_argument("--title", default="UnpredictaBench report")
+    rp.add_argument("--title", default="UnpredictaBench report", help="the page's title")
     rp.add_argument("--max-histograms", type=int, default=None, help="draw at most this many per-problem plots")
     rp.add_argument("--model-alias", action="append", metavar="NAME=ALIAS",
                     help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
@@ -481,6 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_stability_parser(sub)  # ub stability score
     add_official_parser(sub)  # ub official truth
     add_reproduce_parser(sub)  # ub reproduce stability / odds
+    show_defaults(ap)
     return ap
 
 
