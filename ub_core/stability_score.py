@@ -26,8 +26,9 @@ and makes the exit status 1:
 
 - a line that is not a JSON object with the right fields and types: skipped. That includes a line that is not
   UTF-8, JSON nested too deeply, an integer over Python's digit limit, a key given twice (which copy is meant
-  cannot be told; :func:`ub_core.untrusted.loads`), and options that are not distinct non-empty texts
-  (``["Yes", "Yes"]``, ``["Yes", " yes "]``: a reply naming one could not be told from the other);
+  cannot be told; :func:`ub_core.untrusted.loads`), an empty option text, and a gold text that two options share
+  (give the letter). Two options with the same text (real MMLU and BBH questions have them) are kept: letters
+  are read as usual, and a reply that names the shared text is unreadable as ambiguous between those options;
 - two lines for the same (task, id, run) cell: both lines named, and the question is excluded;
 - lines of one question that disagree on ``options`` or ``gold``: excluded;
 - a question missing some run of its task (a missing cell): reported with the number of missing runs and the
@@ -95,6 +96,9 @@ def _gold_letter(gold: Any, options: tuple[str, ...]) -> str:
     hits = [i for i, o in enumerate(options) if _folded(o) == key]
     if len(hits) == 1:
         return LETTERS[hits[0]]
+    if hits:
+        raise ValueError(f"gold {g[:40]!r} is the text of options {', '.join(LETTERS[i] for i in hits)}: give its "
+                         f"letter")
     raise ValueError(f"gold {g[:40]!r} is neither a letter of the options nor an option text")
 
 
@@ -116,9 +120,10 @@ def _parse_line(raw: str | bytes) -> tuple[str, str, int, str, tuple[str, ...], 
     if not 2 <= len(opts) <= len(LETTERS) or not all(isinstance(o, str) for o in opts):
         raise ValueError(f"options must be 2 to {len(LETTERS)} strings")
     options = tuple(opts)
-    folded = [_folded(o) for o in options]
-    if "" in folded or len(set(folded)) < len(folded):
-        raise ValueError(f"options must be distinct non-empty texts, got {short(list(options), 80)}")
+    if any(not _folded(o) for o in options):
+        raise ValueError(f"options must be non-empty texts, got {short(list(options), 80)}")
+    # two options may share a text (real MMLU and BBH questions do): the question is scored, its letters read as
+    # usual, and a reply naming the shared text is ambiguous between those options (ub_core.parsing.mcq)
     gold = rec.get("gold")
     letter = None if gold is None else _gold_letter(gold, options)
     return rec["task"], rec["id"], rec["run"], rec["reply"], options, letter

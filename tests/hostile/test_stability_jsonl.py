@@ -82,16 +82,16 @@ def test_errors_are_summarised_never_quadratic(tmp_path, capsys):
      "duplicate key 'reply' in a JSON object"),
     (corpus.with_duplicate_key({"task": "good", "id": "q3", "run": 0, "reply": "A", "options": YN}, "run", 1),
      "duplicate key 'run' in a JSON object"),
-    (_line("good", "q3", 0, "(A)", options=["Yes", "Yes"]), "options must be distinct non-empty texts"),
-    (_line("good", "q3", 0, "(A)", options=["Yes", " yes "]), "options must be distinct non-empty texts"),
-    (_line("good", "q3", 0, "(A)", options=["", "No"]), "options must be distinct non-empty texts"),
+    (_line("good", "q3", 0, "(A)", options=["", "No"]), "options must be non-empty texts"),
+    (_line("good", "q3", 0, "(A)", options=["Yes", " yes "], gold="yes"),
+     "gold 'yes' is the text of options A, B: give its letter"),
     ("[1, 2]", "expected a JSON object, got list"),
     (_line("good", "q3", True, "(A)"), "field 'run' must be int, got bool"),
-], ids=["depth-200000", "run-5001-digits", "not-utf8", "duplicate-reply", "duplicate-run", "options-Yes-Yes",
-        "options-folded-equal", "options-empty", "not-an-object", "run-bool"])
+], ids=["depth-200000", "run-5001-digits", "not-utf8", "duplicate-reply", "duplicate-run", "options-empty",
+        "gold-text-of-two-options", "not-an-object", "run-bool"])
 def test_bad_line_is_one_named_error_and_the_rest_is_scored(tmp_path, capsys, bad, reason):
     """Before: the deep line raised RecursionError and the 5,001-digit run AttributeError, each losing the whole
-    file; a repeated key was silently last-wins; ["Yes", "Yes"] was scored. Now each is one line naming the line."""
+    file; a repeated key was silently last-wins. Now each is one line naming the line."""
     rc, res, out, err, path = _score(tmp_path, GOOD[:2] + [bad] + GOOD[2:], capsys)
     assert rc == 1
     assert len(res["errors"]) == 1 and res["errors"][0].startswith(f"{path}:3: {reason}"), res["errors"]
@@ -121,3 +121,34 @@ def test_stdin_is_read_as_bytes(tmp_path):
     res = json.loads(proc.stdout)
     assert res["errors"] == ["<stdin>:2: not UTF-8 text (byte 0xff at offset 8); line skipped"]
     assert res["tasks"] == {"good": pytest.approx(GOOD_EXPECTED)}
+
+
+def test_questions_with_a_repeated_option_text_are_scored(tmp_path, capsys):
+    """Issue 34 item 5: a real MMLU public_relations question has options proactive, reactive, manipulative,
+    manipulative, and a BBH ruin_names question repeats an option. Before, each line was skipped ("options must be
+    distinct"), so the question left TARr although raw agreement needs no options. Now the question is scored:
+    letters read as usual, and a reply naming the shared text is ambiguous between those two options only."""
+    pr = ["proactive", "reactive", "manipulative", "manipulative"]
+    lines = GOOD + [_line("good", "pr", 0, "The answer is (D)", options=pr, gold="D"),
+                    _line("good", "pr", 1, "manipulative", options=pr, gold="D")]
+    rc, res, out, err, path = _score(tmp_path, lines, capsys)
+    assert rc == 0 and res["errors"] == []
+    good = res["tasks"]["good"]
+    assert good["questions"] == 3 and good["excluded_questions"] == 0
+    # raw replies: q1 agrees, q2 and pr do not -> TARr 1/3; parsed: q1, q2 agree, pr reads D vs ambiguous -> 2/3
+    assert good["tar_r"] == pytest.approx(1 / 3) and good["tar_a"] == pytest.approx(2 / 3)
+    assert good["parse_failure_rate"] == pytest.approx(1 / 6)  # "manipulative" alone: C or D cannot be told
+    assert good["best_acc"] == 1.0 and good["worst_acc"] == pytest.approx(2 / 3)
+
+
+def test_the_reader_keeps_letters_and_names_the_ambiguity():
+    from ub_core.parsing.mcq import read_mcq
+
+    pr = ["proactive", "reactive", "manipulative", "manipulative"]
+    assert read_mcq("The answer is (D)", pr).letter == "D"
+    assert read_mcq("(C) manipulative", pr).letter == "C"  # the letter decides, the text agrees with it
+    assert read_mcq("reactive", pr).letter == "B"  # a distinct text still reads
+    for reply in ("manipulative", "The answer is manipulative", "Answer: manipulative."):
+        read = read_mcq(reply, pr)
+        assert read.letter is None and read.reason == "ambiguous: options C, D have the same text", (reply, read)
+    assert read_mcq("(B) manipulative", pr).letter is None  # a letter against its own text

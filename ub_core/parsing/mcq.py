@@ -172,6 +172,16 @@ class _Options:
         if any(v is not None for v in self.values):  # "None" among "One", "Four", "Five" is the count 0
             self.values = [0.0 if f == "none" else v for f, v in zip(self.folded, self.values)]
         self.maxlen = max((len(f) for f in self.folded), default=0)
+        # real benchmark questions repeat an option text (MMLU: "manipulative" twice): a reply naming that text
+        # names all of them, and is read as ambiguous between them only; letters still read as usual
+        self.twins = {i: [j for j, g in enumerate(self.folded) if g == f] for i, f in enumerate(self.folded) if f}
+
+    def by_text(self, i: int) -> int:
+        """``i``, the option a text names; ambiguous when another option has the same text."""
+        same = self.twins.get(i, [i])
+        if len(same) > 1:
+            raise _Ambiguous(f"options {', '.join(LETTERS[j] for j in same)} have the same text")
+        return i
 
 
 # ------------------------------------------------------------------------------------------------ text
@@ -321,11 +331,11 @@ def _read_head(seg: str, opts: _Options, strict: bool, allow_colon: bool = True)
             raise _Unreadable(f"letter {letter} is not one of {LETTERS[0]}-{LETTERS[opts.n - 1]}")
         after_letter = rest.lstrip(" \t.:)-*_`\"'")
         j = _text_prefix(after_letter, opts) if after_letter and opts.folded else None
-        if j is not None and j != idx:
+        if j is not None and idx not in opts.twins.get(j, [j]):
             raise _Ambiguous(f"letter {letter} but the text of option {LETTERS[j]}")
         # strictly (a whole line), "(B) the blue book" is an answer but "(A) says one thing" is a mention
         if not strict or delim == "alone" or not _strip_tail(rest).strip(" \t*_`") or (
-                delim == "bracket" and j == idx):
+                delim == "bracket" and j is not None and idx in opts.twins.get(j, [j])):
             _check_alternative(rest, idx, opts)
             return idx, rest
     # option texts ----------------------------------------------------------------------------------------
@@ -341,7 +351,7 @@ def _read_head(seg: str, opts: _Options, strict: bool, allow_colon: bool = True)
             j = _text_prefix(seg, opts)
             if j is not None:
                 rest = seg[_prefix_len(seg, opts.folded[j]):]
-                _check_alternative(rest, j, opts)
+                _check_alternative(rest, opts.by_text(j), opts)
                 return j, rest
     # values ----------------------------------------------------------------------------------------------
     m = _NUM_RE.match(seg)
@@ -441,7 +451,7 @@ def _conclusion_head(seg: str, opts: _Options) -> tuple[int, str] | None:
     rest = seg[_prefix_len(seg, opts.folded[j]):]
     if rest.strip() and rest.lstrip(" \t")[:1] not in _CONCLUSION_END:
         return None
-    _check_alternative(rest, j, opts)
+    _check_alternative(rest, opts.by_text(j), opts)
     return j, rest
 
 
