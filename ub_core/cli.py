@@ -74,9 +74,9 @@ def _ns(text: str) -> tuple[int, ...]:
 # ------------------------------------------------------------------------------------------------ bank
 
 def _cmd_bank_list(args) -> int:
-    from .problems import load_bank
+    from .problems import edition_note, load_bank
 
-    problems = load_bank(args.bank, categories=args.category)
+    problems = load_bank(args.bank, categories=args.category, size=args.size)
     if getattr(args, "logprob", False):  # issue 18: problems with an enumerable answer support
         from .problems.candidates import candidate_listing
         return candidate_listing(problems, as_json=args.json)
@@ -90,7 +90,10 @@ def _cmd_bank_list(args) -> int:
     print(f"{'id'.ljust(width)}  {'category':14s}  {'family':22s}  regime")
     for p in problems:
         print(f"{p.id.ljust(width)}  {p.category:14s}  {p.family:22s}  {getattr(p, 'regime', '')}")
-    print(f"{len(problems)} problems")
+    print(f"{len(problems)} problems" + (f" ({args.size} edition)" if args.size else ""))
+    note = edition_note(args.bank)
+    if note:
+        print(note)
     return 0
 
 
@@ -426,7 +429,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from .ksn_scoring import DEFAULT_NS
     from .metrics import KS_METHODS
-    from .problems import bank_names
+    from .problems import BANK_SIZES, bank_names
 
     ap = argparse.ArgumentParser(prog="ub", description="Distributional LLM evaluation (UnpredictaBench and "
                                                         "friends): banks, ground truth, scoring.")
@@ -438,6 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     bl = bsub.add_parser("list", help="one row per problem")
     bl.add_argument("--bank", default="ksn", choices=bank_names(), help="which bank")
     bl.add_argument("--category", action="append", help="only this category (repeatable)")
+    bl.add_argument("--size", choices=BANK_SIZES, default=None,
+                    help="the edition (default: the bank's own, subset where there are two)")
     bl.add_argument("--json", action="store_true", help="JSON records instead of a table")
     bl.add_argument("--prompts", action="store_true", help="include prompts in --json output")
     bl.add_argument("--logprob", action="store_true", help="only problems with an enumerable answer support "

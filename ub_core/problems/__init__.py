@@ -43,6 +43,48 @@ class UnknownProblemError(KeyError):
 
 BANK_SIZES = ("subset", "full")
 
+#: Items in each edition of the built-in banks (``None``: the bank has one edition) and the rough seconds per item
+#: of an Inspect run on ``ub/oracle`` (measured on a shared 2-core CPU, Inspect's start-up excluded; a real model is
+#: slower). ``ub bank list`` prints them; a test keeps the counts equal to what the banks load.
+EDITIONS: dict[str, dict[str | None, int]] = {
+    "ksn": {None: 448},
+    "odds": {"subset": 576, "full": 9_372},
+    "stability": {"subset": 328, "full": 1_210},
+    "calibration": {"subset": 3_546, "full": 203_040},
+    "implicit": {"subset": 528, "full": 1_405},
+    "explicit": {"subset": 528, "full": 1_405},
+}
+ORACLE_SECONDS_PER_ITEM = {"ksn": 0.2, "odds": 0.02, "stability": 0.13, "calibration": 0.09, "implicit": 0.33,
+                           "explicit": 0.17}
+
+
+def rough_duration(seconds: float) -> str:
+    """``~40 s``, ``~5 min``, ``~5 h``: a rough figure for a person."""
+    if seconds < 90:
+        return f"~{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"~{round(seconds / 60)} min"
+    return f"~{seconds / 3600:.0f} h"
+
+
+def edition_note(name: str) -> str | None:
+    """One line on a built-in bank's editions: items in each, the default, and a rough ``ub/oracle`` run time;
+    None for a bank without such a record (a plug-in)."""
+    sizes = EDITIONS.get(name)
+    if not sizes:
+        return None
+    per = ORACLE_SECONDS_PER_ITEM.get(name, 0.0)
+    if None in sizes:
+        return f"{name}: one edition, {sizes[None]:,} items, {rough_duration(sizes[None] * per)} on ub/oracle"
+    parts = [f"{ed} {n:,} items ({rough_duration(n * per)} on ub/oracle)" for ed, n in sizes.items()]
+    option = EDITION_OPTION.get(name, "size")
+    return (f"{name} editions: {'; '.join(parts)}; subset is the default (Inspect -T {option}=full, "
+            f"lm-eval --metadata '{{\"{option}\": \"full\"}}')")
+
+
+#: the task option that picks the edition, where it is not ``size``
+EDITION_OPTION = {"odds": "edition"}
+
 
 @dataclass(frozen=True)
 class Bank:
