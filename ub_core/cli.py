@@ -390,6 +390,25 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    """Paired comparison of two runs (``ub_core.compare``); exit 2 with one line when they cannot be compared."""
+    import logging
+
+    from .compare import compare_runs, format_comparisons
+
+    logging.getLogger("ub_core.report").setLevel(logging.ERROR)  # the skips are printed below, once each
+    rows, skipped = compare_runs(args.a, args.b, args.metric)
+    for line in skipped:
+        print(f"ub: skipped {line}", file=sys.stderr)
+    if args.json:
+        json.dump([r.to_json() for r in rows], sys.stdout, allow_nan=False,
+                  default=lambda v: None)
+        sys.stdout.write("\n")
+    else:
+        print(format_comparisons(rows))
+    return 0
+
+
 def _cmd_tasks_dir(args) -> int:
     """Print the lm-eval task folder without importing lm-eval (it ships inside ub_lmeval)."""
     import importlib.util
@@ -503,6 +522,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
                          "into ub-oracle (likewise collapse) by default")
     rp.set_defaults(func=_cmd_report)
+
+    cp = sub.add_parser("compare", help="compare two runs of one task problem by problem: paired difference, "
+                                        "its interval and p-value, minimum detectable effect")
+    cp.add_argument("a", help="run A: an Inspect log, an lm-eval output folder or file, or a folder of one run")
+    cp.add_argument("b", help="run B, the same kinds")
+    cp.add_argument("--metric", action="append", help="compare this metric instead of each family's headline "
+                    "(repeatable; e.g. wdz, jsd, ks@10)")
+    cp.add_argument("--json", action="store_true", help="a JSON list, one object per metric: metric, mean_a, mean_b, "
+                    "diff, se, ci_low, ci_high, p_value, n_pairs, n_unmatched, and more")
+    cp.set_defaults(func=_cmd_compare)
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)

@@ -1,0 +1,103 @@
+"""Issue 37: ``ub compare A B`` on real runs of both frameworks.
+
+``ub/oracle`` against ``ub/collapse`` on KS@N: a large, significant difference; ``ub/oracle`` with seed 0 against
+seed 1: nothing significant; runs whose settings change what is measured: refused with one line; an lm-eval run
+against an Inspect run: matched problem by problem."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from ub_core import cli  # noqa: E402
+from ub_core.compare import JSON_KEYS, CompareError, compare_runs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CATEGORIES = ["shuffling"]  # 20 problems
+
+
+def _inspect(out: Path, model: str, **task_args) -> Path:
+    from inspect_ai import eval as inspect_eval
+
+    import ub_inspect.providers  # noqa: F401
+    from ub_inspect.ksn import ksn
+
+    seed = task_args.pop("run_seed", 0)
+    log = inspect_eval(ksn(categories=CATEGORIES, **task_args), model=model, log_dir=str(out), display="none",
+                       seed=seed)[0]
+    assert log.status == "success", log.error
+    return Path(log.location)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare")
+    out = {"oracle": _inspect(root / "oracle", "ub/oracle"),
+           "oracle_seed1": _inspect(root / "oracle1", "ub/oracle", seed=1, run_seed=1),
+           "collapse": _inspect(root / "collapse", "ub/collapse"),
+           "oracle_50": _inspect(root / "oracle50", "ub/oracle", n_samples=50)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    lm = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",
+                         ",".join(f"ub_ksn_{c}" for c in CATEGORIES), "--output_path", str(root / "lm"),
+                         "--log_samples"], capture_output=True, text=True, env=env, timeout=600)
+    assert lm.returncode == 0, lm.stderr[-2000:]
+    out["lm_oracle"] = root / "lm"
+    return out
+
+
+@pytest.mark.slow
+def test_oracle_against_collapse_is_a_large_significant_difference(runs, capsys):
+    (row,), skipped = compare_runs(runs["oracle"], runs["collapse"])
+    assert skipped == []
+    assert row.metric == "ks@100" and row.family == "ksn" and row.n_pairs == 20 and row.n_unmatched == 0
+    assert row.mean_a == 1.0 and row.mean_b < 0.2 and row.diff > 0.8 and row.ci_low > 0.7
+    assert row.test == "McNemar exact" and row.p_value < 1e-5 and row.higher_is_better is True
+    assert cli.main(["compare", str(runs["oracle"]), str(runs["collapse"]), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert isinstance(doc, list) and list(doc[0])[:len(JSON_KEYS)] == list(JSON_KEYS)
+    assert doc[0]["diff"] == pytest.approx(row.diff) and doc[0]["n_pairs"] == 20
+
+
+@pytest.mark.slow
+def test_two_seeds_of_the_oracle_do_not_differ(runs):
+    (row,), _ = compare_runs(runs["oracle"], runs["oracle_seed1"])
+    assert row.n_pairs == 20 and row.p_value > 0.05 and row.ci_low <= 0 <= row.ci_high
+
+
+@pytest.mark.slow
+def test_runs_that_measure_different_things_are_refused(runs, capsys):
+    with pytest.raises(CompareError, match=r"ksn: the runs differ in n_samples \(100 vs 50\)"):
+        compare_runs(runs["oracle"], runs["oracle_50"])
+    assert cli.main(["compare", str(runs["oracle"]), str(runs["oracle_50"])]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ub: error: ksn: the runs differ in n_samples")
+    # a side holding two configurations of one model is refused too
+    with pytest.raises(CompareError, match="holds 2 models or configurations"):
+        compare_runs([runs["oracle"], runs["oracle_50"]], runs["collapse"])
+
+
+@pytest.mark.slow
+def test_an_lm_eval_run_against_an_inspect_run(runs):
+    (row,), _ = compare_runs(runs["lm_oracle"], runs["collapse"])
+    assert row.model_a == "ub-oracle" and row.model_b == "ub-collapse"
+    assert row.n_pairs == 20 and row.n_unmatched == 0 and row.diff > 0.8 and row.p_value < 1e-5
+
+
+@pytest.mark.slow
+def test_unmatched_problems_are_counted_with_their_reason(runs, tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    import ub_inspect.providers  # noqa: F401
+    from ub_inspect.ksn import ksn
+
+    log = inspect_eval(ksn(ids=["sh-integer-01", "sh-integer-02"]), model="ub/collapse", log_dir=str(tmp_path),
+                       display="none")[0]
+    (row,), _ = compare_runs(runs["oracle"], log.location)
+    assert row.n_pairs == 2 and row.n_unmatched == 18 and row.unmatched == {"only in A": 18}
