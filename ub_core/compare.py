@@ -28,7 +28,8 @@ from scipy import stats
 from .metrics.intervals import clustered_stderr
 
 __all__ = ["paired_difference", "mcnemar_exact", "minimum_detectable_effect", "sampling_noise_removed",
-           "holm", "compare_runs", "compare_tables", "format_comparisons", "Comparison", "CompareError",
+           "holm", "compare_runs", "compare_tables", "compare_records", "headline_key", "comparable_settings",
+           "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "JSON_KEYS"]
 
 #: fewer clusters than this and a clustered standard error is noise itself (a ``--limit`` run can leave 3 scenario
@@ -297,34 +298,58 @@ def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_
         if not keys:
             raise CompareError(f"{fam}: no metric both runs report" + (f" among {', '.join(metrics)}" if metrics
                                                                          else ""))
-        ia = {(r.problem_id, r.epoch): r for r in ra}
-        ib = {(r.problem_id, r.epoch): r for r in rb}
-        for key in keys:
-            why: dict[str, int] = {}
-            xs, ys, cl = [], [], []
-            for k in sorted(set(ia) | set(ib)):
-                a, b = ia.get(k), ib.get(k)
-                if a is None or b is None:
-                    reason = f"only in {name_a if b is None else name_b}"
-                elif a.metric(key) is None or b.metric(key) is None:
-                    reason = f"no {key} in {name_a if a.metric(key) is None else name_b}"
-                else:
-                    xs.append(a.metric(key))
-                    ys.append(b.metric(key))
-                    cl.append(a.payload.get("cluster") if a.payload.get("cluster") == b.payload.get("cluster")
-                              else None)
-                    continue
-                why[reason] = why.get(reason, 0) + 1
-            clusters = cl if cl and all(c is not None for c in cl) else None
-            res = paired_difference(xs, ys, clusters)
-            cmp = Comparison(metric=key, n_unmatched=sum(why.values()), family=fam, unmatched=why,
-                             higher_is_better=_direction(fam, key), model_a=ra[0].model, model_b=rb[0].model,
-                             **{k: res[k] for k in ("mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value",
-                                                    "n_pairs", "test", "mde", "clusters", "clustered")})
-            if key.startswith("p_pass@") and len(xs) >= 2:
-                cmp.sampling_free = sampling_noise_removed(xs, ys)
-            out.append(cmp)
+        out += [compare_records(fam, key, ra, rb, name_a, name_b) for key in keys]
     return out
+
+
+def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str = "A",
+                    name_b: str = "B") -> Comparison:
+    """One metric of two models' records of one eval family (:class:`ub_core.report.records.SampleRecord`),
+    matched by (problem id, epoch); clustered by the records' ``cluster`` where both runs give every problem the
+    same one. Problems in one run only, or without a value in one, are counted in ``unmatched`` by reason."""
+    ia = {(r.problem_id, r.epoch): r for r in ra}
+    ib = {(r.problem_id, r.epoch): r for r in rb}
+    why: dict[str, int] = {}
+    xs, ys, cl = [], [], []
+    for k in sorted(set(ia) | set(ib)):
+        a, b = ia.get(k), ib.get(k)
+        if a is None or b is None:
+            reason = f"only in {name_a if b is None else name_b}"
+        elif a.metric(key) is None or b.metric(key) is None:
+            reason = f"no {key} in {name_a if a.metric(key) is None else name_b}"
+        else:
+            xs.append(a.metric(key))
+            ys.append(b.metric(key))
+            cl.append(a.payload.get("cluster") if a.payload.get("cluster") == b.payload.get("cluster") else None)
+            continue
+        why[reason] = why.get(reason, 0) + 1
+    clusters = cl if cl and all(c is not None for c in cl) else None
+    res = paired_difference(xs, ys, clusters)
+    cmp = Comparison(metric=key, n_unmatched=sum(why.values()), family=fam, unmatched=why,
+                     higher_is_better=_direction(fam, key), model_a=ra[0].model if ra else "",
+                     model_b=rb[0].model if rb else "",
+                     **{k: res[k] for k in ("mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value",
+                                            "n_pairs", "test", "mde", "clusters", "clustered")})
+    if key.startswith("p_pass@") and len(xs) >= 2:
+        cmp.sampling_free = sampling_noise_removed(xs, ys)
+    return cmp
+
+
+def headline_key(fam: str, records: Sequence) -> str | None:
+    """The metric a comparison of ``fam`` reads by default (:data:`HEADLINE_KEYS`; a per-N headline at the largest
+    N every record has); None when the records have none."""
+    if not records:
+        return None
+    keys = _metric_keys(fam, list(records), list(records), None)
+    return keys[0] if keys else None
+
+
+def comparable_settings(settings: Any, bank_version: Any) -> str:
+    """A canonical text of what must be equal for two runs to be compared (settings other than model and seed,
+    and the bank version)."""
+    kept = {k: v for k, v in (settings or {}).items() if k not in _MAY_DIFFER} if isinstance(settings, dict) \
+        else settings
+    return json.dumps({"bank_version": bank_version, "settings": kept}, sort_keys=True, default=str)
 
 
 def compare_runs(a: str | Path | Sequence[str | Path], b: str | Path | Sequence[str | Path],

@@ -101,3 +101,30 @@ def test_unmatched_problems_are_counted_with_their_reason(runs, tmp_path):
                        display="none")[0]
     (row,), _ = compare_runs(runs["oracle"], log.location)
     assert row.n_pairs == 2 and row.n_unmatched == 18 and row.unmatched == {"only in A": 18}
+
+
+@pytest.mark.slow
+def test_report_pairs_complete_runs_of_one_configuration_only(runs, tmp_path):
+    """The report's pairwise table: the complete lm-eval runs of ub-oracle and ub-collapse on ub_ksn_shuffling are
+    paired (a large, significant difference after Holm's correction); the Inspect runs (a category selection, so
+    PARTIAL) are not paired with anything."""
+    import importlib.util
+
+    from ub_core.report import build_report
+
+    spec = importlib.util.spec_from_file_location("run_ksn", ROOT / "examples/ksn_offline/run_ksn.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.run_lmeval(["shuffling"], None, tmp_path / "lm")
+    res = build_report([tmp_path / "lm", runs["oracle"], runs["collapse"]], tmp_path / "report")
+    pairs = next(t for t in res.tables["ksn"] if t.name == "ksn_pairwise")
+    assert len(pairs.rows) == 1
+    row = pairs.rows[0]
+    assert {row["model_a"], row["model_b"]} == {"ub-oracle", "ub-collapse"}
+    assert row["framework_a"] == row["framework_b"] == "lm-eval" and row["metric"] == "ks@100"
+    assert row["n_pairs"] == 20 and abs(row["diff"]) > 0.8 and row["significant"] is True
+    assert row["p_holm"] == row["p_value"] < 1e-5
+    assert row["mde"] == 0.0  # every difference is 1: no spread, so the estimated MDE is 0
+    doc = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert doc["tables"]["ksn_pairwise"]["higher_is_better"]["diff"] is None
+    assert 'data-table="ksn_pairwise"' in (tmp_path / "report" / "index.html").read_text()

@@ -59,7 +59,10 @@ PROVENANCE = "provenance"
 _SPEC_EVAL_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
 #: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
 _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
-                   "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None}
+                   "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None,
+                   # the pairwise table: a difference has the metric's direction only through the metric column
+                   "diff": None, "p_value": None, "p_holm": None, "significant": None, "mde": None,
+                   "n_pairs": None, "n_unmatched": None}
 
 
 def column_direction(eval_family: str, column: str) -> bool | None:
@@ -466,7 +469,62 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
     for ts in out.values():
         for t in ts:
             _attach_provenance(t, table)
+    for fam, ts in out.items():
+        pairs = _pairwise_table(fam, ts, table)
+        if pairs is not None:
+            ts.append(pairs)
     return out
+
+
+#: the family-wise error rate of a report's pairwise table (Holm's correction across the pairs it shows)
+PAIRWISE_ALPHA = 0.05
+
+
+def _pairwise_table(fam: str, tables: list[Table], table: SampleTable) -> Table | None:
+    """Every pair of complete runs of one configuration (``ub_core.compare``, issue 37): paired difference of the
+    family's headline, its 95% interval, the p-value and Holm's adjustment across the pairs shown (significant:
+    adjusted p < 0.05), and the minimum detectable effect. Partial runs and runs whose settings differ (other than
+    model and seed) are never paired; None when no two complete runs share a configuration."""
+    from ..compare import compare_records, comparable_settings, headline_key, holm
+
+    lead = next((t for t in tables if set(t.keys) == set(ID_COLUMNS) and t.rows and "complete" in t.rows[0]), None)
+    if lead is None:
+        return None
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for row in lead.rows:
+        prov = row.get(PROVENANCE) or {}
+        if row.get("complete") is True:
+            groups.setdefault(comparable_settings(prov.get("settings"), prov.get("bank_version")), []).append(
+                (row["model"], row["framework"]))
+    by_model = _group(table.of_eval_family(fam), lambda r: (r.model, r.framework))
+    t = Table(f"{fam}_pairwise", "Pairwise differences of complete runs of one configuration (paired by problem; "
+              "p-values Holm-adjusted across the pairs shown)", fam,
+              ["model_a", "framework_a", "model_b", "framework_b", "metric", "n_pairs", "diff", "ci_low", "ci_high",
+               "p_value", "p_holm", "significant", "mde", "n_unmatched"],
+              keys=("model_a", "framework_a", "model_b", "framework_b", "metric"))
+    for members in groups.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                ra, rb = by_model.get(a, []), by_model.get(b, [])
+                key = headline_key(fam, list(ra) + list(rb))
+                if key is None:
+                    continue
+                c = compare_records(fam, key, ra, rb)
+                t.rows.append({"model_a": a[0], "framework_a": a[1], "model_b": b[0], "framework_b": b[1],
+                               "metric": key, "n_pairs": c.n_pairs, "diff": c.diff, "ci_low": c.ci_low,
+                               "ci_high": c.ci_high, "p_value": c.p_value, "mde": c.mde,
+                               "n_unmatched": c.n_unmatched})
+    if not t.rows:
+        return None
+    for row, adjusted in zip(t.rows, holm([r["p_value"] for r in t.rows])):
+        row["p_holm"] = adjusted
+        row["significant"] = None if adjusted is None else adjusted < PAIRWISE_ALPHA
+    t.note = ("diff = model_a - model_b on the problems both scored (paired: Miller 2024, 'Adding error bars to "
+              "evals'); ci: 95% t interval (clustered by the bank's clusters where there are 10 or more); p_value: "
+              "paired t, or exact McNemar for pass/fail scores; p_holm: Holm-adjusted across this table; "
+              "significant: p_holm < 0.05; mde: the smallest difference this bank detects at 80% power and alpha "
+              "0.05 for this pair. PARTIAL runs and runs of other settings are not paired.")
+    return t
 
 
 _COMPLETE_FIRST = {True: 0, None: 1, False: 2}
