@@ -62,6 +62,7 @@ _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": Fal
                    "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None,
                    # the pairwise table: a difference has the metric's direction only through the metric column
                    "diff": None, "p_value": None, "p_holm": None, "significant": None, "mde": None,
+                   "mde_if_sampled": None,
                    "n_pairs": None, "n_unmatched": None}
 
 
@@ -470,10 +471,55 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
         for t in ts:
             _attach_provenance(t, table)
     for fam, ts in out.items():
+        _add_run_mde(fam, ts, table)
         pairs = _pairwise_table(fam, ts, table)
         if pairs is not None:
             ts.append(pairs)
     return out
+
+
+def _leaderboard(tables: list[Table]) -> Table | None:
+    """The family's per-model table (keys model and framework only, with the complete column)."""
+    return next((t for t in tables if set(t.keys) == set(ID_COLUMNS) and t.rows and "complete" in t.rows[0]), None)
+
+
+def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
+    """Each leaderboard row's minimum detectable effect (``mde``): the smallest difference from another run of
+    this bank, of equal variance and independent, that a two-sided test at alpha 0.05 detects with 80% power:
+    2.80 * sqrt(2) * SE of the row's headline mean (clustered as in ``ub_core.compare``). For the sampling-free
+    p_pass@N, ``mde_if_sampled`` is the same for sampled KS@N verdicts of the same model (its within-problem
+    noise added back): what the sampling-free route saves."""
+    from ..compare import headline_key, paired_difference, sampling_noise_removed
+
+    lead = _leaderboard(tables)
+    if lead is None:
+        return
+    by_model = _group(table.of_eval_family(fam), lambda r: (r.model, r.framework))
+    added = set()
+    for row in lead.rows:
+        recs = by_model.get((row["model"], row["framework"]), [])
+        key = headline_key(fam, recs)
+        vals = [(r.metric(key), r.payload.get("cluster")) for r in recs] if key else []
+        vals = [(v, c) for v, c in vals if v is not None]
+        if len(vals) < 2:
+            continue
+        xs = [v for v, _ in vals]
+        clusters = [c for _, c in vals] if all(c is not None for _, c in vals) else None
+        # a run against a constant: the one-sample SE of the mean, clustered where the bank clusters
+        res = paired_difference(xs, [0.0] * len(xs), clusters)
+        if res["se"] is not None:
+            row["mde"] = res["mde"] * math.sqrt(2)
+            added.add("mde")
+        if key.startswith("p_pass@"):
+            row["mde_if_sampled"] = sampling_noise_removed(xs)["mde_sampled"]
+            added.add("mde_if_sampled")
+    lead.columns += [c for c in ("mde", "mde_if_sampled") if c in added]
+    if added:
+        lead.note = (lead.note + " " if lead.note else "") + (
+            "mde: the smallest difference from an independent run of equal variance on this bank that a test at "
+            "alpha 0.05 detects with 80% power (ub compare gives the paired one for two runs)"
+            + ("; mde_if_sampled: the same for sampled KS@N verdicts of this model (the sampling-free route "
+               "removes their within-problem noise)." if "mde_if_sampled" in added else "."))
 
 
 #: the family-wise error rate of a report's pairwise table (Holm's correction across the pairs it shows)
@@ -487,7 +533,7 @@ def _pairwise_table(fam: str, tables: list[Table], table: SampleTable) -> Table 
     model and seed) are never paired; None when no two complete runs share a configuration."""
     from ..compare import compare_records, comparable_settings, headline_key, holm
 
-    lead = next((t for t in tables if set(t.keys) == set(ID_COLUMNS) and t.rows and "complete" in t.rows[0]), None)
+    lead = _leaderboard(tables)
     if lead is None:
         return None
     groups: dict[str, list[tuple[str, str]]] = {}
