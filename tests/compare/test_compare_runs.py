@@ -128,3 +128,19 @@ def test_report_pairs_complete_runs_of_one_configuration_only(runs, tmp_path):
     doc = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert doc["tables"]["ksn_pairwise"]["higher_is_better"]["diff"] is None
     assert 'data-table="ksn_pairwise"' in (tmp_path / "report" / "index.html").read_text()
+
+
+@pytest.mark.slow
+def test_calibration_is_compared_with_errors_clustered_by_option_pair(tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    import ub_inspect.providers  # noqa: F401
+    from ub_inspect.calibration import calibration
+
+    logs = [inspect_eval(calibration(), model=m, log_dir=str(tmp_path / m.replace("/", "_")), display="none",
+                         limit=40)[0] for m in ("ub/oracle", "ub/collapse")]
+    assert all(log.status == "success" for log in logs)
+    (row,), _ = compare_runs(logs[0].location, logs[1].location)
+    assert row.family == "calibration" and row.metric == "pm" and row.n_pairs == 40
+    assert row.clusters is not None and row.clusters >= 10 and row.clustered and row.test == "paired t"
+    assert row.higher_is_better is True
