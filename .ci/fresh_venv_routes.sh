@@ -12,7 +12,7 @@ bin="$work/venv/bin"
 
 # route 0: plain lm_eval, as a user types it: our tasks and models with no flag (unpredictabench-lm-eval.pth)
 "$bin/lm_eval" validate --tasks ub_logit,ub_ksn,ub_tar | tail -1
-"$bin/lm_eval" ls tasks | grep -q ub_logit
+"$bin/lm_eval" ls tasks | grep ub_logit >/dev/null  # not grep -q: an early exit breaks lm_eval's pipe
 "$bin/lm_eval" --model ub-oracle --tasks ub_ksn_shuffling --limit 1 --output_path out0 >/dev/null
 # route 1: plain lm_eval with our installed task folder (a built-in model: lm-eval's dummy)
 "$bin/lm_eval" --model dummy --include_path "$("$bin/ub" tasks-dir)" --tasks ub_ksn_shuffling --limit 1 \
