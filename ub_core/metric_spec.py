@@ -7,16 +7,27 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 Specs: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin, the odds
 paper's question and sampling tasks, and run-to-run stability.
 
-Adding a KS@N metric: add its :class:`MetricSpec` here with ``compute`` naming its pure function (in
-:mod:`ub_core.metrics`, ``(valid values, truth draws) -> float``); :func:`ub_core.ksn_scoring.score_values` computes
-every spec entry, and every adapter iterates the spec: the Inspect scorer's ``Score.value`` (one entry per spec key,
-in spec order), lm-eval's ``process_results`` and the ``metric_list`` of the YAMLs (generated and checked by
-:mod:`ub_lmeval.metric_lists`), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
-report. ``tests/generic/test_spec_values.py`` registers a toy metric and follows it through all three frameworks.
+Keys: a per-N metric is one entry (``per_n=True``, key ``ks``, display ``KS@{n}``) that stands for ``ks@N`` at a
+run's Ns; :func:`split_key` and :func:`per_n_key` are the one parser and formatter of ``<prefix>@<N>`` keys, and
+:func:`find_metric` resolves any key (``ks@37``) to its entry. ``kind`` (:data:`KINDS`: rate, flag, count, score,
+diagnostic) decides a metric's aggregation, NaN policy, default bounds, standard error, ``ub score``'s interval
+(Wilson for a rate's 0/1 verdicts) and the tables' formatting (a rate in percent); ``direction`` ranks it.
 
-Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
-NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the
-value is always defined), ``skip`` (undefined values leave the mean; their count is another metric), ``count``.
+Adding a KS@N metric: one :class:`MetricSpec` with ``compute`` naming its pure function (in :mod:`ub_core.metrics`
+or a lab's own package): ``(valid values, truth draws) -> float``, or for a per-N metric ``(the first N valid
+values, truth draws, *, n, threshold, method) -> float``; here, or through :func:`register_metric` from outside.
+:func:`ub_core.ksn_scoring.score_values` computes every spec entry (a problem without the values a rate needs, no
+valid answer or fewer than N, scores its ``missing_value``, a fail: the sampled protocol's rule), and every adapter
+iterates the spec: the Inspect scorer's ``Score.value`` and metrics (read when they are computed), lm-eval's
+``process_results`` and the ``metric_list`` of the YAMLs (written by ``python -m ub_lmeval.metric_lists --write``
+and checked against the spec), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
+report. A spec that no adapter could honour (``ad@1`` with N bound in, a compute with the wrong signature, a key
+given twice) is a ValueError when it is written. ``tests/generic/test_spec_values.py`` registers a toy per-N
+metric and follows it through all three frameworks.
+
+Aggregations (from ``kind``): ``mean`` (every problem has a value: rates, counts), ``nanmean`` (mean over the
+problems where the value is defined: NaN and +/-inf are left out, never turned into 0, and counted; why is the
+spec's ``why_undefined``), ``total`` (a count of 0/1 flags).
 
 Bounds: the values one problem's score can take (:data:`UNIT` for rates, shares, probabilities and 0/1 flags,
 :data:`NONNEGATIVE` for counts and distances, None where any number can occur); readers of outside results

@@ -12,6 +12,7 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from typing import Any, Sequence
 
@@ -40,6 +41,8 @@ from ub_inspect._options import (OptionError, choice, first_per_category, int_li
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs",
            "ReplyTreeRecord", "ENUMERATIONS"]
@@ -298,9 +301,18 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         if enumeration != "listed" and end_of_answer == "none":
             raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
         problems = list(load_problems(categories=cats, bank=bank))
+        left_out: list[str] = []
         if enumeration == "listed":
-            problems = [p for p, _ in enumerable_problems(problems)]
+            listed = [p for p, _ in enumerable_problems(problems)]
+            if ids is None:  # nothing leaves silently: the problems the listed route cannot score are named
+                left_out = sorted({p.id for p in problems} - {p.id for p in listed})
+            problems = listed
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
+        if left_out:
+            log.warning(f"ksn_logprob: {len(problems)} problems of bank {bank} scored, {len(left_out)} left out: "
+                        f"their answers cannot be listed ({', '.join(left_out[:5])}"
+                        f"{', ...' if len(left_out) > 5 else ''}); -T enumeration=auto scores them through the "
+                        f"reply tree")
         routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
                   ("listed" if enumeration == "listed" else "tree") for p in problems}
     return package_task(
@@ -312,6 +324,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
                                   draws=draws, seed=seed, version=bank_version(bank), n_samples=n_samples,
                                   max_attempts=max_attempts, bank=bank),
-        metadata={"bank": bank, "route": "logprob", "enumeration": enumeration, "chat_template": chat_template},
+        metadata={"bank": bank, "route": "logprob", "enumeration": enumeration, "chat_template": chat_template,
+                  "left_out": {"problems": left_out, "why": "answers cannot be listed (enumeration=listed)"}},
         version=bank_version(bank),
     )
