@@ -445,10 +445,11 @@ def as_metric_value(spec: MetricSpec, value):
 
 
 def values_without_data(eval_family: str, ns=None) -> dict[str, float]:
-    """Every ``score`` key of ``eval_family`` (per-N ones at ``ns``) with the value of a problem that has no
-    valid value to score: each spec's ``missing_value`` (a rate's fail, 0.0), else NaN; flags are the scorer's."""
-    return {key: (math.nan if spec.missing_value is None else spec.missing_value)
-            for key, spec in run_specs(eval_family, ns, source="score") if spec.kind != "flag"}
+    """Every ``score`` key of ``eval_family`` (per-N ones at ``ns``), in spec order, with the value of a problem that
+    has no valid value to score: each spec's ``missing_value`` (a rate's fail, 0.0), else NaN; flags 0.0 (the
+    scorer raises the one that says why)."""
+    return {key: 0.0 if spec.kind == "flag" else math.nan if spec.missing_value is None else spec.missing_value
+            for key, spec in run_specs(eval_family, ns, source="score")}
 
 
 def fill_missing_rates(eval_family: str, values: dict) -> dict:
