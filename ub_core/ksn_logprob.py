@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metric_spec import metric_keys, values_without_data
+from .metric_spec import metric_keys, per_n_key, values_without_data
 from .metrics import DEFAULT_NS
 from .metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from .problems.base import Problem
@@ -211,11 +211,11 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     payload: dict[str, Any] = {"q": [float(x) for x in q]}
     for n in sorted({int(n) for n in ns}):  # in the spec's order (ub_core.metric_spec)
         enough = p_enough_valid(valid, n, slots, max_attempts)
-        scores[f"p_pass@{n}"] = enough * raw[f"p_pass@{n}"]
-        payload[f"p_pass_given_valid@{n}"] = raw[f"p_pass@{n}"]
-        payload[f"p_enough_valid@{n}"] = enough
-        payload[f"p_pass_se@{n}"] = enough * raw[f"p_pass_se@{n}"]
-        payload[f"p_pass_exact@{n}"] = raw[f"p_pass_exact@{n}"]
+        scores[per_n_key("p_pass", n)] = enough * raw[per_n_key("p_pass", n)]
+        payload[per_n_key("p_pass_given_valid", n)] = raw[per_n_key("p_pass", n)]
+        payload[per_n_key("p_enough_valid", n)] = enough
+        payload[per_n_key("p_pass_se", n)] = enough * raw[per_n_key("p_pass_se", n)]
+        payload[per_n_key("p_pass_exact", n)] = raw[per_n_key("p_pass_exact", n)]
     scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0, missing_mass=0.0)
     return scores, payload
 

@@ -72,9 +72,9 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     out: dict[str, Any] = {}
     for n in ns:
         r = ks[n]
-        out[f"ks@{n}"] = 1.0 if r["pass"] else 0.0
-        out[f"p@{n}"] = r["pvalue"]
-        out[f"short@{n}"] = bool(r["short"])
+        out[per_n_key("ks", n)] = 1.0 if r["pass"] else 0.0
+        out[per_n_key("p", n)] = r["pvalue"]
+        out[per_n_key("short", n)] = bool(r["short"])
     used = vals[: max(ns)] if ns else vals
     if used.size >= 1:
         w = metrics.wdz(used, truth, resamples=wdz_resamples, seed=seed)

@@ -61,7 +61,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
 
-from .metric_spec import values_without_data
+from .metric_spec import per_n_key, values_without_data
 from .metrics import DEFAULT_NS
 from .metrics.answer_distribution import p_enough_valid, p_pass_profile
 from .problems.base import Problem
@@ -289,8 +289,8 @@ def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, inval
             lo_given, hi_given = max(lo_given, shifted[0]), min(hi_given, shifted[1])
         lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
         hi = p_enough_valid(min(valid + missing, 1.0), n, slots, max_attempts) * hi_given
-        out[f"p_pass_bounds@{n}"] = [lo, hi]
-        out[f"p_pass@{n}"] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
+        out[per_n_key("p_pass_bounds", n)] = [lo, hi]
+        out[per_n_key("p_pass", n)] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
     return out
 
 
@@ -366,11 +366,11 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     payload: dict[str, Any] = {"q": (masses / valid).tolist(), "values": values.tolist(), "invalid_mass": invalid,
                                **cost, "eps": bounds["eps"], "ks_distance_bounds": bounds["ks_distance_bounds"]}
     for n in ns:
-        scores[f"p_pass@{n}"] = bounds[f"p_pass@{n}"]
-        payload[f"p_pass_bounds@{n}"] = bounds[f"p_pass_bounds@{n}"]
-        payload[f"p_pass_given_valid@{n}"] = prof[n]["p_pass"]
-        payload[f"p_pass_se@{n}"] = prof[n]["se"]
-        payload[f"p_pass_exact@{n}"] = prof[n]["exact"]
+        scores[per_n_key("p_pass", n)] = bounds[per_n_key("p_pass", n)]
+        payload[per_n_key("p_pass_bounds", n)] = bounds[per_n_key("p_pass_bounds", n)]
+        payload[per_n_key("p_pass_given_valid", n)] = prof[n]["p_pass"]
+        payload[per_n_key("p_pass_se", n)] = prof[n]["se"]
+        payload[per_n_key("p_pass_exact", n)] = prof[n]["exact"]
     return scores, payload
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ub_core.metric_spec import per_n_key
 from ub_core.metrics import ODDS_KS_NS, across_distributions, odds_item_scores
 
 from .ksn_hooks import nanmean  # noqa: F401  (the one defined-values mean; the odds YAMLs name utils.nanmean)
@@ -35,7 +36,7 @@ __all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds",
 QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
 #: Values per sampling problem (the odds paper, task 2: 1,000 draws).
 N_VALUES = 1000
-SAMPLING_KEYS = ("ks_stat",) + tuple(f"ks@{n}" for n in ODDS_KS_NS) + ("n_valid", "n_failed")
+SAMPLING_KEYS = ("ks_stat",) + tuple(per_n_key("ks", n) for n in ODDS_KS_NS) + ("n_valid", "n_failed")
 
 
 def _names(value: Any) -> list[str] | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..metric_spec import direction, find_metric
+from ..metric_spec import direction, find_metric, split_key
 from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
@@ -115,9 +115,9 @@ def ks_ns_of(records: Iterable[SampleRecord]) -> list[int]:
     ns: set[int] = set()
     for r in records:
         for k in r.metrics:
-            m = re.fullmatch(r"ks@(\d+)", k)
-            if m:
-                ns.add(int(m.group(1)))
+            prefix, n = split_key(k)
+            if prefix == "ks" and n is not None:
+                ns.add(n)
     return sorted(ns)
 
 
@@ -125,7 +125,7 @@ def top_n(records: Sequence[SampleRecord]) -> int | None:
     """The largest N every record has a KS@N for (100 in the standard protocol)."""
     common: set[int] | None = None
     for r in records:
-        ns = {int(k[3:]) for k in r.metrics if re.fullmatch(r"ks@\d+", k)}
+        ns = {n for k in r.metrics if (n := split_key(k)[1]) is not None and split_key(k)[0] == "ks"}
         common = ns if common is None else common & ns
     return max(common) if common else None
 
@@ -332,7 +332,7 @@ def _ksn_logprob_tables(records, ksn_records=()):
 
 def ks_ns_of_p_pass(records: Iterable[SampleRecord]) -> list[int]:
     """The N of the ``p_pass@N`` keys present, in increasing order."""
-    ns = {int(k[7:]) for r in records for k in r.metrics if k.startswith("p_pass@") and k[7:].isdigit()}
+    ns = {n for r in records for k in r.metrics if (n := split_key(k)[1]) is not None and split_key(k)[0] == "p_pass"}
     return sorted(ns)
 
 

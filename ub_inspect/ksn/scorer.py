@@ -31,7 +31,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
-from ub_core.metric_spec import as_metric_value, run_specs
+from ub_core.metric_spec import as_metric_value, per_n_key, run_specs
 
 from .._naming import registry_name
 from .._problems import lookup_problem
@@ -107,7 +107,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
                            truth_seed=gt_seed, n_failed=len(failures))
         value = score_value(row, record, ks_ns)
         top = max(ks_ns)
-        p_top = row[f"p@{top}"]
+        p_top = row[per_n_key("p", top)]
         explanation = (f"{row['n_valid']} valid values from {value['attempts']} attempts; KS@{top} "
                        + ("short" if p_top is None else f"p = {p_top:.3g}")
                        + ("" if row["wdz"] is None or math.isnan(row["wdz"]) else f"; WDZ {row['wdz']:.2f}"))

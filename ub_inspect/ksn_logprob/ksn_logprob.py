@@ -27,6 +27,7 @@ from pydantic import Field
 from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
                                  candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
+from ub_core.metric_spec import per_n_key
 from ub_core.metrics import DEFAULT_NS, KS_METHODS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
 from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
@@ -227,7 +228,7 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
     scores, payload = score_reply_tree(problem, tree, **options)
     top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
     n = max(options["ns"])
-    bounds = payload.get(f"p_pass_bounds@{n}", [math.nan, math.nan])
+    bounds = payload.get(per_n_key("p_pass_bounds", n), [math.nan, math.nan])
     return Score(value=scores, answer=top,
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass in {tree.requests} requests "
                               f"({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
