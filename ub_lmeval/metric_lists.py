@@ -94,6 +94,7 @@ def _plain(value):
 def _node(rows: list[dict]):
     """The rows as YAML nodes: a block list of one-line flow mappings, ``!function`` hooks tagged."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     seq = CommentedSeq()
     for row in rows:
@@ -101,6 +102,8 @@ def _node(rows: list[dict]):
         for k, v in row.items():
             if isinstance(v, str) and v.startswith(f"{_FUNCTION} "):
                 v = TaggedScalar(value=v[len(_FUNCTION) + 1:], tag=_FUNCTION)
+            elif isinstance(v, str) and "@" in v:  # "ks@100", quoted as the YAMLs always wrote it
+                v = DoubleQuotedScalarString(v)
             item[k] = v
         item.fa.set_flow_style()
         seq.append(item)
