@@ -186,6 +186,10 @@ def test_every_spec_key_reaches_inspect_lmeval_and_ub_score(toy_metric, tmp_path
                                                      "aggregation": "nanmean", "higher_is_better": True}
     assert report["metrics"][f"toy_sign@{N}"] == {"display": f"sign test@{N}", "kind": "rate",
                                                   "aggregation": "mean", "higher_is_better": True}
+    # the report ranks it at any N (issue 36 item 2: a new per-N rate had no direction at other N)
+    from ub_core.report.summary import column_direction
+
+    assert column_direction("ksn", "toy_sign@37") is True and column_direction("ksn", "ks@37") is True
     toy = report["aggregate"]["overall"][f"toy_sign@{N}"]  # a rate: Wilson interval over the problems' 0/1 verdicts
     from ub_core.metrics import wilson_interval
 

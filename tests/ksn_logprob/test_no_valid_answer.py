@@ -103,7 +103,11 @@ def test_report_means_count_the_mute_problem(tmp_path):
                        log_dir=str(tmp_path / "logs"), display="none")[0]
     values = _sample_values(log)
     build_report([tmp_path / "logs"], tmp_path / "out")
-    rows = json.loads((tmp_path / "out/summary.json").read_text())["tables"]["ksn_logprob_by_category"]["rows"]
-    (overall,) = [r for r in rows if r["category"] == "all"]
+    table = json.loads((tmp_path / "out/summary.json").read_text())["tables"]["ksn_logprob_by_category"]
+    (overall,) = [r for r in table["rows"] if r["category"] == "all"]
     assert overall["items"] == 2
     assert overall["p_pass@10"] == pytest.approx(sum(v["p_pass@10"] for v in values.values()) / 2)
+    # a distance is undefined there: left out of its mean, counted beside it, and the note says why
+    assert overall["ks_distance"] == values[IDS[1]]["ks_distance"] and overall["ks_distance_left_out"] == 1
+    assert "p_pass@10_left_out" not in table["columns"]
+    assert "ks_distance_left_out counts the others (no mass on any valid answer (no_mass)" in table["note"]
