@@ -232,7 +232,7 @@ _RECORDED = frozenset()  # recorded per problem, read by the report, not a metri
 KSN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ks", "KS@{n}", True, "rate", per_n=True),
     MetricSpec("p", "KS@{n} p-value", True, "diagnostic", per_n=True, adapters=_RECORDED, bounds=UNIT,
-               why_undefined="fewer than N valid answers"),
+               per_category=False, why_undefined="fewer than N valid answers"),
     MetricSpec("wdz", "WDZ", False, why_undefined="no valid answer, or a permutation null without spread"),
     MetricSpec("w1_debiased", "debiased W1", False, adapters=_RECORDED, why_undefined="no valid answer"),
     MetricSpec("jsd", "JSD", False, bounds=UNIT, why_undefined="no valid answer"),  # natural log: at most ln 2

@@ -26,6 +26,7 @@ from ub_core.problems import UnknownProblemError
 from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
 __all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
+           "threshold", "ks_method",
            "select_ids", "first_per_category"]
 
 
@@ -72,6 +73,8 @@ real = _one_line(_core.real)
 int_list = _one_line(_core.int_list)
 str_list = _one_line(_core.str_list)
 choice = _one_line(_core.choice)
+threshold = _one_line(_core.threshold)  # the KS p-value threshold, as lm-eval's --metadata checks it
+ks_method = _one_line(_core.ks_method)
 
 
 def first_per_category(items: Sequence[Any], limit: Any) -> list[Any]:

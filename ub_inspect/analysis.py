@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from inspect_ai.analysis import SampleColumn
 
-from ub_core.metric_spec import metric_keys, metric_specs, split_key
+from ub_core.metric_spec import find_metric, metric_keys, metric_specs, split_key
 from ub_core.metrics import DEFAULT_NS
 
 __all__ = ["SCORERS", "columns", "ksn_columns", "stability_columns", "per_category"]
@@ -99,7 +99,7 @@ def per_category(df: Any, eval_family: str) -> Any:
     the per-category values of the headline only (``ub_inspect.metrics``)."""
     specs = [m for m in metric_specs(eval_family) if m.per_category]
     group = f"metadata_{specs[0].group}" if specs else "metadata_category"
-    cols = [c for c in df.columns if c.startswith(f"{eval_family}_")
-            and any(c == f"{eval_family}_{m.key}" or (m.key.partition("@")[1] and c.startswith(
-                f"{eval_family}_{m.key.partition('@')[0]}@")) for m in specs)]
+    prefix = f"{eval_family}_"
+    cols = [c for c in df.columns if c.startswith(prefix)
+            and (spec := find_metric(eval_family, c[len(prefix):])) is not None and spec.per_category]
     return df.groupby(group)[cols].mean()

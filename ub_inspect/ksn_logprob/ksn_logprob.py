@@ -28,7 +28,7 @@ from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW
                                  candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
 from ub_core.metric_spec import per_n_key
-from ub_core.metrics import DEFAULT_NS, KS_METHODS
+from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
 from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
 from ub_core.reply_tree import TOP_K as TREE_TOP_K
@@ -37,8 +37,9 @@ from ub_inspect.ksn.ksn import load_problems
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
-from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
-                                 select_ids, str_list, task_options)
+from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, ks_method, positive_int,
+                                 real, select_ids, str_list, task_options)
+from ub_inspect._options import threshold as check_threshold
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
@@ -281,8 +282,8 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         bank = str(bank)
         cats = str_list(categories, "categories")
         ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
-        threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
-        method = choice(method, "method", KS_METHODS)
+        threshold = check_threshold(threshold)
+        method = ks_method(method)
         gt_size = positive_int(gt_size, "gt_size")
         seed = integer(seed, "seed", low=0)
         draws = positive_int(draws, "draws")
