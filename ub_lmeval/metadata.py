@@ -54,7 +54,10 @@ class _Once(logging.Filter):
 
 def print_metadata_note_once() -> None:
     """lm-eval 0.4.13 logs "Custom kwargs can be passed to `--metadata` ..." once per task that has a
-    ``custom_dataset`` (``lm_eval.api.task.ConfigurableTask.download``): seven times for ``ub_ksn``. Keep the first."""
+    ``custom_dataset`` (``lm_eval.api.task.ConfigurableTask.download``): seven times for ``ub_ksn``. From this call
+    on, the first is kept and the others dropped: once per process (an ``lm_eval`` / ``ub-lm-eval`` run), never
+    again in a later run of the same Python session (called again, the next one is shown)."""
     logger = logging.getLogger("lm_eval.api.task")
-    if not any(isinstance(f, _Once) for f in logger.filters):
-        logger.addFilter(_Once("Custom kwargs can be passed to `--metadata`"))
+    for f in [f for f in logger.filters if isinstance(f, _Once)]:
+        logger.removeFilter(f)
+    logger.addFilter(_Once("Custom kwargs can be passed to `--metadata`"))

@@ -66,10 +66,16 @@ def test_the_metadata_note_is_printed_once_per_run(caplog):
 
     from support.lmeval_tasks import ub_task_manager
 
+    from ub_lmeval.metadata import print_metadata_note_once
+
     caplog.set_level(logging.WARNING)
+    print_metadata_note_once()  # what importing ub_lmeval does in a fresh lm_eval process
     simple_evaluate(model="ub-oracle", tasks=["ub_ksn"], task_manager=ub_task_manager({"ids": ["te-beta-conc"]}))
     notes = [r for r in caplog.records if "Custom kwargs can be passed to `--metadata`" in r.getMessage()]
     assert len(notes) == 1  # seven tasks, one note
+    caplog.clear()
+    simple_evaluate(model="ub-oracle", tasks=["ub_ksn"], task_manager=ub_task_manager({"ids": ["te-beta-conc"]}))
+    assert not [r for r in caplog.records if "Custom kwargs" in r.getMessage()]  # a second run in the session: never
 
 
 @pytest.mark.slow
