@@ -3,7 +3,9 @@
 This is the one place where parsed values meet the metrics; the Inspect scorer, the lm-eval hooks and
 ``ub score`` all call :func:`score_values` / :func:`score_outputs` and :func:`aggregate`.
 
-Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or an lm-eval doc result):
+Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or an lm-eval doc result): one key per
+``score`` entry of the KS@N metric spec (:data:`ub_core.metric_spec.KSN_METRICS`, per-N ones at the run's Ns), plus
+``short@N``. The built-in ones, computed here:
 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;

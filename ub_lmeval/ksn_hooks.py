@@ -3,8 +3,9 @@
 - :func:`ksn_dataset` is the ``custom_dataset``: the built-in bank, one category, as a ``DatasetDict`` (nothing
   is written next to the YAMLs and nothing depends on the current directory).
 - :func:`process_results_ksn` receives a document and, through the ``take_first_k`` filter, all its
-  generations; it parses them and returns KS@N for every N, WDZ, JSD, and the counts of valid and failed
-  replies. The parsed values go to the ``--log_samples`` line only (``doc["ub_sample"]["values"]``,
+  generations; it parses them and returns every lm-eval metric of the KS@N spec (``ub_core.metric_spec``,
+  ``run_specs("ksn", adapter="lmeval")``), scored with the document's KS ``threshold`` and ``method``
+  (``--metadata``). The parsed values go to the ``--log_samples`` line only (``doc["ub_sample"]["values"]``,
   :func:`ub_lmeval.results_json.log_only`), not to the results.
 - Aggregations: :func:`nanmean` (WDZ and JSD are undefined for a problem with no valid reply, and WDZ also when
   its permutation null has no spread: NaN, never +/-inf), with its standard error (:func:`nanmean_stderr`, in
@@ -77,7 +78,7 @@ def ksn_dataset(category: str | None = None, ids: Any = None, bank: str = "ksn",
 
 
 def process_results_ksn(doc: dict, results: list) -> dict:
-    """All generations of one problem -> its KS@N, WDZ, JSD and counts (``results[0]`` is the list of
+    """All generations of one problem -> the lm-eval metrics of the KS@N spec (``results[0]`` is the list of
     generations kept by the ``take_first_k`` filter), with the document's KS ``threshold`` and ``method``."""
     generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
     problem = get_problem(doc["id"], bank=doc.get("bank"))
