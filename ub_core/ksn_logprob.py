@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metric_spec import metric_keys
+from .metric_spec import metric_keys, per_n_key, values_without_data
 from .metrics import DEFAULT_NS
 from .metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from .problems.base import Problem
@@ -176,10 +176,12 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
 
     (the sampled protocol: ``slots`` answer slots, invalid replies retried up to ``max_attempts`` attempts, a run
     short of N valid answers fails; :func:`ub_core.metrics.p_enough_valid`; Inspect's ``ub_inspect/ksn``: 100
-    and 5, lm-eval's ``ub_ksn``: 100 and 1), ``no_mass`` (1 when the model put no mass on any candidate: every
-    other metric but ``valid_mass`` is NaN) and ``bad_logprobs`` (1 when a log-probability is malformed: NaN,
-    ``+inf``, above 0, not a number, or the candidates' probabilities sum above 1, which disjoint replies cannot;
-    every other metric is NaN and ``payload["bad_logprobs"]`` says why).
+    and 5, lm-eval's ``ub_ksn``: 100 and 1), ``no_mass`` (1 when the model put no mass on any candidate:
+    ``valid_mass`` is 0, ``p_pass@N`` 0 as a sampled run scores it, a fail, and the distances NaN, undefined) and
+    ``bad_logprobs`` (1 when a log-probability is malformed: NaN, ``+inf``, above 0, not a number, or the
+    candidates' probabilities sum above 1, which disjoint replies cannot; ``p_pass@N`` is 0, a counted failure,
+    every other metric NaN, and ``payload["bad_logprobs"]`` says why). The values without an answer distribution
+    are the spec's (:func:`ub_core.metric_spec.values_without_data`).
     ``payload`` records ``q``, per N the pass probability given N valid answers ``p_pass_given_valid@N``, the
     chance of reaching N valid answers ``p_enough_valid@N``, the standard errors ``p_pass_se@N`` and which N
     were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
@@ -188,15 +190,13 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
-    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in sorted({int(n) for n in ns})], "jsd",
-            "entropy_ratio"]
     lps, reason = clean_logprobs(logprobs, none_is_zero) if len(logprobs) == len(cs) else (
         [], f"{len(logprobs)} log-probabilities for {len(cs)} candidates")
     log_total = -math.inf if reason else _logsumexp(lps)
     if reason is None and log_total > math.log1p(_LOGPROB_SLACK):  # disjoint replies sum to <= 1
         reason = f"candidate probabilities sum to {math.exp(log_total):.6g} > 1"
-    if reason is not None or log_total == -math.inf:  # no answer distribution: every metric but the flags is NaN
-        scores = {k: math.nan for k in keys}
+    if reason is not None or log_total == -math.inf:  # no answer distribution: the spec's value without data
+        scores = values_without_data("ksn_logprob", ns)  # p_pass@N 0 (the sampled run fails), distances NaN
         if reason is not None:
             scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0)
             return scores, {"q": None, "bad_logprobs": reason}
@@ -211,11 +211,11 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     payload: dict[str, Any] = {"q": [float(x) for x in q]}
     for n in sorted({int(n) for n in ns}):  # in the spec's order (ub_core.metric_spec)
         enough = p_enough_valid(valid, n, slots, max_attempts)
-        scores[f"p_pass@{n}"] = enough * raw[f"p_pass@{n}"]
-        payload[f"p_pass_given_valid@{n}"] = raw[f"p_pass@{n}"]
-        payload[f"p_enough_valid@{n}"] = enough
-        payload[f"p_pass_se@{n}"] = enough * raw[f"p_pass_se@{n}"]
-        payload[f"p_pass_exact@{n}"] = raw[f"p_pass_exact@{n}"]
+        scores[per_n_key("p_pass", n)] = enough * raw[per_n_key("p_pass", n)]
+        payload[per_n_key("p_pass_given_valid", n)] = raw[per_n_key("p_pass", n)]
+        payload[per_n_key("p_enough_valid", n)] = enough
+        payload[per_n_key("p_pass_se", n)] = enough * raw[per_n_key("p_pass_se", n)]
+        payload[per_n_key("p_pass_exact", n)] = raw[per_n_key("p_pass_exact", n)]
     scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0, missing_mass=0.0)
     return scores, payload
 

@@ -3,7 +3,9 @@
 This is the one place where parsed values meet the metrics; the Inspect scorer, the lm-eval hooks and
 ``ub score`` all call :func:`score_values` / :func:`score_outputs` and :func:`aggregate`.
 
-Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or an lm-eval doc result):
+Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or an lm-eval doc result): one key per
+``score`` entry of the KS@N metric spec (:data:`ub_core.metric_spec.KSN_METRICS`, per-N ones at the run's Ns), plus
+``short@N``. The built-in ones, computed here:
 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;
@@ -29,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import metrics, untrusted
-from .metric_spec import MetricSpec, NONNEGATIVE, direction, is_ks_key, run_specs
+from .metric_spec import MetricSpec, direction, per_n_key, run_specs
 from .problems import Problem, UnknownProblemError, get_problem
 
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
@@ -72,9 +74,9 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     out: dict[str, Any] = {}
     for n in ns:
         r = ks[n]
-        out[f"ks@{n}"] = 1.0 if r["pass"] else 0.0
-        out[f"p@{n}"] = r["pvalue"]
-        out[f"short@{n}"] = bool(r["short"])
+        out[per_n_key("ks", n)] = 1.0 if r["pass"] else 0.0
+        out[per_n_key("p", n)] = r["pvalue"]
+        out[per_n_key("short", n)] = bool(r["short"])
     used = vals[: max(ns)] if ns else vals
     if used.size >= 1:
         w = metrics.wdz(used, truth, resamples=wdz_resamples, seed=seed)
@@ -91,12 +93,30 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     out["n_failed"] = int(n_failed)
     for key, spec in run_specs("ksn", ns, source="score"):
         if spec.compute is not None:
-            value = spec.compute(used, truth) if used.size else None
-            out[key] = None if value is None or not math.isfinite(float(value)) else float(value)
+            out[key] = _computed(spec, vals, used, truth, threshold, method)
         elif key not in out:
             raise RuntimeError(f"KS@N metric {key!r} is in the spec but has no value: give its MetricSpec a "
                                f"compute function")
     return out
+
+
+def _computed(spec: MetricSpec, vals: np.ndarray, used: np.ndarray, truth: np.ndarray, threshold: float,
+              method: str) -> float | None:
+    """A spec entry's value from its ``compute``: a per-N one on the first N valid values, with N, the threshold and
+    the method, another on the values used; the spec's ``missing_value`` (a rate's fail) where the values it needs
+    are not there (fewer than N; none) or it returns None, NaN or +/-inf."""
+    if spec.per_n:
+        value = spec.compute(vals[: spec.n], truth, n=spec.n, threshold=threshold, method=method) \
+            if vals.size >= spec.n else None
+    else:
+        value = spec.compute(used, truth) if used.size else None
+    value = None if value is None or not math.isfinite(float(value)) else float(value)
+    if value is None:
+        return spec.missing_value
+    lo, hi = spec.bounds or (-math.inf, math.inf)
+    if not lo <= value <= hi:
+        raise ValueError(f"{spec.key}: its compute gave {value!r}, outside its bounds [{lo}, {hi}]")
+    return value
 
 
 def score_outputs(problem: Problem, outputs: Iterable[Any], **kw) -> dict:
@@ -136,28 +156,32 @@ def summary_name(spec_key: str) -> str:
     return _COUNT_NAMES.get(spec_key, spec_key)
 
 
-def _is_count(spec: MetricSpec) -> bool:
-    """A per-problem count (valid answers, failed replies): summed, not averaged."""
-    return spec.aggregation != "total" and spec.bounds == NONNEGATIVE and not spec.stderr
+def _summary_of(spec: MetricSpec, key: str, rows: list[dict]) -> Any:
+    """One metric over a group's rows, by its kind: a rate's mean over every problem (an undefined value is its
+    ``missing_value``) with a Wilson interval where the values are 0/1 verdicts; a flag's count of problems; a
+    count's sum; a score's (or a diagnostic's) mean over the problems where it is finite, with a bootstrap
+    interval, ``dropped`` counting the others."""
+    if spec.kind == "flag":
+        return int(sum(_flag(r, key) for r in rows))
+    if spec.kind == "count":
+        return int(sum(int(r.get(key) or 0) for r in rows))
+    values = [r.get(key) for r in rows]
+    if spec.kind == "rate" and spec.missing_value is not None:
+        values = [spec.missing_value if _finite_or_none(v) is None else v for v in values]
+    if spec.kind == "rate" and all(_finite_or_none(v) in (None, 0.0, 1.0) for v in values):
+        return metrics.summarize_rate(values)
+    return metrics.summarize_values(values)  # never takes a NaN or +/-inf: those rows are ``dropped``
 
 
 def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
-    """One group's summary, one entry per metric ``ub score`` reports (the spec's ``ub`` adapter), in spec order:
-    a 0/1 rate (``ks@N``) with its Wilson interval and the count of short samples (``short@N``), a count flag
-    (aggregation ``total``) as the number of problems, a per-problem count as its sum, any other metric as its mean
-    over the problems where it is finite (bootstrap interval; ``dropped`` counts the others); then the share of
-    failed replies."""
+    """One group's summary, one entry per metric ``ub score`` reports (the spec's ``ub`` adapter), in spec order
+    (:func:`_summary_of`); ``short@N``, the problems with fewer than N valid values (a fail of every per-N rate);
+    then the share of failed replies."""
     summary: dict[str, Any] = {"n_problems": len(rows)}
     for key, spec in run_specs("ksn", ns, adapter="ub", source="score"):
-        if is_ks_key(key):
-            summary[key] = metrics.summarize_rate([r[key] for r in rows if key in r])
-            summary[f"short{key[2:]}"] = int(sum(bool(r.get(f"short{key[2:]}")) for r in rows))
-        elif spec.aggregation == "total":
-            summary[summary_name(key)] = int(sum(_flag(r, key) for r in rows))
-        elif _is_count(spec):
-            summary[key] = int(sum(int(r.get(key) or 0) for r in rows))
-        else:  # a mean never takes a NaN or +/-inf: summarize_values drops those rows (``dropped``)
-            summary[key] = metrics.summarize_values([r.get(key) for r in rows])
+        summary[summary_name(key)] = _summary_of(spec, key, rows)
+    for n in sorted({int(n) for n in ns}):
+        summary[per_n_key("short", n)] = int(sum(bool(r.get(per_n_key("short", n))) for r in rows))
     valid, failed = summary.get("n_valid", 0), summary.get("n_failed", 0)
     summary["parse_failure_rate"] = failed / (valid + failed) if valid + failed else 0.0
     return summary
@@ -167,7 +191,8 @@ def describe_metrics(ns: Sequence[int] = DEFAULT_NS) -> dict[str, dict]:
     """What each aggregate entry is, for dashboards (``ub score --json``'s ``metrics``): its display name, the
     aggregation, and the direction (``higher_is_better``: true, false, or null for a two-sided metric)."""
     return {summary_name(key): {"display": spec.display,
-                                "aggregation": "sum" if _is_count(spec) else spec.aggregation,
+                                "kind": spec.kind,
+                                "aggregation": "sum" if spec.kind == "count" else spec.aggregation,
                                 "higher_is_better": direction(spec)}
             for key, spec in run_specs("ksn", ns, adapter="ub", source="score")}
 
@@ -193,7 +218,7 @@ def _cell(spec: MetricSpec, key: str, entry: Any) -> str:
         m = entry.get("mean")
         if m is None or not math.isfinite(m):
             return "-"
-        return f"{100 * m:.1f}" if is_ks_key(key) else f"{m:.3f}"
+        return f"{100 * m:.1f}" if spec.kind == "rate" else f"{m:.3f}"
     return str(entry)
 
 

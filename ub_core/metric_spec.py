@@ -7,16 +7,27 @@ once. The adapters derive from it: Inspect's metric dicts (``ub_inspect.ksn.scor
 Specs: KS@N, sampling-free KS@N, numeric calibration, implicit probabilistic reasoning and its explicit twin, the odds
 paper's question and sampling tasks, and run-to-run stability.
 
-Adding a KS@N metric: add its :class:`MetricSpec` here with ``compute`` naming its pure function (in
-:mod:`ub_core.metrics`, ``(valid values, truth draws) -> float``); :func:`ub_core.ksn_scoring.score_values` computes
-every spec entry, and every adapter iterates the spec: the Inspect scorer's ``Score.value`` (one entry per spec key,
-in spec order), lm-eval's ``process_results`` and the ``metric_list`` of the YAMLs (generated and checked by
-:mod:`ub_lmeval.metric_lists`), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
-report. ``tests/generic/test_spec_values.py`` registers a toy metric and follows it through all three frameworks.
+Keys: a per-N metric is one entry (``per_n=True``, key ``ks``, display ``KS@{n}``) that stands for ``ks@N`` at a
+run's Ns; :func:`split_key` and :func:`per_n_key` are the one parser and formatter of ``<prefix>@<N>`` keys, and
+:func:`find_metric` resolves any key (``ks@37``) to its entry. ``kind`` (:data:`KINDS`: rate, flag, count, score,
+diagnostic) decides a metric's aggregation, NaN policy, default bounds, standard error, ``ub score``'s interval
+(Wilson for a rate's 0/1 verdicts) and the tables' formatting (a rate in percent); ``direction`` ranks it.
 
-Aggregations: ``mean`` (with a standard error), ``nanmean`` (mean over the problems where the value is defined:
-NaN and +/-inf are left out, never turned into 0), ``total`` (a count of 0/1 flags). NaN policy: ``never`` (the
-value is always defined), ``skip`` (undefined values leave the mean; their count is another metric), ``count``.
+Adding a KS@N metric: one :class:`MetricSpec` with ``compute`` naming its pure function (in :mod:`ub_core.metrics`
+or a lab's own package): ``(valid values, truth draws) -> float``, or for a per-N metric ``(the first N valid
+values, truth draws, *, n, threshold, method) -> float``; here, or through :func:`register_metric` from outside.
+:func:`ub_core.ksn_scoring.score_values` computes every spec entry (a problem without the values a rate needs, no
+valid answer or fewer than N, scores its ``missing_value``, a fail: the sampled protocol's rule), and every adapter
+iterates the spec: the Inspect scorer's ``Score.value`` and metrics (read when they are computed), lm-eval's
+``process_results`` and the ``metric_list`` of the YAMLs (written by ``python -m ub_lmeval.metric_lists --write``
+and checked against the spec), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
+report. A spec that no adapter could honour (``ad@1`` with N bound in, a compute with the wrong signature, a key
+given twice) is a ValueError when it is written. ``tests/generic/test_spec_values.py`` registers a toy per-N
+metric and follows it through all three frameworks.
+
+Aggregations (from ``kind``): ``mean`` (every problem has a value: rates, counts), ``nanmean`` (mean over the
+problems where the value is defined: NaN and +/-inf are left out, never turned into 0, and counted; why is the
+spec's ``why_undefined``), ``total`` (a count of 0/1 flags).
 
 Bounds: the values one problem's score can take (:data:`UNIT` for rates, shares, probabilities and 0/1 flags,
 :data:`NONNEGATIVE` for counts and distances, None where any number can occur); readers of outside results
@@ -25,6 +36,7 @@ Bounds: the values one problem's score can take (:data:`UNIT` for rates, shares,
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -33,42 +45,97 @@ import numpy as np
 
 from .metrics import DEFAULT_NS, ODDS_KS_NS
 
-__all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "find_metric", "MetricSpec", "AGGREGATIONS", "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS",
-           "EXPLICIT_METRICS", "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS",
-           "BEHAVIOURS", "HEADLINES", "metric_specs", "metric_keys", "run_specs", "per_n_prefix", "as_metric_value", "metric", "headline", "is_ks_key", "direction"]
+__all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "KINDS", "find_metric", "MetricSpec", "AGGREGATIONS",
+           "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
+           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "BEHAVIOURS", "HEADLINES",
+           "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value", "metric",
+           "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
+           "fill_missing_rates", "left_out_reason"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
 UNIT = (0.0, 1.0)
 NONNEGATIVE = (0.0, math.inf)
 NAN_POLICIES = ("never", "skip", "count")
 SOURCES = ("score", "collection")
+#: What a metric is; everything else about how it is aggregated, shown and ranked follows from it:
+#:
+#: - ``rate``: one problem's verdict (1.0 pass, 0.0 fail) or the probability of a pass, in [0, 1]; a problem
+#:   without the values it needs (no valid answer; fewer than N for a per-N rate) scores ``missing_value``, by
+#:   default 0.0, a fail, as the sampled protocol counts it (UnpredictaBench, sec. 3.3: a run short of N valid
+#:   answers fails). Averaged over every problem (lm-eval ``mean``, in the group's ``aggregate_metric_list``),
+#:   with a Wilson interval for 0/1 verdicts (``ub score``), shown in percent. A rate declared with
+#:   ``missing_value=None`` (a behaviour that does not apply) is a mean over the problems where it is defined,
+#:   the others counted.
+#: - ``flag``: a 0/1 flag per problem (WDZ undefined, no mass), counted (aggregation ``total``).
+#: - ``count``: a count per problem (valid answers, failed replies): averaged by the frameworks, summed by ``ub score``.
+#: - ``score``: a continuous value (a distance, a divergence, an error): the mean over the problems where it is
+#:   defined (NaN and +/-inf left out and counted, never turned into 0), with a bootstrap interval in ``ub score``.
+#: - ``diagnostic``: a value that describes the run rather than ranks the model (a p-value, attempts, the
+#:   enumeration's missing mass, an SE across distributions): recorded, averaged like a score, no direction.
+KINDS = ("rate", "flag", "count", "score", "diagnostic")
 #: The adapters that report a metric (:attr:`MetricSpec.adapters`): Inspect's metrics, lm-eval's ``metric_list``
 #: and ``ub score``'s aggregate and table.
 ADAPTERS = frozenset({"inspect", "lmeval", "ub"})
 
+_DERIVED = object()  # a field whose value follows from ``kind`` unless given
+
+
+# ------------------------------------------------------------------------------------------------ key vocabulary
+
+def split_key(key: str) -> tuple[str, int | None]:
+    """The one parser of metric keys: ``"ks@100"`` -> ``("ks", 100)``, ``"p_pass@20"`` -> ``("p_pass", 20)``, a key
+    that is not per-N -> ``(key, None)``. A per-N key is ``<prefix>@<N>``, N a positive decimal integer."""
+    head, sep, n = str(key).rpartition("@")
+    if sep and head and n.isdigit() and n[0] != "0":
+        return head, int(n)
+    return str(key), None
+
+
+def per_n_key(prefix: str, n: int) -> str:
+    """The one formatter of per-N keys: ``per_n_key("ks", 100) == "ks@100"``."""
+    return f"{prefix}@{int(n)}"
+
+
+def _accepts(fn: Callable, *args, **kwargs) -> bool:
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:  # no signature (a builtin): trust it
+        return True
+    return True
+
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """One metric of an eval family's per-problem score."""
+    """One metric of an eval family's per-problem score. ``kind`` (:data:`KINDS`) decides its aggregation, NaN
+    policy, default bounds and standard error; a per-N metric (``per_n``) is one entry whose ``key`` is the prefix
+    (``ks``) and whose ``display`` has ``{n}`` (``KS@{n}``): it stands for ``<key>@N`` at every N of a run
+    (:func:`run_specs`), and its ``compute`` receives N, the threshold and the KS method."""
 
     key: str
     display: str
     higher_is_better: bool
-    aggregation: str = "mean"
-    nan_policy: str = "never"
+    kind: str = "score"
+    per_n: bool = False
+    #: the value of a problem without the values the metric needs (no valid answer; fewer than N for a per-N
+    #: metric; a ``compute`` that returns None or NaN). Default: 0.0 (a fail) for a rate, None (undefined: left
+    #: out of the mean and counted) otherwise.
+    missing_value: float | None = _DERIVED  # type: ignore[assignment]
     #: reported per category too: by Inspect for the eval family's headline (its first score), and for every such key
     #: by ``ub_inspect.analysis.per_category`` from a log's samples
     per_category: bool = True
-    #: Inspect reports a standard error beside the mean
-    stderr: bool = True
+    #: Inspect reports a standard error beside the mean (default: rates and scores)
+    stderr: bool = _DERIVED  # type: ignore[assignment]
     #: which adapters report it as a metric; empty for a key that is only recorded per problem (the report reads it)
     adapters: frozenset = ADAPTERS
     #: the sample metadata key the per-group values are grouped by (``per_category``)
     group: str = "category"
-    #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``aggregation`` implies
+    #: lm-eval aggregation hook (``utils.<name>``) where it is not the one ``kind`` implies
     lmeval_aggregation: str | None = None
-    #: the closed range of one problem's value (None: any number)
-    bounds: tuple[float, float] | None = None
+    #: the closed range of one problem's value (None: any number; default [0, 1] for a rate or a flag, [0, inf)
+    #: for a count)
+    bounds: tuple[float, float] | None = _DERIVED  # type: ignore[assignment]
     #: False for a two-sided metric whose best value is a target, not an end (RE: 0): no direction ranks it, so
     #: ``higher_is_better`` means nothing; :func:`direction` is None and results mark it so (lm-eval: null)
     ranked: bool = True
@@ -76,49 +143,113 @@ class MetricSpec:
     #: or ``collection`` (the Inspect solver's record of the answer collection: attempts, slots; ``ub score`` and
     #: lm-eval, which retry nothing, have no such value)
     source: str = "score"
-    #: the pure function ``(valid values used, ground-truth draws) -> float | None`` that
-    #: :func:`ub_core.ksn_scoring.score_values` calls for a metric it does not compute itself (None: undefined)
-    compute: Callable[[np.ndarray, np.ndarray], float | None] | None = field(default=None, compare=False)
+    #: the pure function :func:`ub_core.ksn_scoring.score_values` calls for a KS@N metric it does not compute
+    #: itself: ``(valid values used, ground-truth draws) -> float | None``, and for a per-N metric
+    #: ``(the first N valid values, ground-truth draws, *, n, threshold, method) -> float | None``
+    compute: Callable[..., float | None] | None = field(default=None, compare=False)
     #: the column heading of ``ub score``'s table (``display`` where not given)
     column: str | None = None
+    #: why a problem's value can be undefined (left out of the mean; shown beside it), for a metric that can be
+    why_undefined: str | None = None
+    #: a per-N metric's Ns where a run names none (the lm-eval metric lists, the report's key lists)
+    default_ns: tuple[int, ...] = DEFAULT_NS
+    #: the N this entry stands for (set by :meth:`at`; None in the spec itself)
+    n: int | None = None
 
     def __post_init__(self):
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"{self.key}: unknown aggregation {self.aggregation!r}")
-        if self.nan_policy not in NAN_POLICIES:
-            raise ValueError(f"{self.key}: unknown NaN policy {self.nan_policy!r}")
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.key}: unknown kind {self.kind!r}; expected one of {', '.join(KINDS)}")
         if self.source not in SOURCES:
             raise ValueError(f"{self.key}: unknown source {self.source!r}")
+        prefix, n = split_key(self.key)
+        if self.per_n and self.n is None:
+            if n is not None or "@" in self.key:
+                raise ValueError(f"{self.key}: a per-N metric's key is its prefix (e.g. 'ks'), without '@N'")
+            if "{n}" not in self.display:
+                raise ValueError(f"{self.key}: a per-N metric's display needs '{{n}}' (e.g. 'KS@{{n}}')")
+        elif not self.per_n and n is not None:
+            raise ValueError(f"{self.key}: a key of the form <prefix>@<N> is per-N: declare it once as "
+                             f"MetricSpec({prefix!r}, ..., per_n=True) so that its compute receives N")
+        if self.compute is not None:
+            ok = (_accepts(self.compute, np.zeros(1), np.zeros(1), n=1, threshold=1e-4, method="paper")
+                  if self.per_n else _accepts(self.compute, np.zeros(1), np.zeros(1)))
+            if not ok:
+                raise ValueError(f"{self.key}: compute must take " + (
+                    "(values, truth, *, n, threshold, method)" if self.per_n else "(values, truth)"))
+        if self.missing_value is _DERIVED:
+            put("missing_value", 0.0 if self.kind == "rate" else None)
+        if self.bounds is _DERIVED:
+            put("bounds", UNIT if self.kind in ("rate", "flag") else NONNEGATIVE if self.kind == "count" else None)
+        if self.stderr is _DERIVED:
+            put("stderr", self.kind in ("rate", "score"))
+        if self.kind in ("rate", "flag") and self.bounds != UNIT:
+            raise ValueError(f"{self.key}: a {self.kind} lies in [0, 1], not {self.bounds}")
+        if self.missing_value is not None:
+            lo, hi = self.bounds or (-math.inf, math.inf)
+            if not lo <= self.missing_value <= hi:
+                raise ValueError(f"{self.key}: missing_value {self.missing_value} is outside its bounds")
+
+    @property
+    def aggregation(self) -> str:
+        """``mean`` (every problem has a value), ``nanmean`` (over the problems where it is defined, the others
+        counted) or ``total`` (a count of 0/1 flags): from :attr:`kind`."""
+        if self.kind == "flag":
+            return "total"
+        if self.kind == "count" or (self.kind == "rate" and self.missing_value is not None):
+            return "mean"
+        return "nanmean"
+
+    @property
+    def nan_policy(self) -> str:
+        """``never`` (always defined), ``skip`` (undefined values leave the mean, counted), ``count`` (a flag)."""
+        return {"mean": "never", "nanmean": "skip", "total": "count"}[self.aggregation]
 
     @property
     def heading(self) -> str:
         """The column heading of a table (``column``, else ``display``)."""
         return self.column or self.display
 
+    def at(self, n: int) -> "MetricSpec":
+        """This per-N entry at ``n``: key ``<prefix>@<n>``, display with ``n``, :attr:`n` set (``compute`` is the
+        same function: it is called with ``n``)."""
+        if not self.per_n or self.n is not None:
+            raise ValueError(f"{self.key} is not a per-N entry of a spec")
+        return replace(self, key=per_n_key(self.key, n), display=self.display.format(n=int(n)), n=int(n))
+
+    @property
+    def prefix(self) -> str:
+        """The key without ``@N``."""
+        return split_key(self.key)[0]
+
 
 _RECORDED = frozenset()  # recorded per problem, read by the report, not a metric of its own
 
 #: KS@N (UnpredictaBench, section 3.3 and appendix C): every key of a problem's score, in report order. ``ks@N``
-#: is one entry per default N (a task run with other Ns reports those: the adapters match ``ks@*``).
+#: and its p-value ``p@N`` are per-N entries (a run's Ns, default :data:`ub_core.metrics.DEFAULT_NS`).
 KSN_METRICS: tuple[MetricSpec, ...] = (
-    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, bounds=UNIT) for n in DEFAULT_NS),
-    MetricSpec("wdz", "WDZ", False, "nanmean", "skip"),
-    MetricSpec("w1_debiased", "debiased W1", False, "nanmean", "skip", adapters=_RECORDED),
-    MetricSpec("jsd", "JSD", False, "nanmean", "skip", bounds=UNIT),  # natural log: at most ln 2
-    MetricSpec("wdz_undefined", "WDZ undefined", False, "total", "count", stderr=False, bounds=UNIT, column="WDZ?"),
-    MetricSpec("constant", "constant samples", False, "total", "count", stderr=False, bounds=UNIT, column="const"),
-    MetricSpec("n_valid", "valid answers", True, per_category=False, stderr=False, bounds=NONNEGATIVE,
-               column="valid"),
-    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False,
-               adapters=frozenset({"lmeval", "ub"}), bounds=NONNEGATIVE, column="fail"),
+    MetricSpec("ks", "KS@{n}", True, "rate", per_n=True),
+    MetricSpec("p", "KS@{n} p-value", True, "diagnostic", per_n=True, adapters=_RECORDED, bounds=UNIT,
+               per_category=False, why_undefined="fewer than N valid answers"),
+    MetricSpec("wdz", "WDZ", False, why_undefined="no valid answer, or a permutation null without spread"),
+    MetricSpec("w1_debiased", "debiased W1", False, adapters=_RECORDED, why_undefined="no valid answer"),
+    MetricSpec("jsd", "JSD", False, bounds=UNIT, why_undefined="no valid answer"),  # natural log: at most ln 2
+    MetricSpec("wdz_undefined", "WDZ undefined", False, "flag", column="WDZ?"),
+    MetricSpec("constant", "constant samples", False, "flag", column="const"),
+    MetricSpec("n_valid", "valid answers", True, "count", per_category=False, column="valid"),
+    MetricSpec("n_failed", "failed replies", False, "count", per_category=False,
+               adapters=frozenset({"lmeval", "ub"}), column="fail"),
     # the retry metrics of UnpredictaBench's appendix K are computed from these three (ub_inspect.ksn.scorer)
-    *(MetricSpec(key, display, hib, adapters=_RECORDED, bounds=NONNEGATIVE, source="collection")
+    *(MetricSpec(key, display, hib, "count", adapters=_RECORDED, source="collection")
       for key, display, hib in (("attempts", "generation attempts", False), ("slots", "answer slots", True),
                                 ("retried_slots", "retried slots", False))),
 )
 
-def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float, float] | None = None) -> MetricSpec:
-    return MetricSpec(key, display, higher_is_better, "nanmean", "skip", bounds=bounds)
+def _nanmean(key: str, display: str, higher_is_better: bool, bounds: tuple[float, float] | None = None,
+             why: str | None = None) -> MetricSpec:
+    return MetricSpec(key, display, higher_is_better, "score", bounds=bounds, why_undefined=why)
 
 
 #: The numeric-calibration paper's reference behaviours (section 4): which one a two-option item's output is
@@ -129,75 +260,85 @@ BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower"
 #: minus the ideal's, bits; two-sided, target 0, so not ranked), then the behaviour rates, then ``abs_re`` = |RE|.
 #: lm-eval reports each one's clustered standard error as ``<key>_stderr`` and adds a grid rate per behaviour
 #: (``ub_lmeval/task_yamls``).
+_NO_ITEM_READ = "no readable option probabilities"
 CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("pm", "PM", True, UNIT), _nanmean("wd", "WD", False, NONNEGATIVE),
-    MetricSpec("re", "RE", False, "nanmean", "skip", ranked=False),  # signed, target 0: see abs_re
-    *(_nanmean(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated", UNIT) for b in BEHAVIOURS),
-    _nanmean("abs_re", "|RE|", False, NONNEGATIVE),  # RE's distance from its target 0: the ranked form
+    _nanmean("pm", "PM", True, UNIT, _NO_ITEM_READ), _nanmean("wd", "WD", False, NONNEGATIVE, _NO_ITEM_READ),
+    MetricSpec("re", "RE", False, ranked=False, why_undefined=_NO_ITEM_READ),  # signed, target 0: see abs_re
+    *(MetricSpec(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated", "rate", missing_value=None,
+                 why_undefined="the item has no reference behaviour") for b in BEHAVIOURS),
+    _nanmean("abs_re", "|RE|", False, NONNEGATIVE, _NO_ITEM_READ),  # RE's distance from its target 0: the ranked form
 )
 #: Implicit probabilistic reasoning: distances between the model's and the true outcome distributions, the mass
 #: outside the outcomes, and whether the most likely outcome is right.
 IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("chebyshev", "Chebyshev", False, UNIT), _nanmean("manhattan", "Manhattan", False, (0.0, 2.0)),
-    _nanmean("kl", "KL", False, NONNEGATIVE), _nanmean("missing_mass", "missing mass", False, UNIT),
-    _nanmean("argmax_acc", "argmax accuracy", True, UNIT),
+    _nanmean("chebyshev", "Chebyshev", False, UNIT, _NO_ITEM_READ),
+    _nanmean("manhattan", "Manhattan", False, (0.0, 2.0), _NO_ITEM_READ),
+    _nanmean("kl", "KL", False, NONNEGATIVE, _NO_ITEM_READ),
+    _nanmean("missing_mass", "missing mass", False, UNIT, _NO_ITEM_READ),
+    MetricSpec("argmax_acc", "argmax accuracy", True, "rate", missing_value=None,
+               why_undefined="no unique most likely outcome"),
 )
 #: Its explicit MCQ twin: accuracy, and the probability of the correct option.
-EXPLICIT_METRICS: tuple[MetricSpec, ...] = (_nanmean("mcq_acc", "MCQ accuracy", True, UNIT),
-                                             _nanmean("p_correct", "P(correct)", True, UNIT))
+EXPLICIT_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("mcq_acc", "MCQ accuracy", True, "rate", missing_value=None, why_undefined=_NO_ITEM_READ),
+    _nanmean("p_correct", "P(correct)", True, UNIT, _NO_ITEM_READ))
 
 #: Sampling-free KS@N (issue 18; ``ub_core.ksn_logprob``): the model's whole answer distribution q, read from the
 #: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
-#: at N i.i.d. answers from q; its standard error (Monte Carlo where the exact sum is too large) is recorded per
-#: problem. ``no_mass`` counts problems where q is empty (every other metric is then NaN and left out);
-#: ``bad_logprobs`` problems whose log-probabilities were malformed (NaN, +inf, above 0, not numbers: issue 28).
+#: at N i.i.d. answers from q, a rate: a problem with no mass on any valid answer (``no_mass``) or with malformed
+#: log-probabilities (``bad_logprobs``: NaN, +inf, above 0, not numbers: issue 28) scores 0, as the sampled run
+#: fails it (issue 33). Its standard error (Monte Carlo where the exact sum is too large) is recorded per problem.
+#: The distances are undefined for those problems (left out of their means, counted by the two flags).
 #: ``missing_mass`` is the reply probability the tree route (``ub_core.reply_tree``, Inspect
 #: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; the listed route has none (0).
+_NO_Q = "no mass on any valid answer (no_mass) or malformed log-probabilities (bad_logprobs)"
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("valid_mass", "mass on well-formed answers", True, bounds=UNIT),
-    _nanmean("ks_distance", "KS distance", False, UNIT),
-    *(_nanmean(f"p_pass@{n}", f"P(KS@{n} passes)", True, UNIT) for n in DEFAULT_NS),
-    _nanmean("jsd", "JSD", False, UNIT),
-    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE),
-    MetricSpec("no_mass", "no mass on any answer", False, "total", "count", stderr=False, bounds=UNIT),
-    MetricSpec("bad_logprobs", "malformed log-probabilities", False, "total", "count", stderr=False, bounds=UNIT),
-    MetricSpec("missing_mass", "unenumerated reply mass", False, "nanmean", "skip", per_category=False,
-               adapters=frozenset({"inspect"}), bounds=UNIT),
+    _nanmean("valid_mass", "mass on well-formed answers", True, UNIT, "malformed log-probabilities (bad_logprobs)"),
+    _nanmean("ks_distance", "KS distance", False, UNIT, _NO_Q),
+    MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True),
+    _nanmean("jsd", "JSD", False, UNIT, _NO_Q + "; the tree route has no truth pmf"),
+    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE, _NO_Q + "; the tree route has no truth pmf"),
+    MetricSpec("no_mass", "no mass on any answer", False, "flag"),
+    MetricSpec("bad_logprobs", "malformed log-probabilities", False, "flag"),
+    MetricSpec("missing_mass", "unenumerated reply mass", False, "diagnostic", per_category=False,
+               adapters=frozenset({"inspect"}), bounds=UNIT, why_undefined="malformed log-probabilities"),
 )
 
 #: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute
 #: error against the exact answer and against the nearest-shot baseline; sampling items (task 2) the KS statistic
 #: of 1,000 values and KS@N at N = 10, 100, 1000. Inspect groups the headline errors by distribution family.
+_UNPARSED = "the reply could not be parsed (parse_failed)"
 ODDS_QUESTION_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("abs_error", "absolute error", False, "nanmean", "skip", group="family", bounds=NONNEGATIVE),
-    MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, "nanmean", "skip", per_category=False,
-               bounds=NONNEGATIVE),
-    MetricSpec("parse_failed", "unparsed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
+    MetricSpec("abs_error", "absolute error", False, group="family", bounds=NONNEGATIVE, why_undefined=_UNPARSED),
+    MetricSpec("baseline_abs_error", "nearest-shot baseline error", False, per_category=False, bounds=NONNEGATIVE,
+               why_undefined=_UNPARSED),
+    MetricSpec("parse_failed", "unparsed replies", False, "count", per_category=False),
     # the odds paper's ± (Tables 1 and 2): lm-eval's per-document value is [distribution, abs_error] and the hook
     # takes the SE across distributions; Inspect reports it as a run metric (ub_inspect.metrics.distribution_se)
-    MetricSpec("abs_error_dist_se", "SE across distributions", False, per_category=False, stderr=False,
+    MetricSpec("abs_error_dist_se", "SE across distributions", False, "diagnostic", per_category=False,
                adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
 ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("ks_stat", "KS statistic", False, "nanmean", "skip", group="family", bounds=UNIT),
-    *(MetricSpec(f"ks@{n}", f"KS@{n}", True, per_category=False, bounds=UNIT) for n in ODDS_KS_NS),
-    MetricSpec("n_valid", "valid values", True, per_category=False, stderr=False, bounds=NONNEGATIVE),
-    MetricSpec("n_failed", "failed replies", False, per_category=False, stderr=False, bounds=NONNEGATIVE),
-    MetricSpec("ks_stat_dist_se", "SE across distributions", False, per_category=False, stderr=False,
+    MetricSpec("ks_stat", "KS statistic", False, group="family", bounds=UNIT, why_undefined="no valid value"),
+    MetricSpec("ks", "KS@{n}", True, "rate", per_n=True, per_category=False, default_ns=ODDS_KS_NS),
+    MetricSpec("n_valid", "valid values", True, "count", per_category=False),
+    MetricSpec("n_failed", "failed replies", False, "count", per_category=False),
+    MetricSpec("ks_stat_dist_se", "SE across distributions", False, "diagnostic", per_category=False,
                adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
 #: Run-to-run stability (the non-determinism paper): total agreement of raw replies (TARr) and of parsed answers
 #: (TARa) over N runs, the best, worst and median run accuracy, their spread (best - worst) and the share of
 #: unreadable replies. Inspect computes them over epochs with its own metrics (``ub_inspect.stability.scorer``).
 STABILITY_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("tar_r", "TARr", True, bounds=UNIT), MetricSpec("tar_a", "TARa", True, bounds=UNIT),
-    MetricSpec("best_acc", "best run accuracy", True, bounds=UNIT),
-    MetricSpec("worst_acc", "worst run accuracy", True, bounds=UNIT),
-    MetricSpec("acc", "accuracy", True, bounds=UNIT),
-    MetricSpec("median_acc", "median run accuracy", True, lmeval_aggregation="median_run_accuracy", bounds=UNIT),
+    MetricSpec("tar_r", "TARr", True, "rate"), MetricSpec("tar_a", "TARa", True, "rate"),
+    MetricSpec("best_acc", "best run accuracy", True, "rate"),
+    MetricSpec("worst_acc", "worst run accuracy", True, "rate"),
+    MetricSpec("acc", "accuracy", True, "rate"),
+    MetricSpec("median_acc", "median run accuracy", True, "rate", lmeval_aggregation="median_run_accuracy"),
     MetricSpec("acc_spread", "accuracy spread (best - worst)", False, lmeval_aggregation="run_accuracy_spread",
                bounds=UNIT),
-    MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate", bounds=UNIT),
+    MetricSpec("parse_failure_rate", "unreadable replies", False, lmeval_aggregation="unreadable_rate",
+               bounds=UNIT),
 )
 
 #: eval family name -> its metric spec (the names adapters and results use: lm-eval metric lists, Inspect scorers)
@@ -217,78 +358,139 @@ HEADLINES: dict[str, str] = {"ksn": "ks@100", "ksn_logprob": "p_pass@100", "odds
                              "explicit": "mcq_acc", "stability": "tar_a"}
 
 
+#: The eval families whose scoring calls a spec entry's ``compute`` (:func:`ub_core.ksn_scoring.score_values`);
+#: elsewhere a ``compute`` could not be honoured, so it is refused.
+_COMPUTING_FAMILIES = frozenset({"ksn"})
+#: The keys each family had before any :func:`register_metric` (those cannot be unregistered).
+_BUILT_IN = {family: frozenset(m.key for m in specs) for family, specs in _SPECS_BY_EVAL_FAMILY.items()}
+
+
+def _check_family(eval_family: str, specs: tuple[MetricSpec, ...]) -> None:
+    """What no adapter could honour is an error here, when the spec is built, never a silent wrong number."""
+    seen: set[str] = set()
+    for m in specs:
+        if m.key in seen:
+            raise ValueError(f"{eval_family}: metric {m.key!r} is declared twice")
+        seen.add(m.key)
+        if m.compute is not None and eval_family not in _COMPUTING_FAMILIES:
+            raise ValueError(f"{eval_family}: {m.key!r} has a compute function, but only the "
+                             f"{', '.join(sorted(_COMPUTING_FAMILIES))} scoring calls one")
+        if m.compute is not None and m.source != "score":
+            raise ValueError(f"{eval_family}: {m.key!r} has a compute function but source {m.source!r}")
+
+
+for _family, _specs in _SPECS_BY_EVAL_FAMILY.items():
+    _check_family(_family, _specs)
+
+
+def register_metric(eval_family: str, spec: MetricSpec) -> MetricSpec:
+    """Add ``spec`` to ``eval_family``'s spec (after the built-in entries): from then on every adapter reports it
+    (Inspect's ``Score.value`` and metrics, lm-eval's results once the YAML lists are rewritten with
+    ``python -m ub_lmeval.metric_lists --write``, ``ub score``). A spec that cannot be honoured (a second entry
+    with the same key, a ``compute`` outside the ksn family or with the wrong signature) is a ValueError."""
+    specs = (*metric_specs(eval_family), spec)
+    _check_family(eval_family, specs)
+    _SPECS_BY_EVAL_FAMILY[eval_family] = specs
+    return spec
+
+
+def unregister_metric(eval_family: str, key: str) -> None:
+    """Remove a metric added by :func:`register_metric` (a built-in one is a ValueError)."""
+    if key in _BUILT_IN.get(eval_family, ()):
+        raise ValueError(f"{key!r} is a built-in metric of {eval_family}")
+    _SPECS_BY_EVAL_FAMILY[eval_family] = tuple(m for m in metric_specs(eval_family) if m.key != key)
+
+
 def metric_specs(eval_family: str) -> tuple[MetricSpec, ...]:
-    """The spec of ``eval_family`` (a one-line KeyError for an unknown eval family)."""
+    """The spec of ``eval_family`` (a one-line KeyError for an unknown eval family); per-N entries once, as
+    templates (:meth:`MetricSpec.at`)."""
     try:
         return _SPECS_BY_EVAL_FAMILY[eval_family]
     except KeyError:
         raise KeyError(f"no metric spec for {eval_family!r}; known: {', '.join(_SPECS_BY_EVAL_FAMILY)}") from None
 
 
-def metric_keys(eval_family: str, adapter: str | None = None) -> tuple[str, ...]:
-    """The score keys of ``eval_family`` in spec order; with ``adapter``, only the metrics that adapter reports."""
-    return tuple(m.key for m in _SPECS_BY_EVAL_FAMILY[eval_family] if adapter is None or adapter in m.adapters)
-
-
-def per_n_prefix(key: str) -> str | None:
-    """``"ks@"`` for ``ks@100``, ``"p_pass@"`` for ``p_pass@20``: the prefix of a per-N key, else None."""
-    head, sep, n = key.partition("@")
-    return head + sep if sep and n.isdigit() else None
-
-
-def run_specs(eval_family: str, ns, adapter: str | None = None,
+def run_specs(eval_family: str, ns=None, adapter: str | None = None,
               source: str | None = None) -> list[tuple[str, MetricSpec]]:
-    """``(key, spec)`` for every metric of ``eval_family`` a run reports, in spec order: a per-N entry (``ks@N``,
-    ``p_pass@N``; the spec has one per default N) stands for the run's ``ns``, at the place of the eval family's first
-    such entry, with that entry's spec renamed to each N (key and display). ``adapter`` keeps the metrics that
-    adapter reports, ``source`` those with that source."""
+    """``(key, spec)`` for every metric of ``eval_family`` a run reports, in spec order: a per-N entry stands for
+    ``<prefix>@N`` at each of the run's ``ns`` (its ``default_ns`` when ``ns`` is None), each its
+    :meth:`MetricSpec.at`. ``adapter`` keeps the metrics that adapter reports, ``source`` those with that source."""
     out: list[tuple[str, MetricSpec]] = []
-    done: set[str] = set()
     for m in metric_specs(eval_family):
         if (adapter is not None and adapter not in m.adapters) or (source is not None and m.source != source):
             continue
-        prefix = per_n_prefix(m.key)
-        if prefix is None:
+        if not m.per_n:
             out.append((m.key, m))
-        elif prefix not in done:
-            done.add(prefix)
-            at = m.key[len(prefix) - 1:]  # "@1"
-            out.extend((f"{prefix}{n}", replace(m, key=f"{prefix}{n}", display=m.display.replace(at, f"@{n}")))
-                       for n in sorted({int(n) for n in ns}))
+            continue
+        for n in sorted({int(n) for n in (m.default_ns if ns is None else ns)}):
+            at = m.at(n)
+            out.append((at.key, at))
     return out
 
 
+def metric_keys(eval_family: str, adapter: str | None = None, ns=None) -> tuple[str, ...]:
+    """The score keys of ``eval_family`` in spec order (per-N ones at ``ns``, default each entry's
+    ``default_ns``); with ``adapter``, only the metrics that adapter reports."""
+    return tuple(key for key, _ in run_specs(eval_family, ns, adapter=adapter))
+
+
 def as_metric_value(spec: MetricSpec, value):
-    """One problem's value as the frameworks average it: a counted flag (aggregation ``total``) 1.0 or 0.0, an
-    undefined value (None) NaN, anything else unchanged."""
-    if spec.aggregation == "total":
+    """One problem's value as the frameworks average it: a flag 1.0 or 0.0; an undefined value (None, NaN) the
+    spec's ``missing_value`` (a rate's fail), else NaN; anything else unchanged."""
+    if spec.kind == "flag":
         return 1.0 if value else 0.0
-    return float("nan") if value is None else value
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return float("nan") if spec.missing_value is None else spec.missing_value
+    return value
 
 
-def is_ks_key(key: str) -> bool:
-    """``ks@N`` for any N (a run may use other Ns than the defaults)."""
-    return key.startswith("ks@") and key[3:].isdigit()
+def values_without_data(eval_family: str, ns=None) -> dict[str, float]:
+    """Every ``score`` key of ``eval_family`` (per-N ones at ``ns``), in spec order, with the value of a problem that
+    has no valid value to score: each spec's ``missing_value`` (a rate's fail, 0.0), else NaN; flags 0.0 (the
+    scorer raises the one that says why)."""
+    return {key: 0.0 if spec.kind == "flag" else math.nan if spec.missing_value is None else spec.missing_value
+            for key, spec in run_specs(eval_family, ns, source="score")}
+
+
+def fill_missing_rates(eval_family: str, values: dict) -> dict:
+    """``values`` (one problem's score, read from a log) with every rate that is undefined there (None, NaN: a log
+    written before issue 33, where a problem with no valid answer had no ``p_pass@N``) set to its spec's
+    ``missing_value``; unknown eval families and other keys unchanged. A new dict."""
+    out = dict(values)
+    if eval_family not in _SPECS_BY_EVAL_FAMILY:
+        return out
+    for key, value in values.items():
+        spec = find_metric(eval_family, key)
+        if spec is None or spec.kind != "rate" or spec.missing_value is None:
+            continue
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            out[key] = spec.missing_value
+    return out
 
 
 def find_metric(eval_family: str, key: str) -> MetricSpec | None:
-    """The spec of ``key`` in ``eval_family``, or None when the eval family has no such metric. ``ks@N`` and
-    ``p_pass@N`` at any N (a run may use other Ns than the defaults) take the spec of the eval family's first metric
-    of that form."""
-    specs = _SPECS_BY_EVAL_FAMILY.get(eval_family, ())
-    for m in specs:
-        if m.key == key:
+    """The spec of ``key`` (``ks@100``: the per-N entry ``ks`` at 100, any N) in ``eval_family``, or None when the
+    eval family has no such metric."""
+    prefix, n = split_key(key)
+    for m in _SPECS_BY_EVAL_FAMILY.get(eval_family, ()):
+        if n is None and not m.per_n and m.key == key:
             return m
-    for prefix in ("ks@", "p_pass@"):
-        if key.startswith(prefix) and key[len(prefix):].isdigit():
-            return next((m for m in specs if m.key.startswith(prefix)), None)
+        if n is not None and m.per_n and m.key == prefix:
+            return m.at(n)
     return None
 
 
+def left_out_reason(spec: MetricSpec) -> str | None:
+    """Why a problem can be left out of ``spec``'s mean (None for a metric that every problem has)."""
+    if spec.aggregation != "nanmean":
+        return None
+    return spec.why_undefined or "undefined value"
+
+
 def direction(spec: MetricSpec | None) -> bool | None:
-    """What a dashboard ranks by: True (higher is better), False (lower is better), None (two-sided, such as RE,
-    or an unknown metric: do not rank)."""
-    if spec is None or not spec.ranked:
+    """What a dashboard ranks by: True (higher is better), False (lower is better), None (two-sided, such as RE; a
+    diagnostic; an unknown metric: do not rank)."""
+    if spec is None or not spec.ranked or spec.kind == "diagnostic":
         return None
     return spec.higher_is_better
 
@@ -300,8 +502,8 @@ def headline(eval_family: str) -> MetricSpec:
 
 
 def metric(eval_family: str, key: str) -> MetricSpec:
-    """The spec of one metric; a one-line KeyError for an unknown key."""
-    for m in _SPECS_BY_EVAL_FAMILY[eval_family]:
-        if m.key == key:
-            return m
-    raise KeyError(f"no metric {key!r} in the {eval_family} spec")
+    """The spec of one metric (:func:`find_metric`); a one-line KeyError for an unknown key."""
+    spec = find_metric(eval_family, key)
+    if spec is None:
+        raise KeyError(f"no metric {key!r} in the {eval_family} spec")
+    return spec

@@ -35,6 +35,8 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps) (:func:`_shift_bounds`); the tighter of the two is kept.
+  With no valid reply enumerated (V = 0) the point value is 0, the sampled run's fail (issue 33), and its bounds
+  [0, P_enough(M)]: the missing mass could still be valid.
 
 Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
 the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
@@ -59,6 +61,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
 
+from .metric_spec import per_n_key, values_without_data
 from .metrics import DEFAULT_NS
 from .metrics.answer_distribution import p_enough_valid, p_pass_profile
 from .problems.base import Problem
@@ -286,8 +289,8 @@ def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, inval
             lo_given, hi_given = max(lo_given, shifted[0]), min(hi_given, shifted[1])
         lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
         hi = p_enough_valid(min(valid + missing, 1.0), n, slots, max_attempts) * hi_given
-        out[f"p_pass_bounds@{n}"] = [lo, hi]
-        out[f"p_pass@{n}"] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
+        out[per_n_key("p_pass_bounds", n)] = [lo, hi]
+        out[per_n_key("p_pass", n)] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
     return out
 
 
@@ -339,10 +342,9 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     ``p_pass_given_valid@N``, ``p_pass_se@N`` and ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``,
     ``leaves``, ``stopped``)."""
     ns = sorted({int(n) for n in ns})
-    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in ns], "jsd", "entropy_ratio"]
     cost = {"requests": tree.requests, "context_tokens": tree.context_tokens, "leaves": len(tree.leaves),
             "stopped": tree.stopped}
-    scores: dict[str, float] = {k: math.nan for k in keys}
+    scores: dict[str, float] = values_without_data("ksn_logprob", ns)  # p_pass@N 0 until a valid answer is found
     if tree.bad:
         scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=math.nan)
         return scores, {"q": None, "bad_logprobs": tree.bad, **cost}
@@ -364,11 +366,11 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     payload: dict[str, Any] = {"q": (masses / valid).tolist(), "values": values.tolist(), "invalid_mass": invalid,
                                **cost, "eps": bounds["eps"], "ks_distance_bounds": bounds["ks_distance_bounds"]}
     for n in ns:
-        scores[f"p_pass@{n}"] = bounds[f"p_pass@{n}"]
-        payload[f"p_pass_bounds@{n}"] = bounds[f"p_pass_bounds@{n}"]
-        payload[f"p_pass_given_valid@{n}"] = prof[n]["p_pass"]
-        payload[f"p_pass_se@{n}"] = prof[n]["se"]
-        payload[f"p_pass_exact@{n}"] = prof[n]["exact"]
+        scores[per_n_key("p_pass", n)] = bounds[per_n_key("p_pass", n)]
+        payload[per_n_key("p_pass_bounds", n)] = bounds[per_n_key("p_pass_bounds", n)]
+        payload[per_n_key("p_pass_given_valid", n)] = prof[n]["p_pass"]
+        payload[per_n_key("p_pass_se", n)] = prof[n]["se"]
+        payload[per_n_key("p_pass_exact", n)] = prof[n]["exact"]
     return scores, payload
 
 

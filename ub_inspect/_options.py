@@ -1,4 +1,6 @@
-"""Checking `-T` task options, in the task function, before any generation.
+"""Checking `-T` task options, in the task function, before any generation. The rules are
+:mod:`ub_core.options`' (lm-eval's ``--metadata`` is checked by the same helpers); these wrappers raise them as
+:class:`OptionError`, which Inspect prints as one line.
 
 Inspect passes `-T` values through ``yaml.safe_load`` without coercion, so ``ks_ns=1,10,100`` arrives as a string
 (or a list of strings), ``n_samples=100`` as an int and ``threshold=abc`` as a string. Every helper here names the
@@ -12,17 +14,19 @@ used by task ...", ``inspect_ai/_eval/registry.py``); ``tests/frameworks/test_in
 
 from __future__ import annotations
 
-import math
+import functools
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from rich.markup import escape
 
+from ub_core import options as _core
 from ub_core.problems import UnknownProblemError
 
 from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
 __all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
+           "threshold", "ks_method",
            "select_ids", "first_per_category"]
 
 
@@ -49,89 +53,28 @@ def task_options(task: str) -> Iterator[None]:
         raise OptionError(f"{task}: {exc}") from exc
 
 
-def _bounds(kind: str, low: float | None, high: float | None, low_open: bool = False,
-            high_open: bool = False) -> str:
-    if low is not None and high is not None:
-        return f"{kind} in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-    if low is not None:
-        return f"{kind} {'>' if low_open else '>='} {low:g}"
-    if high is not None:
-        return f"{kind} {'<' if high_open else '<='} {high:g}"
-    return kind
+def _one_line(fn):
+    """``fn`` of :mod:`ub_core.options`, its :class:`~ub_core.options.OptionValueError` raised as an
+    :class:`OptionError` (Inspect prints it as one line)."""
 
-
-def integer(value: Any, name: str, low: int | None = None, high: int | None = None) -> int:
-    """An integer option: ``5``, ``"5"`` or ``5.0``; never ``1.5`` (no silent truncation), ``"abc"`` or ``true``."""
-    n: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        n = value
-    elif isinstance(value, (float, str)) and not isinstance(value, bool):
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
         try:
-            x = float(value)
-        except ValueError:
-            x = math.nan
-        if math.isfinite(x) and x.is_integer():
-            n = int(x)
-    expected = _bounds("an integer", low, high)
-    if n is None or (low is not None and n < low) or (high is not None and n > high):
-        raise OptionError(f"option {name}: expected {expected}, got {value!r}")
-    return n
+            return fn(*args, **kwargs)
+        except _core.OptionValueError as exc:
+            raise OptionError(str(exc)) from None
+
+    return checked
 
 
-def positive_int(value: Any, name: str) -> int:
-    return integer(value, name, low=1)
-
-
-def real(value: Any, name: str, low: float | None = None, high: float | None = None, *, low_open: bool = False,
-         high_open: bool = False) -> float:
-    """A finite number option (``"0.5"``, ``1``, ``1e-4``), within the given bounds (open or closed)."""
-    expected = _bounds("a number", low, high, low_open, high_open)
-    x = math.nan
-    if not isinstance(value, bool) and isinstance(value, (int, float, str)):
-        try:
-            x = float(value)
-        except ValueError:
-            pass
-    bad = not math.isfinite(x)
-    if not bad and low is not None:
-        bad = x <= low if low_open else x < low
-    if not bad and high is not None:
-        bad = x >= high if high_open else x > high
-    if bad:
-        raise OptionError(f"option {name}: expected {expected}, got {value!r}")
-    return x
-
-
-def int_list(value: Any, name: str) -> tuple[int, ...]:
-    """``[1, 10]``, ``"1,10"``, ``["1", "10"]`` or ``10`` -> ``(1, 10)``; positive integers only."""
-    if isinstance(value, str):
-        items: Sequence[Any] = [x for x in value.replace(" ", "").strip("[]()").split(",") if x]
-    elif isinstance(value, (list, tuple)):
-        items = value
-    else:
-        items = [value]
-    out = [integer(x.strip() if isinstance(x, str) else x, name, low=1) for x in items]
-    if not out:
-        raise OptionError(f"option {name}: needs at least one value")
-    return tuple(out)
-
-
-def str_list(value: Any, name: str) -> tuple[str, ...] | None:
-    """``"a,b"``, ``["a", "b"]`` or ``None`` -> ``("a", "b")`` / ``None``."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        return tuple(x.strip() for x in value.split(",") if x.strip())
-    if isinstance(value, (list, tuple)):
-        return tuple(str(x).strip() for x in value)
-    raise OptionError(f"option {name}: expected a name or a comma-separated list, got {value!r}")
-
-
-def choice(value: Any, name: str, allowed: Sequence[str]) -> str:
-    v = str(value)
-    if v not in allowed:
-        raise OptionError(f"option {name}: must be one of {', '.join(allowed)}, got {value!r}")
-    return v
+integer = _one_line(_core.integer)
+positive_int = _one_line(_core.positive_int)
+real = _one_line(_core.real)
+int_list = _one_line(_core.int_list)
+str_list = _one_line(_core.str_list)
+choice = _one_line(_core.choice)
+threshold = _one_line(_core.threshold)  # the KS p-value threshold, as lm-eval's --metadata checks it
+ks_method = _one_line(_core.ks_method)
 
 
 def first_per_category(items: Sequence[Any], limit: Any) -> list[Any]:

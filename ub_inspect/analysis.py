@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 from inspect_ai.analysis import SampleColumn
 
-from ub_core.metric_spec import metric_keys, metric_specs
+from ub_core.metric_spec import find_metric, metric_keys, metric_specs, split_key
 from ub_core.metrics import DEFAULT_NS
 
 __all__ = ["SCORERS", "columns", "ksn_columns", "stability_columns", "per_category", "run_columns"]
@@ -49,16 +49,9 @@ def _float_of(scorer: str, key: str):
 
 
 def _keys(eval_family: str, ns: Sequence[int]) -> list[str]:
-    """The eval family's per-sample score keys, its per-N keys at ``ns`` (KS@N with its p-value ``p@N`` for ksn)."""
-    out: list[str] = []
-    for key in metric_keys(eval_family):
-        head, sep, n = key.partition("@")
-        if not (sep and n.isdigit()):
-            out.append(key)
-        elif not any(k.startswith(f"{head}@") for k in out):  # the per-N keys once, at the first of them
-            out += [k for m in ns for k in ((f"ks@{m}", f"p@{m}") if eval_family == "ksn" and head == "ks"
-                                            else (f"{head}@{m}",))]
-    return out
+    """The eval family's per-sample score keys, its per-N keys at ``ns`` (``ks@N`` and its p-value ``p@N`` for
+    ksn), in spec order (:func:`ub_core.metric_spec.run_specs`)."""
+    return list(metric_keys(eval_family, ns=ns))
 
 
 def columns(eval_family: str, ns: Sequence[int] | None = None) -> list[SampleColumn]:
@@ -68,7 +61,7 @@ def columns(eval_family: str, ns: Sequence[int] | None = None) -> list[SampleCol
         return stability_columns()
     scorer = SCORERS[eval_family]  # a one-line KeyError for an unknown eval family
     if ns is None:
-        ns = [int(k.partition("@")[2]) for k in metric_keys(eval_family) if k.partition("@")[2].isdigit()]
+        ns = [n for k in metric_keys(eval_family) if (n := split_key(k)[1]) is not None]
     return [SampleColumn(f"{eval_family}_{key}", path=_float_of(scorer, key), type=float, full=False)
             for key in _keys(eval_family, list(dict.fromkeys(ns)))]
 
@@ -130,7 +123,7 @@ def per_category(df: Any, eval_family: str) -> Any:
         return df.groupby([*keys, "metadata_category"])[["stability_correct"]].mean()
     specs = [m for m in metric_specs(eval_family) if m.per_category]
     group = f"metadata_{specs[0].group}" if specs else "metadata_category"
-    cols = [c for c in df.columns if c.startswith(f"{eval_family}_")
-            and any(c == f"{eval_family}_{m.key}" or (m.key.partition("@")[1] and c.startswith(
-                f"{eval_family}_{m.key.partition('@')[0]}@")) for m in specs)]
+    prefix = f"{eval_family}_"
+    cols = [c for c in df.columns if c.startswith(prefix)
+            and (spec := find_metric(eval_family, c[len(prefix):])) is not None and spec.per_category]
     return df.groupby([*keys, group])[cols].mean()

@@ -21,7 +21,7 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from ub_core.metric_spec import headline as spec_headline
-from ub_core.metric_spec import is_ks_key
+from ub_core.metric_spec import metric_specs, split_key
 
 from ._naming import registry_name
 
@@ -82,14 +82,15 @@ def nan_stderr(cluster: str | None = None) -> Metric:
 
 
 @metric(name=registry_name("totals"))
-def totals(keys: list[str]) -> Metric:
-    """``{key: sum of Score.value[key] over the samples where it is defined}`` for each of ``keys``: counts of 0/1
-    flags, e.g. the ksn scorer's ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems
-    with a collapsed, constant sample)."""
+def totals(keys: list[str] | None = None, eval_family: str | None = None) -> Metric:
+    """``{key: sum of Score.value[key] over the samples where it is defined}`` for each of ``keys`` (or each flag
+    of ``eval_family``'s spec, read when the metric is computed): counts of 0/1 flags, e.g. the ksn scorer's
+    ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems with a collapsed, constant
+    sample)."""
 
     def compute(scores: list[SampleScore]):
         out = {}
-        for key in keys:
+        for key in (keys if eval_family is None else _spec_patterns(eval_family)[2]):
             values = [_as_float(s.score.value.get(key)) for s in scores if isinstance(s.score.value, dict)]
             out[key] = float(sum(v for v in values if v is not None and math.isfinite(v)))
         return out
@@ -166,9 +167,9 @@ def _headline_key(key: str, scores: list[SampleScore]) -> str:
         return key
     for s in scores:
         if isinstance(s.score.value, dict):
-            found = [k for k in s.score.value if fnmatch.fnmatchcase(k, key)]
+            found = [k for k in s.score.value if fnmatch.fnmatchcase(k, key) and split_key(k)[1] is not None]
             if found:
-                return max(found, key=lambda k: (int(k.rpartition("@")[2]) if k.rpartition("@")[2].isdigit() else -1, k))
+                return max(found, key=lambda k: split_key(k)[1])
     return key
 
 
@@ -199,7 +200,9 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
     Mean over the samples where ``Score.value[key]`` is finite (NaN marks an undefined value, as in
     :func:`nan_mean`); SE = :func:`ub_core.metrics.clustered_stderr`, clustered by the sample metadata key
     ``cluster`` where given (the papers' clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
-    pattern (``ks@*``): the matching key with the largest N."""
+    pattern (``ks@*``): the matching key with the largest N. ``left_out`` beside the mean counts the samples
+    without a finite value (no problem leaves the headline silently; why, the spec's ``why_undefined``, is in the
+    eval's README)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -209,30 +212,35 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
         for s in scores:
             value = s.score.value
             v = _as_float(value.get(name)) if isinstance(value, dict) else None
-            if v is not None:
-                meta = s.sample_metadata or {}
-                cells.append((v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
-                              str(meta.get(group, "unknown")) if group else None))
-        return grouped_summary(name, cells)
+            meta = s.sample_metadata or {}
+            cells.append((math.nan if v is None else v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
+                          str(meta.get(group, "unknown")) if group else None))
+        left_out = sum(not math.isfinite(v) for v, _, _ in cells)
+        return grouped_summary(name, cells, extra={"left_out": float(left_out)})
 
     return compute
 
 
 @metric(name=registry_name("means"))
-def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, headline: str | None = None) -> Metric:
+def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, cluster: str | None = None,
+          headline: str | None = None, eval_family: str | None = None) -> Metric:
     """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
     matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
     in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
     the run's score leads with it. Means and standard errors as :func:`headline`'s: over the samples where the
-    value is finite, SE clustered by the sample metadata key ``cluster`` where given."""
+    value is finite, SE clustered by the sample metadata key ``cluster`` where given. With ``eval_family``, the keys
+    and ``with_stderr`` are that spec's, read when the metric is computed (a metric registered after this module
+    was imported is there: :func:`ub_core.metric_spec.register_metric`)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
             return {}
+        wanted, stderr_of = (keys or [], with_stderr or []) if eval_family is None else \
+            _spec_patterns(eval_family)[:2]
         first = next((s.score.value for s in scores if isinstance(s.score.value, dict)), {})
         skip = _headline_key(headline, scores) if headline else None
         out: dict[str, float] = {}
-        for pattern in keys:
+        for pattern in wanted:
             for key in (k for k in first if fnmatch.fnmatchcase(k, pattern)):
                 if key == skip or key in out:
                     continue
@@ -244,7 +252,7 @@ def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, h
                                              else s.sample_id), None))
                 summary = grouped_summary(key, cells)
                 out[key] = summary[key]
-                if pattern in with_stderr:
+                if pattern in stderr_of:
                     out[f"{key}_stderr"] = summary["stderr"]
         return out
 
@@ -253,38 +261,37 @@ def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, h
 
 # ------------------------------------------------------------------------------------------------ from the spec
 
-def _per_n(key: str) -> str | None:
-    """``name@*`` for a per-N key ``name@N`` other than ``ks@N`` (``p_pass@100``), else None."""
-    head, sep, n = key.partition("@")
-    return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
+def _pattern(spec) -> str:
+    """A spec entry's Score key, or for a per-N entry the pattern of its keys at any N (``ks@*``)."""
+    return f"{spec.prefix}@*" if spec.per_n else spec.key
 
 
-def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
-    """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the eval family's
-    entries unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in
-    this order: :func:`headline` on the eval family's headline key (grouped like that key, clustered by the sample
-    metadata key ``cluster`` where given); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
-    clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
-    :func:`totals` of the counted keys (aggregation ``total``). The per-N keys (``ks@N``, ``p_pass@N``) are
-    patterns (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the headline is the largest N
-    run."""
-    from ub_core.metric_spec import metric_specs
-
-    def pattern(key: str) -> str:
-        return "ks@*" if is_ks_key(key) else (_per_n(key) or key)
-
-    top = spec_headline(eval_family)
+def _spec_patterns(eval_family: str) -> tuple[list[str], list[str], list[str]]:
+    """``(averaged keys, those with a standard error, counted flags)`` of the metrics Inspect reports, from the spec
+    as it is now."""
     keys, with_stderr, counted = [], [], []
-    for m in (metric_specs(eval_family) if specs is None else specs):
+    for m in metric_specs(eval_family):
         if "inspect" not in m.adapters:
             continue
-        if m.aggregation == "total":
+        if m.kind == "flag":
             counted.append(m.key)
-            continue
-        if pattern(m.key) not in keys:
-            keys.append(pattern(m.key))
+        elif _pattern(m) not in keys:
+            keys.append(_pattern(m))
             if m.stderr:
-                with_stderr.append(pattern(m.key))
-    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster),
-           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key)), *run_metrics]
-    return out + ([totals(counted)] if counted else [])
+                with_stderr.append(_pattern(m))
+    return keys, with_stderr, counted
+
+
+def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = ()) -> list:
+    """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries, all plain metrics, so that
+    Inspect shows the scorer as one score (module docstring), in this order: :func:`headline` on the eval family's
+    headline key (grouped like that key, clustered by the sample metadata key ``cluster`` where given, with the
+    count of samples it leaves out); :func:`means` of every other key (with ``<key>_stderr`` where the spec asks,
+    clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
+    :func:`totals` of the flags (kind ``flag``). The keys are read from the spec when the metrics are computed,
+    and a per-N entry is a pattern (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the
+    headline is the largest N run."""
+    top = spec_headline(eval_family)
+    out = [headline(_pattern(top), group=top.group if top.per_category else None, cluster=cluster),
+           means(cluster=cluster, headline=_pattern(top), eval_family=eval_family), *run_metrics]
+    return out + ([totals(eval_family=eval_family)] if _spec_patterns(eval_family)[2] else [])

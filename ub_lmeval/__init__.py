@@ -23,6 +23,9 @@ try:
     from .results_json import install_stderr_hook
 
     install_stderr_hook()  # <metric>_stderr for our own aggregations (ub_lmeval.results_json)
+    from .metadata import print_metadata_note_once
+
+    print_metadata_note_once()  # lm-eval's note about --metadata, once per run instead of once per task
 except ModuleNotFoundError as exc:  # lm-eval not installed: the hooks and tasks_dir still work
     if exc.name is None or not exc.name.startswith("lm_eval"):
         raise

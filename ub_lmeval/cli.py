@@ -5,7 +5,8 @@ ours is added beside it through lm-eval's comma-separated list only when the use
 ``ub-oracle``, ``ub-collapse`` (named so in the results: ``model=ub-oracle`` is added to ``--model_args`` when they
 name no model), ``ub-vllm``, and ``ub-openai-completions`` / ``ub-openai-chat`` for an existing
 OpenAI-compatible server (a document's repeats as one ``n=N`` request; see ``ub_lmeval.openai_models``). A server
-that keeps failing ends the run with one line naming the endpoint and the cause (exit status 1).
+that keeps failing ends the run with one line naming the endpoint and the cause (exit status 1); a bad ``--metadata``
+option (:mod:`ub_lmeval.metadata`) with one line naming it (exit status 2).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def main() -> None:
     argv = with_stable_model_name(argv)
     from lm_eval.__main__ import cli_evaluate
 
+    from ub_core.options import OptionValueError
+
     from .openai_models import ServerError
 
     sys.argv = ["lm_eval", *argv]
@@ -64,6 +67,9 @@ def main() -> None:
     except ServerError as e:  # the server failed after its retries: the error names the endpoint and the cause
         print(f"ub-lm-eval: error: {e}", file=sys.stderr)
         sys.exit(1)
+    except OptionValueError as e:  # a bad --metadata option (ub_lmeval.metadata): one line, as Inspect's -T
+        print(f"ub-lm-eval: error: {e}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,8 +3,9 @@
 - :func:`ksn_dataset` is the ``custom_dataset``: the built-in bank, one category, as a ``DatasetDict`` (nothing
   is written next to the YAMLs and nothing depends on the current directory).
 - :func:`process_results_ksn` receives a document and, through the ``take_first_k`` filter, all its
-  generations; it parses them and returns KS@N for every N, WDZ, JSD, and the counts of valid and failed
-  replies. The parsed values go to the ``--log_samples`` line only (``doc["ub_sample"]["values"]``,
+  generations; it parses them and returns every lm-eval metric of the KS@N spec (``ub_core.metric_spec``,
+  ``run_specs("ksn", adapter="lmeval")``), scored with the document's KS ``threshold`` and ``method``
+  (``--metadata``). The parsed values go to the ``--log_samples`` line only (``doc["ub_sample"]["values"]``,
   :func:`ub_lmeval.results_json.log_only`), not to the results.
 - Aggregations: :func:`nanmean` (WDZ and JSD are undefined for a problem with no valid reply, and WDZ also when
   its permutation null has no spread: NaN, never +/-inf), with its standard error (:func:`nanmean_stderr`, in
@@ -22,7 +23,11 @@ from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, score_values
 from ub_core.metric_spec import as_metric_value, run_specs
 from ub_core.metrics import clustered_stderr
 
+from .metadata import KSN_OPTIONS, checked
 from .results_json import ClusteredValue, log_only, with_stderr
+
+#: UnpredictaBench's KS p-value threshold (``--metadata '{"threshold": ...}'`` changes it)
+DEFAULT_THRESHOLD = 1e-4
 
 __all__ = ["select_ids", "ksn_dataset", "ksn_docs", "process_results_ksn", "nanmean", "nanmean_stderr", "total"]
 
@@ -45,33 +50,41 @@ def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
     return [p for p in items if p.id in wanted]
 
 
-def ksn_docs(category: str | None = None, ids: Any = None, bank: str = "ksn") -> list[dict]:
+def ksn_docs(category: str | None = None, ids: Any = None, bank: str = "ksn", threshold: float = DEFAULT_THRESHOLD,
+             method: str = "paper") -> list[dict]:
     """One document per problem of ``bank`` (any registered KS@N bank, a plug-in's too): id, bank, category,
-    prompt (with our answer instruction) and family.
+    prompt (with our answer instruction), family, and the KS test's ``threshold`` and ``method`` it is scored with.
 
     ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
     that is not in the bank is a ValueError (one in another category is simply not in this one)."""
     problems = select_ids(load_bank(bank, categories=[category] if category else None), ids, bank)
     return [{"id": p.id, "bank": p.bank, "uid": p.uid or "", "category": p.category, "family": p.family,
-             "regime": p.regime, "support": p.support, "prompt": p.full_prompt} for p in problems]
+             "regime": p.regime, "support": p.support, "prompt": p.full_prompt, "threshold": float(threshold),
+             "method": str(method)} for p in problems]
 
 
-def ksn_dataset(category: str | None = None, ids: Any = None, bank: str = "ksn", **kwargs: Any):
+def ksn_dataset(category: str | None = None, ids: Any = None, bank: str = "ksn", threshold: Any = DEFAULT_THRESHOLD,
+                method: Any = "paper", **kwargs: Any):
     """``custom_dataset`` hook: called with the task's metadata (``category``; ``bank``, a registered KS@N bank,
-    ``ksn`` unless given; ``ids`` from ``--metadata '{"ids": "te-bernoulli-spread,..."}'`` restricts it to those
-    problems) and the model_args keys."""
+    ``ksn`` unless given; from ``--metadata``: ``ids``, ``'{"ids": "te-bernoulli-spread,..."}'``, restricts it to
+    those problems, ``threshold`` and ``method`` are the KS test's, as Inspect's ``-T threshold`` / ``-T method``
+    and ``ub score --threshold`` / ``--method``) and the model_args keys. The options are checked as Inspect's
+    (:mod:`ub_lmeval.metadata`): a bad value or a ub option these tasks do not take is a one-line error."""
     from datasets import Dataset, DatasetDict
 
-    return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids, str(bank)))})
+    opts = checked("ub_ksn", {**kwargs, "threshold": threshold, "method": method}, KSN_OPTIONS)
+    return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids, str(bank), opts["threshold"],
+                                                           opts["method"]))})
 
 
 def process_results_ksn(doc: dict, results: list) -> dict:
-    """All generations of one problem -> its KS@N, WDZ, JSD and counts (``results[0]`` is the list of
-    generations kept by the ``take_first_k`` filter)."""
+    """All generations of one problem -> the lm-eval metrics of the KS@N spec (``results[0]`` is the list of
+    generations kept by the ``take_first_k`` filter), with the document's KS ``threshold`` and ``method``."""
     generations = results[0] if results and isinstance(results[0], (list, tuple)) else results
     problem = get_problem(doc["id"], bank=doc.get("bank"))
     values, failures = parse_outputs(problem, [str(g) for g in generations])
-    row = score_values(problem, values, n_failed=len(failures))
+    row = score_values(problem, values, n_failed=len(failures), threshold=float(doc.get("threshold",
+                       DEFAULT_THRESHOLD)), method=str(doc.get("method", "paper")))
     # every lm-eval metric of the spec, read now (not at import): an undefined value is NaN, a flag 1.0/0.0
     out: dict[str, Any] = {key: as_metric_value(spec, row[key])
                            for key, spec in run_specs("ksn", DEFAULT_NS, adapter="lmeval")}

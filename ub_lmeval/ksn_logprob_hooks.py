@@ -19,11 +19,13 @@ from typing import Any, Sequence
 
 from ub_core.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
                                  end_texts, load_local_tokenizer, score_candidate_logprobs)
-from ub_core.metric_spec import KSN_LOGPROB_METRICS, as_metric_value
+from ub_core.metric_spec import as_metric_value, run_specs
+from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
 
-from .ksn_hooks import nanmean, select_ids, total
+from .ksn_hooks import DEFAULT_THRESHOLD, nanmean, select_ids, total
+from .metadata import KSN_LOGPROB_OPTIONS, checked
 from .results_json import log_only
 
 __all__ = ["ksn_logprob_docs", "ksn_logprob_dataset", "process_results_ksn_logprob", "reply_ends", "nanmean",
@@ -69,31 +71,35 @@ def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: An
 
 
 def ksn_logprob_docs(category: str | None = None, ids: Any = None, ends: Sequence[str] = ("",),
-                     bank: str = "ksn") -> list[dict]:
+                     bank: str = "ksn", threshold: float = DEFAULT_THRESHOLD, method: str = "paper") -> list[dict]:
     """One document per enumerable problem of ``category`` (all categories when None): the candidate record of
     :func:`ub_core.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
     ``p``, ...), plus ``ends`` (the texts that end a reply) and ``choices`` (the ``doc_to_choice`` list: each
     candidate followed by each end, candidate-major). ``ids`` keeps only those problems, as for ``ub_ksn``;
-    ``bank`` is the registered bank of sampled problems (``ksn``, or a plug-in's)."""
+    ``bank`` is the registered bank of sampled problems (``ksn``, or a plug-in's); ``threshold`` and ``method``
+    are the KS test's that ``p_pass@N`` predicts."""
     problems = select_ids(load_bank(bank, categories=[category] if category else None), ids, bank)
     docs = []
     for p, cs in enumerable_problems(problems):
         rec = candidate_record(p, cs)
-        docs.append({**rec, "bank": p.bank, "ends": list(ends),
+        docs.append({**rec, "bank": p.bank, "ends": list(ends), "threshold": float(threshold), "method": str(method),
                      "choices": candidate_continuations(rec["candidates"], "", ends)})
     return docs
 
 
 def ksn_logprob_dataset(category: str | None = None, ids: Any = None, end_of_answer: str = "eos",
-                        pretrained: Any = None, tokenizer: Any = None, bank: str = "ksn", **kwargs: Any):
-    """``custom_dataset`` hook, called with the task metadata (``category``; ``ids`` and ``end_of_answer`` from
-    ``--metadata``) and the model_args keys (``pretrained``, ``tokenizer``: whose end-of-sequence text ends a
-    reply, :func:`reply_ends`)."""
+                        pretrained: Any = None, tokenizer: Any = None, bank: str = "ksn",
+                        threshold: Any = DEFAULT_THRESHOLD, method: Any = "paper", **kwargs: Any):
+    """``custom_dataset`` hook, called with the task metadata (``category``; ``ids``, ``end_of_answer``,
+    ``threshold`` and ``method`` from ``--metadata``, checked as Inspect's ``-T`` options: :mod:`ub_lmeval.metadata`)
+    and the model_args keys (``pretrained``, ``tokenizer``: whose end-of-sequence text ends a reply,
+    :func:`reply_ends`)."""
     from datasets import Dataset, DatasetDict
 
+    opts = checked("ub_ksn_logprob", {**kwargs, "threshold": threshold, "method": method}, KSN_LOGPROB_OPTIONS)
     return DatasetDict({"test": Dataset.from_list(ksn_logprob_docs(category, ids,
                                                                    reply_ends(end_of_answer, pretrained, tokenizer),
-                                                                   str(bank)))})
+                                                                   str(bank), opts["threshold"], opts["method"]))})
 
 
 def _logprobs(results: Sequence[Any]) -> list[Any]:
@@ -112,11 +118,13 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
     lps = _logprobs(results)
     if len(lps) == n * len(ends):  # else the wrong count is named by score_candidate_logprobs
         lps = combine_end_logprobs(lps, n, len(ends))
-    scores, payload = score_candidate_logprobs(problem, lps, slots=LMEVAL_SLOTS, max_attempts=1, none_is_zero=False)
+    scores, payload = score_candidate_logprobs(problem, lps, slots=LMEVAL_SLOTS, max_attempts=1, none_is_zero=False,
+                                               threshold=float(doc.get("threshold", DEFAULT_THRESHOLD)),
+                                               method=str(doc.get("method", "paper")))
     if payload.get("bad_logprobs"):
         log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
-    out: dict[str, Any] = {m.key: as_metric_value(m, scores[m.key]) for m in KSN_LOGPROB_METRICS
-                           if "lmeval" in m.adapters}
+    out: dict[str, Any] = {key: as_metric_value(m, scores[key])
+                           for key, m in run_specs("ksn_logprob", DEFAULT_NS, adapter="lmeval")}
     log_only(doc, q=payload["q"] or [], **({"bad_logprobs_reason": payload["bad_logprobs"]}
                                             if payload.get("bad_logprobs") else {}))
     return out

@@ -4,28 +4,31 @@ lm-eval reads a task's metrics from its YAML, statically, so the lists stay writ
 finds them; this module writes them from the spec and checks them against it:
 
 - a template's ``metric_list``: one row per metric of the eval family's spec that lm-eval reports (adapter
-  ``lmeval``), in spec order: its key, its aggregation (lm-eval's ``mean``, our ``utils.nanmean`` /
-  ``utils.total``, or the spec's ``lmeval_aggregation`` hook) and its direction (``null`` for a two-sided metric);
-- a group's ``aggregate_metric_list``: the rates among them (aggregation ``mean``, values in [0, 1]), the only
-  metrics whose size-weighted mean over the group's tasks is the mean over all its documents (lm-eval weights by
-  the number of documents; a ``nanmean`` leaves some out, a ``total`` is a sum).
+  ``lmeval``; a per-N entry at its default Ns), in spec order: its key, its aggregation (from its ``kind``:
+  :attr:`ub_core.metric_spec.MetricSpec.aggregation`, written as lm-eval's ``mean`` or our ``utils.nanmean`` /
+  ``utils.total``, or the spec's ``lmeval_aggregation`` hook) and its direction
+  (:func:`ub_core.metric_spec.direction`; ``null`` for a two-sided metric or a diagnostic);
+- a group's ``aggregate_metric_list``: its rates that every document has (kind ``rate``, aggregation ``mean``),
+  the only metrics whose size-weighted mean over the group's tasks is the mean over all its documents (lm-eval
+  weights by the number of documents; a ``nanmean`` leaves some out, a ``total`` is a sum).
 
 ``python -m ub_lmeval.metric_lists`` reports every YAML whose list differs from the spec (exit status 1);
-``--write`` rewrites those lists. ``tests/generic/test_spec_values.py`` runs the check and, with a toy metric added to the
-spec, writes a copy of the KS@N YAMLs and runs lm-eval on it.
+``--write`` rewrites those lists through a YAML round-trip (``ruamel.yaml``: comments, key order and the rest of
+the file kept). ``tests/generic/test_spec_values.py`` runs the check and, with a toy metric registered, writes a
+copy of the KS@N YAMLs and runs lm-eval on it.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import io
 import sys
 from pathlib import Path
 from typing import Sequence
 
-from ub_core.metric_spec import UNIT, direction, metric_specs
+from ub_core.metric_spec import direction, run_specs
 
-__all__ = ["metric_list", "group_metric_list", "render", "sync", "SPEC_YAMLS", "main"]
+__all__ = ["metric_list", "group_metric_list", "sync", "SPEC_YAMLS", "main"]
 
 #: The YAMLs whose lists are the spec's: (path under the task folder, the list's key, metric-spec eval family, the
 #: group's filter where the list is a group's ``aggregate_metric_list``).
@@ -33,47 +36,35 @@ SPEC_YAMLS: tuple[tuple[str, str, str, str | None], ...] = (
     ("ksn/_ub_ksn_template_yaml", "metric_list", "ksn", None),
     ("ksn/ub_ksn.yaml", "aggregate_metric_list", "ksn", "take_100"),
     ("ksn_logprob/_ub_ksn_logprob_template_yaml", "metric_list", "ksn_logprob", None),
+    ("ksn_logprob/ub_ksn_logprob.yaml", "aggregate_metric_list", "ksn_logprob", None),
     ("odds/_ub_odds_template_yaml", "metric_list", "odds_question", None),
     ("odds/ub_odds_sampling.yaml", "metric_list", "odds_sampling", None),
     ("stability/_ub_tar_template_yaml", "metric_list", "stability", None),
 )
 
 _HOOKS = {"nanmean": "nanmean", "total": "total"}  # spec aggregation -> our hook in the task folder's utils.py
+_FUNCTION = "!function"
 
 
 def _aggregation(spec) -> str:
     if spec.lmeval_aggregation:
-        return f"!function utils.{spec.lmeval_aggregation}"
-    return spec.aggregation if spec.aggregation == "mean" else f"!function utils.{_HOOKS[spec.aggregation]}"
+        return f"{_FUNCTION} utils.{spec.lmeval_aggregation}"
+    return spec.aggregation if spec.aggregation == "mean" else f"{_FUNCTION} utils.{_HOOKS[spec.aggregation]}"
 
 
 def metric_list(eval_family: str) -> list[dict]:
     """A template's ``metric_list`` rows for ``eval_family``: ``{"metric", "aggregation", "higher_is_better"}``,
     the aggregation as the YAML writes it (``mean`` or ``!function utils.<hook>``)."""
-    return [{"metric": m.key, "aggregation": _aggregation(m), "higher_is_better": direction(m)}
-            for m in metric_specs(eval_family) if "lmeval" in m.adapters]
+    return [{"metric": key, "aggregation": _aggregation(m), "higher_is_better": direction(m)}
+            for key, m in run_specs(eval_family, adapter="lmeval")]
 
 
 def group_metric_list(eval_family: str, filter_list: str | None = None) -> list[dict]:
     """A group's ``aggregate_metric_list`` rows for ``eval_family``: its rates (see the module docstring)."""
-    return [{"metric": m.key, "aggregation": "mean", "weight_by_size": True,
+    return [{"metric": key, "aggregation": "mean", "weight_by_size": True,
              **({"filter_list": filter_list} if filter_list else {})}
-            for m in metric_specs(eval_family)
-            if "lmeval" in m.adapters and m.aggregation == "mean" and m.bounds == UNIT and not m.lmeval_aggregation]
-
-
-def _scalar(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = str(value)
-    return text if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|!function [\w.]+", text) else f'"{text}"'
-
-
-def render(rows: Sequence[dict]) -> list[str]:
-    """The YAML lines of a list of rows, one flow mapping a line (``  - {metric: "ks@1", ...}``)."""
-    return ["  - {" + ", ".join(f"{k}: {_scalar(v)}" for k, v in row.items()) + "}" for row in rows]
+            for key, m in run_specs(eval_family, adapter="lmeval")
+            if m.kind == "rate" and m.aggregation == "mean" and not m.lmeval_aggregation]
 
 
 def _rows(key: str, eval_family: str, filter_list: str | None) -> list[dict]:
@@ -82,24 +73,61 @@ def _rows(key: str, eval_family: str, filter_list: str | None) -> list[dict]:
     return metric_list(eval_family)
 
 
+def _yaml():
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.width = 4096  # one row a line, as written
+    yaml.indent(mapping=2, sequence=4, offset=2)  # "  - " items, as the task YAMLs are written
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _plain(value):
+    """A loaded YAML scalar as :func:`metric_list` writes it (``!function utils.x`` as that string)."""
+    tag = getattr(getattr(value, "tag", None), "value", None) or getattr(value, "tag", None)
+    if isinstance(tag, str) and tag == _FUNCTION:
+        return f"{_FUNCTION} {value.value}"
+    return value
+
+
+def _node(rows: list[dict]):
+    """The rows as YAML nodes: a block list of one-line flow mappings, ``!function`` hooks tagged."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    seq = CommentedSeq()
+    for row in rows:
+        item = CommentedMap()
+        for k, v in row.items():
+            if isinstance(v, str) and v.startswith(f"{_FUNCTION} "):
+                v = TaggedScalar(value=v[len(_FUNCTION) + 1:], tag=_FUNCTION)
+            elif isinstance(v, str) and "@" in v:  # "ks@100", quoted as the YAMLs always wrote it
+                v = DoubleQuotedScalarString(v)
+            item[k] = v
+        item.fa.set_flow_style()
+        seq.append(item)
+    return seq
+
+
 def sync(path: str | Path, key: str, eval_family: str, filter_list: str | None = None,
          write: bool = False) -> bool:
-    """Whether the list ``key`` of the YAML at ``path`` is the spec's (:func:`render`); with ``write``, make it so.
-    The list is the block of ``  - `` lines after the top-level ``key:`` line."""
+    """Whether the list ``key`` of the YAML at ``path`` is the spec's; with ``write``, make it so (the file is read
+    and written through ``ruamel.yaml``'s round-trip, so the rest of it stays as it was)."""
     path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    try:
-        start = lines.index(f"{key}:") + 1
-    except ValueError:
-        raise ValueError(f"{path}: no top-level '{key}:' list") from None
-    end = start
-    while end < len(lines) and lines[end].startswith("  - "):
-        end += 1
-    wanted = render(_rows(key, eval_family, filter_list))
-    if lines[start:end] == wanted:
+    yaml = _yaml()
+    doc = yaml.load(path.read_text(encoding="utf-8"))
+    if not hasattr(doc, "get") or key not in doc:
+        raise ValueError(f"{path}: no top-level '{key}:' list")
+    wanted = _rows(key, eval_family, filter_list)
+    have = [{k: _plain(v) for k, v in row.items()} if hasattr(row, "items") else row for row in (doc[key] or [])]
+    if have == wanted:
         return True
     if write:
-        path.write_text("\n".join(lines[:start] + wanted + lines[end:]) + "\n", encoding="utf-8")
+        doc[key] = _node(wanted)
+        out = io.StringIO()
+        yaml.dump(doc, out)
+        path.write_text(out.getvalue(), encoding="utf-8")
     return False
 
 

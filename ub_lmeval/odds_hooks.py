@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ub_core.metric_spec import per_n_key
 from ub_core.metrics import ODDS_KS_NS, across_distributions, odds_item_scores
 
 from .ksn_hooks import nanmean  # noqa: F401  (the one defined-values mean; the odds YAMLs name utils.nanmean)
+from .metadata import ODDS_OPTIONS, checked
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.odds import CONVENTIONS, SHOT_COUNTS, TASKS, odds_item, odds_items
 
@@ -34,7 +36,7 @@ __all__ = ["odds_docs", "odds_dataset", "check_options", "process_results_odds",
 QUESTION_KEYS = ("abs_error", "baseline_abs_error", "parse_failed")
 #: Values per sampling problem (the odds paper, task 2: 1,000 draws).
 N_VALUES = 1000
-SAMPLING_KEYS = ("ks_stat",) + tuple(f"ks@{n}" for n in ODDS_KS_NS) + ("n_valid", "n_failed")
+SAMPLING_KEYS = ("ks_stat",) + tuple(per_n_key("ks", n) for n in ODDS_KS_NS) + ("n_valid", "n_failed")
 
 
 def _names(value: Any) -> list[str] | None:
@@ -129,8 +131,11 @@ def odds_docs(task: str = "percentile", shots: Any = None, shot_type: Any = None
 def odds_dataset(task: str = "percentile", shots: Any = None, shot_type: Any = None, context: Any = "none",
                  families: Any = None, edition: str = "subset", list_size: int = 1, convention: str = "paper",
                  yaml_task: Any = None, replies: Any = None, **kwargs: Any):
-    """``custom_dataset`` hook (metadata, the YAML's dataset_kwargs and model_args arrive as keyword arguments)."""
+    """``custom_dataset`` hook (metadata, the YAML's dataset_kwargs and model_args arrive as keyword arguments; a ub
+    option these tasks do not take is a one-line error: :mod:`ub_lmeval.metadata`)."""
     from datasets import Dataset, DatasetDict
+
+    checked("ub_odds", kwargs, ODDS_OPTIONS)
 
     return DatasetDict({"test": Dataset.from_list(odds_docs(task, shots, shot_type, context, families, edition,
                                                             list_size, convention, yaml_task, replies))})

@@ -43,6 +43,7 @@ from ub_core.option_logprob import (BEHAVIOURS, METRIC_KEYS, dedup_by_token_ids,
 from ub_core.problems import OptionItem, load_bank
 
 from .ksn_hooks import nanmean, select_ids, total
+from .metadata import OPTION_LOGPROB_OPTIONS, checked
 from .results_json import ClusteredValue, log_only
 
 __all__ = ["option_logprob_docs", "option_logprob_dataset", "process_results_option_logprob", "continuation_token_ids",
@@ -109,8 +110,11 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
                   **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
-    model_args keys (``pretrained``, ``tokenizer``)."""
+    model_args keys (``pretrained``, ``tokenizer``); a ub option these tasks do not take is a one-line error
+    (:mod:`ub_lmeval.metadata`)."""
     from datasets import Dataset, DatasetDict
+
+    checked("ub_logit", kwargs, OPTION_LOGPROB_OPTIONS)
 
     if not bank:
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")

@@ -33,6 +33,8 @@ from ub_core.metrics import (accuracy_spread, best_minus_worst, check_convention
                              question_stability)
 from ub_core.problems.stability import load_stability_items
 
+from .metadata import STABILITY_OPTIONS, checked
+
 __all__ = ["stability_docs", "stability_dataset", "process_results_tar", "median_run_accuracy",
            "run_accuracy_spread", "unreadable_rate"]
 
@@ -52,8 +54,11 @@ def stability_dataset(subtask: str | None = None, source: str = "builtin", bbh: 
                       mmlu: str | None = None, split: str = "test", size: str | None = None,
                       convention: str = "paper", **kwargs: Any):
     """``custom_dataset`` hook: called with the task's metadata (``subtask``; ``--metadata`` may add ``source``,
-    ``bbh``, ``mmlu``, ``split``, ``size``, ``convention``) and the model_args keys, which are ignored."""
+    ``bbh``, ``mmlu``, ``split``, ``size``, ``convention``) and the model_args keys, which are ignored; a ub option
+    these tasks do not take is a one-line error (:mod:`ub_lmeval.metadata`)."""
     from datasets import Dataset, DatasetDict
+
+    checked("ub_tar", kwargs, STABILITY_OPTIONS)
 
     if not subtask:
         raise ValueError("the ub_tar task's metadata must name its subtask")

@@ -107,3 +107,25 @@ def test_lmeval_runs_the_plugin_bank_from_its_own_yaml(custom_bank):
     row = res["results"]["ub_ksn_custom_demo"]
     assert row["sample_len"] == 3 and row["ks@100,take_100"] == 1.0 and row["n_valid,take_100"] == 100.0
     assert res["configs"]["ub_ksn_custom_demo"]["metadata"]["version"] == "1"  # the bank's version
+
+
+@pytest.mark.slow
+def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
+    """Issue 36: the README's lm-eval command said ``lm_eval --model ub-oracle``, which fails (only ``ub-lm-eval``
+    registers the offline models), and its sampling-free Inspect run scored 1 of 3 problems without a word about
+    the other two. Both commands as the README writes them, each in a fresh process."""
+    readme = (EXAMPLE / "README.md").read_text()
+    assert "inspect eval ub_inspect/ksn_logprob -T bank=custom_demo --model ub/oracle" in readme
+    assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme and "lm_eval --model ub-oracle" not in readme
+    run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T", f"bank={custom_bank}",
+                          "--model", "ub/oracle", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={**os.environ, "COLUMNS": "400"})  # rich wraps the warning at the terminal's width
+    assert run.returncode == 0, run.stderr[-2000:]
+    out = " ".join((run.stdout + run.stderr).split())
+    assert "1 problems of bank custom_demo scored, 2 left out" in out and "cust-normal, cust-zipf" in out
+    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn_custom_demo",
+                          "--include_path", str(EXAMPLE / "ub_custom_bank")], capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "ub_ksn_custom_demo" in run.stdout and "ks@100" in run.stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ub_core import metric_spec
-from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, is_ks_key, metric, metric_keys
+from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, metric, metric_keys, run_specs, split_key
 from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_ksn_yaml_metric_list_equals_the_spec():
     doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml")
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    expected = [(m.key, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for m in KSN_METRICS if "lmeval" in m.adapters]
+    expected = [(k, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for k, m in run_specs("ksn", adapter="lmeval")]
     assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
 
 
@@ -26,7 +26,8 @@ def test_ksn_group_yaml_aggregates_the_spec_rates():
     """The group's ``aggregate_metric_list`` (issue 29: it was checked by no test) is the spec's rates, the KS@N."""
     doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/ub_ksn.yaml")
     listed = [m["metric"] for m in doc["aggregate_metric_list"]]
-    assert listed == [m.key for m in KSN_METRICS if is_ks_key(m.key)]
+    assert listed == [k for k, m in run_specs("ksn", adapter="lmeval") if m.kind == "rate"]
+    assert listed == [f"ks@{n}" for n in (1, 2, 5, 10, 20, 50, 100)]
     assert all(m["filter_list"] == "take_100" and m["weight_by_size"] for m in doc["aggregate_metric_list"])
 
 
@@ -44,6 +45,7 @@ def test_lmeval_hooks_report_exactly_the_spec_keys():
 
 def test_inspect_metrics_derive_from_the_spec():
     from ub_inspect.ksn.scorer import KSN_METRICS as INSPECT
+    from ub_inspect.metrics import _spec_patterns
     from inspect_ai._util.registry import registry_params, registry_unqualified_name
 
     # plain metrics only (one score per scorer): the headline (KS@N at the largest N, per category), the mean of
@@ -51,25 +53,27 @@ def test_inspect_metrics_derive_from_the_spec():
     assert [registry_unqualified_name(m) for m in INSPECT] == ["headline", "means", "retry_rate",
                                                                "attempts_per_valid", "totals"]
     assert registry_params(INSPECT[0]) == {"key": "ks@*", "group": "category", "cluster": None}
-    averaged = [m for m in KSN_METRICS if "inspect" in m.adapters and m.aggregation != "total"]
-    keys = list(dict.fromkeys("ks@*" if is_ks_key(m.key) else m.key for m in averaged))
-    assert registry_params(INSPECT[1]) == {
-        "keys": keys, "with_stderr": [k for k in keys if k == "ks@*" or metric("ksn", k).stderr], "cluster": None,
-        "headline": "ks@*"}
-    counted = [m.key for m in KSN_METRICS if "inspect" in m.adapters and m.aggregation == "total"]
-    assert registry_params(INSPECT[4]) == {"keys": counted} and counted == ["wdz_undefined", "constant"]
+    # the averaged keys and the flags are read from the spec when the metrics are computed (a registered metric is
+    # there), a per-N entry as the pattern of its keys
+    assert registry_params(INSPECT[1]) == {"cluster": None, "headline": "ks@*", "eval_family": "ksn"}
+    assert registry_params(INSPECT[4]) == {"eval_family": "ksn"}
+    keys, with_stderr, counted = _spec_patterns("ksn")
+    averaged = [m for m in KSN_METRICS if "inspect" in m.adapters and m.kind != "flag"]
+    assert keys == [f"{m.key}@*" if m.per_n else m.key for m in averaged] and keys[0] == "ks@*"
+    assert with_stderr == [k for k in keys if metric("ksn", k.replace("@*", "@1")).stderr]
+    assert counted == ["wdz_undefined", "constant"]
 
 
 def test_report_keys_derive_from_the_spec():
     from ub_core.report.eval_families import KSN_KEYS
 
-    assert KSN_KEYS == tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
+    assert KSN_KEYS == tuple(k for k in metric_keys("ksn") if split_key(k)[1] is None)
     assert set(KSN_KEYS) >= {"wdz", "jsd", "wdz_undefined", "constant", "w1_debiased", "attempts"}
 
 
-def test_spec_refuses_unknown_aggregations_and_keys():
-    with pytest.raises(ValueError, match="unknown aggregation"):
-        MetricSpec("x", "x", True, aggregation="median")
+def test_spec_refuses_unknown_kinds_and_keys():
+    with pytest.raises(ValueError, match="unknown kind"):
+        MetricSpec("x", "x", True, kind="median")
     with pytest.raises(KeyError, match="no metric"):
         metric("ksn", "nope")
     assert dataclasses.is_dataclass(KSN_METRICS[0]) and all(m.key for m in KSN_METRICS)
@@ -108,10 +112,10 @@ def test_logprob_keys_and_behaviours_derive_from_the_spec():
     assert eval_families.CALIBRATION_KEYS == ("pm", "wd", "re", "abs_re")
 
 
-def _lmeval_rows(spec) -> list[tuple]:
-    return [(m.key,
+def _lmeval_rows(eval_family) -> list[tuple]:
+    return [(k,
              f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation else LMEVAL_AGGREGATION[m.aggregation],
-             direction(m)) for m in spec if "lmeval" in m.adapters]
+             direction(m)) for k, m in run_specs(eval_family, adapter="lmeval")]
 
 
 @pytest.mark.parametrize("eval_family, path", [
@@ -123,7 +127,7 @@ def _lmeval_rows(spec) -> list[tuple]:
 def test_odds_stability_and_ksn_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
-    assert listed == _lmeval_rows(metric_spec.metric_specs(eval_family))  # no payload list counted as a metric
+    assert listed == _lmeval_rows(eval_family)  # no payload list counted as a metric
 
 
 def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
@@ -131,13 +135,15 @@ def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
     from ub_inspect.option_logprob import _metrics
     from ub_inspect.odds.odds import QUESTION_METRICS, SAMPLING_METRICS
 
+    from ub_inspect.metrics import _spec_patterns
+
     def keys(metrics):
         """The headline key, then the averaged keys."""
-        return [registry_params(metrics[0])["key"], *registry_params(metrics[1])["keys"]]
+        return [registry_params(metrics[0])["key"], *_spec_patterns(registry_params(metrics[1])["eval_family"])[0]]
 
     assert keys(QUESTION_METRICS) == ["abs_error"] + list(metric_keys("odds_question", "inspect"))
     assert keys(SAMPLING_METRICS) == ["ks_stat", "ks_stat", "ks@*"] + [
-        k for k in metric_keys("odds_sampling", "inspect") if not is_ks_key(k) and k != "ks_stat"]
+        k for k in metric_keys("odds_sampling", "inspect") if split_key(k)[1] is None and k != "ks_stat"]
     # the paper's ± across distributions: an Inspect run metric; lm-eval's [distribution, value] documents
     assert registry_params(QUESTION_METRICS[2]) == {"key": "abs_error"}  # grouped by context, the default
     assert registry_params(SAMPLING_METRICS[2]) == {"key": "ks_stat"}
@@ -149,7 +155,7 @@ def test_inspect_odds_and_logprob_metrics_derive_from_the_spec():
         assert registry_params(_metrics(bank)[1])["cluster"] == "cluster"
     # the headline by family (the odds paper's tables), then the means, with a standard error where the spec asks
     assert registry_params(QUESTION_METRICS[0]) == {"key": "abs_error", "group": "family", "cluster": None}
-    assert registry_params(QUESTION_METRICS[1])["with_stderr"] == ["abs_error", "baseline_abs_error"]
+    assert _spec_patterns("odds_question")[1] == ["abs_error", "baseline_abs_error"]
 
 
 def test_report_odds_and_stability_keys_derive_from_the_spec():

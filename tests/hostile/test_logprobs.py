@@ -25,7 +25,8 @@ def test_core_counts_each_hostile_value_with_its_reason(name):
     scores, payload = score_candidate_logprobs(p, [bad] + [-1.0] * (n - 1))
     assert scores["bad_logprobs"] == 1.0 and scores["no_mass"] == 0.0 and reason in payload["bad_logprobs"]
     assert tuple(scores) == METRIC_KEYS
-    assert all(math.isnan(scores[k]) for k in ("valid_mass", "ks_distance", "p_pass@100"))
+    assert all(math.isnan(scores[k]) for k in ("valid_mass", "ks_distance"))
+    assert scores["p_pass@100"] == 0.0  # a counted failure, never left out of the mean (issue 33)
 
 
 def test_mass_above_one_is_counted():

@@ -24,8 +24,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, find_metric,
-                           is_ks_key, metric_keys)
+from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
+                           find_metric, metric_keys, split_key)
 from ..untrusted import short
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
@@ -36,13 +36,13 @@ __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALI
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
 #: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
 #: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
-KSN_KEYS = tuple(k for k in metric_keys("ksn") if not is_ks_key(k))
+KSN_KEYS = tuple(k for k in metric_keys("ksn") if split_key(k)[1] is None)
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 
 #: sampling-free KS@N (issue 18: ``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
 #: its payload (Inspect ``Score.metadata["ub"]``; lm-eval ``doc`` + the line's ``q``) holds the distributions
-KSN_LOGPROB_KEYS = tuple(k for k in metric_keys("ksn_logprob") if not k.startswith("p_pass@"))
+KSN_LOGPROB_KEYS = tuple(k for k in metric_keys("ksn_logprob") if split_key(k)[1] is None)
 KSN_LOGPROB_META = ("q", "p", "values", "candidates")
 
 #: calibration (the numeric-calibration paper)
@@ -59,7 +59,7 @@ IMPLICIT_KEYS = metric_keys("implicit")
 #: explicit MCQ twin (the implicit-reasoning paper)
 EXPLICIT_KEYS = metric_keys("explicit")
 #: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
-ODDS_KEYS = tuple(m.key for m in (*ODDS_QUESTION_METRICS, *ODDS_SAMPLING_METRICS) if m.nan_policy == "skip")
+ODDS_KEYS = tuple(m.key for m in (*ODDS_QUESTION_METRICS, *ODDS_SAMPLING_METRICS) if m.kind == "score")
 ODDS_META = ("family", "task", "shots", "shot_type", "context", "distribution")
 #: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
 #: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
@@ -92,11 +92,19 @@ def _category(*sources: Mapping[str, Any], default: str = "unknown") -> str:
 
 def _is_ksn(values: Mapping[str, Any]) -> bool:
     # odds sampling items report ks@N too, beside their ks_stat: they belong to the odds section
-    return "ks_stat" not in values and any(k.startswith("ks@") for k in values)
+    return "ks_stat" not in values and any(split_key(k) == ("ks", split_key(k)[1]) and split_key(k)[1]
+                                           for k in values)
+
+
+def _per_n_values(eval_family: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-N metrics of ``eval_family``'s spec in ``values``, at any N (``ks@N``, ``p@N``, ``p_pass@N``), each
+    rate undefined there (a log from before issue 33) at its spec's value for a problem without data, a fail."""
+    return fill_missing_rates(eval_family, {k: v for k, v in values.items() if split_key(k)[1] is not None
+                                            and find_metric(eval_family, k) is not None})
 
 
 def _ksn(values, meta, doc) -> Extracted:
-    metrics = {k: v for k, v in values.items() if k.startswith(("ks@", "p@"))}
+    metrics = _per_n_values("ksn", values)
     metrics.update(_pick(values, KSN_KEYS))
     raw = meta.get(KSN_VALUES)
     if raw is None:
@@ -109,7 +117,7 @@ def _ksn(values, meta, doc) -> Extracted:
 
 
 def _ksn_logprob(values, meta, doc) -> Extracted:
-    metrics = {k: v for k, v in values.items() if k.startswith("p_pass@")}
+    metrics = _per_n_values("ksn_logprob", values)
     metrics.update(_pick(values, KSN_LOGPROB_KEYS))
     record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..metric_spec import direction, find_metric
+from ..metric_spec import direction, find_metric, left_out_reason, split_key
 from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
@@ -119,9 +119,9 @@ def ks_ns_of(records: Iterable[SampleRecord]) -> list[int]:
     ns: set[int] = set()
     for r in records:
         for k in r.metrics:
-            m = re.fullmatch(r"ks@(\d+)", k)
-            if m:
-                ns.add(int(m.group(1)))
+            prefix, n = split_key(k)
+            if prefix == "ks" and n is not None:
+                ns.add(n)
     return sorted(ns)
 
 
@@ -129,7 +129,7 @@ def top_n(records: Sequence[SampleRecord]) -> int | None:
     """The largest N every record has a KS@N for (100 in the standard protocol)."""
     common: set[int] | None = None
     for r in records:
-        ns = {int(k[3:]) for k in r.metrics if re.fullmatch(r"ks@\d+", k)}
+        ns = {n for k in r.metrics if (n := split_key(k)[1]) is not None and split_key(k)[0] == "ks"}
         common = ns if common is None else common & ns
     return max(common) if common else None
 
@@ -275,13 +275,22 @@ def _means_by_category(records, name, title, family, keys, rate_key=None, cluste
         cols += [f"{rate_key}_ci_low", f"{rate_key}_ci_high"]
     if cluster_key:
         cols += [f"{cluster_key}_ci_low", f"{cluster_key}_ci_high"]
-    t = Table(name, title, family, cols, keys=("model", "framework", "category"))
+    # no mean leaves an item out silently: a key some item has no finite value of gets a <key>_left_out count
+    # beside its mean, and the note says why (the spec's why_undefined)
+    left = [k for k in keys if any(r.metric(k) is None for r in records)]
+    cols += [f"{k}_left_out" for k in left]
+    t = Table(name, title, family, cols, keys=("model", "framework", "category"),
+              note=" ".join(f"{k}: the mean of the items where it is defined; {k}_left_out counts the others "
+                            f"({left_out_reason(spec) if (spec := find_metric(family, k)) else 'no value'})."
+                            for k in left))
     for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
         groups = [("all", recs)] + sorted(_group(recs, lambda r: r.category).items())
         for cat, crecs in groups:
             row = {"model": model, "framework": fw, "category": cat, "items": len(crecs)}
             for k in keys:
                 row[k] = nanmean(r.metrics.get(k) for r in crecs)
+            for k in left:
+                row[f"{k}_left_out"] = sum(r.metric(k) is None for r in crecs)
             if rate_key:
                 flags = [r.metric(rate_key) for r in crecs]
                 if all(f in (0.0, 1.0) for f in flags if f is not None):
@@ -336,7 +345,7 @@ def _ksn_logprob_tables(records, ksn_records=()):
 
 def ks_ns_of_p_pass(records: Iterable[SampleRecord]) -> list[int]:
     """The N of the ``p_pass@N`` keys present, in increasing order."""
-    ns = {int(k[7:]) for r in records for k in r.metrics if k.startswith("p_pass@") and k[7:].isdigit()}
+    ns = {n for r in records for k in r.metrics if (n := split_key(k)[1]) is not None and split_key(k)[0] == "p_pass"}
     return sorted(ns)
 
 

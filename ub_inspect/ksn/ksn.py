@@ -11,14 +11,14 @@ from __future__ import annotations
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from ub_core.metrics import KS_METHODS
 from ub_core.problems import Problem, bank_version, load_bank
 from ub_core.ksn_scoring import DEFAULT_NS, not_scorable
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import source_path
-from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
-                                 select_ids, str_list, task_options)
+from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, ks_method, positive_int,
+                                 real, select_ids, str_list, task_options)
+from ub_inspect._options import threshold as check_threshold
 from .scorer import ksn_scorer
 from .solver import collect_values
 
@@ -99,9 +99,9 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         ns = int_list(ks_ns, "ks_ns")
         if max(ns) > n_samples:
             raise OptionError(f"option ks_ns: every N must be <= n_samples ({n_samples}), got {max(ns)}")
-        threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
+        threshold = check_threshold(threshold)
         list_size = positive_int(list_size, "list_size")
-        method = choice(method, "method", KS_METHODS)
+        method = ks_method(method)
         value_source = choice(value_source, "value_source", ("final", "reasoning"))
         gt_size = positive_int(gt_size, "gt_size")
         seed = integer(seed, "seed", low=0)

@@ -1,7 +1,7 @@
 """The KS@N scorer and its metrics. The science is ``ub_core.ksn_scoring.score_values``; this only adapts it.
 
 Score value (a dict, one entry per key of the KS@N metric spec, ``ub_core.metric_spec``, in its order:
-:func:`score_value`): ``ks@N`` (1.0 pass / 0.0 fail, also when short) each followed by ``p@N`` (NaN when
+:func:`score_value`): ``ks@N`` (1.0 pass / 0.0 fail, also when short), ``p@N`` (NaN when
 short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value; ``wdz`` also NaN when its permutation null
 has no spread, never +/-inf), ``wdz_undefined`` (1.0 in that case), ``constant`` (1.0 when the sample is
 constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``, ``retried_slots``. Score metadata keeps the parsed ``values``, the failure reasons and a digest of
@@ -31,7 +31,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from ub_core.ksn_scoring import DEFAULT_NS, score_values
-from ub_core.metric_spec import as_metric_value, is_ks_key, run_specs
+from ub_core.metric_spec import as_metric_value, per_n_key, run_specs
 
 from .._naming import registry_name
 from .._problems import lookup_problem
@@ -84,16 +84,11 @@ def _digest(outputs: list) -> str:
 
 def score_value(row: Mapping, record: CollectedValues, ns: Sequence[int]) -> dict[str, float]:
     """The Score value: one entry per key of the KS@N spec (:func:`ub_core.metric_spec.run_specs`, the run's Ns), in
-    spec order, each ``ks@N`` followed by its p-value ``p@N``; a ``score`` key from ``row``
-    (:func:`ub_core.ksn_scoring.score_values`, :func:`ub_core.metric_spec.as_metric_value`), a ``collection`` key
-    from the solver's ``record``."""
-    value: dict[str, float] = {}
-    for key, spec in run_specs("ksn", ns):
-        value[key] = int(getattr(record, key)) if spec.source == "collection" else as_metric_value(spec, row[key])
-        if is_ks_key(key):
-            p = row[f"p{key[2:]}"]
-            value[f"p{key[2:]}"] = float("nan") if p is None else float(p)
-    return value
+    spec order (``ks@N`` and the p-values ``p@N`` at each N); a ``score`` key from ``row``
+    (:func:`ub_core.ksn_scoring.score_values`, :func:`ub_core.metric_spec.as_metric_value`: an undefined rate is
+    its fail, another undefined value NaN), a ``collection`` key from the solver's ``record``."""
+    return {key: int(getattr(record, key)) if spec.source == "collection" else as_metric_value(spec, row[key])
+            for key, spec in run_specs("ksn", ns)}
 
 
 @scorer(metrics=KSN_METRICS, name=registry_name("ksn_scorer"))
@@ -112,7 +107,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
                            truth_seed=gt_seed, n_failed=len(failures))
         value = score_value(row, record, ks_ns)
         top = max(ks_ns)
-        p_top = row[f"p@{top}"]
+        p_top = row[per_n_key("p", top)]
         explanation = (f"{row['n_valid']} valid values from {value['attempts']} attempts; KS@{top} "
                        + ("short" if p_top is None else f"p = {p_top:.3g}")
                        + ("" if row["wdz"] is None or math.isnan(row["wdz"]) else f"; WDZ {row['wdz']:.2f}"))

@@ -12,6 +12,7 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from typing import Any, Sequence
 
@@ -26,7 +27,8 @@ from pydantic import Field
 from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
                                  candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
                                  render_chat, score_candidate_logprobs)
-from ub_core.metrics import DEFAULT_NS, KS_METHODS
+from ub_core.metric_spec import per_n_key
+from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
 from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
 from ub_core.reply_tree import TOP_K as TREE_TOP_K
@@ -35,11 +37,14 @@ from ub_inspect.ksn.ksn import load_problems
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
-from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, positive_int, real,
-                                 select_ids, str_list, task_options)
+from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, ks_method, positive_int,
+                                 real, select_ids, str_list, task_options)
+from ub_inspect._options import threshold as check_threshold
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob_scorer", "CandidateLogprobs",
            "ReplyTreeRecord", "ENUMERATIONS"]
@@ -224,7 +229,7 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
     scores, payload = score_reply_tree(problem, tree, **options)
     top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
     n = max(options["ns"])
-    bounds = payload.get(f"p_pass_bounds@{n}", [math.nan, math.nan])
+    bounds = payload.get(per_n_key("p_pass_bounds", n), [math.nan, math.nan])
     return Score(value=scores, answer=top,
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass in {tree.requests} requests "
                               f"({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
@@ -277,8 +282,8 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         bank = str(bank)
         cats = str_list(categories, "categories")
         ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
-        threshold = real(threshold, "threshold", 0, 1, low_open=True, high_open=True)
-        method = choice(method, "method", KS_METHODS)
+        threshold = check_threshold(threshold)
+        method = ks_method(method)
         gt_size = positive_int(gt_size, "gt_size")
         seed = integer(seed, "seed", low=0)
         draws = positive_int(draws, "draws")
@@ -298,9 +303,18 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         if enumeration != "listed" and end_of_answer == "none":
             raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
         problems = list(load_problems(categories=cats, bank=bank))
+        left_out: list[str] = []
         if enumeration == "listed":
-            problems = [p for p, _ in enumerable_problems(problems)]
+            listed = [p for p, _ in enumerable_problems(problems)]
+            if ids is None:  # nothing leaves silently: the problems the listed route cannot score are named
+                left_out = sorted({p.id for p in problems} - {p.id for p in listed})
+            problems = listed
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
+        if left_out:
+            log.warning(f"ksn_logprob: {len(problems)} problems of bank {bank} scored, {len(left_out)} left out: "
+                        f"their answers cannot be listed ({', '.join(left_out[:5])}"
+                        f"{', ...' if len(left_out) > 5 else ''}); -T enumeration=auto scores them through the "
+                        f"reply tree")
         routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
                   ("listed" if enumeration == "listed" else "tree") for p in problems}
     return package_task(
@@ -312,6 +326,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
                                   draws=draws, seed=seed, version=bank_version(bank), n_samples=n_samples,
                                   max_attempts=max_attempts, bank=bank),
-        metadata={"bank": bank, "route": "logprob", "enumeration": enumeration, "chat_template": chat_template},
+        metadata={"bank": bank, "route": "logprob", "enumeration": enumeration, "chat_template": chat_template,
+                  "left_out": {"problems": left_out, "why": "answers cannot be listed (enumeration=listed)"}},
         version=bank_version(bank),
     )
