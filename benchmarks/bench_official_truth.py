@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ub_core.official_truth import Limits, build_truth  # noqa: E402
+from ub_core.release_tools.official_truth import Limits, build_truth  # noqa: E402
 
 FOLDERS = ["textual_explicit_concentrated_gpt-5.4", "textual_explicit_spread_out_gpt-5.4",
            "textual_implicit_concentrated_gpt-5.4", "textual_implicit_spread_out_gpt-5.4",
@@ -87,8 +87,8 @@ def paired_cost(root: Path, workers: int, limits: Limits,
     """Each program run jailed and unjailed back to back: the per-program differences, and the times."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ub_core.jail import prepare
-    from ub_core.official_truth import find_programs, run_program
+    from ub_core.release_tools.jail import prepare
+    from ub_core.release_tools.official_truth import find_programs, run_program
 
     sandboxes = {True: prepare(jail=True, cgroups=cgroups), False: prepare(jail=False, cgroups=cgroups)}
 

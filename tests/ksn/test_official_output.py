@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from ub_core.official_output import MAX_VALUE_CHARS, OutputReader, parse_output
+from ub_core.release_tools.official_output import MAX_VALUE_CHARS, OutputReader, parse_output
 
 _NP = re.compile(r"\b(?:np|numpy)\.(?:float|int|uint|bool|str)_?\d*\(([^()]*)\)")
 

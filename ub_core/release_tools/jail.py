@@ -70,7 +70,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .terminal import escape_controls
+from ..terminal import escape_controls
 
 __all__ = ["JailError", "Sandbox", "RunResult", "prepare", "run", "ENV_ALLOW", "NOT_PROTECTED"]
 

@@ -13,7 +13,7 @@ candidates' values whatever a program prints (a 4 MB or 64 MB flood costs the fi
 scan), where ``ast.literal_eval`` of the whole output took ~480 bytes per printed byte.
 
 The finished list must be all numbers, all labels or all lists (shuffles), each value finite and non-empty
-(:func:`ub_core.official._first_bad_value`), and exactly ``n_values`` long when given.
+(:func:`ub_core.release_tools.official._first_bad_value`), and exactly ``n_values`` long when given.
 """
 
 from __future__ import annotations

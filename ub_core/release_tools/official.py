@@ -46,13 +46,13 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .problems.base import Problem
-from .problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
+from ..problems.base import Problem
+from ..problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
 
-log = logging.getLogger("ub_core.official")
+log = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS = ("uid", "category", "prompt_text")
 class OfficialDataError(ValueError):
@@ -357,7 +357,7 @@ def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = Non
     """Options (sorted case-insensitively, first-seen spelling) and the code of each value. ``known``: the
     release's list of possible outcomes (``realworld_mapping.json``); every value must be one of them, and outcomes
     absent from the sample are options too."""
-    from .parsing import parse_option
+    from ..parsing import parse_option
 
     spelling: dict[Any, str] = {}
     variants: dict[Any, set] = {}
@@ -391,8 +391,8 @@ def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = Non
 
 def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
     """Items (the parser's order: numbers by value, then text case-insensitively) and Z1 of each shuffle."""
-    from .metrics import lehmer_z1_many
-    from .parsing.permutations import _item_key
+    from ..metrics import lehmer_z1_many
+    from ..parsing.permutations import _item_key
 
     first: dict[Any, str] = {}
     rows, reference = [], set()
