@@ -223,10 +223,10 @@ def test_the_seccomp_filter_refuses_the_listed_calls(probed):
 MEMFD_HOG = textwrap.dedent("""
     import os, time
     fds = []
-    for _ in range(8):
+    for _ in range(25):  # 14 MB each: under the 16 MB file-size rlimit (the scratch's size)
         fd = os.memfd_create('hog')
         chunk = b'\\1' * (1 << 20)
-        for _ in range(50):
+        for _ in range(14):
             os.write(fd, chunk)
         fds.append(fd)
     time.sleep(1.5)
@@ -252,8 +252,9 @@ SHM_HOG = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_fallback_limits_cover_unmapped_memory(tmp_path):
-    """Finding 4: with the fallback limits (no cgroup), 8 memfds or SysV segments of 50 MB (400 MB) landed under
-    ``--memory-mb 300``: the watchdog sums process RSS only. Now the calls are refused by the seccomp filter."""
+    """Finding 4: with the fallback limits (no cgroup), 25 memfds of 14 MB or 8 SysV segments of 50 MB (350 and
+    400 MB) landed under ``--memory-mb 300``: the watchdog sums process RSS only. Now the calls are refused by the
+    seccomp filter."""
     run = _run(tmp_path, {"memfd": MEMFD_HOG, "shm": SHM_HOG}, cgroups=False)
     assert "watchdog" in run["sandbox"]
     assert run["records"] == {}, run["records"].keys()
