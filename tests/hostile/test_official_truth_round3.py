@@ -377,5 +377,5 @@ def test_device_nodes_are_never_opened(tmp_path):
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
                           start_new_session=True)  # no controlling terminal
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"tty": "not a regular file (skipped)"}
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"tty": "the program is not a regular file"}
     assert _records(tmp_path / "out") == {"good": [1] * 10_000}
