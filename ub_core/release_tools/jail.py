@@ -23,9 +23,10 @@ the unprivileged sandbox Flatpak is built on. Each program gets
   of reach: the jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``,
   ``drop_caches``...; ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup
   file systems are not mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the calls whose
-  checks rest on the uid (the keyrings). bubblewrap has no option to map the program to another host uid when
-  started by root (its uid map is always the caller's uid), and starting it as an unprivileged user would hide
-  the user's program folders and interpreter (``/root`` is mode 0700) from it;
+  checks rest on the uid (the keyrings). bubblewrap's own user namespace always maps the program's uid to the
+  caller's (a namespace of our own making handed to ``--userns`` could map it elsewhere, at the price of a setup
+  helper), and starting bwrap as an unprivileged user would hide the user's program folders and interpreter from
+  it (``/root`` is mode 0700);
 - a seccomp filter (below).
 
 **The seccomp filter** (classic BPF built with libseccomp, https://github.com/seccomp/libseccomp, through its
@@ -379,7 +380,11 @@ def _seccomp_fd(sandbox: "Sandbox"):
     if not sandbox.jailed:
         yield None
         return
-    fd = os.memfd_create("ub-seccomp") if hasattr(os, "memfd_create") else tempfile.TemporaryFile().detach()
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("ub-seccomp")
+    else:  # a C library without memfd_create: an unlinked temporary file
+        fd, name = tempfile.mkstemp(prefix="ub-seccomp-")
+        os.unlink(name)
     try:
         os.write(fd, sandbox.seccomp)
         os.lseek(fd, 0, os.SEEK_SET)

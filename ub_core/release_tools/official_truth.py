@@ -26,6 +26,13 @@ the end of each run, a record at a time. A later run skips a uid only when its r
 program there now and its values match their hash; any other record (an edited program, altered or truncated
 values, no hashes) is removed and the uid runs again. A values file that this runner did not write (no
 ``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
+
+A run holds an ``flock`` on ``out/.ub-official-truth.lock`` from before it reads the records to its last write: a
+second run on the same ``--out`` stops with one line. Each file is written to a temporary file of its own
+(``mkstemp`` beside it), flushed to disk, and renamed over the old one. An ``--out`` that is, lies inside, or holds
+the programs' folders is refused with one line: the jail shows a program its own folder. Only regular files are
+opened from a release (:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named
+``<uid>.py`` is a one-line failure and never opened.
 """
 
 from __future__ import annotations
