@@ -125,7 +125,8 @@ PROBES = {
 _RUNNER = """
 import ctypes, json, platform, sys
 from ub_core.release_tools.official_truth import Limits, build_truth
-codes, out, kwargs, limits, key = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), sys.argv[5]
+codes, out, kwargs, limits, key = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), \
+    sys.argv[5]
 if key:  # a session keyring of this process (and its children) holding a token, as a logged-in user's holds
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
@@ -296,13 +297,17 @@ def test_a_second_run_on_the_same_out_stops_with_one_line(tmp_path):
     _bwrap_or_fail()
     codes = tmp_path / "ground_truth_codes" / F
     codes.mkdir(parents=True)
-    (codes / "slow.py").write_text("import time\ntime.sleep(3)\nprint([1] * 10000)\n")
+    (codes / "slow.py").write_text("import time\ntime.sleep(6)\nprint([1] * 10000)\n")
     cmd = [sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path), "--out",
            str(tmp_path / "out"), "--trust-release-code", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        time.sleep(1.5)
+        # the second run starts once the first holds --out (before the fix no lock ever appears: it starts after
+        # the 60 s wait or once the first has ended, and the assertions below fail)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _locked(tmp_path / "out") and first.poll() is None:
+            time.sleep(0.05)
         second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     finally:
         out1, err1 = first.communicate(timeout=120)
@@ -310,6 +315,21 @@ def test_a_second_run_on_the_same_out_stops_with_one_line(tmp_path):
     assert second.returncode == 2, second.stdout + second.stderr
     assert len(second.stderr.strip().splitlines()) == 1 and "another ub official truth run" in second.stderr
     assert _records(tmp_path / "out") == {"slow": [1] * 10_000}
+
+
+def _locked(out: Path) -> bool:
+    """Whether some process holds a lock on a file in ``out`` (the run's lock file, whatever its name)."""
+    import fcntl
+
+    for path in out.glob(".*lock*") if out.is_dir() else ():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+    return False
 
 
 def test_concurrent_atomic_writes_use_their_own_temporary_files(tmp_path):
@@ -379,3 +399,24 @@ def test_device_nodes_are_never_opened(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"tty": "the program is not a regular file"}
     assert _records(tmp_path / "out") == {"good": [1] * 10_000}
+
+
+# ------------------------------------------------------------------------------------------------ no seccomp
+
+def test_refuses_with_one_line_where_no_seccomp_filter_can_be_built(tmp_path):
+    """Without libseccomp (its bindings raise as they do when the library is missing) the jail would have no
+    filter: the command refuses with one line naming the cause, before anything runs."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pyseccomp.py").write_text("raise RuntimeError('Unable to find libseccomp')\n")
+    codes = tmp_path / "ground_truth_codes" / F
+    codes.mkdir(parents=True)
+    (codes / "u1.py").write_text("print([1] * 10000)\n")
+    _bwrap_or_fail()
+    proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(tmp_path),
+                           "--out", str(tmp_path / "out"), "--trust-release-code", "--no-progress"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{shadow}{os.pathsep}{ROOT}"})
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "no seccomp filter can be built: Unable to find libseccomp" in proc.stderr and "libseccomp2" in proc.stderr
+    assert not (tmp_path / "out").exists()

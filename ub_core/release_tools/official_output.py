@@ -13,10 +13,10 @@ candidates' values whatever a program prints (a 4 MB or 64 MB flood costs the fi
 scan), where ``ast.literal_eval`` of the whole output took ~480 bytes per printed byte.
 
 Reading is linear in the output whatever its shape. Each pattern reads a digit string one way only (no
-``\d+\.?\d*``, which a failed match retries at every split: quadratic), and a token that may continue in the next
-chunk is kept and read again only once the chunks that arrived since are at least as long as it (so a 40,000-digit
-number arriving 16 bytes at a time is rescanned ~12 times, not 2,500: the rescans cost at most twice the output).
-The text kept is at most about ``2 * MAX_VALUE_CHARS`` plus a chunk.
+``[0-9]+[.]?[0-9]*``, which a failed match retries at every split: quadratic), and a token that may continue in
+the next chunk is kept and read again only once the chunks that arrived since are at least as long as it (so a
+40,000-digit number arriving 16 bytes at a time is rescanned ~12 times, not 2,500: the rescans cost at most twice
+the output). The text kept is at most about ``2 * MAX_VALUE_CHARS`` plus a chunk.
 
 The finished list must be all numbers, all labels or all lists (shuffles), each value finite and non-empty
 (:func:`ub_core.release_tools.official._first_bad_value`), and exactly ``n_values`` long when given.
@@ -39,7 +39,8 @@ MAX_ANY_VALUES = 1_000_000  # values read when no count is expected (n_values=No
 # Every number pattern reads a digit string one way only (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``, which splits
 # "123" as "12"+"3" or "1"+"23" ...): a failed match then backtracks linearly, not over every split of a 40,000-digit
 # run (quadratic: the parent froze for over a minute on "[" and 40,000 digits).
-_NUM = r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)"
+_NUM = (r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+"
+        r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)")
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\f\v]+)
   | (?P<nl>\n[ \t\r\f\v\n]*)

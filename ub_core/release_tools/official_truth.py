@@ -8,13 +8,13 @@ writes that layout, so a user holding the release can rebuild (or check) the val
 
 Those programs are third-party code, so they run only when the user says they trust the release
 (``trust_release_code=True`` / ``--trust-release-code``), and even then each runs in a jail with whole-program
-limits (:mod:`ub_core.release_tools.jail`: bubblewrap namespaces, a read-only filesystem showing only the interpreter and the
-program's folder, a capped private scratch, no network, no other process, no output folder; memory, processes,
-CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
+limits (:mod:`.jail`: bubblewrap namespaces, a seccomp filter, a read-only filesystem showing only the interpreter
+and the program's folder, a capped private scratch, no network, no other process, no output folder; memory,
+processes, CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
 is refused with one line naming the cause, unless ``jail=False`` (``--no-jail``), which warns what is then not
 protected.
 
-What a program prints reaches the parent through a pipe and is read as it streams (:mod:`ub_core.release_tools.official_output`):
+What a program prints reaches the parent through a pipe and is read as it streams (:mod:`.official_output`):
 never executed, never held beyond ``n_values`` values and ``max_output_mb`` bytes (past those the reading stops, or
 the jail is killed), and checked to be finite numbers, non-empty labels or lists of those. A program that fails
 (non-zero exit, a limit, unreadable or invalid output, a wrong number of values) is reported with its uid and a
@@ -75,7 +75,7 @@ class TrustError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits of one program, all of its processes together (see :mod:`ub_core.release_tools.jail` for how each is enforced).
+    """Limits of one program, all of its processes together (see :mod:`.jail` for how each is enforced).
 
     ``n_values``: how many values it must print (None: any positive number, at most 1,000,000);
     ``max_output_mb``: its stdout; ``max_procs``: tasks (processes and threads); ``scratch_mb`` and ``max_files``:
@@ -193,7 +193,7 @@ def _last_line(tail: bytes, n: int = 300) -> str:
 
 def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
                 sandbox: Sandbox | None = None) -> Outcome:
-    """Run one program in the jail (``sandbox``, from :func:`ub_core.release_tools.jail.prepare`; made here when None, which
+    """Run one program in the jail (``sandbox``, from :func:`.jail.prepare`; made here when None, which
     raises :class:`JailError` where no jail can be made) and read what it prints."""
     start = time.monotonic()
     sandbox = sandbox or prepare(python)
@@ -405,7 +405,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
 
     Refuses (:class:`TrustError`) unless ``trust_release_code``, and (:class:`JailError`, one line naming the
     cause) where no jail can be made unless ``jail=False``, which warns (through ``log``, else ``warnings``) what
-    is then not protected. ``cgroups``: see :func:`ub_core.release_tools.jail.prepare`. Failures are collected in the summary,
+    is then not protected. ``cgroups``: see :func:`.jail.prepare`. Failures are collected in the summary,
     never raised; ``log(line)`` receives one line per failure and per stored record set aside."""
     if not trust_release_code:
         raise TrustError("refusing to run the release's ground-truth programs: they are third-party code; pass "
