@@ -10,10 +10,8 @@ is ever written to the host's sysctls.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import platform
 import stat
 import subprocess
 import sys
@@ -25,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.release_tools.official_truth import Limits, build_truth
+from ub_core.release_tools.official_truth import Limits
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the jail needs Linux namespaces")
 
@@ -124,7 +122,7 @@ PROBES = {
 
 _RUNNER = """
 import ctypes, json, platform, sys
-from ub_core.release_tools.official_truth import Limits, build_truth
+from ub_core.release_tools.official_truth import Limits
 codes, out, kwargs, limits, key = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), \
     sys.argv[5]
 if key:  # a session keyring of this process (and its children) holding a token, as a logged-in user's holds
@@ -269,7 +267,8 @@ def test_fallback_limits_cover_unmapped_memory(tmp_path):
 def test_a_long_unfinished_number_does_not_stall_the_parent(tmp_path):
     """Finding 5: ``[`` and 40,000 digits, then a sleep, froze the parent for over a minute at 100% CPU (the
     number patterns backtracked quadratically, re-run on the whole retained buffer for every chunk), and a good
-    sibling was failed as timed out. Now the stall ends at the wall clock and the sibling lands."""
+    sibling was failed as timed out. Now the stall ends at the wall clock and the sibling lands (the reader's own
+    linear-time check is tests/ksn/test_official_output.py::test_reading_is_linear_whatever_the_output)."""
     digits = textwrap.dedent("""
         import sys, time
         sys.stdout.write('[')
@@ -280,12 +279,9 @@ def test_a_long_unfinished_number_does_not_stall_the_parent(tmp_path):
         time.sleep(60)
     """)
     limits = Limits(wall_s=5.0, cpu_s=10, memory_mb=600, n_values=10_000, max_procs=16, scratch_mb=16)
-    t0 = time.monotonic()
     run = _run(tmp_path, {"digits": digits, "good": PROBES["good"]}, limits=limits)
-    took = time.monotonic() - t0
     assert run["failed"]["digits"].startswith("timed out after 5 s"), run["failed"]
-    assert len(_landed(run, "good")) == 10_000
-    assert took < 30, took
+    assert len(_landed(run, "good")) == 10_000  # not starved by the reader (the GIL) into a false time-out
 
 
 # ------------------------------------------------------------------------------------------------ 6. two runs
