@@ -122,7 +122,7 @@ PROBES = {
 
 _RUNNER = """
 import ctypes, json, platform, sys
-from ub_core.release_tools.official_truth import Limits
+from ub_core.release_tools.official_truth import Limits, build_truth
 codes, out, kwargs, limits, key = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4]), \
     sys.argv[5]
 if key:  # a session keyring of this process (and its children) holding a token, as a logged-in user's holds
