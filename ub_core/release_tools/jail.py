@@ -124,7 +124,8 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 #: what a program run with ``jail=False`` can do (the warning printed with ``--no-jail``)
 NOT_PROTECTED = ("programs run as your user: they can read your files and other processes' environments (tokens, "
                  "keys), write wherever you can (your shell start-up files, the site-packages of this Python), use "
-                 "the network, and leave processes behind")
+                 "the network, and leave processes behind; nor is there a seccomp filter (they can read your "
+                 "session keyring and open vsock sockets to the hypervisor)")
 BWRAP_MIN = (0, 7, 0)  # --size (a capped tmpfs)
 PROGRAM_DIR = "/program"  # where the program's folder appears in the jail (read-only)
 INNER_UID = 1000  # the program's uid inside its user namespace: not 0, so it holds no capability there
