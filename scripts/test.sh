@@ -9,13 +9,15 @@ cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check torch==2.13.0 -e '.[test]'
 
 # System packages the tests need: Debian's chromium (headless, for the report's browser test,
-# tests/report/test_report.py::test_page_in_headless_chromium) and bubblewrap (the jail of `ub official truth`,
-# tests/hostile/test_official_truth_jail.py).
+# tests/report/test_report.py::test_page_in_headless_chromium), bubblewrap and libseccomp2 (the jail of
+# `ub official truth` and its seccomp filter, tests/hostile/test_official_truth_*.py).
 have_chromium() { command -v chromium || command -v chromium-browser || command -v google-chrome; } >/dev/null 2>&1
 have_bwrap() { command -v bwrap; } >/dev/null 2>&1
+have_libseccomp() { python -c 'import ctypes.util, sys; sys.exit(ctypes.util.find_library("seccomp") is None)'; } >/dev/null 2>&1
 missing=()
 have_chromium || missing+=(chromium)
 have_bwrap || missing+=(bubblewrap)
+have_libseccomp || missing+=(libseccomp2)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null 2>&1; then sudo=(sudo); else sudo=(none); fi
     if [ "${sudo[0]:-}" = none ] || ! command -v apt-get >/dev/null 2>&1; then
@@ -28,6 +30,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
     have_chromium || { echo "scripts/test.sh: apt-get installed no chromium binary" >&2; exit 1; }
     have_bwrap || { echo "scripts/test.sh: apt-get installed no bwrap binary" >&2; exit 1; }
+    have_libseccomp || { echo "scripts/test.sh: apt-get installed no libseccomp library" >&2; exit 1; }
 fi
 
 # Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off.

@@ -309,7 +309,7 @@ def _cmd_score(args) -> int:
     if dataset or ground_truth:
         if not (dataset and ground_truth):
             raise CLIError("--dataset and --ground-truth go together")
-        from .official import load_official
+        from .release_tools.official import load_official
 
         problems = {p.id: p for p in load_official(dataset, ground_truth, split=split or "train")}
     for line in log_problems:
@@ -535,7 +535,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     td = sub.add_parser("tasks-dir", help="print the lm-eval task folder (for lm_eval --include_path)")
     td.set_defaults(func=_cmd_tasks_dir)
-    from .official_truth import add_parser as add_official_parser
+    from .release_tools.official_truth import add_parser as add_official_parser
     from .reproduce import add_parser as add_reproduce_parser
     from .stability_score import add_parser as add_stability_parser
 

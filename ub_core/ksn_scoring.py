@@ -30,7 +30,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import metrics, untrusted
+from . import metrics
+from .release_tools import untrusted
 from .metric_spec import MetricSpec, direction, per_n_key, run_specs
 from .problems import Problem, UnknownProblemError, get_problem
 
@@ -339,7 +340,7 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
     """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches).
 
     Every line that cannot be read adds one ``"line N: reason"`` to ``errors``: invalid JSON, JSON nested too
-    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.untrusted.loads`). An integer too large for a float counts as one failed
+    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.release_tools.untrusted.loads`). An integer too large for a float counts as one failed
     value. An optional non-negative integer ``n_failed`` adds replies that failed before the values were
     recorded (an Inspect log's failure count). ``counter[0]`` receives the number of non-blank lines."""
     merged: dict[str, dict] = {}
@@ -413,7 +414,7 @@ def score_jsonl(lines: Iterable[str], *, method: str = "paper", ns: Sequence[int
     to the problem's failures. ``truth_size``, ``truth_seed`` and ``wdz_resamples`` are the scorer's options
     (an Inspect run's ``-T gt_size``/``seed``), so a rescoring reproduces the run. ``values`` are validated against the problem's support like parsed replies, and
     a rejected value counts as a failure. ``problems`` (id -> Problem) replaces the built-in banks, e.g. with
-    the official release from :func:`ub_core.official.load_official`. ``workers > 1`` scores problems in that many
+    the official release from :func:`ub_core.release_tools.official.load_official`. ``workers > 1`` scores problems in that many
     forked processes (results are identical and in the same order; serial where fork is unavailable).
     """
     run = ScoreRun()

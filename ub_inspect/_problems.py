@@ -37,7 +37,7 @@ def source_path(value: Any) -> str | None:
 
 @lru_cache(maxsize=4)
 def _official_index(dataset: str, ground_truth: str | None, split: str) -> dict[str, Problem]:
-    from ub_core.official import load_official
+    from ub_core.release_tools.official import load_official
 
     return {p.id: p for p in load_official(dataset, ground_truth, split=split)}
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.official_truth import Limits
+from ub_core.release_tools.official_truth import Limits
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the jail needs Linux namespaces")
 
@@ -382,7 +382,7 @@ def _remove_pth() -> list[str]:
 
 _RUNNER = """
 import json, sys
-from ub_core.official_truth import Limits, build_truth
+from ub_core.release_tools.official_truth import Limits, build_truth
 codes, out, kwargs, limits = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 lines = []
 s = build_truth(codes, out, trust_release_code=True, workers=2, limits=Limits(**limits), progress=False,
@@ -708,7 +708,7 @@ def test_links_in_the_release_are_not_followed(tmp_path):
     a named pipe: refused with a reason (nothing blocks), and the folder a link points to is never shown to a
     program (the jail binds the task folder it runs)."""
     _bwrap_or_fail()
-    from ub_core.official_truth import build_truth
+    from ub_core.release_tools.official_truth import build_truth
 
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -730,7 +730,7 @@ def test_links_in_the_release_are_not_followed(tmp_path):
 def test_the_watchdog_measures_only_the_jails_scratch():
     """A process seen before bwrap has moved it into its new root shows the host's /tmp (found on the release
     run: a program that writes nothing was stopped for the host's /tmp usage): it is not the scratch."""
-    from ub_core.jail import _Watchdog
+    from ub_core.release_tools.jail import _Watchdog
 
     dog = _Watchdog(root=1, group=None, limits=LIMITS, jailed=True)
     assert dog._scratch([os.getpid()]) == (0, 0)

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from ub_core.official import OfficialDataError, load_official, normalise_category
+from ub_core.release_tools.official import OfficialDataError, load_official, normalise_category
 
 ROWS = [
     {"id": 0, "uid": "u-norm", "category": "Text Explicit", "subcategory": "normal", "prompt_title": "Normal",
@@ -155,7 +155,7 @@ def test_case_variant_labels_score_an_exact_truth_sample_as_a_pass(tmp_path, cap
 
     labels = np.random.default_rng(5).choice(["blue", "red", "Red", "RED ", "green", "Green"], 400).tolist()
     q, gt = _write_release(tmp_path, [_row("u-case")], {"u-case": labels})
-    with caplog.at_level("WARNING", logger="ub_core.official"):
+    with caplog.at_level("WARNING", logger="ub_core.release_tools.official"):
         (p,) = load_official(q, gt)
     first_seen = {}
     for v in labels:
@@ -175,7 +175,7 @@ def test_case_variant_labels_score_an_exact_truth_sample_as_a_pass(tmp_path, cap
 
 _HASHSEED_SCRIPT = """
 import json, sys
-from ub_core.official import official_problem
+from ub_core.release_tools.official import official_problem
 row = {"uid": "u", "category": "RealWorld", "prompt_text": "x"}
 labels = ["b", "B", "a", "A", "c", "C", "d", "D", "e", "E", "f", "F", "g", "G"] * 3
 cat = official_problem(row, labels)
@@ -339,7 +339,7 @@ def _write_layout(root, folders=FOLDERS, mapping=RW_MAP):
 
 
 def test_release_folders_map_to_categories_and_regimes():
-    from ub_core.official import release_folder_info
+    from ub_core.release_tools.official import release_folder_info
 
     assert release_folder_info("textual_explicit_concentrated_gpt-5.4") == {
         "category": "text_explicit", "regime": "concentrated", "modality": "unimodal", "source": "gpt-5.4"}
@@ -451,7 +451,7 @@ def test_truth_built_by_ub_official_truth_loads(tmp_path):
     (tmp_path / "release" / "realworld_mapping.json").write_text(json.dumps(
         {"single_item_selection": RW_MAP["single_item_selection"],
          "shuffling_separated_by_new_line": RW_MAP["shuffling_separated_by_new_line"]}))
-    from ub_core.official_truth import Limits, build_truth
+    from ub_core.release_tools.official_truth import Limits, build_truth
 
     s = build_truth(tmp_path / "release", tmp_path / "release" / "ground_truth_values", trust_release_code=True,
                     limits=Limits(wall_s=5, cpu_s=5, memory_mb=1024), progress=False)
@@ -465,7 +465,7 @@ def test_truth_built_by_ub_official_truth_loads(tmp_path):
 
 def test_deeply_nested_release_json_is_one_line(tmp_path):
     """A ground-truth file nested 100,000 deep is one named error, not a RecursionError."""
-    from ub_core.official import OfficialDataError, load_ground_truth
+    from ub_core.release_tools.official import OfficialDataError, load_ground_truth
 
     f = tmp_path / "ground_truth_values.json"
     f.write_text("[" * 100_000 + "]" * 100_000)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 import random
 import re
+import time
 
 import numpy as np
 import pytest
 
-from ub_core.official_output import MAX_VALUE_CHARS, OutputReader, parse_output
+from ub_core.release_tools.official_output import MAX_VALUE_CHARS, OutputReader, parse_output
 
 _NP = re.compile(r"\b(?:np|numpy)\.(?:float|int|uint|bool|str)_?\d*\(([^()]*)\)")
 
@@ -97,7 +98,7 @@ def test_a_value_that_never_ends_is_refused_without_holding_it():
     reader.feed(b"['")
     for _ in range(64):
         reader.feed(b"A" * 4096)
-    assert len(reader._buf) <= MAX_VALUE_CHARS + 4096
+    assert len(reader._buf) + reader._pending_len <= 2 * MAX_VALUE_CHARS + 4096  # the text held, read or not
     with pytest.raises(ValueError, match="not a Python literal list"):
         reader.finish()
 
@@ -118,3 +119,60 @@ def test_counts_are_checked():
         reader = OutputReader(3)
         reader.feed(b"['\xff']")
         reader.finish()
+
+
+# ------------------------------------------------------------------------------------------------ linear time
+
+#: A linear reader takes ~20x longer on an output 20 times longer, a quadratic one ~400x. Wall time on a shared
+#: machine is noisy, so the ratio counts only when the long read also misses GOAL_S; the quadratic reader this
+#: guards against froze the parent for over a minute on "[" and 40,000 digits arriving in small pieces.
+MAX_RATIO = 60.0
+GOAL_S = 1.0
+
+
+def _hostile_shapes() -> list:
+    """(name, function of a length n giving an output of about n characters)."""
+    rng = random.Random(35)
+    shapes = [
+        ("digits", lambda n: "[" + "1" * n),
+        ("float digits", lambda n: "[1." + "5" * n),
+        ("exponent", lambda n: "[1e" + "5" * n),
+        ("underscores", lambda n: "[" + "1_" * (n // 2)),
+        ("wrapped number", lambda n: "[np.float64(" + "1" * n),
+        ("label", lambda n: "['" + "a" * n),
+        ("escapes", lambda n: "['" + "\\'" * (n // 2)),
+        ("spaces", lambda n: "[" + " " * n),
+        ("name", lambda n: "[np." + "a" * n),
+        ("open shuffle", lambda n: "[[" + "1, " * (n // 3)),
+        ("garbage", lambda n: "@" * n),
+        ("values", lambda n: "[" + "1.5, " * (n // 5)),
+    ]
+    alphabet = "[]()0123456789.eE+-_,'\" \\\nnpxf"
+    for i in range(8):  # seeded fuzz: a short random motif repeated
+        motif = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+        prefix = rng.choice(["[", "[[", "['", "[np.float64(", ""])
+        shapes.append((f"motif {motif!r}", lambda n, m=motif, p=prefix: p + m * (n // len(m))))
+    return shapes
+
+
+def _read_time(text: str, chunk: int) -> float:
+    data = text.encode("utf-8")
+    t0 = time.perf_counter()
+    reader = OutputReader(None)
+    for pos in range(0, len(data), chunk):
+        reader.feed(data[pos:pos + chunk])
+    try:
+        reader.finish()
+    except ValueError:
+        pass
+    return time.perf_counter() - t0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,make", _hostile_shapes(), ids=lambda x: x if isinstance(x, str) else "")
+def test_reading_is_linear_whatever_the_output(name, make):
+    """Outputs built to hurt backtracking patterns and rescans, fed in 16-byte pieces (as a program that flushes
+    often sends them): 20 times the output takes about 20 times as long, not 400."""
+    small = min(_read_time(make(2_000), 16) for _ in range(3))
+    big = min(_read_time(make(40_000), 16) for _ in range(2))
+    assert big < GOAL_S or big / max(small, 1e-6) < MAX_RATIO, f"{name}: {big:.3f} s vs {small:.4f} s"

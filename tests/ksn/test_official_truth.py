@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.official_truth import Limits, TrustError, build_truth, parse_output
+from ub_core.release_tools.official_truth import Limits, TrustError, build_truth, parse_output
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="rlimits and process groups: Linux")
 
@@ -90,7 +90,7 @@ def test_good_programs_land_in_release_layout(tmp_path):
     sh = _records(tmp_path / "out", "shuffling_human")["u-shuf"]
     assert len(sh) == 10_000 and all(sorted(p) == [1, 2, 3] for p in sh) and len({tuple(p) for p in sh}) == 6
     # what we built loads as the release's ground truth
-    from ub_core.official import load_ground_truth
+    from ub_core.release_tools.official import load_ground_truth
 
     assert len(load_ground_truth(tmp_path / "out" / "shuffling_human" / "ground_truth_values.json")["u-shuf"]) \
         == 10_000

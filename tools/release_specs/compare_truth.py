@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from ub_core.official import load_ground_truth
+from ub_core.release_tools.official import load_ground_truth
 from ub_core.problems.ksn.bank import ksn_problems
 
 

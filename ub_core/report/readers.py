@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..untrusted import loads
+from ..release_tools.untrusted import loads
 from .eval_zip import oversized_member
 from .eval_families import STABILITY_KEYS, extract_all, value_problem
 from .records import RunInfo, SampleRecord, SampleTable, configuration_settings, finite_or_none

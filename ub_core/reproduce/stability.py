@@ -45,7 +45,7 @@ from typing import Any, Iterable, Iterator, TextIO
 from ..metrics.stability import stability_summary
 from ..parsing.mcq import LETTERS, read_mcq
 from ..parsing.release_mcq import AMBIGUOUS, MISSING, RELEASE_WORD_TASKS, read_release, release_letters
-from ..untrusted import ErrorSummary, UntrustedJSONError, loads, short
+from ..release_tools.untrusted import ErrorSummary, UntrustedJSONError, loads, short
 
 __all__ = ["add_parser", "read_release_dir", "score_run_set", "stored_row", "compare", "format_report",
            "options_from_question", "RunSet", "PANDAS_NA", "MAX_MEMBER_BYTES", "MAX_MEMBERS", "MAX_FIELD_CHARS",

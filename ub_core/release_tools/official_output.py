@@ -12,8 +12,14 @@ through :func:`ast.literal_eval` of that one short string token. So the parent's
 candidates' values whatever a program prints (a 4 MB or 64 MB flood costs the first ``n_values`` values and the
 scan), where ``ast.literal_eval`` of the whole output took ~480 bytes per printed byte.
 
+Reading is linear in the output whatever its shape. Each pattern reads a digit string one way only (no
+``[0-9]+[.]?[0-9]*``, which a failed match retries at every split: quadratic), and a token that may continue in
+the next chunk is kept and read again only once the chunks that arrived since are at least as long as it (so a
+40,000-digit number arriving 16 bytes at a time is rescanned ~12 times, not 2,500: the rescans cost at most twice
+the output). The text kept is at most about ``2 * MAX_VALUE_CHARS`` plus a chunk.
+
 The finished list must be all numbers, all labels or all lists (shuffles), each value finite and non-empty
-(:func:`ub_core.official._first_bad_value`), and exactly ``n_values`` long when given.
+(:func:`ub_core.release_tools.official._first_bad_value`), and exactly ``n_values`` long when given.
 """
 
 from __future__ import annotations
@@ -30,7 +36,11 @@ MAX_HELD_BYTES = 16 * 1024 * 1024  # values one reading may hold (estimated Pyth
 MAX_VALUE_CHARS = 64 * 1024  # one printed value (a label, a number)
 MAX_ANY_VALUES = 1_000_000  # values read when no count is expected (n_values=None)
 
-_NUM = r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)"
+# Every number pattern reads a digit string one way only (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``, which splits
+# "123" as "12"+"3" or "1"+"23" ...): a failed match then backtracks linearly, not over every split of a 40,000-digit
+# run (quadratic: the parent froze for over a minute on "[" and 40,000 digits).
+_NUM = (r"[+-]?(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+"
+        r"|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?)")
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r\f\v]+)
   | (?P<nl>\n[ \t\r\f\v\n]*)
@@ -59,7 +69,7 @@ _AST_LOCK = threading.Lock()
 # Fast path: a run of simple values, each followed by a comma, read with a few C-speed calls instead of a token at
 # a time (a release program's 10,000 values come in one or two such runs). Anything else, and the last value of a
 # list, goes through the token reader below, with which these runs agree (the tests compare both on every shape).
-_FNUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_FNUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _JNUM = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?"  # Python's repr of an int or a finite float is JSON
 _SQ, _DQ = r"'(?:[^'\\\n]|\\[nrt\\'\"])*'", r'"(?:[^"\\\n]|\\[nrt\\\'"])*"'
 _ITEM_NUM = rf"(?:(?:np|numpy)\.(?:float|int|uint)\d*\(\s*{_FNUM}\s*\)|{_FNUM})"
@@ -288,7 +298,12 @@ class OutputReader:
         self.n_values = n_values
         self.cap = n_values if n_values is not None else MAX_ANY_VALUES
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self._buf = ""
+        self._buf = ""  # the text at hand not yet read: a token that may continue in the next chunk
+        # chunks that arrived since, not yet scanned, and their length: the retained text is scanned again only
+        # once they have at least doubled it (or at the end), so a value that arrives a byte at a time costs
+        # linear work, not a rescan of the whole retained text per chunk (quadratic)
+        self._pending: list[str] = []
+        self._pending_len = 0
         self._whole = _Reading(self.cap)
         self._line: _Reading | None = None  # the current line's reading (from the second line on)
         self._line_no = 1
@@ -306,12 +321,20 @@ class OutputReader:
         except UnicodeDecodeError:
             self._fail("output is not UTF-8 text")
             return
-        self._scan(self._buf + text if self._buf else text, final=False)
+        if self._buf:
+            self._pending.append(text)
+            self._pending_len += len(text)
+            if self._pending_len < len(self._buf):
+                return
+            text = "".join([self._buf, *self._pending])
+            self._pending, self._pending_len = [], 0
+        self._scan(text, final=False)
 
     def _fail(self, reason: str) -> None:
         self._error = reason
         self._whole = self._line = self._last = None
         self._buf = ""
+        self._pending, self._pending_len = [], 0
 
     def _live(self) -> bool:
         """Could some reading still take the text at hand (a line not yet started could)."""
@@ -423,7 +446,8 @@ class OutputReader:
             tail = self._decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             raise ValueError("output is not UTF-8 text") from None
-        self._scan(self._buf + tail, final=True)
+        self._scan("".join([self._buf, *self._pending, tail]), final=True)
+        self._pending, self._pending_len = [], 0
         if self._line is not None and self._line_started:
             self._last = self._line
         whole = self._whole

@@ -8,13 +8,13 @@ writes that layout, so a user holding the release can rebuild (or check) the val
 
 Those programs are third-party code, so they run only when the user says they trust the release
 (``trust_release_code=True`` / ``--trust-release-code``), and even then each runs in a jail with whole-program
-limits (:mod:`ub_core.jail`: bubblewrap namespaces, a read-only filesystem showing only the interpreter and the
-program's folder, a capped private scratch, no network, no other process, no output folder; memory, processes,
-CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
+limits (:mod:`.jail`: bubblewrap namespaces, a seccomp filter, a read-only filesystem showing only the interpreter
+and the program's folder, a capped private scratch, no network, no other process, no output folder; memory,
+processes, CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
 is refused with one line naming the cause, unless ``jail=False`` (``--no-jail``), which warns what is then not
 protected.
 
-What a program prints reaches the parent through a pipe and is read as it streams (:mod:`ub_core.official_output`):
+What a program prints reaches the parent through a pipe and is read as it streams (:mod:`.official_output`):
 never executed, never held beyond ``n_values`` values and ``max_output_mb`` bytes (past those the reading stops, or
 the jail is killed), and checked to be finite numbers, non-empty labels or lists of those. A program that fails
 (non-zero exit, a limit, unreadable or invalid output, a wrong number of values) is reported with its uid and a
@@ -26,17 +26,25 @@ the end of each run, a record at a time. A later run skips a uid only when its r
 program there now and its values match their hash; any other record (an edited program, altered or truncated
 values, no hashes) is removed and the uid runs again. A values file that this runner did not write (no
 ``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
+
+A run holds an ``flock`` on ``out/.ub-official-truth.lock`` from before it reads the records to its last write: a
+second run on the same ``--out`` stops with one line. Each file is written to a temporary file of its own
+(``mkstemp`` beside it), flushed to disk, and renamed over the old one. An ``--out`` that is, lies inside, or holds
+the programs' folders is refused with one line: the jail shows a program its own folder. Only regular files are
+opened from a release (:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named
+``<uid>.py`` is a one-line failure and never opened.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import signal
-import stat
 import sys
+import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -47,13 +55,15 @@ from typing import Any
 from .jail import NOT_PROTECTED, JailError, Sandbox, prepare
 from .jail import run as run_jailed
 from .official_output import OutputReader, parse_output  # parse_output: part of this module's API
-from .terminal import escape_controls
+from .untrusted import NotRegularFileError, open_regular
+from ..terminal import escape_controls
 
 __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_output", "build_truth",
            "VALUES_FILE", "RECORDS_DIR", "TrustError", "JailError", "values_sha256", "verified_records"]
 
 VALUES_FILE = "ground_truth_values.json"
 RECORDS_DIR = ".records"
+LOCK_FILE = ".ub-official-truth.lock"  # in --out: held (flock) by the run writing there
 MAX_RECORD_BYTES = 100 * 1024 * 1024  # at most 16 MB of values (official_output), in JSON's ASCII escapes
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MB = 1024 * 1024
@@ -65,7 +75,7 @@ class TrustError(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits of one program, all of its processes together (see :mod:`ub_core.jail` for how each is enforced).
+    """Limits of one program, all of its processes together (see :mod:`.jail` for how each is enforced).
 
     ``n_values``: how many values it must print (None: any positive number, at most 1,000,000);
     ``max_output_mb``: its stdout; ``max_procs``: tasks (processes and threads); ``scratch_mb`` and ``max_files``:
@@ -105,15 +115,20 @@ class Outcome:
 
 # ------------------------------------------------------------------------------------------------ discovery
 
-def find_programs(codes: str | Path) -> list[Job]:
-    """The programs of a release: ``codes`` is the release root (holding ``ground_truth_codes/``), the
-    ``ground_truth_codes`` folder itself (task folders of ``<uid>.py``), or one task folder."""
+def programs_root(codes: str | Path) -> Path:
+    """The folder holding the programs' task folders (or the one task folder) that ``codes`` names: the release
+    root's ``ground_truth_codes/``, that folder itself, or one task folder; resolved."""
     root = Path(codes)
     if not root.is_dir():
         raise FileNotFoundError(f"--codes {escape_controls(root)}: not a folder")
     root = root.resolve()
-    if (root / "ground_truth_codes").is_dir():
-        root = root / "ground_truth_codes"
+    return root / "ground_truth_codes" if (root / "ground_truth_codes").is_dir() else root
+
+
+def find_programs(codes: str | Path) -> list[Job]:
+    """The programs of a release: ``codes`` is the release root (holding ``ground_truth_codes/``), the
+    ``ground_truth_codes`` folder itself (task folders of ``<uid>.py``), or one task folder."""
+    root = programs_root(codes)
     if any(p.suffix == ".py" and p.is_file() for p in root.iterdir()):
         folders = [root]
     else:
@@ -135,19 +150,19 @@ MAX_PROGRAM_BYTES = 16 * _MB
 
 def program_sha256(path: Path) -> str:
     """SHA-256 of a program file; ``ValueError`` (one line) for anything but a regular file of at most 16 MB in a
-    folder that is not a link: a link could point the jail at (and bind read-only) a folder of the user's."""
+    folder that is not a link: a link could point the jail at (and bind read-only) a folder of the user's. Only a
+    regular file is ever opened (:func:`~ub_core.release_tools.untrusted.open_regular`): a device node is not."""
     if path.parent.is_symlink():
         raise ValueError("its task folder is a symbolic link (not followed)")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = open_regular(path)
+    except NotRegularFileError as e:
+        raise ValueError("the program is a symbolic link (not followed)" if str(e) == "a symbolic link"
+                         else "the program is not a regular file") from None
     except OSError as e:
-        if path.is_symlink():
-            raise ValueError("the program is a symbolic link (not followed)") from None
         raise ValueError(f"cannot read the program: {e.strerror}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("the program is not a regular file")
         if st.st_size > MAX_PROGRAM_BYTES:
             raise ValueError(f"the program is larger than {MAX_PROGRAM_BYTES // _MB} MB")
         return hashlib.sha256(f.read(MAX_PROGRAM_BYTES + 1)).hexdigest()
@@ -178,7 +193,7 @@ def _last_line(tail: bytes, n: int = 300) -> str:
 
 def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
                 sandbox: Sandbox | None = None) -> Outcome:
-    """Run one program in the jail (``sandbox``, from :func:`ub_core.jail.prepare`; made here when None, which
+    """Run one program in the jail (``sandbox``, from :func:`.jail.prepare`; made here when None, which
     raises :class:`JailError` where no jail can be made) and read what it prints."""
     start = time.monotonic()
     sandbox = sandbox or prepare(python)
@@ -213,12 +228,64 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
 # values_sha256}, written by the parent only. out/<task folder>/ground_truth_values.json, the release layout, is
 # derived from them at the end of every run, written a record at a time: the parent never holds more than one.
 
+_TMP_SUFFIX = ".ub-tmp"
+
+
 def _atomic_write_text(path: Path, write) -> None:
+    """Write ``path`` through ``write(file)`` into a temporary file of its own beside it (a unique name: two
+    writers never share one), flushed to disk, then renamed over ``path`` (atomic: a reader sees the old file or
+    the new one, never a part); the temporary file is removed if anything fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        write(f)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would make the values unreadable to other users
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _remove_stale_temporaries(out: Path, folder: str) -> None:
+    """Temporary files left by a run that was killed mid-write (only called with the --out lock held)."""
+    for d in (out / folder, out / folder / RECORDS_DIR):
+        for p in d.glob(f".*{_TMP_SUFFIX}") if d.is_dir() else ():
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+@contextlib.contextmanager
+def _out_lock(out: Path):
+    """Hold ``out/.ub-official-truth.lock`` (``flock``) for the run; a second run on the same --out stops with one
+    line (``ValueError``) instead of racing the first over its records and values files."""
+    import fcntl
+
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"another ub official truth run is writing to --out {escape_controls(out)} (it holds "
+                             f"{LOCK_FILE}): wait for it to finish, or choose another --out") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _check_out_apart(out: Path, codes: str | Path) -> None:
+    """Refuse (one line) an --out that is, lies inside, or holds the programs' folders: the jail shows a program
+    its own folder, which would then hold (or be beside) the records and values of the run."""
+    root, o = programs_root(codes), out.resolve()
+    where = ("the same folder as" if o == root else "inside" if root in o.parents else
+             "above" if o in root.parents else None)
+    if where:
+        raise ValueError(f"--out {escape_controls(out)} is {where} --codes {escape_controls(root)}: the programs "
+                         "would see the run's records and values; choose an --out outside --codes")
 
 
 def _write_record(out: Path, folder: str, res: Outcome) -> None:
@@ -231,11 +298,12 @@ def _write_record(out: Path, folder: str, res: Outcome) -> None:
 def _read_record(path: Path) -> tuple[Any, str | None]:
     """A record file's content, or the reason it cannot be read (too large, not JSON, not a record)."""
     try:
-        if path.is_symlink() or not path.is_file():
-            return None, "it is not a regular file"
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            return None, f"it is larger than {MAX_RECORD_BYTES // _MB} MB"
-        record = json.loads(path.read_bytes().decode("utf-8"))
+        with os.fdopen(open_regular(path), "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
+                return None, f"it is larger than {MAX_RECORD_BYTES // _MB} MB"
+            record = json.loads(f.read(MAX_RECORD_BYTES + 1).decode("utf-8"))
+    except NotRegularFileError:
+        return None, "it is not a regular file"
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None, "it is not a JSON record"
     if not isinstance(record, dict) or record.get("uid") != path.stem:
@@ -337,7 +405,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
 
     Refuses (:class:`TrustError`) unless ``trust_release_code``, and (:class:`JailError`, one line naming the
     cause) where no jail can be made unless ``jail=False``, which warns (through ``log``, else ``warnings``) what
-    is then not protected. ``cgroups``: see :func:`ub_core.jail.prepare`. Failures are collected in the summary,
+    is then not protected. ``cgroups``: see :func:`.jail.prepare`. Failures are collected in the summary,
     never raised; ``log(line)`` receives one line per failure and per stored record set aside."""
     if not trust_release_code:
         raise TrustError("refusing to run the release's ground-truth programs: they are third-party code; pass "
@@ -345,13 +413,24 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
     t0 = time.monotonic()
     out = Path(out)
     jobs = find_programs(codes)
+    _check_out_apart(out, codes)
+    for folder in sorted({j.folder for j in jobs}):  # before the lock file is made in a folder that is refused
+        _check_out_folder(out, folder)
     sandbox = prepare(python, jail=jail, cgroups=cgroups, hide=(out,))
+    with _out_lock(out):
+        return _build_locked(jobs, out, sandbox, jail=jail, workers=workers, limits=limits, progress=progress,
+                             python=python, log=log, t0=t0)
+
+
+def _build_locked(jobs, out: Path, sandbox: Sandbox, *, jail, workers, limits, progress, python, log,
+                  t0) -> Summary:
+    """:func:`build_truth` once it holds the --out lock."""
     if not jail:
         warning = f"WARNING: --no-jail: {NOT_PROTECTED}"
         if log:
             log(warning)
         else:
-            warnings.warn(warning, stacklevel=2)
+            warnings.warn(warning, stacklevel=3)
     bad = [j for j in jobs if not _UID_RE.match(j.uid) or not _UID_RE.match(j.folder)]
     summary = Summary(total=len(jobs), sandbox=sandbox.describe())
     for j in bad:
@@ -365,6 +444,7 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
             programs.setdefault(j.folder, {})[j.uid] = ""
     for folder in sorted(programs):
         _check_out_folder(out, folder)
+        _remove_stale_temporaries(out, folder)
     done: dict[str, set[str]] = {}  # folder -> uids whose records verified now, and those written in this run
     for folder in sorted(programs):
         done[folder], dropped = verified_records(out, folder, programs[folder])

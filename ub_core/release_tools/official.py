@@ -40,19 +40,21 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .problems.base import Problem
-from .problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
+from ..problems.base import Problem
+from ..problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
+from .untrusted import NotRegularFileError, open_regular
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
 
-log = logging.getLogger("ub_core.official")
+log = logging.getLogger(__name__)
 
 REQUIRED_COLUMNS = ("uid", "category", "prompt_text")
 class OfficialDataError(ValueError):
@@ -66,7 +68,7 @@ def _rows_from_file(path: Path) -> list[dict]:
     try:
         if suffix == ".jsonl":
             rows = []
-            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for i, line in enumerate(_read_regular(path).decode("utf-8").splitlines(), start=1):
                 if line.strip():
                     try:
                         rows.append(json.loads(line))
@@ -74,7 +76,7 @@ def _rows_from_file(path: Path) -> list[dict]:
                         raise OfficialDataError(f"{path}:{i}: not valid JSON ({e.msg})") from None
             return rows
         if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(_read_regular(path).decode("utf-8"))
             if isinstance(data, Mapping):
                 data = data.get("data", data.get("rows"))
             if not isinstance(data, list):
@@ -91,6 +93,17 @@ def _rows_from_file(path: Path) -> list[dict]:
     except json.JSONDecodeError as e:
         raise OfficialDataError(f"{path}: not valid JSON ({e.msg})") from None
     raise OfficialDataError(f"{path}: unsupported file type {suffix!r} (use .json, .jsonl or .parquet)")
+
+
+def _read_regular(path: Path) -> bytes:
+    """A release file's bytes; only a regular file is opened (a device node or FIFO named like a release file is
+    not: :func:`~ub_core.release_tools.untrusted.open_regular`)."""
+    try:
+        fd = open_regular(path, follow_links=True)
+    except NotRegularFileError:
+        raise OfficialDataError(f"{path}: not a regular file") from None
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
 
 
 def _not_utf8(path: Path, e: UnicodeDecodeError) -> str:
@@ -131,7 +144,7 @@ def _read_release_json(path: Path) -> Any:
     """A release JSON file, with repeated keys kept (:class:`_Pairs`); any read or decode error is one
     :class:`OfficialDataError` line naming the file."""
     try:
-        return json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_Pairs)
+        return json.loads(_read_regular(path).decode("utf-8"), object_pairs_hook=_Pairs)
     except OSError as e:
         raise OfficialDataError(f"cannot read {path}: {e.strerror or e}") from None
     except UnicodeDecodeError as e:
@@ -357,7 +370,7 @@ def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = Non
     """Options (sorted case-insensitively, first-seen spelling) and the code of each value. ``known``: the
     release's list of possible outcomes (``realworld_mapping.json``); every value must be one of them, and outcomes
     absent from the sample are options too."""
-    from .parsing import parse_option
+    from ..parsing import parse_option
 
     spelling: dict[Any, str] = {}
     variants: dict[Any, set] = {}
@@ -391,8 +404,8 @@ def _categorical_codes(uid: str, values: list, known: Iterable[str] | None = Non
 
 def _permutation_codes(uid: str, values: list) -> tuple[tuple[str, ...], np.ndarray]:
     """Items (the parser's order: numbers by value, then text case-insensitively) and Z1 of each shuffle."""
-    from .metrics import lehmer_z1_many
-    from .parsing.permutations import _item_key
+    from ..metrics import lehmer_z1_many
+    from ..parsing.permutations import _item_key
 
     first: dict[Any, str] = {}
     rows, reference = [], set()

@@ -16,7 +16,50 @@ the unprivileged sandbox Flatpak is built on. Each program gets
   stderr are pipes to the parent), not other processes;
 - no network: the network namespace has only its own loopback (the host's 127.0.0.1 and abstract unix sockets are
   out of reach);
-- an environment of ``PATH``, ``LANG``, ``LC_*``, ``TZ``, ``HOME`` and one-thread BLAS settings only.
+- an environment of ``PATH``, ``LANG``, ``LC_*``, ``TZ``, ``HOME`` and one-thread BLAS settings only;
+- no capabilities and no writable kernel interface, whatever the caller's uid. bubblewrap maps the program's uid
+  (``INNER_UID``) to the caller's: run as root (most containers, CI), the program is host uid 0 for the kernel's
+  ownership checks, though it holds no capability (``--cap-drop ALL``). So everything host root could write is out
+  of reach: the jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``,
+  ``drop_caches``...; ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup
+  file systems are not mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the calls whose
+  checks rest on the uid (the keyrings). bubblewrap's own user namespace always maps the program's uid to the
+  caller's (a namespace of our own making handed to ``--userns`` could map it elsewhere, at the price of a setup
+  helper), and starting bwrap as an unprivileged user would hide the user's program folders and interpreter from
+  it (``/root`` is mode 0700);
+- a seccomp filter (below).
+
+**The seccomp filter** (classic BPF built with libseccomp, https://github.com/seccomp/libseccomp, through its
+``pyseccomp`` bindings, and handed to ``bwrap --seccomp``) applies in both limit modes. It allows every call by
+default and refuses, as Flatpak's blocklist, nsjail's policies and Docker's default profile do, what a program
+that prints numbers has no use for and an attacker has:
+
+- *the keyrings*: ``add_key``, ``keyctl``, ``request_key`` (the parent's session keyring is inherited: its keys
+  were readable, and the keyring permission checks rest on the uid, host root here);
+- *terminal injection*: ``ioctl`` ``TIOCSTI`` (push keystrokes into a terminal's input) and ``TIOCLINUX``;
+- *socket families* other than ``AF_UNIX``, ``AF_INET``, ``AF_INET6`` (in the jail's own network namespace:
+  loopback only) and ``AF_NETLINK`` with ``NETLINK_ROUTE`` (glibc's ``getaddrinfo``): ``AF_VSOCK`` is not
+  namespaced (its ports are the hypervisor's and the host's), nor are packet, Bluetooth, ``AF_ALG`` (kernel
+  crypto) and the other netlink protocols (audit, uevents) in the same way; refused with ``EAFNOSUPPORT``;
+- *debugging and kernel attack surface*: ``ptrace``, ``process_vm_readv``/``writev``, ``perf_event_open``,
+  ``bpf``, ``userfaultfd`` (stalls kernel page faults: a common exploit primitive), ``io_uring_*``, ``kexec_*``,
+  module loading, ``syslog``, ``acct``, ``quotactl``, ``swapon``/``swapoff``, ``reboot``, ``uselib``,
+  ``modify_ldt``, ``name_to_handle_at``/``open_by_handle_at``, ``fanotify_init``, ``lookup_dcookie``,
+  ``vhangup``, the NUMA policy calls (``mbind``, ``set_mempolicy``, ``migrate_pages``, ``move_pages``);
+- *new namespaces and mounts*: ``unshare``, ``setns``, ``clone`` with any ``CLONE_NEW*`` flag, ``clone3`` (its
+  flags are in memory a filter cannot read: ``ENOSYS``, so the C library falls back to ``clone``), ``mount``,
+  ``umount2``, ``pivot_root``, ``chroot`` and the new mount API (``open_tree``, ``move_mount``, ``fsopen``,
+  ``fsconfig``, ``fsmount``, ``fspick``, ``mount_setattr``: ``ENOSYS``);
+- *memory that no process maps*: ``memfd_create``, ``memfd_secret`` and SysV ``shmget`` (a memfd written and
+  never mapped, or a SysV segment detached, is in no process's resident memory, so the fallback watchdog, which
+  sums that, missed 4 GB of it under a 300 MB limit; POSIX shared memory is a file in the capped ``/dev/shm``);
+- *personality tricks*: ``personality`` with ``READ_IMPLIES_EXEC``, ``ADDR_NO_RANDOMIZE``, ``ADDR_COMPAT_LAYOUT``,
+  ``MMAP_PAGE_ZERO``, ``ADDR_LIMIT_*`` or the old ``STICKY_TIMEOUTS``/``WHOLE_SECONDS``/``SHORT_INODE`` flags
+  (libseccomp compares one argument once per rule, so these are refused flag by flag; the 0xffffffff query sets
+  them all and is refused too).
+
+Refused calls fail with ``EPERM`` (``ENOSYS`` or ``EAFNOSUPPORT`` where named). System calls of another ABI (32-bit
+``int 0x80`` on x86-64, x32) kill the program: the filter is built for the native architecture only.
 
 Why bubblewrap rather than util-linux ``unshare``: ``unshare`` makes the namespaces but not the filesystem view (a
 read-only root showing a few folders needs mounts made inside the new namespaces, by a helper of our own), while
@@ -47,8 +90,9 @@ kills every process left in the namespace: a double-forked, ``setsid`` daemon do
 
 The watchdog polls every 50 ms: a limit it enforces can be overshot by what a program does in 50 ms.
 
-Where no jail can be made (not Linux, no ``bwrap``, user namespaces disabled or restricted), :func:`prepare`
-raises :class:`JailError` with one line naming the cause. ``jail=False`` runs programs without one (the caller
+Where no jail can be made (not Linux, no ``bwrap``, user namespaces disabled or restricted, no seccomp filter:
+libseccomp or its ``pyseccomp`` bindings missing), :func:`prepare` raises :class:`JailError` with one line naming
+the cause. ``jail=False`` runs programs without one (the caller
 warns: they can then read the user's files, write wherever the user can, use the network and leave processes
 behind); the limits above still apply where they can (the cgroup, the rlimits, the watchdog).
 """
@@ -56,6 +100,8 @@ behind); the limits above still apply where they can (the cgroup, the rlimits, t
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import itertools
 import os
 import re
@@ -70,7 +116,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .terminal import escape_controls
+from ..terminal import escape_controls
 
 __all__ = ["JailError", "Sandbox", "RunResult", "prepare", "run", "ENV_ALLOW", "NOT_PROTECTED"]
 
@@ -78,7 +124,8 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 #: what a program run with ``jail=False`` can do (the warning printed with ``--no-jail``)
 NOT_PROTECTED = ("programs run as your user: they can read your files and other processes' environments (tokens, "
                  "keys), write wherever you can (your shell start-up files, the site-packages of this Python), use "
-                 "the network, and leave processes behind")
+                 "the network, and leave processes behind; nor is there a seccomp filter (they can read your "
+                 "session keyring and open vsock sockets to the hypervisor)")
 BWRAP_MIN = (0, 7, 0)  # --size (a capped tmpfs)
 PROGRAM_DIR = "/program"  # where the program's folder appears in the jail (read-only)
 INNER_UID = 1000  # the program's uid inside its user namespace: not 0, so it holds no capability there
@@ -258,6 +305,95 @@ class _Group:
                     time.sleep(0.01)
 
 
+# ------------------------------------------------------------------------------------------------ seccomp
+
+_EPERM_CALLS = (
+    "add_key", "keyctl", "request_key",  # the keyrings
+    "ptrace", "process_vm_readv", "process_vm_writev", "perf_event_open", "bpf", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module",
+    "finit_module", "delete_module", "syslog", "acct", "quotactl", "swapon", "swapoff", "reboot", "uselib",
+    "modify_ldt", "name_to_handle_at", "open_by_handle_at", "fanotify_init", "lookup_dcookie", "vhangup",
+    "mbind", "set_mempolicy", "migrate_pages", "move_pages",
+    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot",  # namespaces and mounts
+    "memfd_create", "shmget",  # memory no process maps
+)
+_ENOSYS_CALLS = ("clone3", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+                 "memfd_secret")
+_CLONE_NEW = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
+_PERSONALITY_FLAGS = (0x0400000, 0x0040000, 0x0200000, 0x0100000, 0x0800000, 0x8000000, 0x4000000, 0x2000000,
+                      0x1000000)  # READ_IMPLIES_EXEC ... SHORT_INODE (linux/personality.h)
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK, _AF_MAX = 1, 2, 10, 16, 64
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_program() -> bytes:
+    """The jail's seccomp filter as a classic-BPF program for ``bwrap --seccomp`` (see the module docstring for
+    what it refuses and why); :class:`JailError` (one line) where libseccomp or its bindings are missing."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError, RuntimeError) as e:  # RuntimeError: the bindings found no libseccomp
+        raise JailError(f"no seccomp filter can be built: {escape_controls(e, 120)} (install the 'pyseccomp' "
+                        "package and the system's libseccomp: apt-get install libseccomp2)") from None
+    filt = sc.SyscallFilter(sc.ALLOW)
+    eperm, enosys = sc.ERRNO(errno.EPERM), sc.ERRNO(errno.ENOSYS)
+
+    def rule(action, name, *args) -> None:
+        try:
+            number = sc.resolve_syscall(sc.Arch.NATIVE, name)
+        except (OSError, ValueError):
+            return
+        if number == -1:  # unknown to this libseccomp: no such call to refuse
+            return
+        filt.add_rule(action, number, *args)
+
+    try:
+        for name in _EPERM_CALLS:
+            rule(eperm, name)
+        for name in _ENOSYS_CALLS:
+            rule(enosys, name)
+        clone_flags_arg = 1 if os.uname().machine.startswith("s390") else 0
+        for flag in _CLONE_NEW:
+            rule(eperm, "clone", sc.Arg(clone_flags_arg, sc.MASKED_EQ, flag, flag))
+        for request in (_TIOCSTI, _TIOCLINUX):
+            rule(eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+        for flag in _PERSONALITY_FLAGS:
+            rule(eperm, "personality", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+        eafnosupport = sc.ERRNO(errno.EAFNOSUPPORT)
+        for call in ("socket", "socketpair"):
+            for family in range(_AF_MAX):
+                if family not in (_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK):
+                    rule(eafnosupport, call, sc.Arg(0, sc.EQ, family))
+            rule(eafnosupport, call, sc.Arg(0, sc.GE, _AF_MAX))
+        rule(eafnosupport, "socket", sc.Arg(0, sc.EQ, _AF_NETLINK), sc.Arg(2, sc.NE, 0))  # NETLINK_ROUTE only
+        rule(eafnosupport, "socketpair", sc.Arg(0, sc.EQ, _AF_NETLINK))
+        with tempfile.TemporaryFile() as f:
+            filt.export_bpf(f)
+            f.seek(0)
+            return f.read()
+    except OSError as e:
+        raise JailError(f"libseccomp could not build the seccomp filter: {escape_controls(e, 120)}") from None
+
+
+@contextlib.contextmanager
+def _seccomp_fd(sandbox: "Sandbox"):
+    """A readable fd holding the filter for one bwrap (which reads it to its end), or None without a jail."""
+    if not sandbox.jailed:
+        yield None
+        return
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("ub-seccomp")
+    else:  # a C library without memfd_create: an unlinked temporary file
+        fd, name = tempfile.mkstemp(prefix="ub-seccomp-")
+        os.unlink(name)
+    try:
+        os.write(fd, sandbox.seccomp)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
+
+
 # ------------------------------------------------------------------------------------------------ the sandbox
 
 @dataclass(frozen=True)
@@ -271,6 +407,7 @@ class Sandbox:
     hidden: tuple[str, ...] = ()
     disable_userns: bool = False
     cgroups: _Cgroups | None = None
+    seccomp: bytes = b""
 
     @property
     def jailed(self) -> bool:
@@ -278,7 +415,7 @@ class Sandbox:
 
     def describe(self) -> str:
         """One line: what isolates the programs and what enforces the whole-program limits."""
-        how = "bubblewrap jail" if self.jailed else "NO JAIL"
+        how = "bubblewrap jail with a seccomp filter" if self.jailed else "NO JAIL"
         limits = "cgroup v1 memory+pids" if self.cgroups else "rlimits + a 50 ms watchdog"
         return f"{how}; whole-program limits: {limits}"
 
@@ -359,7 +496,7 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
             binds.append(p)
     hidden = tuple(str(Path(h).resolve()) for h in hide)
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
-                      disable_userns=version >= (0, 8, 0), cgroups=groups)
+                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program())
     _probe(sandbox)
     return sandbox
 
@@ -371,8 +508,9 @@ def _probe(sandbox: Sandbox) -> None:
         prog = Path(tmp) / "probe.py"
         prog.write_text("print('[1]')\n")
         try:
-            proc = subprocess.run(_argv(sandbox, prog, _ProbeLimits()), capture_output=True, timeout=60,
-                                  stdin=subprocess.DEVNULL, env=child_env(sandbox))
+            with _seccomp_fd(sandbox) as fd:
+                proc = subprocess.run(_argv(sandbox, prog, _ProbeLimits(), fd), capture_output=True, timeout=60,
+                                      stdin=subprocess.DEVNULL, env=child_env(sandbox), pass_fds=(fd,))
         except (OSError, subprocess.SubprocessError) as e:
             raise JailError(f"bubblewrap could not start: {escape_controls(e, 200)}") from None
     if proc.returncode != 0 or proc.stdout.strip() != b"[1]":
@@ -405,8 +543,9 @@ def child_env(sandbox: Sandbox, home: str = "/tmp") -> dict[str, str]:
     return env
 
 
-def _argv(sandbox: Sandbox, program: Path, limits) -> list[str]:
-    """bwrap's command line for one program (or the bare command without a jail)."""
+def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None) -> list[str]:
+    """bwrap's command line for one program (or the bare command without a jail); ``seccomp_fd``: the filter
+    (:func:`_seccomp_fd`)."""
     mem = int(limits.memory_mb) * 1024 * 1024
     scratch = int(limits.scratch_mb) * 1024 * 1024
     nproc = int(limits.max_procs) + 1 if sandbox.jailed else -1  # +1: the namespace's init
@@ -421,8 +560,12 @@ def _argv(sandbox: Sandbox, program: Path, limits) -> list[str]:
            "--uid", str(INNER_UID), "--gid", str(INNER_UID), "--hostname", "ub-jail"]
     if sandbox.disable_userns:
         cmd.append("--disable-userns")
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
+    # /proc read-only: host root (the caller's uid, which the program's maps to) could write /proc/sys
+    cmd += ["--proc", "/proc", "--remount-ro", "/proc"]
     # the scratch first, so that a program folder under the host's /tmp is bound on top of it, not hidden by it
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--size", str(scratch), "--tmpfs", "/tmp",
+    cmd += ["--dev", "/dev", "--size", str(scratch), "--tmpfs", "/tmp",
             "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for path in sandbox.ro_binds:
         cmd += ["--ro-bind", path, path]
@@ -573,14 +716,16 @@ def run(sandbox: Sandbox, program: Path, limits, *, max_stdout: int,
         except OSError as e:
             return RunResult(None, None, f"could not make the program's cgroup: {e.strerror}", b"",
                              time.monotonic() - start)
-    argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits)
     # without a jail the program's working folder and HOME are an empty temporary folder
     folder = contextlib.nullcontext("/") if sandbox.jailed else tempfile.TemporaryDirectory(prefix="ub-truth-")
     with folder as cwd:
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else cwd),
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True, close_fds=True)
+            with _seccomp_fd(sandbox) as fd:
+                argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits, fd)
+                proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else cwd),
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True, close_fds=True,
+                                        pass_fds=() if fd is None else (fd,))
         except OSError as e:
             if group:
                 group.remove()
