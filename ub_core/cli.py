@@ -458,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     bank = sub.add_parser("bank", help="browse problem banks")
     bsub = bank.add_subparsers(dest="bank_command", required=True)
     bl = bsub.add_parser("list", help="one row per problem")
-    bl.add_argument("--bank", default="ksn", choices=bank_names(), help="which bank")
+    bl.add_argument("--bank", default="ksn", metavar="BANK", help="which bank: " + ", ".join(bank_names()))
     bl.add_argument("--category", action="append", help="only this category (repeatable)")
     bl.add_argument("--size", choices=BANK_SIZES, default=None,
                     help="the edition (default: the bank's own, subset where there are two)")
@@ -481,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.set_defaults(func=_cmd_truth)
 
     ca = sub.add_parser("cache", help="build the ground-truth cache for a bank")
-    ca.add_argument("--bank", default="ksn", choices=bank_names(), help="which bank")
+    ca.add_argument("--bank", default="ksn", metavar="BANK", help="which bank: " + ", ".join(bank_names()))
     ca.add_argument("--size", type=int, default=10_000, help="draws per problem")
     ca.add_argument("--seed", type=int, default=0, help="seed of the draws")
     ca.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -489,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("score", help="score recorded answers (JSONL of {id, values} or {id, outputs})")
     sc.add_argument("--samples", required=True, help="JSONL file, an Inspect log (.eval/.json), or - for stdin")
-    sc.add_argument("--method", default=None, choices=KS_METHODS,
+    sc.add_argument("--method", default=None, metavar="|".join(KS_METHODS),
                     help="KS test: paper (the published dispatch) or exact (default: paper, or an Inspect log's own)")
     sc.add_argument("--ns", type=_ns, default=None, help="comma-separated N values for KS@N (default "
                     + ",".join(map(str, DEFAULT_NS)) + ")")
@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--n-samples", type=int, default=100, help="answers per problem")
     rn.add_argument("--category", action="append", help="only this category (repeatable; default: all)")
     rn.add_argument("--seed", type=int, default=0, help="seed of the model's draws")
-    rn.add_argument("--method", default="paper", choices=KS_METHODS, help="KS test: paper or exact")
+    rn.add_argument("--method", default="paper", metavar="|".join(KS_METHODS), help="KS test: paper or exact")
     rn.add_argument("--ns", type=_ns, default=DEFAULT_NS, help="comma-separated N values for KS@N")
     rn.add_argument("--samples-out", help="also write the replies as a JSONL for `ub score`")
     rn.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")

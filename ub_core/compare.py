@@ -275,9 +275,14 @@ def _metric_keys(fam: str, ra: list, rb: list, wanted: Sequence[str] | None) -> 
 
 
 def _direction(fam: str, key: str) -> bool | None:
-    from .report.summary import column_direction
+    """The metric's direction from its spec entry (``ub_core.metric_spec``)."""
+    from .metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric
 
-    return column_direction(fam, key)
+    for spec_family in REPORT_SPEC_FAMILIES.get(fam, (fam,)):
+        spec = find_metric(spec_family, key)
+        if spec is not None:
+            return direction(spec)
+    return None
 
 
 def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_a: str = "A",

@@ -468,6 +468,11 @@ def fill_missing_rates(eval_family: str, values: dict) -> dict:
     return out
 
 
+#: the spec eval families a report eval family spans (``ub report`` shows the odds question and sampling items in
+#: one section); any other report eval family is its own spec eval family
+REPORT_SPEC_FAMILIES: dict[str, tuple[str, ...]] = {"odds": ("odds_question", "odds_sampling")}
+
+
 def find_metric(eval_family: str, key: str) -> MetricSpec | None:
     """The spec of ``key`` (``ks@100``: the per-N entry ``ks`` at 100, any N) in ``eval_family``, or None when the
     eval family has no such metric."""

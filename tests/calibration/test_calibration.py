@@ -225,7 +225,8 @@ def test_ub_bank_list_shows_the_calibration_bank(capsys):
 
     assert main(["bank", "list", "--bank", "calibration", "--category", "wordproblems"]) == 0
     out = capsys.readouterr().out
-    assert "cal-wordproblems-" in out and out.rstrip().endswith("1008 problems")
+    assert "cal-wordproblems-" in out and out.rstrip().splitlines()[-2] == "1008 problems"
+    assert out.rstrip().splitlines()[-1].startswith("calibration editions: subset 3,546 items")
 
 
 # ============================================================================================ metrics: hand cases

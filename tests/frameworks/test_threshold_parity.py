@@ -36,7 +36,12 @@ def test_inspect_lmeval_and_ub_score_agree_at_a_non_default_threshold(tmp_path, 
     from ub_inspect.ksn import ksn
     from ub_inspect.ksn.solver import CollectedValues
 
-    log = inspect_eval(ksn(ids=list(IDS), threshold=THRESHOLD, method=METHOD), model="ub/oracle", seed=SEED,
+    from inspect_ai.model import get_model
+
+    # a fresh provider: Inspect memoizes models, and ub/oracle's draws depend on how often a problem was asked
+    # before in this process (another test in the same worker would shift them)
+    oracle = get_model("ub/oracle", memoize=False)
+    log = inspect_eval(ksn(ids=list(IDS), threshold=THRESHOLD, method=METHOD), model=oracle, seed=SEED,
                        log_dir=str(tmp_path / "inspect"), display="none")[0]
     assert log.status == "success", log.error
     inspect_values = {s.id: s.scores["ksn_scorer"].value for s in log.samples}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..metric_spec import direction, find_metric, left_out_reason, split_key
+from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, split_key
 from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
@@ -56,7 +56,7 @@ class Table:
 #: the row key that holds its runs' provenance (:meth:`SampleTable.provenance`); not a column
 PROVENANCE = "provenance"
 #: the spec eval families whose metrics a report eval family's columns are
-_SPEC_EVAL_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
+_SPEC_EVAL_FAMILIES = REPORT_SPEC_FAMILIES
 #: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
 _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
                    "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None,
