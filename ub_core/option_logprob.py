@@ -16,10 +16,22 @@ outcome's probability is the joint probability of its token sequence), i.e. ``ex
 log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
 same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
 
-Prefixes: a variant whose tokens begin another variant's (``" 1"`` and ``" 12"`` with digit-by-digit tokenizers)
-includes that variant's mass. Where token ids are known (lm-eval with a local tokenizer) :func:`option_mass`
-subtracts it (:func:`exclusive_probabilities`), so no reply is counted twice; without token ids (the oracle,
-string deduplication) the sums are as given.
+Prefixes (``convention``). With tokenizers that split numbers into single digits (Mistral, Qwen, Gemma, Llama 3's
+digits), ``" 1"`` is tokenised ``[" ", "1"]`` and ``" 12"`` ``[" ", "1", "2"]``: the joint probability of ``" 1"``'s
+tokens includes every reply that goes on with ``"2"``. Two readings:
+
+- ``convention="exclusive"`` (default, ours): an option's mass is the probability that the reply *is* the option:
+  a variant whose token sequence begins another listed variant's loses that variant's mass
+  (:func:`exclusive_probabilities`), so ``P(" 1")`` is the probability of ``" 1"`` followed by anything that is not
+  a listed continuation, and no reply is counted twice. Needs each variant's tokens (token ids in lm-eval with a
+  local tokenizer, token texts from Inspect's ``prompt_logprobs`` and its ``top_logprobs`` walk). Where they are
+  unknown (lm-eval without a tokenizer) the mass of a variant that is a text prefix of another is read as given and
+  the item is counted as unresolved (:func:`unresolved_prefixes`).
+- ``convention="paper"``: the implicit-reasoning paper's literal reading (sec. 3: the joint probability of the
+  outcome's token sequence, summed over variants), with nothing subtracted; then ``" 1"`` holds ``" 12"``'s mass
+  too, the masses can sum above 1 and the missing mass can be negative.
+
+Tokenizers that keep ``"12"`` as one token give the same numbers under both: ``" 1"``'s tokens begin no other's.
 """
 
 from __future__ import annotations
@@ -34,7 +46,11 @@ from .problems.option_item import OptionItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
-           "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities"]
+           "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities",
+           "CONVENTIONS", "check_convention", "unresolved_prefixes"]
+
+#: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
+CONVENTIONS = ("exclusive", "paper")
 
 #: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = _SPEC_BEHAVIOURS  # the reference behaviours, named once in ub_core.metric_spec
@@ -128,20 +144,33 @@ def _checked_logprob(variant: str, value: Any) -> float:
     return min(lp, 0.0)
 
 
+def check_convention(convention: Any) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS`, else a one-line ValueError."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    return str(convention)
+
+
 def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
-                variant_token_ids: Mapping[str, Sequence[int]] | None = None) -> np.ndarray:
+                variant_token_ids: Mapping[str, Sequence[Any]] | None = None,
+                convention: str = "exclusive") -> np.ndarray:
     """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the implicit-reasoning paper's sec. 3):
 
-        m_i = sum over variants v of option i of exp(logprob(v)),  logprob(v) = sum of v's token log-probs
+        m_i = sum over variants v of option i of P(v),  P(v) = exp(logprob(v)), logprob(v) = sum of v's token log-probs
+
+    and, under ``convention="exclusive"`` (the default), P(v) is replaced by the probability that the reply is v:
+    P(v) minus the mass of the listed variants whose tokens extend v's (:func:`exclusive_probabilities`; module
+    docstring). ``convention="paper"`` subtracts nothing.
 
     ``variant_logprobs`` maps a variant string to its log-probability, or is a sequence aligned with
     :func:`flatten_variants`'s choices. A variant that is absent, ``None`` or ``-inf`` adds nothing (not
-    observed: outside a top-k list, or deduplicated away upstream). With ``variant_token_ids``, variants whose
-    continuation token ids coincide are counted once (the first in choice order), and a variant whose tokens
-    begin another's loses that one's mass (:func:`exclusive_probabilities`). Returns an array aligned
-    with ``item.options``; ``m.sum()`` is the probability mass PM. A log-probability that is NaN, positive or
-    not a number, or a key that is no variant of any option, is a ValueError.
+    observed: outside a top-k list, or deduplicated away upstream). ``variant_token_ids`` maps a variant to its
+    continuation tokens (ids, or token texts: only equality and prefixes are used): variants whose tokens coincide
+    are counted once (the first in choice order). Returns an array aligned with ``item.options``; ``m.sum()`` is the
+    probability mass PM. A log-probability that is NaN, positive or not a number, or a key that is no variant of
+    any option, is a ValueError.
     """
+    convention = check_convention(convention)
     choices, owners = flatten_variants(item)
     if isinstance(variant_logprobs, Mapping):
         unknown = sorted(set(map(str, variant_logprobs)) - set(choices))
@@ -159,15 +188,34 @@ def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence
             continue
         lp = _checked_logprob(variant, value)
         key = None
-        if variant_token_ids is not None and variant in variant_token_ids:
+        if variant_token_ids is not None and variant_token_ids.get(variant) is not None:
             key = tuple(variant_token_ids[variant])
             if key in seen:
                 continue
             seen.add(key)
         kept.append((owner, key, math.exp(lp)))
-    for owner, p in zip((k[0] for k in kept), exclusive_probabilities([k[1] for k in kept], [k[2] for k in kept])):
+    probs = [k[2] for k in kept]
+    if convention == "exclusive":
+        probs = exclusive_probabilities([k[1] for k in kept], probs)
+    for (owner, _, _), p in zip(kept, probs):
         mass[owner] += p
     return mass
+
+
+def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
+                        variant_token_ids: Mapping[str, Sequence[Any]] | None = None) -> int:
+    """How many observed variants of ``item`` (log-probability not absent, ``None`` or ``-inf``) are a text prefix
+    of another option's observed variant while the tokens of either are unknown: for those, the ``exclusive``
+    convention cannot tell whether the shorter one's log-probability holds the longer one's mass (digit-by-digit
+    tokenizers) or not (tokenizers that keep ``"12"`` whole), so :func:`option_mass` reads it as given. 0 when
+    every such pair has tokens."""
+    choices, owners = flatten_variants(item)
+    known = variant_token_ids or {}
+    seen = [(v, o) for v, o in zip(choices, owners)
+            if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
+    return sum(1 for v, ov in seen
+               if any(w != v and ow != ov and w.startswith(v) and (known.get(v) is None or known.get(w) is None)
+                      for w, ow in seen))
 
 
 def _extends(longer: tuple, shorter: tuple) -> bool:

@@ -7,9 +7,12 @@
   (``doc_to_choice``), ``choice_option`` the option each belongs to. When the metadata name a model
   (``pretrained``, or ``tokenizer``, as the CLI passes model_args) whose tokenizer loads offline, variants that
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
-  once, and their ids are kept (``choice_token_ids``) so that a variant whose tokens begin another's (``" 1"``,
-  ``" 12"``) is not counted twice (:func:`ub_core.option_logprob.exclusive_probabilities`); otherwise variants are
-  deduplicated as strings.
+  once, and their ids are kept (``choice_token_ids``) so that, under the default ``convention`` (metadata
+  ``exclusive``; ``paper`` is the literal joint probability), a variant whose tokens begin another's (``" 1"``,
+  ``" 12"``) is not counted twice (:func:`ub_core.option_logprob.exclusive_probabilities`): the same definition as
+  the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
+  text prefix of another's cannot be resolved: it is scored as given and counted in ``prefix_unresolved`` (pass
+  ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it).
 - :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
   the bank's scores (:func:`ub_core.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
   ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
@@ -38,8 +41,8 @@ from typing import Any, Sequence
 
 from ub_core.ksn_logprob import clean_logprobs
 from ub_core.metrics import grid_behaviour_rates
-from ub_core.option_logprob import (BEHAVIOURS, METRIC_KEYS, dedup_by_token_ids, flatten_variants, option_mass,
-                                    scored_sample)
+from ub_core.option_logprob import (BEHAVIOURS, METRIC_KEYS, check_convention, dedup_by_token_ids,
+                                    flatten_variants, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
 from .ksn_hooks import nanmean, select_ids, total
@@ -83,10 +86,11 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
 
 
 def option_logprob_docs(bank: str, category: str | None = None, size: str | None = "subset",
-               tokenizer=None, ids: Any = None) -> list[dict]:
+               tokenizer=None, ids: Any = None, convention: str = "exclusive") -> list[dict]:
     """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
-    ``dedup`` (``token_ids`` or ``string``) and ``record`` (the item's JSON record, for rescoring). ``ids``
-    keeps only those items (``--metadata '{"ids": "..."}'``)."""
+    ``dedup`` (``token_ids`` or ``string``), ``convention`` and ``record`` (the item's JSON record, for
+    rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
+    convention = check_convention(convention)
     items = select_ids(load_bank(bank, categories=[category] if category else None, size=size), ids, bank, size)
     docs = []
     for item in items:
@@ -100,14 +104,14 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
             dedup = "token_ids"
         docs.append({"id": item.id, "category": item.category, "cluster": item.cluster, "prompt": item.prompt,
                      "options": list(item.options), "choices": list(choices), "choice_option": list(owners),
-                     "choice_token_ids": kept_ids, "dedup": dedup,
+                     "choice_token_ids": kept_ids, "dedup": dedup, "convention": convention,
                      "record": json.dumps(item.to_record(), sort_keys=True)})
     return docs
 
 
 def option_logprob_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
-                  **kwargs: Any):
+                  convention: Any = "exclusive", **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
     model_args keys (``pretrained``, ``tokenizer``)."""
     from datasets import Dataset, DatasetDict
@@ -116,7 +120,7 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids)
+    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive")
     return DatasetDict({"test": Dataset.from_list(docs)})
 
 
@@ -127,7 +131,8 @@ def _logprobs(results: Sequence[Any]) -> list[Any]:
 
 
 def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, float], dict[str, Any], str | None]:
-    """``(scores, payload, None)`` or, for malformed log-probabilities, ``({}, {}, reason)``."""
+    """``(scores, payload, None)`` or, for malformed log-probabilities, ``({}, {}, reason)``. The payload carries
+    ``prefix_unresolved`` (:func:`ub_core.option_logprob.unresolved_prefixes`; 0 under ``convention=paper``)."""
     choices = list(doc["choices"])
     lps, why = clean_logprobs(_logprobs(results), none_is_zero=False)
     if why is None and len(lps) != len(choices):
@@ -137,12 +142,15 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
     token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)
     if token_ids is not None and len(token_ids) != len(choices):
         raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
+    convention = check_convention(doc.get("convention") or "exclusive")
+    keys = dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None
+    logprobs = dict(zip(choices, lps))
     try:
-        mass = option_mass(item, dict(zip(choices, lps)),
-                           dict(zip(choices, (tuple(t) for t in token_ids))) if token_ids else None)
+        mass = option_mass(item, logprobs, keys, convention)
         scores, payload = scored_sample(item, mass)
     except ValueError as exc:  # the model's numbers are no distribution (variants summing above 1)
         return {}, {}, str(exc).splitlines()[0]
+    payload["prefix_unresolved"] = unresolved_prefixes(item, logprobs, keys) if convention == "exclusive" else 0
     return scores, payload, None
 
 
@@ -166,8 +174,18 @@ def process_results_option_logprob(doc: dict, results: list) -> dict:
         for b in BEHAVIOURS:
             row[f"grid_{b}"] = {"behaviour": b, "entry": entry}
     row["bad_logprobs"] = 1.0 if why is not None else 0.0
+    unresolved = int(payload.get("prefix_unresolved", 0))
+    row["prefix_unresolved"] = 1.0 if unresolved else 0.0
+    if unresolved:
+        _warn_unresolved(item.id, unresolved)
     log_only(doc, **payload, **({"bad_logprobs_reason": why} if why else {}))
     return row
+
+
+def _warn_unresolved(item_id: str, count: int) -> None:
+    log.warning("ub logit tasks: %s: %d option variant(s) are a text prefix of another option's and no tokenizer "
+                "gave their tokens; read as given, counted in prefix_unresolved (pass tokenizer= in model_args)",
+                item_id, count)
 
 
 def grid_behaviour_rate(items: Sequence[Any]) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from ub_core.option_logprob import check_convention
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.option_logprob import implicit_scorer, option_logprob_task_parts
@@ -19,7 +20,8 @@ from ub_inspect.option_logprob import implicit_scorer, option_logprob_task_parts
 
 @task(name=registry_name("implicit"))
 def implicit(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
-             mode: str = "prompt_logprobs", ids: str | list[str] | None = None) -> Task:
+             mode: str = "prompt_logprobs", ids: str | list[str] | None = None,
+             convention: str = "exclusive") -> Task:
     """Implicit probabilistic reasoning from next-token probabilities.
 
     Args:
@@ -29,7 +31,10 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token outcomes) or ``top_logprobs``
             (first-token top-20; single-token outcomes).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
+        convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
+            begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
+            ``ub_core.option_logprob``.
     """
     with task_options("implicit"):
         parts = option_logprob_task_parts("implicit", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=implicit_scorer())
+    return package_task(**parts, scorer=implicit_scorer(check_convention(convention)))
