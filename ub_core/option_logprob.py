@@ -47,7 +47,7 @@ from .problems.option_item import OptionItem
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
            "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities",
-           "CONVENTIONS", "check_convention", "unresolved_prefixes"]
+           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS"]
 
 #: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
 CONVENTIONS = ("exclusive", "paper")
@@ -57,6 +57,13 @@ BEHAVIOURS = _SPEC_BEHAVIOURS  # the reference behaviours, named once in ub_core
 
 #: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
 METRIC_KEYS = {bank: metric_keys(bank) for bank in ("calibration", "implicit", "explicit")}  # ub_core.metric_spec
+
+#: Per-item 0/1 flags both adapters sum over a run (lm-eval ``utils.total``, Inspect ``totals``): ``no_mass`` (every
+#: option got zero mass: missing mass 1.0, the other scores undefined), ``kl_floored`` (the KL floor set the value,
+#: :func:`ub_core.metrics.kl_floor_decides`) and ``prefix_unresolved`` (:func:`unresolved_prefixes`; set by the
+#: adapters, which know the tokens).
+COUNT_KEYS = {"calibration": ("prefix_unresolved",), "implicit": ("no_mass", "kl_floored", "prefix_unresolved"),
+              "explicit": ("no_mass", "prefix_unresolved")}
 
 _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
             "explicit": "explicit_item_scores"}
@@ -255,10 +262,11 @@ def normalise(mass: Sequence[float]) -> np.ndarray | None:
     return m / total if total > 0 else None
 
 
-def item_scores(item: OptionItem, option_mass: Sequence[float]) -> dict:
+def item_scores(item: OptionItem, option_mass: Sequence[float], kl_floor: float | None = None) -> dict:
     """The bank's own per-item scores: ``ub_core.metrics.calibration_item_scores`` (pm, wd, re, behaviour),
-    ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct) or
-    ``explicit_item_scores`` (mcq_correct, p_correct), chosen by ``item.bank``."""
+    ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct, no_mass, kl_floored; ``kl_floor``
+    is its KL floor, default ``ub_core.metrics.KL_FLOOR``) or ``explicit_item_scores`` (mcq_correct, p_correct,
+    no_mass), chosen by ``item.bank``."""
     try:
         name = _SCORERS[item.bank]
     except KeyError:
@@ -269,6 +277,8 @@ def item_scores(item: OptionItem, option_mass: Sequence[float]) -> dict:
     fn = getattr(metrics, name, None)
     if fn is None:
         raise RuntimeError(f"ub_core.metrics has no {name}: the {item.bank} metrics are not installed")
+    if item.bank == "implicit" and kl_floor is not None:
+        return fn(item, np.asarray(option_mass, dtype=float), kl_floor=float(kl_floor))
     return fn(item, np.asarray(option_mass, dtype=float))
 
 
@@ -276,7 +286,7 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-def score_row(item: OptionItem, option_mass: Sequence[float]) -> dict[str, float]:
+def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | None = None) -> dict[str, float]:
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
     - calibration: ``pm``, ``wd``, ``re`` (signed: two-sided, target 0), ``behaviour_<b>``, and ``abs_re`` = |re|
@@ -286,9 +296,10 @@ def score_row(item: OptionItem, option_mass: Sequence[float]) -> dict[str, float
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
     - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
       unique mode, excluded by the NaN-skipping means);
-    - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``.
+    - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``;
+    - and the bank's :data:`COUNT_KEYS` flags the scores carry (``no_mass``, ``kl_floored``).
     """
-    return _row_from_scores(item, item_scores(item, option_mass))
+    return _row_from_scores(item, item_scores(item, option_mass, kl_floor))
 
 
 def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]:
@@ -306,8 +317,9 @@ def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]
     if item.bank == "implicit":
         row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
         row["argmax_acc"] = _num(s.get("argmax_correct"))
+        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), float(s["kl_floored"] or 0.0)
         return row
-    return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"])}
+    return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"]), "no_mass": float(s["no_mass"])}
 
 
 def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any]:
@@ -333,10 +345,11 @@ def _entry_from_scores(s: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}
 
 
-def scored_sample(item: OptionItem, option_mass: Sequence[float]) -> tuple[dict[str, float], dict[str, Any]]:
+def scored_sample(item: OptionItem, option_mass: Sequence[float],
+                  kl_floor: float | None = None) -> tuple[dict[str, float], dict[str, Any]]:
     """``(score_row(...), payload)`` from one scoring of the item, for the adapters: the payload is
     :func:`sample_payload` plus ``behaviour_entry`` (:func:`behaviour_entry`; None outside calibration)."""
-    s = item_scores(item, option_mass)
+    s = item_scores(item, option_mass, kl_floor)
     payload = sample_payload(item, option_mass)
     payload["behaviour_entry"] = _entry_from_scores(s) if item.bank == "calibration" else None
     return _row_from_scores(item, s), payload

@@ -42,6 +42,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from ub_core.option_logprob import (
+    COUNT_KEYS,
     check_convention,
     flatten_variants,
     option_mass,
@@ -53,7 +54,7 @@ from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
 from ._options import choice, first_per_category, select_ids, str_list
-from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics
+from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
 __all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -288,14 +289,16 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 def _metrics(bank: str) -> list:
     """From the bank's :mod:`ub_core.metric_spec` entries (:func:`ub_inspect.metrics.spec_metrics`): the headline
     with its per-category values, for calibration the share of grids labelled with each reference behaviour
-    (``grid_<b>``, the numeric-calibration paper's Figure 3), then per key the NaN-skipping mean and its standard
+    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.option_logprob.COUNT_KEYS`
+    (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key the NaN-skipping mean and its standard
     error, clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals)."""
-    return spec_metrics(bank, cluster="cluster", run_metrics=(grid_rates(),) if bank == "calibration" else ())
+    run = ((grid_rates(),) if bank == "calibration" else ()) + (totals(list(COUNT_KEYS[bank])),)
+    return spec_metrics(bank, cluster="cluster", run_metrics=run)
 
 
 # ------------------------------------------------------------------------------------------------ scorers
 
-def _score(state: TaskState, convention: str) -> Score:
+def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> Score:
     item = OptionItem.from_record(state.metadata["ub"])
     record = state.store_as(OptionLogprobs)
     if not record.mode:
@@ -309,7 +312,8 @@ def _score(state: TaskState, convention: str) -> Score:
     if unresolved:
         log.warning("%s: %d option variant(s) are a text prefix of another option's and their tokens are unknown; "
                     "read as given (not exclusive)", item.id, unresolved)
-    value, payload = scored_sample(item, mass)
+    value, payload = scored_sample(item, mass, kl_floor)
+    value["prefix_unresolved"] = float(bool(unresolved))
     predicted = payload["predicted"]
     answer = item.options[max(range(len(mass)), key=lambda i: mass[i])] if predicted is not None else ""
     pm = float(sum(payload["option_mass"]))
@@ -337,13 +341,13 @@ def calibration_scorer(convention: str = "exclusive") -> Scorer:
 
 
 @scorer(metrics=_metrics("implicit"), name=registry_name("implicit_scorer"))
-def implicit_scorer(convention: str = "exclusive") -> Scorer:
+def implicit_scorer(convention: str = "exclusive", kl_floor: float | None = None) -> Scorer:
     """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
 
     convention = check_convention(convention)
 
     async def score(state: TaskState, target: Target) -> Score:
-        return _score(state, convention)
+        return _score(state, convention, kl_floor)
 
     return score
 

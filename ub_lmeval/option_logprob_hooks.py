@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 from ub_core.ksn_logprob import clean_logprobs
 from ub_core.metrics import grid_behaviour_rates
-from ub_core.option_logprob import (BEHAVIOURS, METRIC_KEYS, check_convention, dedup_by_token_ids,
+from ub_core.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
                                     flatten_variants, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
@@ -86,11 +86,15 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
 
 
 def option_logprob_docs(bank: str, category: str | None = None, size: str | None = "subset",
-               tokenizer=None, ids: Any = None, convention: str = "exclusive") -> list[dict]:
+               tokenizer=None, ids: Any = None, convention: str = "exclusive",
+               kl_floor: Any = None) -> list[dict]:
     """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
-    ``dedup`` (``token_ids`` or ``string``), ``convention`` and ``record`` (the item's JSON record, for
-    rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
+    ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
+    ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
+    kl_floor = None if kl_floor in (None, "") else float(kl_floor)
+    if kl_floor is not None and not 0 < kl_floor < 1:
+        raise ValueError(f"kl_floor must be in (0, 1), got {kl_floor!r}")
     items = select_ids(load_bank(bank, categories=[category] if category else None, size=size), ids, bank, size)
     docs = []
     for item in items:
@@ -105,13 +109,14 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
         docs.append({"id": item.id, "category": item.category, "cluster": item.cluster, "prompt": item.prompt,
                      "options": list(item.options), "choices": list(choices), "choice_option": list(owners),
                      "choice_token_ids": kept_ids, "dedup": dedup, "convention": convention,
+                     "kl_floor": kl_floor,
                      "record": json.dumps(item.to_record(), sort_keys=True)})
     return docs
 
 
 def option_logprob_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
-                  convention: Any = "exclusive", **kwargs: Any):
+                  convention: Any = "exclusive", kl_floor: Any = None, **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
     model_args keys (``pretrained``, ``tokenizer``)."""
     from datasets import Dataset, DatasetDict
@@ -120,7 +125,7 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive")
+    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive", kl_floor)
     return DatasetDict({"test": Dataset.from_list(docs)})
 
 
@@ -147,7 +152,7 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
     logprobs = dict(zip(choices, lps))
     try:
         mass = option_mass(item, logprobs, keys, convention)
-        scores, payload = scored_sample(item, mass)
+        scores, payload = scored_sample(item, mass, doc.get("kl_floor"))
     except ValueError as exc:  # the model's numbers are no distribution (variants summing above 1)
         return {}, {}, str(exc).splitlines()[0]
     payload["prefix_unresolved"] = unresolved_prefixes(item, logprobs, keys) if convention == "exclusive" else 0
@@ -164,7 +169,7 @@ def process_results_option_logprob(doc: dict, results: list) -> dict:
     scores, payload, why = _item_scores(item, doc, results)
     if why is not None:
         log.warning("ub logit tasks: %s: malformed log-probabilities (%s); counted in bad_logprobs", item.id, why)
-        scores = {k: float("nan") for k in METRIC_KEYS[item.bank]}
+        scores = {**{k: float("nan") for k in METRIC_KEYS[item.bank]}, **{k: 0.0 for k in COUNT_KEYS[item.bank]}}
     row: dict[str, Any] = dict(scores)
     for key in CLUSTERED_KEYS[item.bank]:
         row[key] = ClusteredValue(row[key], item.cluster)

@@ -291,7 +291,7 @@ def test_item_scores_by_hand(by_id):
     mass = [0.05] * 5
     mass[mcq.answer_index] = 0.6
     e = metrics.explicit_item_scores(mcq, mass)
-    assert e == {"mcq_correct": 1.0, "p_correct": pytest.approx(0.6 / 0.8)}
+    assert e == {"mcq_correct": 1.0, "p_correct": pytest.approx(0.6 / 0.8), "no_mass": 0.0}
     mass[(mcq.answer_index + 1) % 5] = 0.7
     assert metrics.explicit_item_scores(mcq, mass)["mcq_correct"] == 0.0
 
@@ -306,7 +306,7 @@ def test_perfect_predictor_scores_zero(full, explicit_full):
         assert s["missing_mass"] == pytest.approx(0, abs=1e-12)
         assert s["argmax_correct"] == (None if metrics.unique_mode(it.probabilities) is None else 1.0)
     for it in explicit_full:
-        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0}
+        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0, "no_mass": 0.0}
 
 
 def test_summarize_implicit():
@@ -330,7 +330,7 @@ def test_summarize_implicit():
     (lambda it: metrics.implicit_item_scores(it, [0.1, -0.2, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.1, 1.5, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.5, 0.5]), "2 entries but the item has 3"),
-    (lambda it: metrics.implicit_item_scores(it, [0, 0, 0]), "all zero"),
+    (lambda it: metrics.predicted_distribution([0, 0, 0]), "all zero"),  # all-zero mass scores: issue 38 item 3
     (lambda it: metrics.implicit_item_scores(it, "abc"), "sequence of numbers"),
     (lambda it: metrics.explicit_item_scores(it, [0.1, 0.1, 0.1]), "not an MCQ"),
     (lambda it: metrics.kl_divergence([0.5, 0.5], [0.5, 0.2]), "sum to 1"),

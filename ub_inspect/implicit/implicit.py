@@ -21,7 +21,7 @@ from ub_inspect.option_logprob import implicit_scorer, option_logprob_task_parts
 @task(name=registry_name("implicit"))
 def implicit(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
              mode: str = "prompt_logprobs", ids: str | list[str] | None = None,
-             convention: str = "exclusive") -> Task:
+             convention: str = "exclusive", kl_floor: float | None = None) -> Task:
     """Implicit probabilistic reasoning from next-token probabilities.
 
     Args:
@@ -34,7 +34,20 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.option_logprob``.
+        kl_floor: the floor the model's probabilities are raised to inside KL(ideal || model) (default 1e-12,
+            ``ub_core.metrics.KL_FLOOR``); ``kl_floored`` counts the items where it sets the value.
     """
     with task_options("implicit"):
         parts = option_logprob_task_parts("implicit", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=implicit_scorer(check_convention(convention)))
+    return package_task(**parts, scorer=implicit_scorer(check_convention(convention),
+                                                     None if kl_floor is None else _floor(kl_floor)))
+
+
+def _floor(value) -> float:
+    try:
+        floor = float(value)
+    except (TypeError, ValueError):
+        floor = float("nan")
+    if not 0 < floor < 1:
+        raise ValueError(f"-T kl_floor must be a number in (0, 1), got {value!r}")
+    return floor
