@@ -20,6 +20,7 @@ import pytest
 
 from ub_core import problems as ub_problems
 from ub_core.option_logprob import (
+    COUNT_KEYS,
     BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
@@ -147,7 +148,9 @@ def test_score_row_keys_per_bank():
     for loader in (_calibration, _implicit, _explicit):
         item = loader()[0]
         row = score_row(item, np.asarray(item.probabilities))
-        assert tuple(row) == METRIC_KEYS[item.bank]
+        # the count flags the scores carry follow (prefix_unresolved is the adapters': they know the tokens)
+        assert tuple(row) == METRIC_KEYS[item.bank] + tuple(k for k in COUNT_KEYS[item.bank]
+                                                             if k != "prefix_unresolved")
 
 
 # ------------------------------------------------------------------------------------------------ oracle
