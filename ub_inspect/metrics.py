@@ -173,10 +173,14 @@ def _headline_key(key: str, scores: list[SampleScore]) -> str:
 
 
 def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
-                    extra: dict | None = None) -> dict[str, float]:
+                    extra: dict | None = None, strata: bool = False) -> dict[str, float]:
     """``{name: mean, "stderr": SE, **extra, g: mean over group g, "g_stderr": SE within g, ...}`` over the cells
     ``(value, cluster label, group)`` with a finite value, groups in first-seen order (:func:`_mean_stderr`; a
-    group None is in no group). A group named like another key is prefixed ``group_`` rather than overwriting it."""
+    group None is in no group). A group named like another key is prefixed ``group_`` rather than overwriting it.
+
+    With ``strata`` the groups are fixed strata (the option-logprob datasets): the pooled SE is
+    :func:`ub_core.metrics.stratified_stderr` of the groups' SEs, as lm-eval's group standard error, rather than
+    one clustered SE over all cells."""
     cells = [c for c in cells if math.isfinite(c[0])]
     m, se = _mean_stderr([(v, c) for v, c, _ in cells])
     out = {name: m, "stderr": se, **(extra or {})}
@@ -184,14 +188,21 @@ def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
     for v, c, g in cells:
         if g is not None:
             by_group.setdefault(g, []).append((v, c))
+    sizes, errors = [], []
     for g, pairs in by_group.items():
         label = g if g not in out else f"group_{g}"
         out[label], out[f"{label}_stderr"] = _mean_stderr(pairs)
+        sizes.append(len(pairs))
+        errors.append(out[f"{label}_stderr"])
+    if strata and by_group:
+        from ub_core.metrics import stratified_stderr
+
+        out["stderr"] = stratified_stderr(errors, sizes)
     return out
 
 
 @metric(name=registry_name("headline"))
-def headline(key: str, group: str | None = "category", cluster: str | None = None) -> Metric:
+def headline(key: str, group: str | None = "category", cluster: str | None = None, strata: bool = False) -> Metric:
     """The eval family's headline metric, first in the run's first score: ``{key: mean, "stderr": SE, g: mean over
     group g, "g_stderr": SE within g, ...}`` for each value g of the sample metadata ``group``
     (:func:`grouped_summary`).
@@ -199,7 +210,8 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
     Mean over the samples where ``Score.value[key]`` is finite (NaN marks an undefined value, as in
     :func:`nan_mean`); SE = :func:`ub_core.metrics.clustered_stderr`, clustered by the sample metadata key
     ``cluster`` where given (the papers' clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
-    pattern (``ks@*``): the matching key with the largest N."""
+    pattern (``ks@*``): the matching key with the largest N. ``strata``: the groups are fixed strata, the pooled SE
+    is stratified (:func:`grouped_summary`)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -213,18 +225,23 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
                 meta = s.sample_metadata or {}
                 cells.append((v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
                               str(meta.get(group, "unknown")) if group else None))
-        return grouped_summary(name, cells)
+        return grouped_summary(name, cells, strata=strata)
 
     return compute
 
 
 @metric(name=registry_name("means"))
-def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, headline: str | None = None) -> Metric:
+def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, headline: str | None = None,
+          strata: str | None = None) -> Metric:
     """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
     matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
     in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
     the run's score leads with it. Means and standard errors as :func:`headline`'s: over the samples where the
-    value is finite, SE clustered by the sample metadata key ``cluster`` where given."""
+    value is finite, SE clustered by the sample metadata key ``cluster`` where given.
+
+    ``strata`` (a sample metadata key, the option-logprob datasets' ``category``): each key is also reported per
+    stratum, ``<stratum>_<key>`` and ``<stratum>_<key>_stderr`` (the papers report each dataset separately), and
+    the pooled SE is stratified (:func:`grouped_summary`)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -240,12 +257,19 @@ def means(keys: list[str], with_stderr: list[str], cluster: str | None = None, h
                 for s in scores:
                     v = _as_float(s.score.value.get(key)) if isinstance(s.score.value, dict) else None
                     if v is not None:
-                        cells.append((v, str((s.sample_metadata or {}).get(cluster, s.sample_id) if cluster
-                                             else s.sample_id), None))
-                summary = grouped_summary(key, cells)
+                        meta = s.sample_metadata or {}
+                        cells.append((v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
+                                      str(meta.get(strata, "unknown")) if strata else None))
+                summary = grouped_summary(key, cells, strata=bool(strata))
                 out[key] = summary[key]
                 if pattern in with_stderr:
                     out[f"{key}_stderr"] = summary["stderr"]
+                if strata:
+                    for g in dict.fromkeys(c[2] for c in cells if math.isfinite(c[0])):
+                        label = g if g in summary and g != key else f"group_{g}"
+                        out[f"{g}_{key}"] = summary[label]
+                        if pattern in with_stderr:
+                            out[f"{g}_{key}_stderr"] = summary[f"{label}_stderr"]
         return out
 
     return compute
@@ -259,7 +283,8 @@ def _per_n(key: str) -> str | None:
     return f"{head}@*" if sep and n.isdigit() and head != "ks" else None
 
 
-def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None) -> list:
+def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (), specs=None,
+                 strata: str | None = None) -> list:
     """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries (``specs``: the eval family's
     entries unless given), all plain metrics, so that Inspect shows the scorer as one score (module docstring), in
     this order: :func:`headline` on the eval family's headline key (grouped like that key, clustered by the sample
@@ -267,7 +292,8 @@ def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tupl
     clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
     :func:`totals` of the counted keys (aggregation ``total``). The per-N keys (``ks@N``, ``p_pass@N``) are
     patterns (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the headline is the largest N
-    run."""
+    run. ``strata`` (a sample metadata key): every key is also reported per stratum and pooled SEs are stratified
+    (:func:`means`; the option-logprob families, whose papers report each dataset separately)."""
     from ub_core.metric_spec import metric_specs
 
     def pattern(key: str) -> str:
@@ -285,6 +311,8 @@ def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tupl
             keys.append(pattern(m.key))
             if m.stderr:
                 with_stderr.append(pattern(m.key))
-    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster),
-           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key)), *run_metrics]
+    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster,
+                    strata=bool(strata) and top.per_category and top.group == strata),
+           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key), strata=strata),
+           *run_metrics]
     return out + ([totals(counted)] if counted else [])

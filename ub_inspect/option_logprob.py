@@ -291,9 +291,11 @@ def _metrics(bank: str) -> list:
     with its per-category values, for calibration the share of grids labelled with each reference behaviour
     (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.option_logprob.COUNT_KEYS`
     (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key the NaN-skipping mean and its standard
-    error, clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals)."""
+    error, clustered by ``cluster`` (option pair, as the numeric-calibration paper; scenario, ours), per dataset
+    (``<category>_<key>``: the papers report each dataset separately) and pooled over the run's datasets (ours),
+    the pooled SE stratified by dataset as lm-eval's group SE (:func:`ub_core.metrics.stratified_stderr`)."""
     run = ((grid_rates(),) if bank == "calibration" else ()) + (totals(list(COUNT_KEYS[bank])),)
-    return spec_metrics(bank, cluster="cluster", run_metrics=run)
+    return spec_metrics(bank, cluster="cluster", run_metrics=run, strata="category")
 
 
 # ------------------------------------------------------------------------------------------------ scorers

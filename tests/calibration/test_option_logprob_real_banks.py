@@ -24,16 +24,20 @@ IMP = ("dice", "coins", "preference", "choice", "statistics")
 def test_clustered_stderr_by_hand():
     # values 1, 3 | 2, 6 in clusters a | b: mean 3; deviation sums a: -2 + 0 = -2, b: -1 + 3 = 2
     # SE = sqrt(C/(C-1) * (4 + 4)) / n = sqrt(2 * 8) / 4 = 1
-    assert clustered_stderr([1, 3, 2, 6], ["a", "a", "b", "b"]) == pytest.approx(1.0)
+    assert clustered_stderr([1, 3, 2, 6], ["a", "a", "b", "b"], min_clusters=2) == pytest.approx(1.0)
     # every value its own cluster: the ordinary std(ddof=1)/sqrt(n)
     x = np.random.default_rng(0).normal(size=50)
     assert clustered_stderr(x, range(50)) == pytest.approx(x.std(ddof=1) / math.sqrt(50))
     # perfectly correlated clusters: the SE is that of the 5 cluster means, not of the 50 values
     means = np.arange(5.0)
     vals = np.repeat(means, 10)
-    assert clustered_stderr(vals, np.repeat(range(5), 10)) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
-    assert clustered_stderr(vals, np.repeat(range(5), 10)) > vals.std(ddof=1) / math.sqrt(50) * 2.5
-    assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"]))  # one cluster: no between-cluster spread
+    five = np.repeat(range(5), 10)
+    assert clustered_stderr(vals, five, min_clusters=5) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
+    assert clustered_stderr(vals, five, min_clusters=5) > vals.std(ddof=1) / math.sqrt(50) * 2.5
+    assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"], min_clusters=1))  # one cluster: no spread between
+    # issue 38: below MIN_CLUSTERS (10) clusters the clustered SE is noise; the unclustered one is used instead
+    assert clustered_stderr(vals, five) == pytest.approx(vals.std(ddof=1) / math.sqrt(50))
+    assert clustered_stderr([1.0, 2.0], ["a", "a"]) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="labels"):
         clustered_stderr([1.0, 2.0], ["a"])
     with pytest.raises(ValueError, match="NaN"):
@@ -45,7 +49,7 @@ def test_clustered_stderr_matches_inspects_own():
 
     rng = np.random.default_rng(1)
     vals = rng.normal(size=40)
-    labels = rng.integers(0, 7, size=40)
+    labels = rng.integers(0, 12, size=40)  # at least MIN_CLUSTERS clusters: the clustered branch
     partition = [list(vals[labels == c]) for c in np.unique(labels)]
     assert clustered_stderr(vals, labels) == pytest.approx(_clustered_stderr(partition), rel=1e-12)
 
@@ -135,8 +139,8 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
     assert row["behaviour_pick_lower,none"] == pytest.approx(n_second_higher / 40)
     assert row["grid_pick_first,none"] == 1.0
     assert sum(row[f"grid_{b},none"] for b in BEHAVIOURS) == pytest.approx(1.0)
-    # one option pair = one cluster: no clustered standard error
-    assert row["wd_stderr,none"] == "N/A"
+    # one option pair = one cluster, fewer than MIN_CLUSTERS: the unclustered standard error (issue 38)
+    assert row["wd_stderr,none"] != "N/A" and row["wd_stderr,none"] > 0
 
 
 def test_lmeval_clustered_se_follows_the_option_pairs(task_manager):

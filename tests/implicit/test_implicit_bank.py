@@ -317,9 +317,10 @@ def test_summarize_implicit():
     assert out["argmax_correct"] == {**out["argmax_correct"], "mean": pytest.approx(2 / 3), "n": 3, "excluded": 1}
     for v in out.values():
         assert v["low"] <= v["mean"] <= v["high"]
-    # one cluster: the interval collapses to the mean (clustered_interval's rule)
+    # one cluster: fewer than MIN_CLUSTERS, so values are resampled one by one (issue 38), not collapsed to a point
     one = metrics.summarize_implicit(scores, ["a"] * 4)
-    assert one["chebyshev"]["low"] == one["chebyshev"]["high"] == pytest.approx(0.25)
+    assert one["chebyshev"]["low"] < 0.25 < one["chebyshev"]["high"]
+    assert one["chebyshev"] == metrics.summarize_implicit(scores, ["a", "b", "c", "d"])["chebyshev"]
     assert metrics.summarize_implicit([{"argmax_correct": None}], ["a"])["argmax_correct"]["mean"] is None
 
 
