@@ -332,7 +332,7 @@ def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, 
 
 def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
     """What :func:`ub_core.metrics.grid_behaviour_rates` needs of one calibration item: ``{"grid", "pm",
-    "compatible"}``; ``None`` for items of other banks and for calibration items with more than two options (no
+    "compatible", "higher_first"}``; ``None`` for items of other banks and for calibration items with more than two options (no
     reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
     if item.bank != "calibration":
         return None
@@ -342,7 +342,8 @@ def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str,
 def _entry_from_scores(s: Mapping[str, Any]) -> dict[str, Any] | None:
     if s.get("grid") is None:
         return None
-    return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}
+    return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or []),
+            "higher_first": s.get("higher_first")}
 
 
 def scored_sample(item: OptionItem, option_mass: Sequence[float],

@@ -101,15 +101,17 @@ def totals(keys: list[str]) -> Metric:
 def grid_rates() -> Metric:
     """``{"grid_<b>": share of option-pair grids classified as behaviour b}`` (the numeric-calibration paper, Figure 3;
     lm-eval's ``grid_<b>``): :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each
-    calibration score carries in ``metadata["ub"]``; NaN for a behaviour when no item has a reference behaviour."""
+    calibration score carries in ``metadata["ub"]``; NaN for a behaviour when no item has a reference behaviour.
+    ``grid_undetermined``: the share of grids too unbalanced to label (a limited run; see that function)."""
 
     def compute(scores: list[SampleScore]):
         from ub_core.metric_spec import BEHAVIOURS
-        from ub_core.metrics import grid_behaviour_rates
+        from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
 
         entries = [((s.score.metadata or {}).get("ub") or {}).get("behaviour_entry") for s in scores]
         rates, _ = grid_behaviour_rates(e for e in entries if e)
-        return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b]) for b in BEHAVIOURS}
+        return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b])
+                for b in BEHAVIOURS + (UNDETERMINED,)}
 
     return compute
 
@@ -311,8 +313,9 @@ def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tupl
             keys.append(pattern(m.key))
             if m.stderr:
                 with_stderr.append(pattern(m.key))
-    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster,
-                    strata=bool(strata) and top.per_category and top.group == strata),
-           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key), strata=strata),
+    stratified = ({"strata": True} if strata and top.per_category and top.group == strata else {})
+    out = [headline(pattern(top.key), group=top.group if top.per_category else None, cluster=cluster, **stratified),
+           means(keys, with_stderr=with_stderr, cluster=cluster, headline=pattern(top.key),
+                 **({"strata": strata} if strata else {})),
            *run_metrics]
     return out + ([totals(counted)] if counted else [])

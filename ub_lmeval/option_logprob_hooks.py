@@ -25,7 +25,8 @@
   so ``<metric>_stderr`` in the results is the cluster-robust standard error
   (:func:`ub_lmeval.ksn_hooks.nanmean_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
-  (the numeric-calibration paper's Figure 3), aggregated by :func:`grid_behaviour_rate` from each document's
+  (the numeric-calibration paper's Figure 3) and ``grid_undetermined``, the share of grids too unbalanced to label
+  (a limited run keeps part of a grid: :func:`ub_core.metrics.grid_behaviour_rates`), aggregated by :func:`grid_behaviour_rate` from each document's
   :func:`ub_core.option_logprob.behaviour_entry`.
 - Direction: ``re`` (model entropy minus the ideal's, target 0) is two-sided: its ``higher_is_better`` is null,
   and ``abs_re`` (``|re|``, lower is better) is the ranked metric.
@@ -40,7 +41,7 @@ import logging
 from typing import Any, Sequence
 
 from ub_core.ksn_logprob import clean_logprobs
-from ub_core.metrics import grid_behaviour_rates
+from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
 from ub_core.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
                                     flatten_variants, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
@@ -176,7 +177,7 @@ def process_results_option_logprob(doc: dict, results: list) -> dict:
     # the entry travels inside the grid_<b> values (an unlisted key would be averaged by lm-eval)
     entry = payload.pop("behaviour_entry", None)
     if item.bank == "calibration":
-        for b in BEHAVIOURS:
+        for b in BEHAVIOURS + (UNDETERMINED,):
             row[f"grid_{b}"] = {"behaviour": b, "entry": entry}
     row["bad_logprobs"] = 1.0 if why is not None else 0.0
     unresolved = int(payload.get("prefix_unresolved", 0))

@@ -96,6 +96,9 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     assert rest == grids + [(k, "!function utils.total", False) for k in ("bad_logprobs",) + COUNT_KEYS[eval_family]]
     for name, agg, hib in grids:
         assert agg == "!function utils.grid_behaviour_rate"
+        if name == "grid_undetermined":  # grids too unbalanced to label (issue 38): fewer is better
+            assert hib is False
+            continue
         assert hib == direction(metric(eval_family, "behaviour_" + name[5:]))
 
 

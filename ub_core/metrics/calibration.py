@@ -50,6 +50,7 @@ __all__ = [
     "calibration_baselines",
     "summarize_calibration",
     "grid_behaviour_rates",
+    "UNDETERMINED",
 ]
 
 #: Reference behaviours (the numeric-calibration paper, section 3.5), in tie-break order.
@@ -292,6 +293,8 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
     - ``compatible``: the list from :func:`compatible_behaviours` (empty when ``behaviour`` is None).
     - ``grid``: the set of results over which behaviours are rated: category and ordered option pair (see
       ``_grid_key``). :func:`summarize_calibration` uses it.
+    - ``higher_first``: whether the option with the higher count is mentioned first (None for equal counts);
+      :func:`grid_behaviour_rates` needs it to tell a balanced grid.
 
     ``item`` is a OptionItem; its ``metadata`` says which option has the higher count and which is mentioned first.
     """
@@ -301,6 +304,11 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
         raise ValueError(f"{item.id}: length mismatch: {len(m)} option masses for {len(q)} options")
     higher, first = _item_indices(item)
     return _scores_checked(m, q, _entropy(q), higher, first, _grid_key(item))
+
+
+def _higher_first(higher: int | None, first: int) -> bool | None:
+    """Whether the option with the higher count is the one mentioned first (None: equal counts)."""
+    return None if higher is None else higher == first
 
 
 def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int | None, first: int,
@@ -314,7 +322,7 @@ def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int 
         compatible = list(_compatible_checked(m, q, higher, first))
         behaviour = compatible[0]
     return {"pm": pm, "wd": wd, "re": re, "behaviour": behaviour, "compatible": compatible,
-            "grid": grid if behaviour is not None else None}
+            "grid": grid if behaviour is not None else None, "higher_first": _higher_first(higher, first)}
 
 
 # ------------------------------------------------------------------------------------------------ summaries
@@ -383,39 +391,64 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
     return out
 
 
+#: The label of a grid whose items cannot tell the order behaviours from the count behaviours (module text).
+UNDETERMINED = "undetermined"
+
+
 def grid_behaviour_rates(item_scores: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float | None], dict[str, str]]:
     """Share of grids classified as each reference behaviour (the numeric-calibration paper, section 3.5, Figure 3, Appendix G).
 
-    ``item_scores`` are mappings with ``grid``, ``pm`` and ``compatible`` (as :func:`calibration_item_scores`
-    returns; items whose ``grid`` is None, those with more than two options, are skipped). For each grid g with
-    members I_g:
+    ``item_scores`` are mappings with ``grid``, ``pm``, ``compatible`` and ``higher_first`` (as
+    :func:`calibration_item_scores` returns; items whose ``grid`` is None, those with more than two options, are
+    skipped). For each grid g with members I_g:
 
         label(g) = Null                                 if mean_{i in I_g} PM_i < 0.5
+                 = undetermined                          if g is not balanced
                  = argmax_b #{i in I_g : b compatible with i}   otherwise (ties: earliest in BEHAVIOURS)
 
         rate(b) = #{g : label(g) = b} / #grids
 
-    Returns ``(rates, labels)``: ``rates[b]`` for every b in :data:`BEHAVIOURS` (None for all when there is no
-    grid) and ``labels`` mapping each grid to its behaviour. The balanced grids of the bank (each number pair in
-    both orders) are what make the labels meaningful; a single item is compatible with several behaviours.
+    A label needs a balanced grid: one where the order behaviours (Pick First / Second) and the count behaviours
+    (Pick Higher / Lower) do not coincide on every item, i.e. some items mention the higher count first and some
+    second (or all items have equal counts, where the count behaviours do not apply). In a grid where the higher
+    count always comes first (a ``--limit`` or ``ids`` run that keeps part of a grid), a pure Pick First model fits
+    Pick Higher on every item, and the tie-break order would call it Pick Higher; such a grid is labelled
+    ``undetermined`` (:data:`UNDETERMINED`, its share ``rates["undetermined"]``). We do not ask for equal numbers
+    of both orders: the subset's pooled grids hold them 5:4 or 8:7 (one number pair per template and scale), and
+    with both present a pure Pick First (Higher) model fits its own reference on more items than any other. An item
+    without ``higher_first`` (a log written before it was recorded) leaves its grid undetermined.
+
+    Returns ``(rates, labels)``: ``rates[b]`` for every b in :data:`BEHAVIOURS` and ``"undetermined"`` (None for
+    all when there is no grid) and ``labels`` mapping each grid to its label; the rates sum to 1.
     """
     grids: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for s in item_scores:
         if s.get("grid") is not None:
             grids[str(s["grid"])].append(s)
     labels = {g: _grid_label(members) for g, members in sorted(grids.items())}
+    names = BEHAVIOURS + (UNDETERMINED,)
     if not labels:
-        return {b: None for b in BEHAVIOURS}, labels
-    return {b: sum(v == b for v in labels.values()) / len(labels) for b in BEHAVIOURS}, labels
+        return {b: None for b in names}, labels
+    return {b: sum(v == b for v in labels.values()) / len(labels) for b in names}, labels
 
 
 def _compatible(score: Mapping[str, Any]) -> Sequence[str]:
     return score.get("compatible") or [score["behaviour"]]
 
 
+def _balanced(members: list[Mapping[str, Any]]) -> bool:
+    """Both orders of the higher count present, or no item with unequal counts (:func:`grid_behaviour_rates`)."""
+    if any("higher_first" not in s for s in members):
+        return False
+    orders = {s["higher_first"] for s in members} - {None}
+    return orders != {True} and orders != {False}
+
+
 def _grid_label(members: list[Mapping[str, Any]]) -> str:
     if math.fsum(s["pm"] for s in members) / len(members) < NULL_PM:
         return "null"
+    if not _balanced(members):
+        return UNDETERMINED
     counts = dict.fromkeys(BEHAVIOURS, 0)
     for s in members:
         for b in _compatible(s):
