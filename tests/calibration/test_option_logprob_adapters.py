@@ -68,6 +68,8 @@ _SCENARIOS = [
      [1 / 3] * 3),
     ("statistics", "In a ward, 10% of patients have flu and the rest a cold. Patient Lee has", ["flu", "cold"],
      [0.1, 0.9]),
+    ("dice_shown", "Two fair dice are rolled; the first shows 6. The faces add up to", [str(k) for k in range(7, 13)],
+     [1 / 6] * 6),
 ]
 
 

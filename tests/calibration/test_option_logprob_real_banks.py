@@ -16,7 +16,7 @@ from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import get_problem, load_bank
 
 CAL = ("colors", "wordproblems", "distributions")
-IMP = ("dice", "coins", "preference", "choice", "statistics")
+IMP = ("dice", "coins", "preference", "choice", "statistics", "dice_shown")
 
 
 # ------------------------------------------------------------------------------------------------ ub_core
@@ -234,7 +234,7 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     for lg in logs:
         assert lg.status == "success", lg.error
     cal, imp, exp = by["calibration"], by["implicit"], by["explicit"]
-    assert len(cal.samples) == 12 and len(imp.samples) == 15 and len(exp.samples) == 15
+    assert len(cal.samples) == 12 and len(imp.samples) == 18 and len(exp.samples) == 18  # 6 categories x 3
     assert _metric(cal, "pm", "mean") == pytest.approx(1.0) and _metric(cal, "wd", "mean") == pytest.approx(0.0)
     assert _metric(cal, "pm", "stderr") == pytest.approx(0.0, abs=1e-9)
     assert _metric(cal, "behaviour_calibrated", "mean") == 1.0

@@ -19,7 +19,7 @@ from ub_core.problems import bank_version, load_bank
 from ub_core.problems import explicit as E
 from ub_core.problems import implicit as I
 
-SIZES = {"dice": 968, "coins": 162, "preference": 60, "choice": 15, "statistics": 200}
+SIZES = {"dice": 688, "coins": 162, "preference": 60, "choice": 15, "statistics": 200, "dice_shown": 280}
 
 
 @pytest.fixture(scope="module")
@@ -70,9 +70,13 @@ def test_subset_is_stratified_deterministic_and_the_default(full):
 
 def test_both_banks_load_with_categories_and_versions():
     for bank in ("implicit", "explicit"):
-        assert bank_version(bank) == "1"
+        assert bank_version(bank) == "2"  # 2: die_shown items in their own category (issue 38)
         dice = load_bank(bank, size="full", categories=["dice"])
         assert len(dice) == SIZES["dice"] and {it.category for it in dice} == {"dice"}
+        # the paper's dice grid only: the die-value observations (ours) are their own category
+        assert not any(it.metadata["variant"] == "die_shown" for it in dice)
+        shown = load_bank(bank, size="full", categories=["dice_shown"])
+        assert {it.metadata["variant"] for it in shown} == {"die_shown"} and len(shown) == 280
     assert len(load_bank("explicit", size="full")) == sum(SIZES.values())
     assert len(load_bank("explicit")) == len(load_bank("implicit"))
 
