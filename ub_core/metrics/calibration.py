@@ -51,6 +51,7 @@ __all__ = [
     "summarize_calibration",
     "grid_behaviour_rates",
     "UNDETERMINED",
+    "EQUAL_COUNTS",
 ]
 
 #: Reference behaviours (the numeric-calibration paper, section 3.5), in tie-break order.
@@ -476,8 +477,13 @@ def _one_hot(k: int, i: int) -> list[float]:
     return v
 
 
+#: How :func:`calibration_baselines` treats two-option items with equal counts (a tenth of colors and wordproblems).
+EQUAL_COUNTS = ("drop", "uniform")
+
+
 def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7,
-                          temperatures: tuple[float, float] = (1.0, 0.01)) -> dict[str, dict[str, Any]]:
+                          temperatures: tuple[float, float] = (1.0, 0.01),
+                          equal_counts: str = "drop") -> dict[str, dict[str, Any]]:
     """Reference behaviours and baselines scored like a model on the same items (the numeric-calibration paper, section 3.5, Table 4).
 
     Each value is :func:`summarize_calibration` of the baseline's :func:`calibration_item_scores`, with
@@ -496,9 +502,18 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
       d = u1 - u2 and the integral of the binary entropy of a sigmoid). Against the colors ideal entropy of 0.86
       bits, these give RE +0.11 and -0.80, the values the table prints.
 
+    Equal counts (``equal_counts``). A tenth of the colors and wordproblems items name the same count twice (a
+    uniform ideal), where Pick Higher and Pick Lower are undefined. ``"drop"`` (default) leaves those items out of
+    every baseline on those two datasets (counted in ``skipped`` and ``equal_counts``): the paper does not say so,
+    but its Tables 4 and 5 imply it; with them left out every colors row is within 0.02 of the printed one (Pick
+    Higher WD 0.46 / 0.47, Pick Lower 0.95 / 0.95, RE -0.87 / -0.86), with them in, Pick Higher and Lower read them
+    as uniform and give WD 0.42 and 0.86, RE -0.78. ``"uniform"`` keeps them so (our earlier rule).
+
     The random draws come from ``numpy.random.default_rng(seed)``, taken in item order, so the result is
     deterministic.
     """
+    if equal_counts not in EQUAL_COUNTS:
+        raise ValueError(f"equal_counts must be one of {', '.join(EQUAL_COUNTS)}, got {equal_counts!r}")
     items = list(items)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must lie in [0, 1], got {p!r}")
@@ -509,10 +524,16 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
              "random_softmax_cold")
     collected: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
     skipped = dict.fromkeys(names, 0)
+    dropped = 0
     for item in items:
         q = _ideal(item.probabilities, None)
         k = len(q)
         higher, first = _item_indices(item)
+        if equal_counts == "drop" and item.category != "distributions" and k == 2 and higher is None:
+            dropped += 1
+            for name in names:
+                skipped[name] += 1
+            continue
         h_ideal, grid = _entropy(q), _grid_key(item)
         masses: dict[str, list[float] | None] = {}
         paired = item.category != "distributions"
@@ -537,5 +558,6 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
         scores, clusters = collected[name]
         summary = summarize_calibration(scores, clusters) if scores else {"n": 0}
         summary["skipped"] = skipped[name]
+        summary["equal_counts"] = dropped
         out[name] = summary
     return out
