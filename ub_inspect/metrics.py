@@ -73,7 +73,7 @@ def nan_stderr(cluster: str | None = None) -> Metric:
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
     :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
-    the implicit-reasoning paper by scenario); NaN with fewer than two clusters."""
+    the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered error."""
 
     def compute(scores: list[SampleScore]) -> float:
         return _mean_stderr(_finite_pairs(scores, cluster))[1]
@@ -211,7 +211,7 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
 
     Mean over the samples where ``Score.value[key]`` is finite (NaN marks an undefined value, as in
     :func:`nan_mean`); SE = :func:`ub_core.metrics.clustered_stderr`, clustered by the sample metadata key
-    ``cluster`` where given (the papers' clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
+    ``cluster`` where given (the calibration paper's clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
     pattern (``ks@*``): the matching key with the largest N. ``strata``: the groups are fixed strata, the pooled SE
     is stratified (:func:`grouped_summary`)."""
 

@@ -19,8 +19,9 @@
   log-probabilities from any model (NaN, +inf, above 0, not numbers, the wrong count, or variants whose
   probabilities sum above 1, as lm-eval's ``dummy`` model returns) make the item a counted ``bad_logprobs`` item,
   logged with the reason, whose metrics are NaN (left out of every mean): never an aborted run.
-- Intervals and grids. lm-eval treats documents as independent; the papers' 95% intervals are clustered (the
-  numeric-calibration paper by option pair, the implicit-reasoning paper by scenario). Each headline metric's
+- Intervals and grids. lm-eval treats documents as independent; items that share an option pair or a scenario are
+  not (the numeric-calibration paper clusters by option pair; clustering the implicit items by scenario is ours,
+  that paper reports no intervals). Each headline metric's
   per-document value is a :class:`~ub_lmeval.results_json.ClusteredValue` (a float that remembers its cluster),
   so ``<metric>_stderr`` in the results is the cluster-robust standard error
   (:func:`ub_lmeval.ksn_hooks.nanmean_stderr`); the 95% interval is mean +- 1.96 x it.

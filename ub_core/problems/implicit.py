@@ -48,7 +48,7 @@ listing orders with three variants and two label pairs (54 / 12 is not whole), s
 
 Clusters. ``cluster`` names the scenario an item varies: the dice set (``dice-2d6``), the coin set with its focus
 and bias, the label pair with its order and bias, the number of choices, and each statistics scenario on its own.
-Intervals are clustered by these.
+Our intervals are clustered by these (the paper reports none).
 
 The ``subset`` edition takes, from every (category, variant) stratum, all items when the stratum has at most
 ``SUBSET_CAP`` of them, else ``SUBSET_CAP`` evenly spaced items in grid order. Evenly spaced picks keep every dice
