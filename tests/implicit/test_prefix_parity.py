@@ -159,3 +159,46 @@ def test_lmeval_without_tokenizer_counts_unresolved_items(items):
     (paper,) = option_logprob_docs("implicit", "dice", ids=item.id, convention="paper")
     assert process_results_option_logprob(paper, [(math.log(0.01), False)] * len(doc["choices"]))[
         "prefix_unresolved"] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size, count", [("subset", 134)])  # ("full", 525) passes too, in about 2 CPU minutes
+def test_every_affected_item_agrees(digit_lm, monkeypatch, size, count):
+    """Every item of the edition where a variant is a text prefix of another option's (dice and dice_shown sums):
+    lm-eval's process_results on documents built with the tokenizer, the Inspect solver's two reading routes and
+    scorer (without the eval harness: its model is served directly), and the direct computation agree."""
+    import asyncio
+
+    from inspect_ai.model import ModelName
+    from inspect_ai.solver import TaskState
+
+    import ub_inspect.option_logprob as iol
+    from support.digit_lm import DirectModel, reply_is_option_mass
+    from ub_lmeval.option_logprob_hooks import option_logprob_docs, process_results_option_logprob
+
+    path, lm = digit_lm
+    items = _prefix_items(size)
+    assert len(items) == count and {i.category for i in items} == {"dice", "dice_shown"}
+    monkeypatch.setattr(iol, "get_model", lambda: DirectModel(lm))
+    wanted = {i.id for i in items}
+    docs = {}
+    for category in ("dice", "dice_shown"):
+        docs.update({d["id"]: d for d in option_logprob_docs("implicit", category, size=size,
+                                                               tokenizer=lm.tokenizer) if d["id"] in wanted})
+    assert set(docs) == wanted
+    scorer = iol.implicit_scorer()
+    for item in items:
+        reference = score_row(item, reply_is_option_mass(lm, item))
+        doc = docs[item.id]
+        ctx = lm.encode(item.prompt)
+        results = [(lm.sequence_logprob(ctx, ids), False) for ids in doc["choice_token_ids"]]
+        lm_row = process_results_option_logprob(doc, results)
+        for mode in ("prompt_logprobs", "top_logprobs"):
+            state = TaskState(model=ModelName("ubdigitlm/digits"), sample_id=item.id, epoch=1, input=item.prompt,
+                              messages=[], metadata={"ub": item.to_record(), "cluster": item.cluster})
+            state = asyncio.run(iol.option_logprobs(mode)(state, None))
+            value = asyncio.run(scorer(state, None)).value
+            for key in KEYS:
+                assert _same(value[key], reference[key]), (mode, item.id, key)
+        for key in KEYS:
+            assert _same(float(lm_row[key]), reference[key]), ("lm-eval", item.id, key)

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 TOP_K = 20
+TAIL = 16
 
 
 class DigitLM:
@@ -92,8 +93,17 @@ def register_inspect_provider(lm: DigitLM, name: str = "ubdigitlm") -> str:
     """Register an Inspect provider serving ``lm`` like a completions server: ``prompt_logprobs`` (every input
     token's log-probability with its text) and ``top_logprobs`` (the next token's top list). Returns the model
     name to pass to ``inspect eval``."""
+    from inspect_ai.model import modelapi
+
+    api = inspect_api_class(lm, name)
+    modelapi(name=name)(lambda: api)
+    return f"{name}/digits"
+
+
+def inspect_api_class(lm: DigitLM, name: str = "ubdigitlm"):
+    """The Inspect ``ModelAPI`` class serving ``lm`` (:func:`register_inspect_provider`)."""
     from inspect_ai.model import (ChatCompletionChoice, ChatMessageAssistant, GenerateConfig, Logprob, Logprobs,
-                                  ModelAPI, ModelOutput, ModelUsage, TopLogprob, modelapi)
+                                  ModelAPI, ModelOutput, ModelUsage, TopLogprob)
 
     class _DigitAPI(ModelAPI):
         def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(), **kw):
@@ -104,9 +114,11 @@ def register_inspect_provider(lm: DigitLM, name: str = "ubdigitlm") -> str:
             ids = lm.encode(text)
             prompt_logprobs = logprobs = None
             if config.prompt_logprobs:
-                content = [Logprob(token=lm.texts[ids[0]], logprob=0.0)]
-                content += [Logprob(token=lm.texts[t], logprob=float(lm.next_logprobs(ids[:i])[t]))
-                            for i, t in enumerate(ids) if i > 0]
+                # the last TAIL input tokens only (a server returns them all; the reader takes them from the end,
+                # and a variant is at most a few tokens): cheap enough to serve hundreds of items
+                start = max(1, len(ids) - TAIL)
+                content = [Logprob(token=lm.texts[ids[i]], logprob=float(lm.next_logprobs(ids[:i])[ids[i]]))
+                           for i in range(start, len(ids))]
                 prompt_logprobs = Logprobs(content=content)
             if config.logprobs:
                 nxt = lm.next_logprobs(ids)
@@ -120,8 +132,21 @@ def register_inspect_provider(lm: DigitLM, name: str = "ubdigitlm") -> str:
             return ModelOutput(model=name, choices=[choice],
                                usage=ModelUsage(input_tokens=len(ids), output_tokens=1, total_tokens=len(ids) + 1))
 
-    modelapi(name=name)(lambda: _DigitAPI)
-    return f"{name}/digits"
+    return _DigitAPI
+
+
+class DirectModel:
+    """What ``inspect_ai.model.get_model()`` returns, reduced to ``generate(text, config)``: the solver's reading
+    code without the eval harness (its per-request overhead), for checks over hundreds of items."""
+
+    def __init__(self, lm: DigitLM):
+        from inspect_ai.model import ChatMessageUser
+
+        self._api = inspect_api_class(lm)("digits")
+        self._message = ChatMessageUser
+
+    async def generate(self, text, config=None):
+        return await self._api.generate([self._message(content=text)], [], None, config)
 
 
 # ------------------------------------------------------------------------------------------------ reference
