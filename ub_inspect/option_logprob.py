@@ -236,7 +236,8 @@ async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[fl
         else:
             values.append(None)
             keys.append(None)
-            unread += int(bool(tokens) and total > -math.inf)
+            # begun by a listed token that is more than a space ("R" of "RED"; a bare " " begins every variant)
+            unread += int(any(t.strip() for t in tokens) and total > -math.inf)
     return values, keys, unread
 
 

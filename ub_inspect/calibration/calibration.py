@@ -28,12 +28,14 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
         size: ``subset`` (stratified default) or ``full``.
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token options) or ``top_logprobs``
-            (first-token top-20; single-token options).
+            (top-20 lists, read token by token).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.option_logprob``.
     """
     with task_options("calibration"):
+        convention = check_convention(convention)
         parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=calibration_scorer(check_convention(convention)))
+    parts["metadata"] = {**parts["metadata"], "convention": convention}
+    return package_task(**parts, scorer=calibration_scorer(convention))

@@ -27,12 +27,14 @@ def explicit(categories: str | list[str] | None = None, size: str = "subset", li
         categories: dice, coins, preference, choice, statistics (a list or a comma-separated string).
         size: ``subset`` (stratified default) or ``full``.
         limit_per_category: keep only the first N items of each category (quick checks).
-        mode: ``prompt_logprobs`` (completions providers) or ``top_logprobs`` (first-token top-20).
+        mode: ``prompt_logprobs`` (completions providers) or ``top_logprobs`` (top-20 lists, read token by token).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.option_logprob``.
     """
     with task_options("explicit"):
+        convention = check_convention(convention)
         parts = option_logprob_task_parts("explicit", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=explicit_scorer(check_convention(convention)))
+    parts["metadata"] = {**parts["metadata"], "convention": convention}
+    return package_task(**parts, scorer=explicit_scorer(convention))

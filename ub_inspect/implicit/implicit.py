@@ -25,11 +25,12 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
     """Implicit probabilistic reasoning from next-token probabilities.
 
     Args:
-        categories: dice, coins, preference, choice, statistics (a list or a comma-separated string).
+        categories: dice, coins, preference, choice, statistics, dice_shown (ours) (a list or a comma-separated
+            string).
         size: ``subset`` (stratified default) or ``full``.
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token outcomes) or ``top_logprobs``
-            (first-token top-20; single-token outcomes).
+            (top-20 lists, read token by token).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
@@ -38,9 +39,11 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
             ``ub_core.metrics.KL_FLOOR``); ``kl_floored`` counts the items where it sets the value.
     """
     with task_options("implicit"):
+        convention = check_convention(convention)
+        floor = None if kl_floor is None else _floor(kl_floor)
         parts = option_logprob_task_parts("implicit", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=implicit_scorer(check_convention(convention),
-                                                     None if kl_floor is None else _floor(kl_floor)))
+    parts["metadata"] = {**parts["metadata"], "convention": convention, "kl_floor": floor}
+    return package_task(**parts, scorer=implicit_scorer(convention, floor))
 
 
 def _floor(value) -> float:
