@@ -189,10 +189,19 @@ def process_results_option_logprob(doc: dict, results: list) -> dict:
     return row
 
 
+_WARNED_UNRESOLVED: set[str] = set()
+
+
 def _warn_unresolved(item_id: str, count: int) -> None:
+    """Warn once per bank and process (the count is the ``prefix_unresolved`` metric; the item ids are in the
+    samples), not once per item: a dice run without a tokenizer has hundreds of them."""
+    bank = item_id.split("-", 1)[0]
+    if bank in _WARNED_UNRESOLVED:
+        return
+    _WARNED_UNRESOLVED.add(bank)
     log.warning("ub logit tasks: %s: %d option variant(s) are a text prefix of another option's and no tokenizer "
-                "gave their tokens; read as given, counted in prefix_unresolved (pass tokenizer= in model_args)",
-                item_id, count)
+                "gave their tokens; read as given, counted in prefix_unresolved (pass tokenizer= in model_args); "
+                "further such items are counted without a warning", item_id, count)
 
 
 def grid_behaviour_rate(items: Sequence[Any]) -> float:
