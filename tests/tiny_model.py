@@ -28,11 +28,11 @@ def _corpus(seed: int = 0) -> list[str]:
     return lines
 
 
-def build_tiny_llama(path: str | Path, seed: int = 0) -> Path:
-    """Write a tiny untrained Llama and its tokenizer to ``path`` and return it."""
-    import torch
+def build_tiny_tokenizer(path: str | Path, seed: int = 0):
+    """Write the tiny byte-level BPE tokenizer (digits split one per token) to ``path``; returns it
+    (``PreTrainedTokenizerFast``)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -47,6 +47,16 @@ def build_tiny_llama(path: str | Path, seed: int = 0) -> Path:
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(path)
+    return fast
+
+
+def build_tiny_llama(path: str | Path, seed: int = 0) -> Path:
+    """Write a tiny untrained Llama and its tokenizer to ``path`` and return it."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    path = Path(path)
+    fast = build_tiny_tokenizer(path, seed)
     torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,

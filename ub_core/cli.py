@@ -541,7 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_stability_parser(sub)  # ub stability score
     add_official_parser(sub)  # ub official truth
-    add_reproduce_parser(sub)  # ub reproduce stability / odds
+    add_reproduce_parser(sub)  # ub reproduce stability / odds / calibration
     show_defaults(ap)
     return ap
 

@@ -16,10 +16,22 @@ outcome's probability is the joint probability of its token sequence), i.e. ``ex
 log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
 same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
 
-Prefixes: a variant whose tokens begin another variant's (``" 1"`` and ``" 12"`` with digit-by-digit tokenizers)
-includes that variant's mass. Where token ids are known (lm-eval with a local tokenizer) :func:`option_mass`
-subtracts it (:func:`exclusive_probabilities`), so no reply is counted twice; without token ids (the oracle,
-string deduplication) the sums are as given.
+Prefixes (``convention``). With tokenizers that split numbers into single digits (Mistral, Qwen, Gemma, Llama 3's
+digits), ``" 1"`` is tokenised ``[" ", "1"]`` and ``" 12"`` ``[" ", "1", "2"]``: the joint probability of ``" 1"``'s
+tokens includes every reply that goes on with ``"2"``. Two readings:
+
+- ``convention="exclusive"`` (default, ours): an option's mass is the probability that the reply *is* the option:
+  a variant whose token sequence begins another listed variant's loses that variant's mass
+  (:func:`exclusive_probabilities`), so ``P(" 1")`` is the probability of ``" 1"`` followed by anything that is not
+  a listed continuation, and no reply is counted twice. Needs each variant's tokens (token ids in lm-eval with a
+  local tokenizer, token texts from Inspect's ``prompt_logprobs`` and its ``top_logprobs`` walk). Where they are
+  unknown (lm-eval without a tokenizer) the mass of a variant that is a text prefix of another is read as given and
+  the item is counted as unresolved (:func:`unresolved_prefixes`).
+- ``convention="paper"``: the implicit-reasoning paper's literal reading (sec. 3: the joint probability of the
+  outcome's token sequence, summed over variants), with nothing subtracted; then ``" 1"`` holds ``" 12"``'s mass
+  too, the masses can sum above 1 and the missing mass can be negative.
+
+Tokenizers that keep ``"12"`` as one token give the same numbers under both: ``" 1"``'s tokens begin no other's.
 """
 
 from __future__ import annotations
@@ -34,13 +46,24 @@ from .problems.option_item import OptionItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
-           "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities"]
+           "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities",
+           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS"]
+
+#: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
+CONVENTIONS = ("exclusive", "paper")
 
 #: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are static.
 BEHAVIOURS = _SPEC_BEHAVIOURS  # the reference behaviours, named once in ub_core.metric_spec
 
 #: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
 METRIC_KEYS = {bank: metric_keys(bank) for bank in ("calibration", "implicit", "explicit")}  # ub_core.metric_spec
+
+#: Per-item 0/1 flags both adapters sum over a run (lm-eval ``utils.total``, Inspect ``totals``): ``no_mass`` (every
+#: option got zero mass: missing mass 1.0, the other scores undefined), ``kl_floored`` (the KL floor set the value,
+#: :func:`ub_core.metrics.kl_floor_decides`) and ``prefix_unresolved`` (:func:`unresolved_prefixes`; set by the
+#: adapters, which know the tokens).
+COUNT_KEYS = {"calibration": ("prefix_unresolved",), "implicit": ("no_mass", "kl_floored", "prefix_unresolved"),
+              "explicit": ("no_mass", "prefix_unresolved")}
 
 _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
             "explicit": "explicit_item_scores"}
@@ -128,20 +151,33 @@ def _checked_logprob(variant: str, value: Any) -> float:
     return min(lp, 0.0)
 
 
+def check_convention(convention: Any) -> str:
+    """``convention`` if it is one of :data:`CONVENTIONS`, else a one-line ValueError."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    return str(convention)
+
+
 def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
-                variant_token_ids: Mapping[str, Sequence[int]] | None = None) -> np.ndarray:
+                variant_token_ids: Mapping[str, Sequence[Any]] | None = None,
+                convention: str = "exclusive") -> np.ndarray:
     """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the implicit-reasoning paper's sec. 3):
 
-        m_i = sum over variants v of option i of exp(logprob(v)),  logprob(v) = sum of v's token log-probs
+        m_i = sum over variants v of option i of P(v),  P(v) = exp(logprob(v)), logprob(v) = sum of v's token log-probs
+
+    and, under ``convention="exclusive"`` (the default), P(v) is replaced by the probability that the reply is v:
+    P(v) minus the mass of the listed variants whose tokens extend v's (:func:`exclusive_probabilities`; module
+    docstring). ``convention="paper"`` subtracts nothing.
 
     ``variant_logprobs`` maps a variant string to its log-probability, or is a sequence aligned with
     :func:`flatten_variants`'s choices. A variant that is absent, ``None`` or ``-inf`` adds nothing (not
-    observed: outside a top-k list, or deduplicated away upstream). With ``variant_token_ids``, variants whose
-    continuation token ids coincide are counted once (the first in choice order), and a variant whose tokens
-    begin another's loses that one's mass (:func:`exclusive_probabilities`). Returns an array aligned
-    with ``item.options``; ``m.sum()`` is the probability mass PM. A log-probability that is NaN, positive or
-    not a number, or a key that is no variant of any option, is a ValueError.
+    observed: outside a top-k list, or deduplicated away upstream). ``variant_token_ids`` maps a variant to its
+    continuation tokens (ids, or token texts: only equality and prefixes are used): variants whose tokens coincide
+    are counted once (the first in choice order). Returns an array aligned with ``item.options``; ``m.sum()`` is the
+    probability mass PM. A log-probability that is NaN, positive or not a number, or a key that is no variant of
+    any option, is a ValueError.
     """
+    convention = check_convention(convention)
     choices, owners = flatten_variants(item)
     if isinstance(variant_logprobs, Mapping):
         unknown = sorted(set(map(str, variant_logprobs)) - set(choices))
@@ -159,15 +195,34 @@ def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence
             continue
         lp = _checked_logprob(variant, value)
         key = None
-        if variant_token_ids is not None and variant in variant_token_ids:
+        if variant_token_ids is not None and variant_token_ids.get(variant) is not None:
             key = tuple(variant_token_ids[variant])
             if key in seen:
                 continue
             seen.add(key)
         kept.append((owner, key, math.exp(lp)))
-    for owner, p in zip((k[0] for k in kept), exclusive_probabilities([k[1] for k in kept], [k[2] for k in kept])):
+    probs = [k[2] for k in kept]
+    if convention == "exclusive":
+        probs = exclusive_probabilities([k[1] for k in kept], probs)
+    for (owner, _, _), p in zip(kept, probs):
         mass[owner] += p
     return mass
+
+
+def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
+                        variant_token_ids: Mapping[str, Sequence[Any]] | None = None) -> int:
+    """How many observed variants of ``item`` (log-probability not absent, ``None`` or ``-inf``) are a text prefix
+    of another option's observed variant while the tokens of either are unknown: for those, the ``exclusive``
+    convention cannot tell whether the shorter one's log-probability holds the longer one's mass (digit-by-digit
+    tokenizers) or not (tokenizers that keep ``"12"`` whole), so :func:`option_mass` reads it as given. 0 when
+    every such pair has tokens."""
+    choices, owners = flatten_variants(item)
+    known = variant_token_ids or {}
+    seen = [(v, o) for v, o in zip(choices, owners)
+            if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
+    return sum(1 for v, ov in seen
+               if any(w != v and ow != ov and w.startswith(v) and (known.get(v) is None or known.get(w) is None)
+                      for w, ow in seen))
 
 
 def _extends(longer: tuple, shorter: tuple) -> bool:
@@ -207,10 +262,11 @@ def normalise(mass: Sequence[float]) -> np.ndarray | None:
     return m / total if total > 0 else None
 
 
-def item_scores(item: OptionItem, option_mass: Sequence[float]) -> dict:
+def item_scores(item: OptionItem, option_mass: Sequence[float], kl_floor: float | None = None) -> dict:
     """The bank's own per-item scores: ``ub_core.metrics.calibration_item_scores`` (pm, wd, re, behaviour),
-    ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct) or
-    ``explicit_item_scores`` (mcq_correct, p_correct), chosen by ``item.bank``."""
+    ``implicit_item_scores`` (chebyshev, manhattan, kl, missing_mass, argmax_correct, no_mass, kl_floored; ``kl_floor``
+    is its KL floor, default ``ub_core.metrics.KL_FLOOR``) or ``explicit_item_scores`` (mcq_correct, p_correct,
+    no_mass), chosen by ``item.bank``."""
     try:
         name = _SCORERS[item.bank]
     except KeyError:
@@ -221,6 +277,8 @@ def item_scores(item: OptionItem, option_mass: Sequence[float]) -> dict:
     fn = getattr(metrics, name, None)
     if fn is None:
         raise RuntimeError(f"ub_core.metrics has no {name}: the {item.bank} metrics are not installed")
+    if item.bank == "implicit" and kl_floor is not None:
+        return fn(item, np.asarray(option_mass, dtype=float), kl_floor=float(kl_floor))
     return fn(item, np.asarray(option_mass, dtype=float))
 
 
@@ -228,7 +286,7 @@ def _num(x: Any) -> float:
     return float("nan") if x is None else float(x)
 
 
-def score_row(item: OptionItem, option_mass: Sequence[float]) -> dict[str, float]:
+def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | None = None) -> dict[str, float]:
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
     - calibration: ``pm``, ``wd``, ``re`` (signed: two-sided, target 0), ``behaviour_<b>``, and ``abs_re`` = |re|
@@ -238,9 +296,10 @@ def score_row(item: OptionItem, option_mass: Sequence[float]) -> dict[str, float
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
     - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
       unique mode, excluded by the NaN-skipping means);
-    - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``.
+    - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``;
+    - and the bank's :data:`COUNT_KEYS` flags the scores carry (``no_mass``, ``kl_floored``).
     """
-    return _row_from_scores(item, item_scores(item, option_mass))
+    return _row_from_scores(item, item_scores(item, option_mass, kl_floor))
 
 
 def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]:
@@ -258,8 +317,9 @@ def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]
     if item.bank == "implicit":
         row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
         row["argmax_acc"] = _num(s.get("argmax_correct"))
+        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), float(s["kl_floored"] or 0.0)
         return row
-    return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"])}
+    return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"]), "no_mass": float(s["no_mass"])}
 
 
 def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any]:
@@ -272,7 +332,7 @@ def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, 
 
 def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
     """What :func:`ub_core.metrics.grid_behaviour_rates` needs of one calibration item: ``{"grid", "pm",
-    "compatible"}``; ``None`` for items of other banks and for calibration items with more than two options (no
+    "compatible", "higher_first"}``; ``None`` for items of other banks and for calibration items with more than two options (no
     reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
     if item.bank != "calibration":
         return None
@@ -282,13 +342,15 @@ def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str,
 def _entry_from_scores(s: Mapping[str, Any]) -> dict[str, Any] | None:
     if s.get("grid") is None:
         return None
-    return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or [])}
+    return {"grid": str(s["grid"]), "pm": float(s["pm"]), "compatible": list(s.get("compatible") or []),
+            "higher_first": s.get("higher_first")}
 
 
-def scored_sample(item: OptionItem, option_mass: Sequence[float]) -> tuple[dict[str, float], dict[str, Any]]:
+def scored_sample(item: OptionItem, option_mass: Sequence[float],
+                  kl_floor: float | None = None) -> tuple[dict[str, float], dict[str, Any]]:
     """``(score_row(...), payload)`` from one scoring of the item, for the adapters: the payload is
     :func:`sample_payload` plus ``behaviour_entry`` (:func:`behaviour_entry`; None outside calibration)."""
-    s = item_scores(item, option_mass)
+    s = item_scores(item, option_mass, kl_floor)
     payload = sample_payload(item, option_mass)
     payload["behaviour_entry"] = _entry_from_scores(s) if item.bank == "calibration" else None
     return _row_from_scores(item, s), payload

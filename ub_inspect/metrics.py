@@ -73,7 +73,7 @@ def nan_stderr(cluster: str | None = None) -> Metric:
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
     :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
-    the implicit-reasoning paper by scenario); NaN with fewer than two clusters."""
+    the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered error."""
 
     def compute(scores: list[SampleScore]) -> float:
         return _mean_stderr(_finite_pairs(scores, cluster))[1]
@@ -102,15 +102,17 @@ def totals(keys: list[str] | None = None, eval_family: str | None = None) -> Met
 def grid_rates() -> Metric:
     """``{"grid_<b>": share of option-pair grids classified as behaviour b}`` (the numeric-calibration paper, Figure 3;
     lm-eval's ``grid_<b>``): :func:`ub_core.metrics.grid_behaviour_rates` over the ``behaviour_entry`` each
-    calibration score carries in ``metadata["ub"]``; NaN for a behaviour when no item has a reference behaviour."""
+    calibration score carries in ``metadata["ub"]``; NaN for a behaviour when no item has a reference behaviour.
+    ``grid_undetermined``: the share of grids too unbalanced to label (a limited run; see that function)."""
 
     def compute(scores: list[SampleScore]):
         from ub_core.metric_spec import BEHAVIOURS
-        from ub_core.metrics import grid_behaviour_rates
+        from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
 
         entries = [((s.score.metadata or {}).get("ub") or {}).get("behaviour_entry") for s in scores]
         rates, _ = grid_behaviour_rates(e for e in entries if e)
-        return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b]) for b in BEHAVIOURS}
+        return {f"grid_{b}": float("nan") if rates.get(b) is None else float(rates[b])
+                for b in BEHAVIOURS + (UNDETERMINED,)}
 
     return compute
 
@@ -174,10 +176,14 @@ def _headline_key(key: str, scores: list[SampleScore]) -> str:
 
 
 def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
-                    extra: dict | None = None) -> dict[str, float]:
+                    extra: dict | None = None, strata: bool = False) -> dict[str, float]:
     """``{name: mean, "stderr": SE, **extra, g: mean over group g, "g_stderr": SE within g, ...}`` over the cells
     ``(value, cluster label, group)`` with a finite value, groups in first-seen order (:func:`_mean_stderr`; a
-    group None is in no group). A group named like another key is prefixed ``group_`` rather than overwriting it."""
+    group None is in no group). A group named like another key is prefixed ``group_`` rather than overwriting it.
+
+    With ``strata`` the groups are fixed strata (the option-logprob datasets): the pooled SE is
+    :func:`ub_core.metrics.stratified_stderr` of the groups' SEs, as lm-eval's group standard error, rather than
+    one clustered SE over all cells."""
     cells = [c for c in cells if math.isfinite(c[0])]
     m, se = _mean_stderr([(v, c) for v, c, _ in cells])
     out = {name: m, "stderr": se, **(extra or {})}
@@ -185,14 +191,21 @@ def grouped_summary(name: str, cells: list[tuple[float, str, str | None]],
     for v, c, g in cells:
         if g is not None:
             by_group.setdefault(g, []).append((v, c))
+    sizes, errors = [], []
     for g, pairs in by_group.items():
         label = g if g not in out else f"group_{g}"
         out[label], out[f"{label}_stderr"] = _mean_stderr(pairs)
+        sizes.append(len(pairs))
+        errors.append(out[f"{label}_stderr"])
+    if strata and by_group:
+        from ub_core.metrics import stratified_stderr
+
+        out["stderr"] = stratified_stderr(errors, sizes)
     return out
 
 
 @metric(name=registry_name("headline"))
-def headline(key: str, group: str | None = "category", cluster: str | None = None) -> Metric:
+def headline(key: str, group: str | None = "category", cluster: str | None = None, strata: bool = False) -> Metric:
     """The eval family's headline metric, first in the run's first score: ``{key: mean, "stderr": SE, g: mean over
     group g, "g_stderr": SE within g, ...}`` for each value g of the sample metadata ``group``
     (:func:`grouped_summary`).
@@ -202,7 +215,7 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
     ``cluster`` where given (the papers' clustered intervals), else by sample (sd / sqrt(n)). ``key`` may be a
     pattern (``ks@*``): the matching key with the largest N. ``left_out`` beside the mean counts the samples
     without a finite value (no problem leaves the headline silently; why, the spec's ``why_undefined``, is in the
-    eval's README)."""
+    eval's README). ``strata``: the groups are fixed strata, the pooled SE is stratified (:func:`grouped_summary`)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -216,21 +229,25 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
             cells.append((math.nan if v is None else v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
                           str(meta.get(group, "unknown")) if group else None))
         left_out = sum(not math.isfinite(v) for v, _, _ in cells)
-        return grouped_summary(name, cells, extra={"left_out": float(left_out)})
+        return grouped_summary(name, cells, extra={"left_out": float(left_out)}, strata=strata)
 
     return compute
 
 
 @metric(name=registry_name("means"))
 def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, cluster: str | None = None,
-          headline: str | None = None, eval_family: str | None = None) -> Metric:
+          headline: str | None = None, eval_family: str | None = None, strata: str | None = None) -> Metric:
     """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
     matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
     in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
     the run's score leads with it. Means and standard errors as :func:`headline`'s: over the samples where the
     value is finite, SE clustered by the sample metadata key ``cluster`` where given. With ``eval_family``, the keys
     and ``with_stderr`` are that spec's, read when the metric is computed (a metric registered after this module
-    was imported is there: :func:`ub_core.metric_spec.register_metric`)."""
+    was imported is there: :func:`ub_core.metric_spec.register_metric`).
+
+    ``strata`` (a sample metadata key, the option-logprob datasets' ``category``): each key is also reported per
+    stratum, ``<stratum>_<key>`` and ``<stratum>_<key>_stderr`` (the papers report each dataset separately), and
+    the pooled SE is stratified (:func:`grouped_summary`)."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -248,12 +265,19 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
                 for s in scores:
                     v = _as_float(s.score.value.get(key)) if isinstance(s.score.value, dict) else None
                     if v is not None:
-                        cells.append((v, str((s.sample_metadata or {}).get(cluster, s.sample_id) if cluster
-                                             else s.sample_id), None))
-                summary = grouped_summary(key, cells)
+                        meta = s.sample_metadata or {}
+                        cells.append((v, str(meta.get(cluster, s.sample_id) if cluster else s.sample_id),
+                                      str(meta.get(strata, "unknown")) if strata else None))
+                summary = grouped_summary(key, cells, strata=bool(strata))
                 out[key] = summary[key]
                 if pattern in stderr_of:
                     out[f"{key}_stderr"] = summary["stderr"]
+                if strata:
+                    for g in dict.fromkeys(c[2] for c in cells if math.isfinite(c[0])):
+                        label = g if g in summary and g != key else f"group_{g}"
+                        out[f"{g}_{key}"] = summary[label]
+                        if pattern in stderr_of:
+                            out[f"{g}_{key}_stderr"] = summary[f"{label}_stderr"]
         return out
 
     return compute
@@ -282,7 +306,8 @@ def _spec_patterns(eval_family: str) -> tuple[list[str], list[str], list[str]]:
     return keys, with_stderr, counted
 
 
-def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = ()) -> list:
+def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (),
+                 strata: str | None = None) -> list:
     """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries, all plain metrics, so that
     Inspect shows the scorer as one score (module docstring), in this order: :func:`headline` on the eval family's
     headline key (grouped like that key, clustered by the sample metadata key ``cluster`` where given, with the
@@ -290,8 +315,12 @@ def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tupl
     clustered likewise); ``run_metrics`` (plain metrics over whole runs: the retry rate, the grid rates); and
     :func:`totals` of the flags (kind ``flag``). The keys are read from the spec when the metrics are computed,
     and a per-N entry is a pattern (``ks@*``), so a run with other Ns (``-T ks_ns=``) reports those, and the
-    headline is the largest N run."""
+    headline is the largest N run. ``strata`` (a sample metadata key): every key is also reported per stratum and
+    pooled SEs are stratified (:func:`means`; the option-logprob families, whose papers report each dataset
+    separately)."""
     top = spec_headline(eval_family)
-    out = [headline(_pattern(top), group=top.group if top.per_category else None, cluster=cluster),
-           means(cluster=cluster, headline=_pattern(top), eval_family=eval_family), *run_metrics]
+    stratified = {"strata": True} if strata and top.per_category and top.group == strata else {}
+    out = [headline(_pattern(top), group=top.group if top.per_category else None, cluster=cluster, **stratified),
+           means(cluster=cluster, headline=_pattern(top), eval_family=eval_family,
+                 **({"strata": strata} if strata else {})), *run_metrics]
     return out + ([totals(eval_family=eval_family)] if _spec_patterns(eval_family)[2] else [])

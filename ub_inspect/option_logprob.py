@@ -9,10 +9,18 @@ Two ways to get the log-probabilities (``mode``):
   trailing prompt tokens that spell it (``choice.prompt_logprobs``). Completions-style providers
   (``vllm-completions/``, ``openai-api-completions/`` against vLLM or SGLang) return these; chat providers
   wrap the text in a template, so the trailing tokens are not the variant and the solver stops with an error.
-- ``top_logprobs``: one request with the prompt and ``GenerateConfig(logprobs=True, top_logprobs=20,
-  max_tokens=1)``; a variant's log-probability is its entry in the first generated token's top-20 list
-  (absent = probability 0). Exact only where every variant is a single token and the continuation follows
-  the prompt directly (completions providers); with chat providers it measures the reply's first token.
+- ``top_logprobs``: ``GenerateConfig(logprobs=True, top_logprobs=20, max_tokens=1)``; a variant's log-probability is
+  read token by token from the next-token top-20 lists: the first request sends the prompt; where a listed token
+  spells the start of a variant, the next request sends the prompt followed by that token, and so on until the
+  variant is spelled (one request per distinct prefix, shared by the variants that begin with it). A variant whose
+  next token is not in a list counts as probability 0, and is counted (``multi_token_variants``) when a listed
+  token began it. Exact where the provider tokenises the prompt plus a prefix as it tokenises the whole reply and
+  the continuation follows the prompt directly (completions providers); with chat providers it measures the
+  reply's first tokens.
+
+Both modes keep each variant's tokens (their texts), so both score the same definition as lm-eval with a local
+tokenizer: ``-T convention=exclusive`` (default) is the probability that the reply *is* the option, and
+``-T convention=paper`` the literal joint probability of its tokens (:mod:`ub_core.option_logprob`).
 
 The solver keeps what it read in the typed store model :class:`OptionLogprobs` (mode, the variant list, their
 log-probabilities with ``None`` = not observed / probability 0, and the boundary and multi-token counts). The
@@ -34,16 +42,19 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from ub_core.option_logprob import (
+    COUNT_KEYS,
+    check_convention,
     flatten_variants,
     option_mass,
     scored_sample,
+    unresolved_prefixes,
     variant_logprobs_from_choices,
 )
 from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
 from ._options import choice, first_per_category, select_ids, str_list
-from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics
+from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
 __all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
@@ -62,7 +73,8 @@ class OptionLogprobs(StoreModel):
     choices: list[str] = Field(default_factory=list)  # every surface variant of every option
     logprobs: list[float | None] = Field(default_factory=list)  # None = not observed / probability 0
     boundary_merged: int = 0  # variants whose first token also held the end of the prompt
-    multi_token_variants: int = 0  # top_logprobs: variants that span several tokens (read as 0)
+    multi_token_variants: int = 0  # top_logprobs: variants begun by a listed token but not read to the end (read as 0)
+    token_texts: list[list[str] | None] = Field(default_factory=list)  # each variant's tokens; None = not read
 
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
 # The papers read the model's own next-token distribution, i.e. at temperature 1. Servers report raw log-probabilities
@@ -113,13 +125,24 @@ def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str, en
     the last token is that token, whether the provider reports it by its text or, decoding with special tokens
     skipped, as an empty string.
     """
+    total, merged, _ = trailing_tokens(tokens, variant, end)
+    return total, merged
+
+
+def trailing_tokens(tokens: Sequence[Any], variant: str, end: str = "") -> tuple[float, bool, list[str]]:
+    """:func:`variant_logprob_from_prompt_logprobs` plus the texts of the tokens read, in order (the variant's
+    token sequence, which the ``exclusive`` convention compares between variants)."""
     tokens = list(tokens)
     total = 0.0
+    texts: list[str] = []
     if end and variant.endswith(end) and tokens and _token_text(str(tokens[-1].token)) in (end, ""):
         total, tokens, variant = float(tokens[-1].logprob), tokens[:-1], variant[:-len(end)]
+        texts.append(end)
     text = ""
     for tok in reversed(tokens):
-        text = _token_text(str(tok.token)) + text
+        piece = _token_text(str(tok.token))
+        text = piece + text
+        texts.insert(0, piece)
         total += float(tok.logprob)
         if len(text) >= len(variant):
             break
@@ -128,7 +151,7 @@ def variant_logprob_from_prompt_logprobs(tokens: Sequence[Any], variant: str, en
             f"{_model_name()}: the prompt log-probabilities end with {text[-len(variant) - 10:]!r}, not the "
             f"option text {variant!r}; the provider changed the input (a chat template?). Use a completions "
             f"provider (vllm-completions/, openai-api-completions/).")
-    return total, len(text) > len(variant)
+    return total, len(text) > len(variant), texts
 
 
 def _no_logprobs(what: str, mode: str) -> LogprobsUnavailableError:
@@ -144,39 +167,84 @@ async def continuation_logprobs(prompt: str, choices: Sequence[str], end: str = 
     ``prompt_logprobs`` (the provider's prefix cache shares the prompt), plus how many choices' first token also
     held the end of the prompt (:func:`variant_logprob_from_prompt_logprobs`; ``end``: a special token's text
     each choice ends with)."""
+    logprobs, merged, _ = await continuation_reads(prompt, choices, end)
+    return logprobs, merged
+
+
+async def continuation_reads(prompt: str, choices: Sequence[str], end: str = "") -> tuple[list[float], int,
+                                                                                        list[list[str]]]:
+    """:func:`continuation_logprobs` plus each choice's token texts (:func:`trailing_tokens`)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
     outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
-    logprobs, merged = [], 0
+    logprobs, merged, texts = [], 0, []
     for variant, out in zip(choices, outputs):
         plp = out.choices[0].prompt_logprobs if out.choices else None
         if plp is None or not plp.content:
             raise _no_logprobs("prompt_logprobs", "prompt_logprobs")
-        lp, m = variant_logprob_from_prompt_logprobs(plp.content, variant, end)
+        lp, m, toks = trailing_tokens(plp.content, variant, end)
         logprobs.append(lp)
         merged += int(m)
-    return logprobs, merged
+        texts.append(toks)
+    return logprobs, merged, texts
 
 
-async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], int]:
+async def _next_token_table(text: str) -> dict[str, float]:
+    """The top-``TOP_K`` next tokens after ``text`` as ``{token text: log-probability}`` (raw and decoded forms)."""
     model = get_model()
-    out = await model.generate(prompt, config=GenerateConfig(logprobs=True, top_logprobs=TOP_K, max_tokens=1,
-                                                             temperature=LOGPROB_TEMPERATURE))
+    out = await model.generate(text, config=GenerateConfig(logprobs=True, top_logprobs=TOP_K, max_tokens=1,
+                                                           temperature=LOGPROB_TEMPERATURE))
     lp = out.choices[0].logprobs if out.choices else None
     first = lp.content[0] if lp is not None and lp.content else None
     if first is None or not first.top_logprobs:
         raise _no_logprobs("top_logprobs", "top_logprobs")
     table: dict[str, float] = {}
     for t in first.top_logprobs:
-        for text in {t.token, _token_text(t.token)}:
-            table[text] = max(float(t.logprob), table.get(text, -math.inf))
-    return [table.get(v) for v in choices], multi_token_variants(choices, table)
+        for form in {t.token, _token_text(t.token)}:
+            table[form] = max(float(t.logprob), table.get(form, -math.inf))
+    return table
+
+
+async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], list[list[str] | None], int]:
+    """Each choice's log-probability read token by token from next-token top lists (module docstring), its token
+    texts (``None`` when it could not be read), and how many choices a listed token began but no list finished."""
+    tables: dict[str, dict[str, float]] = {}
+
+    async def table(spelled: str) -> dict[str, float]:
+        if spelled not in tables:
+            tables[spelled] = await _next_token_table(prompt + spelled)
+        return tables[spelled]
+
+    values: list[float | None] = []
+    keys: list[list[str] | None] = []
+    unread = 0
+    for variant in choices:
+        spelled, total, tokens = "", 0.0, []
+        while spelled != variant:
+            rest = variant[len(spelled):]
+            # the longest listed token that spells the next part (a whole-word token over its pieces)
+            listed = await table(spelled)
+            step = max((t for t in listed if t and rest.startswith(t)), key=len, default=None)
+            if step is None:
+                break
+            total += tables[spelled][step]
+            tokens.append(step)
+            spelled += step
+        if spelled == variant:
+            values.append(total)
+            keys.append(tokens)
+        else:
+            values.append(None)
+            keys.append(None)
+            # begun by a listed token that is more than a space ("R" of "RED"; a bare " " begins every variant)
+            unread += int(any(t.strip() for t in tokens) and total > -math.inf)
+    return values, keys, unread
 
 
 def multi_token_variants(choices: Sequence[str], first_tokens: Mapping[str, float]) -> int:
     """How many variants are absent from the first-token list while a strict prefix of them is in it (``" 1"``
-    listed, ``" 12"`` asked): such a variant spans several tokens, so top_logprobs cannot read it (it counts
-    as 0) and its prefix's entry holds its mass too. Counted per sample and logged, never silent."""
+    listed, ``" 12"`` asked): such a variant spans several tokens; the ``top_logprobs`` route reads it from
+    further lists (:func:`_by_top_logprobs`)."""
     return sum(1 for v in choices if v not in first_tokens
                and any(len(t) < len(v) and t.strip() and v.startswith(t) for t in first_tokens))
 
@@ -189,8 +257,8 @@ def _token_text(token: str) -> str:
 
 @solver(name=registry_name("option_logprobs"))
 def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
-    """Read the log-probability of every surface variant of every option after the prompt (module docstring)
-    and keep them in the store (:class:`OptionLogprobs`)."""
+    """Read the log-probability and the tokens of every surface variant of every option after the prompt (module
+    docstring) and keep them in the store (:class:`OptionLogprobs`)."""
     mode = choice(mode, "mode", MODES)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -198,17 +266,17 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
         choices, _ = flatten_variants(item)
         merged = multi = 0
         if mode == "prompt_logprobs":
-            values, merged = await continuation_logprobs(item.prompt, choices)
+            values, merged, keys = await continuation_reads(item.prompt, choices)
         else:
-            values, multi = await _by_top_logprobs(item.prompt, choices)
+            values, keys, multi = await _by_top_logprobs(item.prompt, choices)
             if multi:
-                log.warning("%s: %d option variant(s) span several tokens; -T mode=top_logprobs reads them as "
-                            "probability 0 (use -T mode=prompt_logprobs for exact multi-token options)", item.id,
-                            multi)
+                log.warning("%s: %d option variant(s) begin with a listed token but leave the top-%d lists; "
+                            "-T mode=top_logprobs reads them as probability 0", item.id, multi, TOP_K)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
         record = state.store_as(OptionLogprobs)
         record.mode, record.choices, record.logprobs = mode, list(choices), logprobs
+        record.token_texts = [None if k is None else list(k) for k in keys]
         record.boundary_merged, record.multi_token_variants = merged, multi
         return state
 
@@ -222,21 +290,33 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 def _metrics(bank: str) -> list:
     """From the bank's :mod:`ub_core.metric_spec` entries (:func:`ub_inspect.metrics.spec_metrics`): the headline
     with its per-category values, for calibration the share of grids labelled with each reference behaviour
-    (``grid_<b>``, the numeric-calibration paper's Figure 3), then per key the NaN-skipping mean and its standard
-    error, clustered by ``cluster`` (option pair or scenario, as the papers' 95% intervals)."""
-    return spec_metrics(bank, cluster="cluster", run_metrics=(grid_rates(),) if bank == "calibration" else ())
+    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.option_logprob.COUNT_KEYS`
+    (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key the NaN-skipping mean and its standard
+    error, clustered by ``cluster`` (option pair, as the numeric-calibration paper; scenario, ours), per dataset
+    (``<category>_<key>``: the papers report each dataset separately) and pooled over the run's datasets (ours),
+    the pooled SE stratified by dataset as lm-eval's group SE (:func:`ub_core.metrics.stratified_stderr`)."""
+    run = ((grid_rates(),) if bank == "calibration" else ()) + (totals(list(COUNT_KEYS[bank])),)
+    return spec_metrics(bank, cluster="cluster", run_metrics=run, strata="category")
 
 
 # ------------------------------------------------------------------------------------------------ scorers
 
-def _score(state: TaskState) -> Score:
+def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> Score:
     item = OptionItem.from_record(state.metadata["ub"])
     record = state.store_as(OptionLogprobs)
     if not record.mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
-    mass = option_mass(item, variant_logprobs_from_choices(record.choices, record.logprobs))
-    value, payload = scored_sample(item, mass)
+    keys = (dict(zip(record.choices, (None if k is None else tuple(k) for k in record.token_texts)))
+            if record.token_texts else None)  # logs written before tokens were kept have none
+    logprobs = variant_logprobs_from_choices(record.choices, record.logprobs)
+    mass = option_mass(item, logprobs, keys, convention)
+    unresolved = unresolved_prefixes(item, logprobs, keys) if convention == "exclusive" else 0
+    if unresolved:
+        log.warning("%s: %d option variant(s) are a text prefix of another option's and their tokens are unknown; "
+                    "read as given (not exclusive)", item.id, unresolved)
+    value, payload = scored_sample(item, mass, kl_floor)
+    value["prefix_unresolved"] = float(bool(unresolved))
     predicted = payload["predicted"]
     answer = item.options[max(range(len(mass)), key=lambda i: mass[i])] if predicted is not None else ""
     pm = float(sum(payload["option_mass"]))
@@ -246,36 +326,43 @@ def _score(state: TaskState) -> Score:
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
                  metadata={"ub": {**item.to_record(), **payload, "mode": record.mode,
                                   "choices": list(record.choices), "logprobs": list(record.logprobs),
-                                  "boundary_merged": int(record.boundary_merged),
+                                  "boundary_merged": int(record.boundary_merged), "convention": convention,
+                                  "token_texts": list(record.token_texts), "prefix_unresolved": unresolved,
                                   "multi_token_variants": int(record.multi_token_variants)}})
 
 
 @scorer(metrics=_metrics("calibration"), name=registry_name("calibration_scorer"))
-def calibration_scorer() -> Scorer:
+def calibration_scorer(convention: str = "exclusive") -> Scorer:
     """PM, WD, RE and reference behaviours (the numeric-calibration paper) from the option mass."""
 
+    convention = check_convention(convention)
+
     async def score(state: TaskState, target: Target) -> Score:
-        return _score(state)
+        return _score(state, convention)
 
     return score
 
 
 @scorer(metrics=_metrics("implicit"), name=registry_name("implicit_scorer"))
-def implicit_scorer() -> Scorer:
+def implicit_scorer(convention: str = "exclusive", kl_floor: float | None = None) -> Scorer:
     """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
 
+    convention = check_convention(convention)
+
     async def score(state: TaskState, target: Target) -> Score:
-        return _score(state)
+        return _score(state, convention, kl_floor)
 
     return score
 
 
 @scorer(metrics=_metrics("explicit"), name=registry_name("explicit_scorer"))
-def explicit_scorer() -> Scorer:
+def explicit_scorer(convention: str = "exclusive") -> Scorer:
     """MCQ accuracy and the probability on the correct letter (the implicit-reasoning paper's explicit twin)."""
 
+    convention = check_convention(convention)
+
     async def score(state: TaskState, target: Target) -> Score:
-        return _score(state)
+        return _score(state, convention)
 
     return score
 

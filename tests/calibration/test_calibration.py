@@ -437,7 +437,23 @@ def paired_subset(subset):
 
 @pytest.fixture(scope="module")
 def baselines(paired_subset):
-    return calibration_baselines(paired_subset, seed=0)
+    """Every paired item kept, equal counts read as uniform (the closed forms below cover both cases)."""
+    return calibration_baselines(paired_subset, seed=0, equal_counts="uniform")
+
+
+def test_baselines_drop_equal_count_items_by_default(paired_subset):
+    """Issue 38: with equal-count items read as uniform, Pick Higher / Lower gave WD 0.416 / 0.856 on colors against
+    the paper's 0.47 / 0.95. By default they leave every baseline on colors and wordproblems, counted."""
+    equal = sum(i.metadata["higher"] is None for i in paired_subset)
+    assert 0.05 * len(paired_subset) < equal < 0.2 * len(paired_subset)
+    out = calibration_baselines(paired_subset, seed=0)
+    for name, got in out.items():
+        assert got["n"] == len(paired_subset) - equal and got["skipped"] == equal == got["equal_counts"], name
+    kept = [i for i in paired_subset if i.metadata["higher"] is not None]
+    assert out["pick_higher"]["wd"]["mean"] == pytest.approx(
+        np.mean([math.sqrt(2) * (1 - max(i.probabilities)) for i in kept]), abs=1e-12)
+    with pytest.raises(ValueError, match="equal_counts"):
+        calibration_baselines(paired_subset[:2], equal_counts="keep")
 
 
 def test_pick_higher_baselines_equal_their_closed_form(baselines, paired_subset):
@@ -471,7 +487,7 @@ def test_pick_first_baseline_equals_its_closed_form(baselines, paired_subset):
 def test_pick_higher_baselines_skip_distributions(subset):
     d = [i for i in subset if i.category == "distributions"][:40]
     out = calibration_baselines(d)
-    assert out["pick_higher_0.7"] == {"n": 0, "skipped": 40}
+    assert out["pick_higher_0.7"] == {"n": 0, "skipped": 40, "equal_counts": 0}
     assert out["pick_first"]["n"] == 40 and out["random_softmax"]["n"] == 40
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from ub_core import problems as ub_problems
 from ub_core.option_logprob import (
+    COUNT_KEYS,
     BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
@@ -67,6 +68,8 @@ _SCENARIOS = [
      [1 / 3] * 3),
     ("statistics", "In a ward, 10% of patients have flu and the rest a cold. Patient Lee has", ["flu", "cold"],
      [0.1, 0.9]),
+    ("dice_shown", "Two fair dice are rolled; the first shows 6. The faces add up to", [str(k) for k in range(7, 13)],
+     [1 / 6] * 6),
 ]
 
 
@@ -147,7 +150,9 @@ def test_score_row_keys_per_bank():
     for loader in (_calibration, _implicit, _explicit):
         item = loader()[0]
         row = score_row(item, np.asarray(item.probabilities))
-        assert tuple(row) == METRIC_KEYS[item.bank]
+        # the count flags the scores carry follow (prefix_unresolved is the adapters': they know the tokens)
+        assert tuple(row) == METRIC_KEYS[item.bank] + tuple(k for k in COUNT_KEYS[item.bank]
+                                                             if k != "prefix_unresolved")
 
 
 # ------------------------------------------------------------------------------------------------ oracle

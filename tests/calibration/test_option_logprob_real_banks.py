@@ -16,7 +16,7 @@ from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import get_problem, load_bank
 
 CAL = ("colors", "wordproblems", "distributions")
-IMP = ("dice", "coins", "preference", "choice", "statistics")
+IMP = ("dice", "coins", "preference", "choice", "statistics", "dice_shown")
 
 
 # ------------------------------------------------------------------------------------------------ ub_core
@@ -24,16 +24,20 @@ IMP = ("dice", "coins", "preference", "choice", "statistics")
 def test_clustered_stderr_by_hand():
     # values 1, 3 | 2, 6 in clusters a | b: mean 3; deviation sums a: -2 + 0 = -2, b: -1 + 3 = 2
     # SE = sqrt(C/(C-1) * (4 + 4)) / n = sqrt(2 * 8) / 4 = 1
-    assert clustered_stderr([1, 3, 2, 6], ["a", "a", "b", "b"]) == pytest.approx(1.0)
+    assert clustered_stderr([1, 3, 2, 6], ["a", "a", "b", "b"], min_clusters=2) == pytest.approx(1.0)
     # every value its own cluster: the ordinary std(ddof=1)/sqrt(n)
     x = np.random.default_rng(0).normal(size=50)
     assert clustered_stderr(x, range(50)) == pytest.approx(x.std(ddof=1) / math.sqrt(50))
     # perfectly correlated clusters: the SE is that of the 5 cluster means, not of the 50 values
     means = np.arange(5.0)
     vals = np.repeat(means, 10)
-    assert clustered_stderr(vals, np.repeat(range(5), 10)) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
-    assert clustered_stderr(vals, np.repeat(range(5), 10)) > vals.std(ddof=1) / math.sqrt(50) * 2.5
-    assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"]))  # one cluster: no between-cluster spread
+    five = np.repeat(range(5), 10)
+    assert clustered_stderr(vals, five, min_clusters=5) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
+    assert clustered_stderr(vals, five, min_clusters=5) > vals.std(ddof=1) / math.sqrt(50) * 2.5
+    assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"], min_clusters=1))  # one cluster: no spread between
+    # issue 38: below MIN_CLUSTERS (10) clusters the clustered SE is noise; the unclustered one is used instead
+    assert clustered_stderr(vals, five) == pytest.approx(vals.std(ddof=1) / math.sqrt(50))
+    assert clustered_stderr([1.0, 2.0], ["a", "a"]) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="labels"):
         clustered_stderr([1.0, 2.0], ["a"])
     with pytest.raises(ValueError, match="NaN"):
@@ -45,22 +49,47 @@ def test_clustered_stderr_matches_inspects_own():
 
     rng = np.random.default_rng(1)
     vals = rng.normal(size=40)
-    labels = rng.integers(0, 7, size=40)
+    labels = rng.integers(0, 12, size=40)  # at least MIN_CLUSTERS clusters: the clustered branch
     partition = [list(vals[labels == c]) for c in np.unique(labels)]
     assert clustered_stderr(vals, labels) == pytest.approx(_clustered_stderr(partition), rel=1e-12)
 
 
 def test_grid_behaviour_rates_by_hand():
-    g1 = [{"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_higher"]},
-          {"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_lower"]}]
-    g2 = [{"grid": "g2", "pm": 0.2, "compatible": ["pick_first"]}]        # mean PM < 0.5: Null
-    g3 = [{"grid": "g3", "pm": 0.9, "compatible": ["calibrated"]},
-          {"grid": "g3", "pm": 0.9, "compatible": ["pick_higher", "calibrated"]}]
+    g1 = [{"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_higher"], "higher_first": True},
+          {"grid": "g1", "pm": 1.0, "compatible": ["pick_first", "pick_lower"], "higher_first": False}]
+    g2 = [{"grid": "g2", "pm": 0.2, "compatible": ["pick_first"], "higher_first": True}]  # mean PM < 0.5: Null
+    g3 = [{"grid": "g3", "pm": 0.9, "compatible": ["calibrated"], "higher_first": False},
+          {"grid": "g3", "pm": 0.9, "compatible": ["pick_higher", "calibrated"], "higher_first": True}]
     rates, labels = grid_behaviour_rates([*g1, *g2, *g3, {"grid": None, "pm": 1.0, "compatible": []}])
     assert labels == {"g1": "pick_first", "g2": "null", "g3": "calibrated"}
     assert rates == {"null": 1 / 3, "calibrated": 1 / 3, "pick_higher": 0.0, "pick_lower": 0.0,
-                     "pick_first": 1 / 3, "pick_second": 0.0}
-    assert grid_behaviour_rates([])[0] == {b: None for b in BEHAVIOURS}
+                     "pick_first": 1 / 3, "pick_second": 0.0, "undetermined": 0.0}
+    assert grid_behaviour_rates([])[0] == {b: None for b in BEHAVIOURS + ("undetermined",)}
+
+
+def test_unbalanced_grid_is_undetermined_not_labelled_by_tie_break():
+    """Issue 38: a limited run keeps only the items of a grid where the higher count comes first. A pure Pick First
+    model then fits Pick First and Pick Higher on every item, and the tie-break order labelled it Pick Higher."""
+    items = [i for i in load_bank("calibration", categories=["colors"])
+             if i.metadata.get("higher") == i.metadata.get("first")][:6]
+    entries = [behaviour_entry(i, [1.0, 0.0]) for i in items]
+    rates, labels = grid_behaviour_rates(entries)
+    assert set(labels.values()) == {"undetermined"} and rates["undetermined"] == 1.0 and rates["pick_higher"] == 0.0
+    # the same model on whole grids (both orders present) is Pick First
+    grid = {e["grid"] for e in entries}
+    whole = [i for i in load_bank("calibration", categories=["colors"]) if _grid_of(i) in grid]
+    rates, labels = grid_behaviour_rates(behaviour_entry(i, [1.0, 0.0]) for i in whole)
+    assert set(labels.values()) == {"pick_first"} and rates["undetermined"] == 0.0
+    # equal counts only (no count behaviour to confuse): labelled
+    equal = {"grid": "eq", "pm": 1.0, "compatible": ["pick_first"], "higher_first": None}
+    assert grid_behaviour_rates([equal])[1] == {"eq": "pick_first"}
+    # an entry from an older log (no higher_first) cannot show the grid is balanced
+    assert grid_behaviour_rates([{"grid": "old", "pm": 1.0, "compatible": ["pick_first"]}])[1] == {
+        "old": "undetermined"}
+
+
+def _grid_of(item):
+    return behaviour_entry(item, [1.0, 0.0])["grid"]
 
 
 def test_score_row_reports_compatibility_not_one_label():
@@ -76,7 +105,7 @@ def test_score_row_reports_compatibility_not_one_label():
     assert row["behaviour_pick_first"] == 1.0 and row["behaviour_pick_lower"] == 1.0
     assert row["behaviour_pick_higher"] == 0.0
     assert behaviour_entry(item, [1.0, 0.0]) == {"grid": "colors|red>blue", "pm": 1.0,
-                                                 "compatible": ["pick_lower", "pick_first"]}
+                                                 "compatible": ["pick_lower", "pick_first"], "higher_first": False}
     three = next(i for i in load_bank("calibration", categories=["distributions"]) if len(i.options) > 2)
     assert behaviour_entry(three, three.probabilities) is None
     assert all(math.isnan(score_row(three, three.probabilities)[f"behaviour_{b}"]) for b in BEHAVIOURS)
@@ -101,7 +130,10 @@ def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
             assert se == "N/A" or se == pytest.approx(0.0, abs=1e-9), (cat, key, se)  # N/A: < 2 clusters
     for cat in ("colors", "wordproblems"):
         row = r[f"ub_calibration_{cat}"]
-        assert row["behaviour_calibrated,none"] == 1.0 and row["grid_calibrated,none"] == 1.0, cat
+        # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
+        assert row["behaviour_calibrated,none"] == 1.0, cat
+        assert row["grid_calibrated,none"] + row["grid_undetermined,none"] == pytest.approx(1.0), cat
+        assert row["grid_calibrated,none"] > 0, cat
         assert row["grid_pick_first,none"] == 0.0 and row["grid_null,none"] == 0.0
     for cat in IMP:
         row = r[f"ub_implicit_{cat}"]
@@ -135,8 +167,8 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
     assert row["behaviour_pick_lower,none"] == pytest.approx(n_second_higher / 40)
     assert row["grid_pick_first,none"] == 1.0
     assert sum(row[f"grid_{b},none"] for b in BEHAVIOURS) == pytest.approx(1.0)
-    # one option pair = one cluster: no clustered standard error
-    assert row["wd_stderr,none"] == "N/A"
+    # one option pair = one cluster, fewer than MIN_CLUSTERS: the unclustered standard error (issue 38)
+    assert row["wd_stderr,none"] != "N/A" and row["wd_stderr,none"] > 0
 
 
 def test_lmeval_clustered_se_follows_the_option_pairs(task_manager):
@@ -202,13 +234,15 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     for lg in logs:
         assert lg.status == "success", lg.error
     cal, imp, exp = by["calibration"], by["implicit"], by["explicit"]
-    assert len(cal.samples) == 12 and len(imp.samples) == 15 and len(exp.samples) == 15
+    assert len(cal.samples) == 12 and len(imp.samples) == 18 and len(exp.samples) == 18  # 6 categories x 3
     assert _metric(cal, "pm", "mean") == pytest.approx(1.0) and _metric(cal, "wd", "mean") == pytest.approx(0.0)
     assert _metric(cal, "pm", "stderr") == pytest.approx(0.0, abs=1e-9)
     assert _metric(cal, "behaviour_calibrated", "mean") == 1.0
     run = cal.results.scores[0].metrics  # the headline PM, then the grid rates
     assert run["pm"].value == pytest.approx(1.0)
-    assert run["grid_calibrated"].value == 1.0 and run["grid_pick_first"].value == 0.0
+    # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
+    assert run["grid_calibrated"].value + run["grid_undetermined"].value == pytest.approx(1.0)
+    assert run["grid_calibrated"].value > 0 and run["grid_pick_first"].value == 0.0
     assert _metric(imp, "kl", "mean") == pytest.approx(0.0, abs=1e-9)
     assert _metric(exp, "mcq_acc", "mean") == 1.0
 

@@ -614,5 +614,5 @@ def test_clustered_interval_rejects_bad_input(values, labels):
 
 
 def test_clustered_interval_degenerate_cases_are_points():
-    assert IV.clustered_interval([0.2, 0.4], ["a", "a"]) == (pytest.approx(0.3), pytest.approx(0.3))
+    assert IV.clustered_interval([0.2, 0.4], ["a", "a"], min_clusters=1) == (pytest.approx(0.3), pytest.approx(0.3))
     assert IV.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (0.5, 0.5)

@@ -91,7 +91,9 @@ def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
         assert r["pm"] == pytest.approx(1.0, abs=1e-9) and r["wd"] == pytest.approx(0.0, abs=1e-9)
         assert r["behaviour_calibrated"] == 1.0
         # grid rates come from each sample's behaviour entry, which both adapters log
-        assert r["grid_calibrated"] == 1.0 and r["grid_pick_first"] == 0.0, r
+        # (a limited run keeps part of some grids: those are undetermined, issue 38; every other one is calibrated)
+        assert r["grid_calibrated"] + r["grid_undetermined"] == pytest.approx(1.0) and r["grid_pick_first"] == 0.0, r
+        assert r["grid_calibrated"] > 0, r
         assert r["pm_ci_low"] == pytest.approx(1.0, abs=1e-9) and r["re_ci_high"] == pytest.approx(0.0, abs=1e-9)
     imp = [r for r in _rows(real_report, "implicit_by_category") if r["category"] == "all"]
     assert {r["framework"] for r in imp} == {"inspect", "lm-eval"}

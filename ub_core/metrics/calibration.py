@@ -50,6 +50,8 @@ __all__ = [
     "calibration_baselines",
     "summarize_calibration",
     "grid_behaviour_rates",
+    "UNDETERMINED",
+    "EQUAL_COUNTS",
 ]
 
 #: Reference behaviours (the numeric-calibration paper, section 3.5), in tie-break order.
@@ -292,6 +294,8 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
     - ``compatible``: the list from :func:`compatible_behaviours` (empty when ``behaviour`` is None).
     - ``grid``: the set of results over which behaviours are rated: category and ordered option pair (see
       ``_grid_key``). :func:`summarize_calibration` uses it.
+    - ``higher_first``: whether the option with the higher count is mentioned first (None for equal counts);
+      :func:`grid_behaviour_rates` needs it to tell a balanced grid.
 
     ``item`` is a OptionItem; its ``metadata`` says which option has the higher count and which is mentioned first.
     """
@@ -301,6 +305,11 @@ def calibration_item_scores(item: Any, option_mass: Any) -> dict[str, Any]:
         raise ValueError(f"{item.id}: length mismatch: {len(m)} option masses for {len(q)} options")
     higher, first = _item_indices(item)
     return _scores_checked(m, q, _entropy(q), higher, first, _grid_key(item))
+
+
+def _higher_first(higher: int | None, first: int) -> bool | None:
+    """Whether the option with the higher count is the one mentioned first (None: equal counts)."""
+    return None if higher is None else higher == first
 
 
 def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int | None, first: int,
@@ -314,7 +323,7 @@ def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int 
         compatible = list(_compatible_checked(m, q, higher, first))
         behaviour = compatible[0]
     return {"pm": pm, "wd": wd, "re": re, "behaviour": behaviour, "compatible": compatible,
-            "grid": grid if behaviour is not None else None}
+            "grid": grid if behaviour is not None else None, "higher_first": _higher_first(higher, first)}
 
 
 # ------------------------------------------------------------------------------------------------ summaries
@@ -383,39 +392,64 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
     return out
 
 
+#: The label of a grid whose items cannot tell the order behaviours from the count behaviours (module text).
+UNDETERMINED = "undetermined"
+
+
 def grid_behaviour_rates(item_scores: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float | None], dict[str, str]]:
     """Share of grids classified as each reference behaviour (the numeric-calibration paper, section 3.5, Figure 3, Appendix G).
 
-    ``item_scores`` are mappings with ``grid``, ``pm`` and ``compatible`` (as :func:`calibration_item_scores`
-    returns; items whose ``grid`` is None, those with more than two options, are skipped). For each grid g with
-    members I_g:
+    ``item_scores`` are mappings with ``grid``, ``pm``, ``compatible`` and ``higher_first`` (as
+    :func:`calibration_item_scores` returns; items whose ``grid`` is None, those with more than two options, are
+    skipped). For each grid g with members I_g:
 
         label(g) = Null                                 if mean_{i in I_g} PM_i < 0.5
+                 = undetermined                          if g is not balanced
                  = argmax_b #{i in I_g : b compatible with i}   otherwise (ties: earliest in BEHAVIOURS)
 
         rate(b) = #{g : label(g) = b} / #grids
 
-    Returns ``(rates, labels)``: ``rates[b]`` for every b in :data:`BEHAVIOURS` (None for all when there is no
-    grid) and ``labels`` mapping each grid to its behaviour. The balanced grids of the bank (each number pair in
-    both orders) are what make the labels meaningful; a single item is compatible with several behaviours.
+    A label needs a balanced grid: one where the order behaviours (Pick First / Second) and the count behaviours
+    (Pick Higher / Lower) do not coincide on every item, i.e. some items mention the higher count first and some
+    second (or all items have equal counts, where the count behaviours do not apply). In a grid where the higher
+    count always comes first (a ``--limit`` or ``ids`` run that keeps part of a grid), a pure Pick First model fits
+    Pick Higher on every item, and the tie-break order would call it Pick Higher; such a grid is labelled
+    ``undetermined`` (:data:`UNDETERMINED`, its share ``rates["undetermined"]``). We do not ask for equal numbers
+    of both orders: the subset's pooled grids hold them 5:4 or 8:7 (one number pair per template and scale), and
+    with both present a pure Pick First (Higher) model fits its own reference on more items than any other. An item
+    without ``higher_first`` (a log written before it was recorded) leaves its grid undetermined.
+
+    Returns ``(rates, labels)``: ``rates[b]`` for every b in :data:`BEHAVIOURS` and ``"undetermined"`` (None for
+    all when there is no grid) and ``labels`` mapping each grid to its label; the rates sum to 1.
     """
     grids: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for s in item_scores:
         if s.get("grid") is not None:
             grids[str(s["grid"])].append(s)
     labels = {g: _grid_label(members) for g, members in sorted(grids.items())}
+    names = BEHAVIOURS + (UNDETERMINED,)
     if not labels:
-        return {b: None for b in BEHAVIOURS}, labels
-    return {b: sum(v == b for v in labels.values()) / len(labels) for b in BEHAVIOURS}, labels
+        return {b: None for b in names}, labels
+    return {b: sum(v == b for v in labels.values()) / len(labels) for b in names}, labels
 
 
 def _compatible(score: Mapping[str, Any]) -> Sequence[str]:
     return score.get("compatible") or [score["behaviour"]]
 
 
+def _balanced(members: list[Mapping[str, Any]]) -> bool:
+    """Both orders of the higher count present, or no item with unequal counts (:func:`grid_behaviour_rates`)."""
+    if any("higher_first" not in s for s in members):
+        return False
+    orders = {s["higher_first"] for s in members} - {None}
+    return orders != {True} and orders != {False}
+
+
 def _grid_label(members: list[Mapping[str, Any]]) -> str:
     if math.fsum(s["pm"] for s in members) / len(members) < NULL_PM:
         return "null"
+    if not _balanced(members):
+        return UNDETERMINED
     counts = dict.fromkeys(BEHAVIOURS, 0)
     for s in members:
         for b in _compatible(s):
@@ -443,8 +477,13 @@ def _one_hot(k: int, i: int) -> list[float]:
     return v
 
 
+#: How :func:`calibration_baselines` treats two-option items with equal counts (a tenth of colors and wordproblems).
+EQUAL_COUNTS = ("drop", "uniform")
+
+
 def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7,
-                          temperatures: tuple[float, float] = (1.0, 0.01)) -> dict[str, dict[str, Any]]:
+                          temperatures: tuple[float, float] = (1.0, 0.01),
+                          equal_counts: str = "drop") -> dict[str, dict[str, Any]]:
     """Reference behaviours and baselines scored like a model on the same items (the numeric-calibration paper, section 3.5, Table 4).
 
     Each value is :func:`summarize_calibration` of the baseline's :func:`calibration_item_scores`, with
@@ -463,9 +502,18 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
       d = u1 - u2 and the integral of the binary entropy of a sigmoid). Against the colors ideal entropy of 0.86
       bits, these give RE +0.11 and -0.80, the values the table prints.
 
+    Equal counts (``equal_counts``). A tenth of the colors and wordproblems items name the same count twice (a
+    uniform ideal), where Pick Higher and Pick Lower are undefined. ``"drop"`` (default) leaves those items out of
+    every baseline on those two datasets (counted in ``skipped`` and ``equal_counts``): the paper does not say so,
+    but its Tables 4 and 5 imply it; with them left out every colors row is within 0.02 of the printed one (Pick
+    Higher WD 0.46 / 0.47, Pick Lower 0.95 / 0.95, RE -0.87 / -0.86), with them in, Pick Higher and Lower read them
+    as uniform and give WD 0.42 and 0.86, RE -0.78. ``"uniform"`` keeps them so (our earlier rule).
+
     The random draws come from ``numpy.random.default_rng(seed)``, taken in item order, so the result is
     deterministic.
     """
+    if equal_counts not in EQUAL_COUNTS:
+        raise ValueError(f"equal_counts must be one of {', '.join(EQUAL_COUNTS)}, got {equal_counts!r}")
     items = list(items)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must lie in [0, 1], got {p!r}")
@@ -476,10 +524,16 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
              "random_softmax_cold")
     collected: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
     skipped = dict.fromkeys(names, 0)
+    dropped = 0
     for item in items:
         q = _ideal(item.probabilities, None)
         k = len(q)
         higher, first = _item_indices(item)
+        if equal_counts == "drop" and item.category != "distributions" and k == 2 and higher is None:
+            dropped += 1
+            for name in names:
+                skipped[name] += 1
+            continue
         h_ideal, grid = _entropy(q), _grid_key(item)
         masses: dict[str, list[float] | None] = {}
         paired = item.category != "distributions"
@@ -504,5 +558,6 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
         scores, clusters = collected[name]
         summary = summarize_calibration(scores, clusters) if scores else {"n": 0}
         summary["skipped"] = skipped[name]
+        summary["equal_counts"] = dropped
         out[name] = summary
     return out

@@ -5,10 +5,11 @@ its surface variants, or for a multi-token outcome the product of its tokens' pr
 adapters compute it. The predicted distribution is ``q = option_mass / sum(option_mass)``, normalised over the valid
 outcomes (section 3.4). The ideal distribution ``p`` is ``item.probabilities``.
 
-Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one per option, and must not all be
-zero. Anything else raises a one-line ``ValueError``. The sum may exceed 1 when one outcome's tokens are a
-prefix of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not
-clipped.
+Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one per option; anything else raises
+a one-line ``ValueError``. All-zero mass is a valid answer (the model puts nothing on any outcome): missing mass
+1.0, the distances, KL and argmax undefined (None, left out of their means) and ``no_mass`` 1 (counted). Under the
+``paper`` convention of :mod:`ub_core.option_logprob` the sum may exceed 1 when one outcome's tokens are a prefix
+of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not clipped.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from .intervals import clustered_interval
 
 __all__ = ["chebyshev_distance", "manhattan_distance", "kl_divergence", "missing_mass", "unique_mode",
            "predicted_distribution", "implicit_item_scores", "explicit_item_scores", "summarize_implicit",
-           "KL_FLOOR", "IMPLICIT_SCORE_KEYS", "EXPLICIT_SCORE_KEYS"]
+           "KL_FLOOR", "IMPLICIT_SCORE_KEYS", "EXPLICIT_SCORE_KEYS", "kl_floor_decides"]
 
 #: Floor for predicted probabilities inside the KL logarithm (see :func:`kl_divergence`).
 KL_FLOOR = 1e-12
 _MASS_TOL = 1e-6
 _SUM_TOL = 1e-6
-IMPLICIT_SCORE_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_correct")
-EXPLICIT_SCORE_KEYS = ("mcq_correct", "p_correct")
+IMPLICIT_SCORE_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_correct", "no_mass", "kl_floored")
+EXPLICIT_SCORE_KEYS = ("mcq_correct", "p_correct", "no_mass")
 
 
 def _vector(x: Any, name: str) -> np.ndarray:
@@ -139,49 +140,73 @@ def _strict_argmax(q: np.ndarray) -> int | None:
     return int(winners[0]) if winners.size == 1 else None
 
 
-def implicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]:
+def kl_floor_decides(p: Any, q: Any, floor: float = KL_FLOOR) -> bool:
+    """Whether :func:`kl_divergence` raises some ``q_i`` to ``floor`` (an outcome the ideal allows that the model
+    gives less than ``floor``): then the value is set by the floor, not by the model (about ``p_i ln(p_i / floor)``
+    per such outcome, 8.8 nats for ``p_i = 1/3`` at 1e-12), and the item is counted (``kl_floored``)."""
+    a, b = _pair(p, q)
+    return bool(np.any(b[a > 0] < floor))
+
+
+def implicit_item_scores(item: Any, option_mass: Any, kl_floor: float = KL_FLOOR) -> dict[str, float | None]:
     """Scores of one implicit item (the implicit-reasoning paper, sections 3.4, 3.5, 4.1, 4.2).
 
     With ``p = item.probabilities`` and ``q`` = the normalised ``option_mass``, the scores are:
 
     - ``chebyshev`` = max |p - q|;
     - ``manhattan`` = sum |p - q|;
-    - ``kl`` = KL(p || q);
+    - ``kl`` = KL(p || q) in nats, ``q`` floored at ``kl_floor`` (:func:`kl_divergence`);
+    - ``kl_floored`` = 1.0 when the floor decides the KL value (:func:`kl_floor_decides`), else 0.0;
     - ``missing_mass`` = 1 - sum(option_mass);
     - ``argmax_correct``:
       - 1.0 when q's strict maximum sits on p's unique mode, and 0.0 when it does not (a tie for q's top counts
         as 0.0, so a flat prediction earns no credit);
       - None when p has no unique mode.
+    - ``no_mass`` = 1.0 when every outcome gets zero mass: then ``q`` does not exist, the missing mass is 1.0 and
+      the distances, KL, ``kl_floored`` and argmax are None (left out of their means, counted here); else 0.0.
     """
     p = np.asarray(item.probabilities, dtype=float)
-    q = predicted_distribution(option_mass, len(item.options))
+    m = _mass(option_mass, len(item.options))
+    if float(m.sum()) <= 0:
+        return {"chebyshev": None, "manhattan": None, "kl": None, "missing_mass": missing_mass(m),
+                "argmax_correct": None, "no_mass": 1.0, "kl_floored": None}
+    q = predicted_distribution(m)
     mode = unique_mode(p)
     return {
         "chebyshev": chebyshev_distance(p, q),
         "manhattan": manhattan_distance(p, q),
-        "kl": kl_divergence(p, q),
+        "kl": kl_divergence(p, q, floor=kl_floor),
         "missing_mass": missing_mass(option_mass),
         "argmax_correct": None if mode is None else float(_strict_argmax(q) == mode),
+        "no_mass": 0.0,
+        "kl_floored": float(kl_floor_decides(p, q, kl_floor)),
     }
 
 
-def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float]:
+def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]:
     """Scores of one explicit MCQ item (the implicit-reasoning paper, sections 3.1 and 3.4: the probability of the correct answer):
 
-    - ``mcq_correct`` = 1.0 when the letter with the strictly largest mass is the correct one, else 0.0;
-    - ``p_correct`` = option_mass[answer] / sum(option_mass), the normalised probability of the correct letter.
+    - ``mcq_correct`` = 1.0 when the letter with the strictly largest mass is the correct one, else 0.0 (all-zero
+      mass picks no letter: 0.0);
+    - ``p_correct`` = option_mass[answer] / sum(option_mass), the normalised probability of the correct letter;
+      None when every letter gets zero mass;
+    - ``no_mass`` = 1.0 when every letter gets zero mass, else 0.0.
     """
     answer = getattr(item, "answer_index", None)
     if answer is None:
         raise ValueError(f"{getattr(item, 'id', 'item')}: not an MCQ item (no answer_index)")
-    q = predicted_distribution(option_mass, len(item.options))
-    return {"mcq_correct": float(_strict_argmax(q) == answer), "p_correct": float(q[answer])}
+    m = _mass(option_mass, len(item.options))
+    if float(m.sum()) <= 0:
+        return {"mcq_correct": 0.0, "p_correct": None, "no_mass": 1.0}
+    q = predicted_distribution(m)
+    return {"mcq_correct": float(_strict_argmax(q) == answer), "p_correct": float(q[answer]), "no_mass": 0.0}
 
 
 def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any],
                        confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Mean of each score over items, with a cluster-bootstrap interval (:func:`clustered_interval`; the implicit-reasoning paper reports
-    scenario-level variation, section 4.1 and figure 6).
+    scenario-level variation, section 4.1 and figure 6, but no intervals: clustering by scenario is ours;
+    fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to resampling items).
 
     ``item_scores[k]`` is one item's dict from :func:`implicit_item_scores` or :func:`explicit_item_scores`, and
     ``clusters[k]`` its ``item.cluster``. For every key present, the None entries (argmax on items without a unique

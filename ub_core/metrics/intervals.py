@@ -16,7 +16,23 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate", "summarize_values"]
+__all__ = ["wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+           "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
+
+#: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated
+#: from C cluster sums (C - 1 degrees of freedom): with 3 of them (a ``--limit`` run) it is noise (0.014 against an
+#: unclustered 0.045 in one such run, issue 38). Below this the errors fall back to treating every value as its own
+#: cluster (the unclustered error), a rule of thumb (Cameron and Miller 2015 discuss few-cluster bias below ~10-50).
+MIN_CLUSTERS = 10
+
+
+def effective_clusters(clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS) -> list[str]:
+    """The cluster labels the clustered errors use: ``clusters`` as strings when they name at least
+    ``min_clusters`` distinct clusters, else one label per value (the unclustered error; see :data:`MIN_CLUSTERS`)."""
+    labels = [str(c) for c in clusters]
+    if len(set(labels)) >= min_clusters:
+        return labels
+    return [f"#{i}" for i in range(len(labels))]
 
 # ============================================================================================ aggregation
 
@@ -98,11 +114,13 @@ def bootstrap_interval(values: Any, statistic: Callable = np.mean, confidence: f
 
 
 def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int = 0) -> tuple[float, float]:
+                       seed: int = 0, min_clusters: int = MIN_CLUSTERS) -> tuple[float, float]:
     """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
 
-    Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper, section 3 reports 95% CIs
-    clustered by pair) or a scenario (the implicit-reasoning paper). Each resample draws C clusters with replacement out of the C
+    Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper,
+    section 3 reports 95% CIs clustered by pair) or a scenario (ours: the implicit-reasoning paper reports no
+    intervals). With fewer than ``min_clusters`` clusters (:data:`MIN_CLUSTERS`) values are resampled one by one
+    (:func:`effective_clusters`). Each resample draws C clusters with replacement out of the C
     present. Cluster c has value sum ``S_c`` and size ``n_c``; if it is drawn ``w_c`` times, the resample's mean is
     ``sum_c w_c S_c / sum_c w_c n_c``. The interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2``
     percentiles of the ``n_resamples`` resampled means.
@@ -120,7 +138,7 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
         raise ValueError("values contain NaN or infinite entries")
     conf = _confidence(confidence)
     B = _positive_int(n_resamples, "n_resamples")
-    _, codes = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    _, codes = np.unique(np.asarray(effective_clusters(labels, min_clusters)), return_inverse=True)
     sums = np.bincount(codes, weights=arr)
     sizes = np.bincount(codes).astype(float)
     C = sums.size
@@ -135,9 +153,10 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     return float(low), float(high)
 
 
-def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
+def clustered_stderr(values: Any, clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS) -> float:
     """Cluster-robust standard error of the mean of ``values`` (Miller 2024, "Adding error bars to evals",
-    appendix A; the numeric-calibration paper, section 3 clusters by option pair, the implicit-reasoning paper by scenario).
+    appendix A; the numeric-calibration paper, section 3 clusters by option pair; clustering the implicit-reasoning
+    items by scenario is ours, that paper reports no intervals).
 
     With n values, mean m, and C clusters where cluster c holds the values x_i, i in c:
 
@@ -145,8 +164,9 @@ def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
 
     The C / (C - 1) factor is the usual finite-cluster correction (CR1; Inspect's ``stderr(cluster=...)`` uses
     the same). With every value in its own cluster it reduces to the usual ``std(ddof=1) / sqrt(n)``. Values
-    must be finite, one cluster label per value; fewer than two clusters give NaN (no spread between clusters
-    to measure).
+    must be finite, one cluster label per value; fewer than two values give NaN. With fewer than
+    ``min_clusters`` distinct clusters (:data:`MIN_CLUSTERS`, 10) the error is the unclustered one, every value its
+    own cluster (:func:`effective_clusters`): a clustered error from 3 cluster sums is noise.
     """
     arr = np.asarray(values, dtype=float).reshape(-1)
     labels = list(clusters)
@@ -156,12 +176,35 @@ def clustered_stderr(values: Any, clusters: Sequence[Any]) -> float:
         raise ValueError("values contain NaN or infinite entries")
     if arr.size == 0:
         return float("nan")
-    _, codes = np.unique(np.asarray([str(c) for c in labels]), return_inverse=True)
+    _, codes = np.unique(np.asarray(effective_clusters(labels, min_clusters)), return_inverse=True)
     C = int(codes.max()) + 1
     if C < 2:
         return float("nan")
     dev_sums = np.bincount(codes, weights=arr - arr.mean())
     return float(math.sqrt(C / (C - 1) * float(np.sum(dev_sums ** 2))) / arr.size)
+
+
+def stratified_stderr(stderrs: Sequence[float], sizes: Sequence[int]) -> float:
+    """Standard error of a mean pooled over strata (the calibration datasets, the implicit categories), each with
+    its own standard error ``se_k`` over ``n_k`` values, the strata fixed by design (not sampled):
+
+        SE = sqrt( sum_k (n_k - 1) n_k se_k^2 / (N - K) / N ),   N = sum_k n_k, K strata
+
+    i.e. about ``sqrt(sum_k (n_k / N)^2 se_k^2)``, with the same degrees-of-freedom weights as lm-eval's group
+    standard error (``lm_eval.api.metrics.pooled_sample_stderr``), so a pooled figure has the same error in both
+    frameworks. A stratum with one value (``se_k`` NaN) adds nothing; NaN when N <= K.
+    """
+    se = [float(x) for x in stderrs]
+    n = [int(x) for x in sizes]
+    if len(se) != len(n):
+        raise ValueError(f"{len(se)} standard errors but {len(n)} sizes")
+    total, k = sum(n), len(n)
+    if total <= k:
+        return float("nan")
+    terms = [(nk - 1) * nk * sk * sk for sk, nk in zip(se, n) if nk > 1]
+    if any(not math.isfinite(t) for t in terms):
+        return float("nan")
+    return math.sqrt(math.fsum(terms) / (total - k) / total)
 
 
 def _is_missing(v: Any) -> bool:

@@ -9,8 +9,9 @@ A model's next-token distribution over the outcomes is compared with the exact o
   - ``dependent``: the same, but the outcome is the sum of both rolls.
   - ``observed``: one or two of the paper's observations about the total (even, odd, less than the middle
     value, greater than it, not 1, not the middle value), then the total.
-  - ``die_shown``: partial observations of the dice themselves ("the first die shows 3"): the first die of 2 or 3
-    dice, for every face; or the first two of 3 dice, for every unordered pair of faces.
+- ``dice_shown`` (ours, not in the paper): partial observations of the dice themselves ("the first die shows 3"):
+  the first die of 2 or 3 dice, for every face; or the first two of 3 dice, for every unordered pair of faces
+  (variant ``die_shown``). Its own category, so that the ``dice`` mean stays over the paper's grid.
 - ``coins`` (A.2): 2 to 4 coins, heads or tails counted, bias 1/3/5. Variants ``single``, and ``independent`` /
   ``dependent`` repeats for every previous count.
 - ``preference`` (A.3): two labels (Left/Right, Heads/Tails), both listing orders, bias 1 to 3 towards either
@@ -40,14 +41,14 @@ being silently counted as missing.
 Exactness. Every distribution is built with :class:`fractions.Fraction`: dice totals by convolving face counts,
 observations by conditioning (restrict, renormalise), coins by binomial counts. Nothing is simulated.
 
-Sizes (``full``): dice 968, coins 162, preference 60, choice 15, statistics 200; total 1,405.
-The paper states dice 939, preference 54. Its exact dice grid cannot be recovered from the text; ours keeps every
-grid family it names and adds the die-value observations. The paper's 54 preference prompts cannot cross both
+Sizes (``full``): dice 688, coins 162, preference 60, choice 15, statistics 200, and our dice_shown 280; total
+1,405. The paper states dice 939, preference 54. Its exact dice grid cannot be recovered from the text; ours keeps
+every grid family it names (688 items), and the die-value observations it does not have are their own category. The paper's 54 preference prompts cannot cross both
 listing orders with three variants and two label pairs (54 / 12 is not whole), so we cross them fully (60).
 
 Clusters. ``cluster`` names the scenario an item varies: the dice set (``dice-2d6``), the coin set with its focus
 and bias, the label pair with its order and bias, the number of choices, and each statistics scenario on its own.
-Intervals are clustered by these.
+Our intervals are clustered by these (the paper reports none).
 
 The ``subset`` edition takes, from every (category, variant) stratum, all items when the stratum has at most
 ``SUBSET_CAP`` of them, else ``SUBSET_CAP`` evenly spaced items in grid order. Evenly spaced picks keep every dice
@@ -73,11 +74,12 @@ __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scena
            "statistics_scenario", "subset_ids", "selected_scenarios", "SUBSET_CAP", "STAT_NAMES", "STAT_WARDS",
            "STAT_CONDITIONS", "STATISTICS_SEED"]
 
-BANK_VERSION = "1"
+BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown (issue 38)
 
-CATEGORIES = ("dice", "coins", "preference", "choice", "statistics")
+CATEGORIES = ("dice", "coins", "preference", "choice", "statistics", "dice_shown")
 VARIANTS = {
-    "dice": ("single", "independent", "dependent", "observed", "die_shown"),
+    "dice": ("single", "independent", "dependent", "observed"),
+    "dice_shown": ("die_shown",),
     "coins": ("single", "independent", "dependent"),
     "preference": ("single", "repeated"),
     "choice": ("single", "repeated"),
@@ -262,7 +264,8 @@ def _dice_scenarios() -> list[Scenario]:
             def add(key, variant, dist, context, stub, question, extra=None, family="dice_sum", params=None,
                     support=None):
                 opts, probs = _options(dist, support)
-                out.append(Scenario(key=f"dice-{variant}-{cfg}{key}", category="dice", variant=variant,
+                out.append(Scenario(key=f"dice-{variant}-{cfg}{key}", variant=variant,
+                                    category="dice_shown" if variant == "die_shown" else "dice",
                                     family=family, params={**grid, **(params or {})},
                                     metadata={**grid, **(extra or {})}, cluster=cluster, context=context,
                                     stub=stub, question=question, options=opts, probabilities=probs,

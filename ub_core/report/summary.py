@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, split_key
-from ..metrics import across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
+from ..metrics import UNDETERMINED, across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
@@ -224,7 +224,7 @@ def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, fl
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
     behaviours = [f"behaviour_{b}" for b in BEHAVIOURS if any(f"behaviour_{b}" in r.metrics for r in records)]
     behaviours += sorted({k for r in records for k in r.metrics if k.startswith("behaviour_")} - set(behaviours))
-    grids = [f"grid_{b}" for b in BEHAVIOURS]
+    grids = [f"grid_{b}" for b in BEHAVIOURS + (UNDETERMINED,)]
     has_grid = any(isinstance(r.payload.get("behaviour_entry"), Mapping) for r in records)
     cols = ["pm", "pm_ci_low", "pm_ci_high", "wd", "wd_ci_low", "wd_ci_high", "re", "re_ci_low", "re_ci_high",
             "abs_re", *behaviours, *(grids if has_grid else [])]
@@ -250,7 +250,7 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
                 rates, _ = grid_behaviour_rates(entries)
             except (KeyError, TypeError, ValueError):  # a hostile entry: no grid rates for this row
                 rates = {}
-            out.update({f"grid_{b}": rates.get(b) for b in BEHAVIOURS})
+            out.update({f"grid_{b}": rates.get(b) for b in BEHAVIOURS + (UNDETERMINED,)})
         return out
 
     for (model, fw), recs in _group(records, lambda r: (r.model, r.framework)).items():
@@ -261,7 +261,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
                 "the valid options; re: H(model) - H(ideal) in bits (two-sided, target 0: not ranked); abs_re: mean " \
                 "|re| (lower is better); behaviour_b: share of two-option items " \
                 "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids classified as b " \
-                "(Figure 3; Null when the grid's mean PM < 0.5)."
+                "(Figure 3; Null when the grid's mean PM < 0.5); grid_undetermined: grids too unbalanced to label (a " \
+                "limited run keeps part of a grid)."
     return [lead, by_cat]
 
 

@@ -1,7 +1,9 @@
 """``ub reproduce stability|odds --release DIR``: a paper's tables recomputed from its public release's outputs,
-beside the release's own figures and the paper's, cell by cell (issue 27, section 3).
+beside the release's own figures and the paper's, cell by cell (issue 27, section 3); ``ub reproduce calibration``:
+the numeric-calibration paper's baseline rows, which need no model, beside ours on our bank (issue 38).
 
-Each module (:mod:`.stability`, :mod:`.odds`) exposes ``add_parser(subparsers)``, which adds its sub-command.
+Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.calibration`) exposes ``add_parser(subparsers)``, which adds
+its sub-command.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ __all__ = ["add_parser"]
 
 def add_parser(sub: Any) -> None:
     """Register ``ub reproduce`` and its sub-commands on the ``ub`` subparsers."""
-    from . import odds, stability
+    from . import calibration, odds, stability
 
-    rp = sub.add_parser("reproduce", help="recompute a paper's tables from its public release, beside the "
-                                          "release's own figures")
+    rp = sub.add_parser("reproduce", help="recompute a paper's tables from its public release (stability, "
+                                          "odds) or its baselines (calibration), beside the paper's figures")
     rsub = rp.add_subparsers(dest="reproduce_command", required=True)
     stability.add_parser(rsub)
     odds.add_parser(rsub)
+    calibration.add_parser(rsub)

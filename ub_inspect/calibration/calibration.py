@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
+from ub_core.option_logprob import check_convention
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_parts
@@ -18,7 +19,8 @@ from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_pa
 
 @task(name=registry_name("calibration"))
 def calibration(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
-                mode: str = "prompt_logprobs", ids: str | list[str] | None = None) -> Task:
+                mode: str = "prompt_logprobs", ids: str | list[str] | None = None,
+                convention: str = "exclusive") -> Task:
     """Numeric calibration of next-token probabilities.
 
     Args:
@@ -26,9 +28,14 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
         size: ``subset`` (stratified default) or ``full``.
         limit_per_category: keep only the first N items of each category (quick checks).
         mode: ``prompt_logprobs`` (completions providers; exact for multi-token options) or ``top_logprobs``
-            (first-token top-20; single-token options).
+            (top-20 lists, read token by token).
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
+        convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
+            begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
+            ``ub_core.option_logprob``.
     """
     with task_options("calibration"):
+        convention = check_convention(convention)
         parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids)
-    return package_task(**parts, scorer=calibration_scorer())
+    parts["metadata"] = {**parts["metadata"], "convention": convention}
+    return package_task(**parts, scorer=calibration_scorer(convention))

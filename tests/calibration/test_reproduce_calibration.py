@@ -1,0 +1,48 @@
+"""Issue 38 item 2: ``ub reproduce calibration`` prints the paper's baseline rows (Tables 4 and 5) beside ours, and
+the colors rows reproduce (within 0.02 at the paper's two decimals) once equal-count items are left out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ub_core.cli import main
+from ub_core.reproduce.calibration import DATASETS, PAPER_BASELINES, reproduce_calibration
+
+
+def _colors_gaps(rows):
+    return {(r["table"], r["baseline"]): abs(round(r["ours"], 2) - r["paper"])
+            for r in rows if r["dataset"] == "colors" and r["paper"] is not None}
+
+
+@pytest.mark.slow
+def test_json_rows_and_colors_reproduce(capsys):
+    assert main(["reproduce", "calibration", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == len(PAPER_BASELINES) * len(DATASETS)
+    assert all(set(r) == {"table", "baseline", "dataset", "paper", "ours"} for r in rows)
+    # "-" in the paper is "-" in ours (Pick Higher / Lower do not apply to uniform ideals), and the reverse
+    assert all((r["paper"] is None) == (r["ours"] is None) for r in rows)
+    gaps = _colors_gaps(rows)
+    assert len(gaps) == 11 and max(gaps.values()) <= 0.02 + 1e-9, gaps
+
+
+@pytest.mark.slow
+def test_equal_count_items_as_uniform_do_not_reproduce():
+    """The rule before the fix: equal-count items read as uniform by Pick Higher / Lower (WD 0.42 and 0.86 against
+    the paper's 0.47 and 0.95; RE -0.78 against -0.86)."""
+    gaps = _colors_gaps(reproduce_calibration(equal_counts="uniform")["rows"])
+    assert gaps[("Table 4 (WD)", "Pick Higher")] >= 0.04 and gaps[("Table 4 (WD)", "Pick Lower")] >= 0.08
+    assert gaps[("Table 5 (RE)", "Pick Higher/Lower")] >= 0.06
+
+
+@pytest.mark.slow
+def test_text_says_why_columns_cannot_match(capsys):
+    assert main(["reproduce", "calibration"]) == 0
+    out = capsys.readouterr().out
+    assert "Table 4 (WD)" in out and "Table 5 (RE)" in out and "Random T=0.01" in out
+    assert "equal counts left out" in out
+    assert "mean ideal entropy" in out and "contradict" in out
+    with pytest.raises(SystemExit):
+        main(["reproduce", "calibration", "--equal-counts", "keep"])
