@@ -274,7 +274,8 @@ IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("chebyshev", "Chebyshev", False, UNIT, _NO_ITEM_READ),
     _nanmean("manhattan", "Manhattan", False, (0.0, 2.0), _NO_ITEM_READ),
     _nanmean("kl", "KL", False, NONNEGATIVE, _NO_ITEM_READ),
-    _nanmean("missing_mass", "missing mass", False, UNIT, _NO_ITEM_READ),
+    # at most 1; below 0 under convention="paper", where an outcome that begins another keeps that one's mass too
+    _nanmean("missing_mass", "missing mass", False, (-math.inf, 1.0), _NO_ITEM_READ),
     MetricSpec("argmax_acc", "argmax accuracy", True, "rate", missing_value=None,
                why_undefined="no unique most likely outcome"),
 )
