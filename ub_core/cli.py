@@ -396,8 +396,13 @@ def _cmd_compare(args) -> int:
 
     from .compare import compare_runs, format_comparisons
 
-    logging.getLogger("ub_core.report").setLevel(logging.ERROR)  # the skips are printed below, once each
-    rows, skipped = compare_runs(args.a, args.b, args.metric)
+    report_log = logging.getLogger("ub_core.report")
+    level = report_log.level
+    report_log.setLevel(logging.ERROR)  # the skips are printed below, once each
+    try:
+        rows, skipped = compare_runs(args.a, args.b, args.metric)
+    finally:
+        report_log.setLevel(level)  # the process may go on to build a report (tests, a notebook)
     for line in skipped:
         print(f"ub: skipped {line}", file=sys.stderr)
     if args.json:

@@ -127,7 +127,7 @@ UB_OPTION_NAMES = frozenset({
     "edition", "end_of_answer", "enumeration", "families", "ground_truth", "gt_size", "ids", "limit_per_category",
     "list_size", "max_attempts", "max_missing", "max_requests", "max_tokens", "method", "mmlu", "n_runs",
     "n_samples", "replies", "seed", "shot_type", "shots", "size", "source", "split", "subtask", "subtasks", "task",
-    "temperature", "threshold", "top_k", "value_source", "ks_ns", "category", "epochs", "limit", "mode",
+    "temperature", "threshold", "top_k", "value_source", "ks_ns", "category", "epochs", "limit", "mode", "kl_floor",
 })
 
 
