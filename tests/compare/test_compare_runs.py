@@ -6,10 +6,8 @@ against an Inspect run: matched problem by problem."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,12 +41,12 @@ def runs(tmp_path_factory):
            "oracle_seed1": _inspect(root / "oracle1", "ub/oracle", seed=1, run_seed=1),
            "collapse": _inspect(root / "collapse", "ub/collapse"),
            "oracle_50": _inspect(root / "oracle50", "ub/oracle", n_samples=50)}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    lm = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",
-                         ",".join(f"ub_ksn_{c}" for c in CATEGORIES), "--output_path", str(root / "lm"),
-                         "--log_samples"], capture_output=True, text=True, env=env, timeout=600)
-    assert lm.returncode == 0, lm.stderr[-2000:]
-    out["lm_oracle"] = root / "lm"
+    # complete lm-eval runs (ub_ksn_shuffling is a whole task) of ub-oracle and ub-collapse, as the example makes them
+    spec = importlib.util.spec_from_file_location("run_ksn", ROOT / "examples/ksn_offline/run_ksn.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.run_lmeval(CATEGORIES, None, root / "lm")
+    out["lm_oracle"], out["lm"] = root / "lm" / "ub-oracle", root / "lm"
     return out
 
 
@@ -113,15 +111,9 @@ def test_report_pairs_complete_runs_of_one_configuration_only(runs, tmp_path):
     """The report's pairwise table: the complete lm-eval runs of ub-oracle and ub-collapse on ub_ksn_shuffling are
     paired (a large, significant difference after Holm's correction); the Inspect runs (a category selection, so
     PARTIAL) are not paired with anything."""
-    import importlib.util
-
     from ub_core.report import build_report
 
-    spec = importlib.util.spec_from_file_location("run_ksn", ROOT / "examples/ksn_offline/run_ksn.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
-    example.run_lmeval(["shuffling"], None, tmp_path / "lm")
-    res = build_report([tmp_path / "lm", runs["oracle"], runs["collapse"]], tmp_path / "report")
+    res = build_report([runs["lm"], runs["oracle"], runs["collapse"]], tmp_path / "report")
     pairs = next(t for t in res.tables["ksn"] if t.name == "ksn_pairwise")
     assert len(pairs.rows) == 1
     row = pairs.rows[0]
