@@ -25,16 +25,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from .metrics.intervals import clustered_stderr
+from .metrics.intervals import MIN_CLUSTERS, clustered_stderr
 
 __all__ = ["paired_difference", "mcnemar_exact", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_runs", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "JSON_KEYS"]
-
-#: fewer clusters than this and a clustered standard error is noise itself (a ``--limit`` run can leave 3 scenario
-#: clusters): the unclustered error is used, and the comparison says so
-MIN_CLUSTERS = 10
 
 #: the metric a comparison reads by default, per report eval family (``ksn``: the largest N both runs report)
 HEADLINE_KEYS = {"ksn": "ks@", "ksn_logprob": "p_pass@", "calibration": "pm", "implicit": "chebyshev",
@@ -122,12 +118,13 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
     out.update(mean_a=float(x.mean()), mean_b=float(y.mean()), diff=diff)
     n_clusters = len({str(c) for c in clusters}) if clusters is not None else None
     out["clusters"] = n_clusters
-    if n_clusters is not None and n_clusters >= MIN_CLUSTERS:
-        se, df, out["clustered"] = clustered_stderr(d, clusters), n_clusters - 1, True
-    elif n >= 2:
-        se, df = float(d.std(ddof=1) / math.sqrt(n)), n - 1
-    else:
+    if n < 2:
         return out  # one pair: no spread to measure
+    # clustered_stderr falls back to the plain error below MIN_CLUSTERS clusters, and with every pair its own
+    # cluster it is sd(d) / sqrt(n)
+    out["clustered"] = n_clusters is not None and n_clusters >= MIN_CLUSTERS
+    se = clustered_stderr(d, clusters if out["clustered"] else range(n))
+    df = n_clusters - 1 if out["clustered"] else n - 1
     out["se"] = se
     if se == 0:
         out.update(ci_low=diff, ci_high=diff, p_value=1.0 if diff == 0 else 0.0, test="none (no spread)")

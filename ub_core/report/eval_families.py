@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
-                           find_metric, metric_keys, split_key)
+                           REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
 from ..release_tools.untrusted import short
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
@@ -203,10 +203,6 @@ EVAL_FAMILIES: tuple[EvalFamily, ...] = (
 EVAL_FAMILY_NAMES = tuple(f.name for f in EVAL_FAMILIES)
 
 
-#: report eval family -> the metric-spec eval families its keys come from
-_SPEC_EVAL_FAMILIES = {"odds": ("odds_question", "odds_sampling")}
-
-
 def _digits(n: int) -> str:
     try:
         return f"{len(str(abs(n))):,}"
@@ -221,7 +217,7 @@ def value_problem(eval_family: str, key: str, value: Any) -> str | None:
     Only numbers are judged: a bool where a number belongs (0/1 flags summed by ``total`` aside), an integer
     beyond the float range (309 digits and up), a finite number outside the metric's bounds. NaN and +/-inf mean
     "undefined" and anything that is not a number is a blank already: both are left as they are."""
-    spec = next((m for f in _SPEC_EVAL_FAMILIES.get(eval_family, (eval_family,))
+    spec = next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
                  if (m := find_metric(f, key)) is not None), None)
     if isinstance(value, bool):
         if spec is None or spec.aggregation == "total":

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, split_key
-from ..metrics import UNDETERMINED, across_distributions, clustered_interval, grid_behaviour_rates, wilson_interval
+from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, clustered_stderr, grid_behaviour_rates,
+                       wilson_interval)
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
 
@@ -56,7 +57,6 @@ class Table:
 #: the row key that holds its runs' provenance (:meth:`SampleTable.provenance`); not a column
 PROVENANCE = "provenance"
 #: the spec eval families whose metrics a report eval family's columns are
-_SPEC_EVAL_FAMILIES = REPORT_SPEC_FAMILIES
 #: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
 _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
                    "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None,
@@ -76,7 +76,7 @@ def column_direction(eval_family: str, column: str) -> bool | None:
     key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
     if key.startswith("grid_"):
         key = "behaviour_" + key[5:]
-    for fam in _SPEC_EVAL_FAMILIES.get(eval_family, (eval_family,)):
+    for fam in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,)):
         spec = find_metric(fam, key)
         if spec is not None:
             return direction(spec)
@@ -499,7 +499,7 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
     2.80 * sqrt(2) * SE of the row's headline mean (clustered as in ``ub_core.compare``). For the sampling-free
     p_pass@N, ``mde_if_sampled`` is the same for sampled KS@N verdicts of the same model (its within-problem
     noise added back): what the sampling-free route saves."""
-    from ..compare import headline_key, paired_difference, sampling_noise_removed
+    from ..compare import headline_key, minimum_detectable_effect, sampling_noise_removed
 
     lead = _leaderboard(tables)
     if lead is None:
@@ -515,11 +515,10 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
             continue
         xs = [v for v, _ in vals]
         clusters = [c for _, c in vals] if all(c is not None for _, c in vals) else None
-        # a run against a constant: the one-sample SE of the mean, clustered where the bank clusters
-        res = paired_difference(xs, [0.0] * len(xs), clusters)
-        if res["se"] is not None:
-            row["mde"] = res["mde"] * math.sqrt(2)
-            added.add("mde")
+        # the SE of the run's mean, clustered where the bank clusters (plain below MIN_CLUSTERS clusters)
+        se = clustered_stderr(xs, clusters if clusters else range(len(xs)))
+        row["mde"] = minimum_detectable_effect(math.sqrt(2) * se)
+        added.add("mde")
         if key.startswith("p_pass@"):
             row["mde_if_sampled"] = sampling_noise_removed(xs)["mde_sampled"]
             added.add("mde_if_sampled")
