@@ -27,7 +27,7 @@ def main() -> int:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from support.tiny_trained import ensure_tiny_trained
-    from ub_core.ksn_logprob import score_candidate_logprobs
+    from ub_core.logprob.ksn_logprob import score_candidate_logprobs
     from ub_core.problems import get_problem, load_bank
     from ub_core.problems.candidates import candidate_set, enumerable_problems
 

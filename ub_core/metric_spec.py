@@ -284,13 +284,13 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("mcq_acc", "MCQ accuracy", True, "rate", missing_value=None, why_undefined=_NO_ITEM_READ),
     _nanmean("p_correct", "P(correct)", True, UNIT, _NO_ITEM_READ))
 
-#: Sampling-free KS@N (issue 18; ``ub_core.ksn_logprob``): the model's whole answer distribution q, read from the
+#: Sampling-free KS@N (issue 18; ``ub_core.logprob.ksn_logprob``): the model's whole answer distribution q, read from the
 #: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
 #: at N i.i.d. answers from q, a rate: a problem with no mass on any valid answer (``no_mass``) or with malformed
 #: log-probabilities (``bad_logprobs``: NaN, +inf, above 0, not numbers: issue 28) scores 0, as the sampled run
 #: fails it (issue 33). Its standard error (Monte Carlo where the exact sum is too large) is recorded per problem.
 #: The distances are undefined for those problems (left out of their means, counted by the two flags).
-#: ``missing_mass`` is the reply probability the tree route (``ub_core.reply_tree``, Inspect
+#: ``missing_mass`` is the reply probability the tree route (``ub_core.logprob.reply_tree``, Inspect
 #: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; the listed route has none (0).
 _NO_Q = "no mass on any valid answer (no_mass) or malformed log-probabilities (bad_logprobs)"
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (

@@ -1,6 +1,6 @@
 """Shared pieces of the option-logprob tasks (``ub_inspect/calibration``, ``ub_inspect/implicit``,
 ``ub_inspect/explicit``): samples, the solver that reads each option variant's log-probability, the scorers
-and the NaN-skipping metrics. The science is ``ub_core.option_logprob`` and ``ub_core.metrics``.
+and the NaN-skipping metrics. The science is ``ub_core.logprob.option_logprob`` and ``ub_core.metrics``.
 
 Two ways to get the log-probabilities (``mode``):
 
@@ -20,7 +20,7 @@ Two ways to get the log-probabilities (``mode``):
 
 Both modes keep each variant's tokens (their texts), so both score the same definition as lm-eval with a local
 tokenizer: ``-T convention=exclusive`` (default) is the probability that the reply *is* the option, and
-``-T convention=paper`` the literal joint probability of its tokens (:mod:`ub_core.option_logprob`).
+``-T convention=paper`` the literal joint probability of its tokens (:mod:`ub_core.logprob.option_logprob`).
 
 The solver keeps what it read in the typed store model :class:`OptionLogprobs` (mode, the variant list, their
 log-probabilities with ``None`` = not observed / probability 0, and the boundary and multi-token counts). The
@@ -41,7 +41,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.option_logprob import (
+from ub_core.logprob.option_logprob import (
     COUNT_KEYS,
     check_convention,
     flatten_variants,
@@ -290,7 +290,7 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 def _metrics(bank: str) -> list:
     """From the bank's :mod:`ub_core.metric_spec` entries (:func:`ub_inspect.metrics.spec_metrics`): the headline
     with its per-category values, for calibration the share of grids labelled with each reference behaviour
-    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.option_logprob.COUNT_KEYS`
+    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.logprob.option_logprob.COUNT_KEYS`
     (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key the NaN-skipping mean and its standard
     error, clustered by ``cluster`` (option pair, as the numeric-calibration paper; scenario, ours), per dataset
     (``<category>_<key>``: the papers report each dataset separately) and pooled over the run's datasets (ours),

@@ -10,7 +10,7 @@ tokens with a downloaded tokenizer, which fails offline.
   ``top_logprobs`` with the true outcome probabilities when ``logprobs`` is asked for and the outcome set is
   finite.
 - ``ub/collapse`` always gives the same plausible value: the mode (discrete) or median (continuous).
-- For the option-logprob banks (calibration, implicit, explicit; :mod:`ub_core.option_logprob_oracle`), an input
+- For the option-logprob banks (calibration, implicit, explicit; :mod:`ub_core.logprob.option_logprob_oracle`), an input
   that is an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
   continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
   ``ub/collapse`` puts all mass on the first option.
@@ -38,15 +38,16 @@ from inspect_ai.model import (
     TopLogprob,
 )
 
-from ub_core.ksn_logprob import OFFLINE_EOS, oracle_candidate_logprob
+from ub_core.logprob.eos import OFFLINE_EOS
+from ub_core.logprob.ksn_logprob import oracle_candidate_logprob
 from ub_core.oracle import (collapse_value, find_problem, oracle_values, outcome_probabilities, render_replies,
                             text_reply)
-from ub_core.option_logprob_oracle import oracle_choice, oracle_option_logprob, oracle_top_logprobs
+from ub_core.logprob.option_logprob_oracle import oracle_choice, oracle_option_logprob, oracle_top_logprobs
 from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 from ._options import OptionError
-from ub_core.reply_tree import oracle_reply_law
+from ub_core.logprob.reply_tree import oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
 
@@ -133,7 +134,7 @@ class UBModelAPI(ModelAPI):
                       config: GenerateConfig) -> ModelOutput:
         """A log-probability item (calibration / implicit / explicit): the reply is the most probable option
         (collapse: the first); ``prompt_logprobs`` carry the continuation's true log-probability after the
-        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.option_logprob_oracle`)."""
+        prompt, ``logprobs`` the first-token top list (see :mod:`ub_core.logprob.option_logprob_oracle`)."""
         reply = " " + item.options[oracle_choice(item, self.mode)]
         prompt_logprobs = None
         if config.prompt_logprobs:
@@ -158,7 +159,7 @@ class UBModelAPI(ModelAPI):
 
     def _candidate_output(self, problem: Problem, continuation: str, prompt: str, n: int) -> ModelOutput:
         """Sampling-free KS@N (``ub_inspect/ksn_logprob``): the prompt followed by a candidate answer gets
-        ``prompt_logprobs`` with the candidate's reference log-probability (:mod:`ub_core.ksn_logprob`); the
+        ``prompt_logprobs`` with the candidate's reference log-probability (:mod:`ub_core.logprob.ksn_logprob`); the
         reply is the answer ub/collapse gives."""
         content = [Logprob(token=problem.full_prompt, logprob=0.0)]
         if continuation:
@@ -175,7 +176,7 @@ class UBModelAPI(ModelAPI):
 
     def _tree_output(self, problem: Problem, prefix: str, prompt: str, n: int, config: GenerateConfig) -> ModelOutput:
         """One token after the prompt and a partial reply (the tree route of ``ub_inspect/ksn_logprob``): the next
-        tokens of the reference model's reply law (:func:`ub_core.reply_tree.oracle_reply_law`) as
+        tokens of the reference model's reply law (:func:`ub_core.logprob.reply_tree.oracle_reply_law`) as
         ``top_logprobs``; the token is the most probable one."""
         top = oracle_reply_law(problem, self.mode).next_tokens(prefix, int(config.top_logprobs or 1))
         token, lp = top[0] if top else (OFFLINE_EOS, 0.0)

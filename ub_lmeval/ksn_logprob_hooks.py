@@ -1,5 +1,5 @@
 """lm-eval hook functions (``!function`` targets) for the sampling-free KS@N tasks ``ub_ksn_logprob_<category>``
-(group ``ub_ksn_logprob``). The science is :mod:`ub_core.ksn_logprob`.
+(group ``ub_ksn_logprob``). The science is :mod:`ub_core.logprob.ksn_logprob`.
 
 - :func:`ksn_logprob_dataset` is the ``custom_dataset``: one document per KS@N problem of the category whose
   answer support can be listed, with ``candidates`` (every answer written as the prompt asks for it, ``{7}``) and
@@ -8,7 +8,7 @@
   asks one log-likelihood per choice after the prompt, with its ``target_delimiter`` (``" "``) before it, or with
   none under ``--apply_chat_template``, where the candidate is the start of the assistant's reply.
 - :func:`process_results_ksn_logprob` turns the per-candidate ``(logprob, is_greedy)`` results into the model's
-  answer distribution and its scores (:func:`ub_core.ksn_logprob.score_candidate_logprobs`); ``q`` (the
+  answer distribution and its scores (:func:`ub_core.logprob.ksn_logprob.score_candidate_logprobs`); ``q`` (the
   renormalised distribution, for ``ub report``) goes to the sample log only (``doc["ub_sample"]``).
 """
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any, Sequence
 
-from ub_core.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
-                                 end_texts, load_local_tokenizer, score_candidate_logprobs)
+from ub_core.logprob.eos import eos_text
+from ub_core.logprob.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
+                                         end_texts, score_candidate_logprobs)
 from ub_core.metric_spec import as_metric_value, run_specs
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import enumerable_problems
@@ -44,7 +45,7 @@ _warned: set[str] = set()
 
 
 def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: Any = None) -> tuple[str, ...]:
-    """The texts that end a reply after a candidate (:func:`ub_core.ksn_logprob.end_texts`): with
+    """The texts that end a reply after a candidate (:func:`ub_core.logprob.ksn_logprob.end_texts`): with
     ``end_of_answer="eos"`` the end-of-sequence text of the tokenizer that ``--model_args`` names
     (``tokenizer=``, else ``pretrained=``; local files only), then ub_ksn's ``"\\n\\n"`` stop. When no
     tokenizer is named or loadable (API models without one, the offline ``ub-oracle`` / ``ub-collapse``) the
@@ -56,8 +57,7 @@ def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: An
     eos, why = None, "no tokenizer= or pretrained= in --model_args"
     if isinstance(name, str) and name:
         try:
-            eos = getattr(load_local_tokenizer(name, "end_of_answer=eos"), "eos_token", None)
-            why = f"the tokenizer {name!r} has no eos_token"
+            eos = eos_text(name=name)
         except ValueError as exc:
             why = str(exc)
     if eos:
@@ -73,7 +73,7 @@ def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: An
 def ksn_logprob_docs(category: str | None = None, ids: Any = None, ends: Sequence[str] = ("",),
                      bank: str = "ksn", threshold: float = DEFAULT_THRESHOLD, method: str = "paper") -> list[dict]:
     """One document per enumerable problem of ``category`` (all categories when None): the candidate record of
-    :func:`ub_core.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
+    :func:`ub_core.logprob.ksn_logprob.candidate_record` (``id``, ``category``, ``prompt``, ``candidates``, ``values``,
     ``p``, ...), plus ``ends`` (the texts that end a reply) and ``choices`` (the ``doc_to_choice`` list: each
     candidate followed by each end, candidate-major). ``ids`` keeps only those problems, as for ``ub_ksn``;
     ``bank`` is the registered bank of sampled problems (``ksn``, or a plug-in's); ``threshold`` and ``method``
@@ -104,7 +104,7 @@ def ksn_logprob_dataset(category: str | None = None, ids: Any = None, end_of_ans
 
 def _logprobs(results: Sequence[Any]) -> list[Any]:
     """lm-eval's ``(logprob, is_greedy)`` pairs -> the log-probabilities, unchecked (hostile values are named by
-    :func:`ub_core.ksn_logprob.clean_logprobs`)."""
+    :func:`ub_core.logprob.ksn_logprob.clean_logprobs`)."""
     return [r[0] if isinstance(r, (tuple, list)) and r else r for r in results]
 
 

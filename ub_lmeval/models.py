@@ -17,8 +17,8 @@ from lm_eval.api.registry import register_model
 
 from ub_core.oracle import (collapse_value, oracle_values, outcome_probabilities, render_replies, render_value,
                             text_reply)
-from ub_core.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
-from ub_core.option_logprob_oracle import oracle_choice, oracle_option_logprob
+from ub_core.logprob.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
+from ub_core.logprob.option_logprob_oracle import oracle_choice, oracle_option_logprob
 from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 from ub_core.problems.candidates import candidate_set
@@ -75,7 +75,7 @@ class _UBLM(LM):
             ctx, cont = req.args[0], req.args[1]
             found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
             item = found[1] if found is not None else None
-            if isinstance(item, OptionItem) and item.prompt == ctx:  # see ub_core.option_logprob_oracle
+            if isinstance(item, OptionItem) and item.prompt == ctx:  # see ub_core.logprob.option_logprob_oracle
                 lp = oracle_option_logprob(item, str(cont), self.mode)
                 top = item.options[oracle_choice(item, self.mode)]
                 out.append((lp, lp > -math.inf and str(cont) == f" {top}"))

@@ -1,6 +1,6 @@
 """lm-eval hook functions (``!function`` targets) for the option-logprob tasks: ``ub_calibration_*``,
 ``ub_implicit_*`` (group ``ub_logit``) and ``ub_explicit_*`` (group ``ub_explicit``). The science is
-``ub_core.option_logprob`` and ``ub_core.metrics``.
+``ub_core.logprob.option_logprob`` and ``ub_core.metrics``.
 
 - :func:`option_logprob_dataset` is the ``custom_dataset``: one document per item of one bank and category, edition
   ``size`` (metadata; default ``subset``). ``choices`` lists every surface variant of every option
@@ -9,12 +9,12 @@
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
   once, and their ids are kept (``choice_token_ids``) so that, under the default ``convention`` (metadata
   ``exclusive``; ``paper`` is the literal joint probability), a variant whose tokens begin another's (``" 1"``,
-  ``" 12"``) is not counted twice (:func:`ub_core.option_logprob.exclusive_probabilities`): the same definition as
+  ``" 12"``) is not counted twice (:func:`ub_core.logprob.option_logprob.exclusive_probabilities`): the same definition as
   the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
   text prefix of another's cannot be resolved: it is scored as given and counted in ``prefix_unresolved`` (pass
   ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it).
 - :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
+  the bank's scores (:func:`ub_core.logprob.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
   ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
   log-probabilities from any model (NaN, +inf, above 0, not numbers, the wrong count, or variants whose
   probabilities sum above 1, as lm-eval's ``dummy`` model returns) make the item a counted ``bad_logprobs`` item,
@@ -28,7 +28,7 @@
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
   (the numeric-calibration paper's Figure 3) and ``grid_undetermined``, the share of grids too unbalanced to label
   (a limited run keeps part of a grid: :func:`ub_core.metrics.grid_behaviour_rates`), aggregated by :func:`grid_behaviour_rate` from each document's
-  :func:`ub_core.option_logprob.behaviour_entry`.
+  :func:`ub_core.logprob.option_logprob.behaviour_entry`.
 - Direction: ``re`` (model entropy minus the ideal's, target 0) is two-sided: its ``higher_is_better`` is null,
   and ``abs_re`` (``|re|``, lower is better) is the ranked metric.
 """
@@ -41,9 +41,9 @@ import math
 import logging
 from typing import Any, Sequence
 
-from ub_core.ksn_logprob import clean_logprobs
+from ub_core.logprob.ksn_logprob import clean_logprobs
 from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
-from ub_core.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
+from ub_core.logprob.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
                                     flatten_variants, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
@@ -137,13 +137,13 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
 
 def _logprobs(results: Sequence[Any]) -> list[Any]:
     """lm-eval's ``(logprob, is_greedy)`` pairs -> the log-probabilities, unchecked
-    (:func:`ub_core.ksn_logprob.clean_logprobs` names a hostile one)."""
+    (:func:`ub_core.logprob.ksn_logprob.clean_logprobs` names a hostile one)."""
     return [r[0] if isinstance(r, (tuple, list)) and r else r for r in results]
 
 
 def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, float], dict[str, Any], str | None]:
     """``(scores, payload, None)`` or, for malformed log-probabilities, ``({}, {}, reason)``. The payload carries
-    ``prefix_unresolved`` (:func:`ub_core.option_logprob.unresolved_prefixes`; 0 under ``convention=paper``)."""
+    ``prefix_unresolved`` (:func:`ub_core.logprob.option_logprob.unresolved_prefixes`; 0 under ``convention=paper``)."""
     choices = list(doc["choices"])
     lps, why = clean_logprobs(_logprobs(results), none_is_zero=False)
     if why is None and len(lps) != len(choices):
@@ -166,7 +166,7 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
 
 
 def process_results_option_logprob(doc: dict, results: list) -> dict:
-    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.option_logprob.METRIC_KEYS`, the
+    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.option_logprob.METRIC_KEYS`, the
     clustered ones as :class:`~ub_lmeval.results_json.ClusteredValue`), ``grid_<b>`` for calibration, and
     ``bad_logprobs`` (1.0 when the log-probabilities were malformed: every score is then NaN, and the reason is
     logged). ``option_mass`` and ``predicted`` (aligned with ``doc["options"]``; ``predicted`` is ``None`` when

@@ -1,4 +1,4 @@
-"""The option-logprob plumbing (ub_core.option_logprob, ub_core.option_logprob_oracle) and both adapters for the
+"""The option-logprob plumbing (ub_core.logprob.option_logprob, ub_core.logprob.option_logprob_oracle) and both adapters for the
 calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
 ub_core.problems.BANKS.
 
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ub_core import problems as ub_problems
-from ub_core.option_logprob import (
+from ub_core.logprob.option_logprob import (
     COUNT_KEYS,
     BEHAVIOURS,
     METRIC_KEYS,
@@ -30,7 +30,7 @@ from ub_core.option_logprob import (
     score_row,
     surface_variants,
 )
-from ub_core.option_logprob_oracle import find_option_item, oracle_option_logprob, split_option_text
+from ub_core.logprob.option_logprob_oracle import find_option_item, oracle_option_logprob, split_option_text
 from ub_core.problems import OptionItem
 
 # ------------------------------------------------------------------------------------------------ fixture banks
@@ -98,7 +98,7 @@ def fixture_banks(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
 
-# ----------------------------------------------------------------------------------------- ub_core.option_logprob
+# ----------------------------------------------------------------------------------------- ub_core.logprob.option_logprob
 
 def test_surface_variants():
     assert surface_variants("red") == (" red", " Red", " RED", "red", "Red", "RED")

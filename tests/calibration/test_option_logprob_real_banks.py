@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ub_core.option_logprob import BEHAVIOURS, behaviour_entry, score_row
+from ub_core.logprob.option_logprob import BEHAVIOURS, behaviour_entry, score_row
 from ub_core.metrics import clustered_stderr, grid_behaviour_rates
 from ub_core.problems import get_problem, load_bank
 
@@ -275,7 +275,7 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
 # ------------------------------------------------------------------------------------------------ prefixes
 
 def test_exclusive_probabilities_by_hand():
-    from ub_core.option_logprob import exclusive_probabilities
+    from ub_core.logprob.option_logprob import exclusive_probabilities
 
     # " 1" = (5, 1); " 12" = (5, 1, 2); " 123" = (5, 1, 2, 3); " 2" = (5, 2); "1" without ids
     keys = [(5, 1), (5, 1, 2), (5, 1, 2, 3), (5, 2), None]

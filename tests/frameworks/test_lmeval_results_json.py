@@ -22,7 +22,7 @@ from support.lmeval_tasks import ub_task_manager  # noqa: E402
 import ub_lmeval  # noqa: E402
 from ub_core.metric_spec import direction, find_metric  # noqa: E402
 from ub_core.metrics import clustered_stderr  # noqa: E402
-from ub_core.option_logprob import COUNT_KEYS  # noqa: E402
+from ub_core.logprob.option_logprob import COUNT_KEYS  # noqa: E402
 from ub_lmeval.cli import with_stable_model_name  # noqa: E402
 from ub_lmeval.ksn_hooks import nanmean, nanmean_stderr  # noqa: E402
 from ub_lmeval.results_json import ClusteredValue  # noqa: E402

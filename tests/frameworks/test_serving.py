@@ -337,7 +337,7 @@ def test_inspect_top_logprobs_through_openai_api(bank, tmp_path, monkeypatch):
     for body in srv.requests:
         assert "messages" in body and body["logprobs"] is True and body["top_logprobs"] == 20
         assert body["max_tokens"] == 1 or body.get("max_completion_tokens") == 1
-    from ub_core.option_logprob_oracle import find_option_item
+    from ub_core.logprob.option_logprob_oracle import find_option_item
 
     assert sorted(find_option_item(_prompt_text_of(b)).id for b in srv.requests) == sorted(OPTION_LOGPROB_IDS[bank])
     for s in log.samples:
@@ -373,8 +373,8 @@ def test_inspect_prompt_logprobs_through_completions_provider(route, tmp_path, m
     server's reference model gives the canonical variants the item's probabilities, so PM = 1 and WD = 0."""
     pytest.importorskip("inspect_ai")
     pytest.importorskip("openai")
-    from ub_core.option_logprob import flatten_variants
-    from ub_core.option_logprob_oracle import find_option_item
+    from ub_core.logprob.option_logprob import flatten_variants
+    from ub_core.logprob.option_logprob_oracle import find_option_item
 
     with StubServer() as srv:
         model = _point_inspect_at(srv, monkeypatch, route, "plp")

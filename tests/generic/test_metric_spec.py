@@ -86,7 +86,7 @@ def test_spec_refuses_unknown_kinds_and_keys():
 ])
 def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
-    (two-sided ``re``: null); the only companions are the grid rates and the counts (``bad_logprobs`` and ``ub_core.option_logprob.COUNT_KEYS``). No count of
+    (two-sided ``re``: null); the only companions are the grid rates and the counts (``bad_logprobs`` and ``ub_core.logprob.option_logprob.COUNT_KEYS``). No count of
     a per-item list and no ``_clustered_se`` row (the clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
@@ -95,7 +95,7 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     assert heads == [(m.key, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for m in spec]
     rest = listed[len(heads):]
     grids = [r for r in rest if r[0].startswith("grid_")]
-    from ub_core.option_logprob import COUNT_KEYS
+    from ub_core.logprob.option_logprob import COUNT_KEYS
 
     assert rest == grids + [(k, "!function utils.total", False) for k in ("bad_logprobs",) + COUNT_KEYS[eval_family]]
     for name, agg, hib in grids:
@@ -107,7 +107,7 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
 
 
 def test_logprob_keys_and_behaviours_derive_from_the_spec():
-    from ub_core.option_logprob import BEHAVIOURS, METRIC_KEYS
+    from ub_core.logprob.option_logprob import BEHAVIOURS, METRIC_KEYS
     from ub_core.report import eval_families
 
     assert METRIC_KEYS == {b: metric_keys(b) for b in ("calibration", "implicit", "explicit")}

@@ -110,9 +110,9 @@ def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
 
 def _item_scores(hf, name: str, prefix_form):
     """The real log-probability pipeline on a trained bank item: every surface variant's exact probability
-    (ub_core.option_logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
+    (ub_core.logprob.option_logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
     does), then the family's item scores from ub_core.metrics."""
-    from ub_core.option_logprob import flatten_variants, item_scores, option_mass
+    from ub_core.logprob.option_logprob import flatten_variants, item_scores, option_mass
     from ub_lmeval.option_logprob_hooks import continuation_token_ids
 
     tok, model = hf

@@ -36,7 +36,7 @@ NOT_UTF8 = b'{"id": "\xff\xfe\xc3\x28"}'
 
 
 #: log-probabilities a model or server can return for one candidate, each with the words of the reason it must
-#: be counted under (``ub_core.ksn_logprob.clean_logprobs``): never an exception that aborts a run
+#: be counted under (``ub_core.logprob.ksn_logprob.clean_logprobs``): never an exception that aborts a run
 HOSTILE_LOGPROBS = {
     "nan": (float("nan"), "is nan"),
     "+inf": (float("inf"), "is inf"),

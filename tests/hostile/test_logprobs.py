@@ -10,7 +10,7 @@ import math
 import pytest
 
 from corpus import HOSTILE_LOGPROBS
-from ub_core.ksn_logprob import METRIC_KEYS, score_candidate_logprobs
+from ub_core.logprob.ksn_logprob import METRIC_KEYS, score_candidate_logprobs
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
 

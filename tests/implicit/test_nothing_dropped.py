@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ub_core.metrics import KL_FLOOR, implicit_item_scores, kl_divergence
-from ub_core.option_logprob import COUNT_KEYS, flatten_variants, score_row
+from ub_core.logprob.option_logprob import COUNT_KEYS, flatten_variants, score_row
 from ub_core.problems import OptionItem, load_bank
 
 

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from ub_core.option_logprob import (exclusive_probabilities, flatten_variants, option_mass, score_row,
+from ub_core.logprob.option_logprob import (exclusive_probabilities, flatten_variants, option_mass, score_row,
                                     unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 

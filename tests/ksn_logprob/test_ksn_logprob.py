@@ -1,4 +1,4 @@
-"""Sampling-free KS@N (issue 18) in both frameworks: ub_core.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
+"""Sampling-free KS@N (issue 18) in both frameworks: ub_core.logprob.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
 
 The oracle gives every candidate its true log-probability (q = p: ks_distance 0, p_pass@100 the truth's own pass
 rate, >= 0.98); the collapsed model puts all mass on one answer (ks_distance large). Chat templates: the prompt is
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
+from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
                                  candidate_record, combine_end_logprobs, end_texts, oracle_candidate_logprob,
                                  render_chat, score_candidate_logprobs, split_candidate_text)
 from ub_core.metric_spec import metric_keys, run_specs
@@ -149,7 +149,7 @@ def test_render_chat_drops_the_template_bos_the_server_adds_again():
 
 def test_render_chat_with_a_real_template(tiny_trained_model):
     from support.tiny_trained import chat_text
-    from ub_core.ksn_logprob import load_chat_tokenizer
+    from ub_core.logprob.ksn_logprob import load_chat_tokenizer
 
     tok = load_chat_tokenizer(str(tiny_trained_model))
     prompt = get_problem("te-bernoulli-spread").full_prompt

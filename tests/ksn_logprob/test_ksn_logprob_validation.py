@@ -40,7 +40,7 @@ from scipy import stats
 
 from support.ancestral import VALIDATION_SEED, read_replies, replies_needed, sampled_pass_counts, within_binomial
 from support.tiny_trained import TAUGHT_KSN, TRAINED_KSN
-from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
+from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set

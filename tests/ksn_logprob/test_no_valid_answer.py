@@ -11,11 +11,11 @@ import math
 import pytest
 
 from support.mute_models import INVALID_SHARE, MUTE, mute_inspect_model, mute_lm
-from ub_core.ksn_logprob import score_candidate_logprobs
+from ub_core.logprob.ksn_logprob import score_candidate_logprobs
 from ub_core.metrics import DEFAULT_NS, p_enough_valid
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
-from ub_core.reply_tree import ReplyTree, score_reply_tree
+from ub_core.logprob.reply_tree import ReplyTree, score_reply_tree
 
 (MUTE_ID,) = MUTE
 IDS = (MUTE_ID, "sh-integer-01")  # both listed: the tree route reaches them too

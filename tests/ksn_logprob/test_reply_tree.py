@@ -1,4 +1,4 @@
-"""The reply-tree route of sampling-free KS@N (issue 25 item 3: ``ub_core.reply_tree``, Inspect
+"""The reply-tree route of sampling-free KS@N (issue 25 item 3: ``ub_core.logprob.reply_tree``, Inspect
 ``ub_inspect/ksn_logprob -T enumeration=tree|auto``).
 
 A scripted token model with a known reply law checks the enumeration exactly (token paths that spell one text,
@@ -15,7 +15,7 @@ import pytest
 
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import get_problem
-from ub_core.reply_tree import (OracleReplyLaw, ReplyTree, enumerate_reply_tree_sync, ks_distance_to_draws,
+from ub_core.logprob.reply_tree import (OracleReplyLaw, ReplyTree, enumerate_reply_tree_sync, ks_distance_to_draws,
                                 missing_mass_bounds, oracle_reply_law, read_leaves, round_significant,
                                 score_reply_tree)
 

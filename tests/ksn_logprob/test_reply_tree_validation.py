@@ -1,4 +1,4 @@
-"""Validation of the reply-tree route of sampling-free KS@N (issue 25 item 3, ``ub_core.reply_tree``) on the tiny
+"""Validation of the reply-tree route of sampling-free KS@N (issue 25 item 3, ``ub_core.logprob.reply_tree``) on the tiny
 trained model (tests/support/tiny_trained.py), against ancestral sampling of the same model.
 
 ``next_tokens(prefix)`` reads the model's top-20 next tokens after ``prompt + prefix`` (tokenised afresh, full
@@ -24,7 +24,7 @@ replies (temperature 1, the streams of tests/ksn_logprob/test_ksn_logprob_valida
    upper quantile] (the true invalid share lies in [1 - V - M, 1 - V]);
 2. valid values whose empirical CDF lies within eps + c of the enumerated law Q, c the Kolmogorov critical value
    for the check's level (the true valid law G is within eps of Q in sup norm, module docstring of
-   ``ub_core.reply_tree``; the Kolmogorov distribution is conservative for a discrete G, Conover 1972);
+   ``ub_core.logprob.reply_tree``; the Kolmogorov distribution is conservative for a discrete G, Conover 1972);
 3. a KS@N pass count over RUNS runs of each protocol (Inspect: 100 slots, 5 attempts; lm-eval: 100 replies, no
    retry) inside the binomial interval from the lower quantile at ``p_pass_bounds@N``'s low end to the upper
    quantile at its high end; where P(pass | N valid answers) is a Monte-Carlo estimate (2,000 draws), half the
@@ -41,11 +41,11 @@ import pytest
 from scipy import stats
 
 from support.ancestral import VALIDATION_SEED, read_replies, replies_needed, sampled_pass_counts, within_binomial
-from ub_core.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
+from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.metrics import P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
-from ub_core.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds, read_leaves,
+from ub_core.logprob.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds, read_leaves,
                                 score_reply_tree)
 
 pytestmark = pytest.mark.slow

@@ -156,7 +156,7 @@ def reply_is_option_mass(lm: DigitLM, item, convention: str = "exclusive") -> li
     continuation tokens (split as lm-eval splits them); under ``exclusive`` it is multiplied by the probability that
     the next token does not go on towards another listed variant, ``1 - sum_x P(x | prompt + v)`` over the tokens
     x with v + x a prefix of a listed variant's tokens. Variants with the same tokens count once."""
-    from ub_core.option_logprob import flatten_variants
+    from ub_core.logprob.option_logprob import flatten_variants
 
     ctx = lm.encode(item.prompt)
     choices, owners = flatten_variants(item)

@@ -29,7 +29,7 @@ def _mute_api():
     from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, Logprob, Logprobs
     from inspect_ai.model import ModelOutput, TopLogprob
 
-    from ub_core.ksn_logprob import OFFLINE_EOS
+    from ub_core.logprob.eos import OFFLINE_EOS
     from ub_inspect.providers import UBModelAPI
 
     class MuteInspectAPI(UBModelAPI):

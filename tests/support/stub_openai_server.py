@@ -18,7 +18,7 @@ requests with those instead (a status, headers, a fixed body, a function of the 
 sent, or a chunked body that may never end); ``server.arrivals`` holds each request's arrival time.
 
 Log-probabilities, for the option-logprob tasks (calibration, implicit, explicit), from the reference model of
-``ub_core.option_logprob_oracle`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant
+``ub_core.logprob.option_logprob_oracle`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant
 ``" " + option`` is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format
 first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
 list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 from ub_core.oracle import collapse_value, find_problem, oracle_replies, render_value
-from ub_core.option_logprob_oracle import (find_option_item, oracle_option_logprob, oracle_top_logprobs,
+from ub_core.logprob.option_logprob_oracle import (find_option_item, oracle_option_logprob, oracle_top_logprobs,
                                            split_option_text)
 
 __all__ = ["StubServer", "Reply"]

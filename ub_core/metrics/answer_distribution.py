@@ -53,7 +53,7 @@ P_PASS_DRAWS = 2000
 #: ``mode`` of :func:`p_pass_at_n`: ``auto`` (exact where it costs no more than the Monte Carlo), ``exact``, ``mc``.
 P_PASS_MODES = ("auto", "exact", "mc")
 #: A log-probability this far above 0 is rounding noise; beyond it the input is broken (as in
-#: ``ub_core.option_logprob``).
+#: ``ub_core.logprob.option_logprob``).
 _LOGPROB_SLACK = 1e-6
 #: Most compositions ``mode="exact"`` enumerates before refusing (each costs one exact KS p-value, ~0.3-2 ms).
 _EXACT_HARD_LIMIT = 1_000_000
@@ -270,7 +270,7 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
     drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a Monte
     Carlo estimate whose every vector got its KS test (no screening), also ``statistics``: per distinct drawn
-    vector ``(KS statistic, passed, times drawn)`` (:func:`ub_core.reply_tree.missing_mass_bounds` uses them).
+    vector ``(KS statistic, passed, times drawn)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
     """
     from ub_core.metrics import ks_at_n
 

@@ -8,7 +8,7 @@ outcomes (section 3.4). The ideal distribution ``p`` is ``item.probabilities``.
 Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one per option; anything else raises
 a one-line ``ValueError``. All-zero mass is a valid answer (the model puts nothing on any outcome): missing mass
 1.0, the distances, KL and argmax undefined (None, left out of their means) and ``no_mass`` 1 (counted). Under the
-``paper`` convention of :mod:`ub_core.option_logprob` the sum may exceed 1 when one outcome's tokens are a prefix
+``paper`` convention of :mod:`ub_core.logprob.option_logprob` the sum may exceed 1 when one outcome's tokens are a prefix
 of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not clipped.
 """
 

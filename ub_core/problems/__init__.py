@@ -186,7 +186,7 @@ for _name, _loader, _prefix, _size in (("calibration", "calibration_items", "cal
                                        ("implicit", "implicit_items", "imp-", None),
                                        ("explicit", "explicit_items", "exp-", None)):
     register_bank(_module_bank(_name, _loader, (_prefix,), default_size=_size,
-                               find=f"ub_core.option_logprob_oracle:find_{_name}_item"))
+                               find=f"ub_core.logprob.option_logprob_oracle:find_{_name}_item"))
 
 
 def find_item(text: str) -> tuple[str, Any] | None:

@@ -4,7 +4,7 @@ implicit-reasoning paper) and its explicit multiple-choice twin.
 
 These items are scored from next-token probabilities, not from sampled text. The prompt stops just before the
 outcome. Each option's probability is the summed probability of its surface variants, which
-:func:`ub_core.option_logprob.surface_variants` lists. The options are then normalised and compared with
+:func:`ub_core.logprob.option_logprob.surface_variants` lists. The options are then normalised and compared with
 ``probabilities``, the ideal distribution. That distribution is exact: it is derived from the numbers in the
 prompt, never simulated.
 """

@@ -139,7 +139,7 @@ def _option_logprob_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> 
     for k in OPTION_LOGPROB_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
-    # what grid behaviour rates need (ub_core.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
+    # what grid behaviour rates need (ub_core.logprob.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
     # lines carry it inside each grid_<b> value
     if "behaviour_entry" not in payload:
         grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from ub_core.option_logprob import check_convention
+from ub_core.logprob.option_logprob import check_convention
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_parts
@@ -32,7 +32,7 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
-            ``ub_core.option_logprob``.
+            ``ub_core.logprob.option_logprob``.
     """
     with task_options("calibration"):
         convention = check_convention(convention)

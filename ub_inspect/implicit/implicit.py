@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from ub_core.option_logprob import check_convention
+from ub_core.logprob.option_logprob import check_convention
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.option_logprob import implicit_scorer, option_logprob_task_parts
@@ -34,7 +34,7 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
         ids: keep only these item ids (a list or a comma-separated string), in bank order.
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
-            ``ub_core.option_logprob``.
+            ``ub_core.logprob.option_logprob``.
         kl_floor: the floor the model's probabilities are raised to inside KL(ideal || model) (default 1e-12,
             ``ub_core.metrics.KL_FLOOR``); ``kl_floored`` counts the items where it sets the value.
     """

@@ -1,12 +1,12 @@
 """Sampling-free KS@N as an Inspect task: ``inspect eval ub_inspect/ksn_logprob --model vllm-completions/<model>``.
 
 One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``), or with
-``-T enumeration=tree|auto`` per problem of the bank, read through its reply tree (``ub_core.reply_tree``: the
+``-T enumeration=tree|auto`` per problem of the bank, read through its reply tree (``ub_core.logprob.reply_tree``: the
 model's top-k next tokens, expanded best first until 0.99 of the reply mass is finished). The listed route reads
 the log-probability of every candidate answer after the prompt (one ``prompt_logprobs`` request per candidate;
 vLLM's prefix caching computes the shared prompt once), the scorer turns them into the model's answer
 distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and
-``entropy_ratio`` (:mod:`ub_core.ksn_logprob`). See README.md beside this file.
+``entropy_ratio`` (:mod:`ub_core.logprob.ksn_logprob`). See README.md beside this file.
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
-                                 candidate_record, end_texts, load_chat_tokenizer, load_local_tokenizer,
-                                 render_chat, score_candidate_logprobs)
+from ub_core.logprob.eos import OFFLINE_EOS, eos_text
+from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
+                                         candidate_record, end_texts, load_chat_tokenizer, render_chat,
+                                         score_candidate_logprobs)
 from ub_core.metric_spec import per_n_key
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
-from ub_core.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
-from ub_core.reply_tree import TOP_K as TREE_TOP_K
+from ub_core.logprob.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
+from ub_core.logprob.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version
 from ub_inspect.ksn.ksn import load_problems
 
@@ -50,7 +51,7 @@ __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob
            "ReplyTreeRecord", "ENUMERATIONS"]
 
 #: ``enumeration`` option values: ``listed`` (the answers listed in advance, ``ub bank list --logprob``), ``tree``
-#: (every problem, by enumerating the reply tree: ``ub_core.reply_tree``), ``auto`` (listed where the answers can
+#: (every problem, by enumerating the reply tree: ``ub_core.logprob.reply_tree``), ``auto`` (listed where the answers can
 #: be listed, the tree elsewhere: every problem).
 ENUMERATIONS = ("listed", "tree", "auto")
 
@@ -68,7 +69,7 @@ class CandidateLogprobs(StoreModel):
 
 class ReplyTreeRecord(StoreModel):
     """What the tree route read for one sample (stored as ``ReplyTreeRecord:<field>``): the context, the text that
-    ends a reply, and the fields of the :class:`ub_core.reply_tree.ReplyTree` (its finished replies with their
+    ends a reply, and the fields of the :class:`ub_core.logprob.reply_tree.ReplyTree` (its finished replies with their
     probabilities, the missing mass and the cost)."""
 
     context: str = ""  # raw or chat; empty until the solver ran
@@ -108,7 +109,7 @@ def _chat_tokenizer(chat_template: str | None):
 
 
 def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
-    """The text that ends a reply after a candidate (:func:`ub_core.ksn_logprob.end_texts`): for ``eos`` the
+    """The text that ends a reply after a candidate (:func:`ub_core.logprob.ksn_logprob.end_texts`): for ``eos`` the
     end-of-sequence text of the chat tokenizer, else of the evaluated model's own tokenizer (its name is a local
     folder or a cached hub id), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``."""
     if end_of_answer != "eos":
@@ -116,17 +117,11 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
     model = get_model()
     if isinstance(model.api, UBModelAPI):
         return OFFLINE_EOS
-    tok = chat_tok
-    if tok is None:
-        try:
-            tok = load_local_tokenizer(model.name, "end_of_answer=eos")
-        except ValueError as exc:
-            raise OptionError(f"option {exc}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
-                              f"-T end_of_answer=none (score reply prefixes)") from None
     try:
-        return end_texts("eos", getattr(tok, "eos_token", None))[0]
+        return eos_text(chat_tok, None if chat_tok is not None else model.name)
     except ValueError as exc:
-        raise OptionError(f"option {exc}") from None
+        raise OptionError(f"option {exc}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
+                          f"-T end_of_answer=none (score reply prefixes)") from None
 
 
 @solver(name=registry_name("candidate_logprobs"))
@@ -136,7 +131,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
     """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``),
     followed by the end of the reply (``end_of_answer``: see :func:`_reply_end`), and keep them in the store
     (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0). A tree-route sample instead
-    enumerates the reply tree (:func:`ub_core.reply_tree.enumerate_reply_tree`, one ``top_k`` next-token request
+    enumerates the reply tree (:func:`ub_core.logprob.reply_tree.enumerate_reply_tree`, one ``top_k`` next-token request
     per node, until ``max_missing`` is left or ``max_requests`` were sent) into :class:`ReplyTreeRecord`."""
     state_cache: dict[str, Any] = {}
 
@@ -170,7 +165,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 
 async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
     """The model's top-``top_k`` next tokens after ``text`` (one generated token, temperature 1: the model's own
-    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.reply_tree`` names bad values)."""
+    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values)."""
     out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
                                                                  temperature=LOGPROB_TEMPERATURE))
     lp = out.choices[0].logprobs if out.choices else None
@@ -187,7 +182,7 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
                        gt_size: int = 10_000, gt_seed: int = 0, draws: int = 2000, seed: int = 0,
                        version: str | None = None, n_samples: int = 100, max_attempts: int = 5,
                        bank: str = "ksn") -> Scorer:
-    """The answer-distribution metrics of :func:`ub_core.ksn_logprob.score_candidate_logprobs`, for the sample's
+    """The answer-distribution metrics of :func:`ub_core.logprob.ksn_logprob.score_candidate_logprobs`, for the sample's
     problem in the registered KS@N ``bank`` (at ``version``); ``p_pass@N`` predicts a sampled run of ``n_samples`` slots
     with ``max_attempts`` attempts each."""
 
@@ -221,7 +216,7 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
 
 
 def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Score:
-    """The tree route's score (:func:`ub_core.reply_tree.score_reply_tree`); the bounds ride in the metadata."""
+    """The tree route's score (:func:`ub_core.logprob.reply_tree.score_reply_tree`); the bounds ride in the metadata."""
     if not record.context:
         raise LogprobsUnavailableError(f"{problem.id}: no reply tree in the store; run the candidate_logprobs "
                                        f"solver before this scorer")

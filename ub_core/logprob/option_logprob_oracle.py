@@ -21,7 +21,7 @@ import functools
 import math
 
 from .option_logprob import canonical_variant
-from .problems.option_item import OPTION_LOGPROB_BANKS, OptionItem
+from ..problems.option_item import OPTION_LOGPROB_BANKS, OptionItem
 
 __all__ = ["OPTION_LOGPROB_MODES", "find_option_item", "split_option_text", "oracle_option_logprob",
            "oracle_variant_logprobs", "oracle_top_logprobs", "oracle_choice", "find_calibration_item",
@@ -39,7 +39,7 @@ _INDEX_KEY: tuple | None = None
 
 
 def _banks_key() -> tuple:
-    from .problems import BANKS
+    from ..problems import BANKS
 
     # the records themselves (hashable, frozen), not their ids: a freed fixture record's id may be reused
     return tuple((name, BANKS.get(name)) for name in OPTION_LOGPROB_BANKS)
@@ -52,7 +52,7 @@ def _index(size: str) -> dict[str, OptionItem]:
         _INDEXES.clear()
         _INDEX_KEY = key
     if size not in _INDEXES:
-        from .problems import BANKS, load_bank
+        from ..problems import BANKS, load_bank
 
         idx: dict[str, OptionItem] = {}
         for name in OPTION_LOGPROB_BANKS:

@@ -1,6 +1,6 @@
 """Sampling-free KS@N for every problem: enumerate the model's reply tree (issue 25, item 3).
 
-The listed route (:mod:`ub_core.ksn_logprob`) needs a support that can be written out in advance; most numeric
+The listed route (:mod:`ub_core.logprob.ksn_logprob`) needs a support that can be written out in advance; most numeric
 problems have none (a continuous answer, a wide integer range). But a reply is a sequence of tokens, so the model's
 reply distribution is a tree: the root is the empty reply, a node's children are the next tokens with their
 conditional probabilities, and a reply ends where the model writes its end-of-sequence token (or a generation
@@ -61,10 +61,10 @@ from typing import Any, Awaitable, Callable, Sequence
 
 import numpy as np
 
-from .metric_spec import per_n_key, values_without_data
-from .metrics import DEFAULT_NS
-from .metrics.answer_distribution import p_enough_valid, p_pass_profile
-from .problems.base import Problem
+from ..metric_spec import per_n_key, values_without_data
+from ..metrics import DEFAULT_NS
+from ..metrics.answer_distribution import p_enough_valid, p_pass_profile
+from ..problems.base import Problem
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "score_reply_tree", "read_leaves",
            "ks_distance_to_draws", "missing_mass_bounds", "OracleReplyLaw", "oracle_reply_law", "TREE_KEYS",
@@ -115,7 +115,7 @@ class ReplyTree:
 
 def _clean_distribution(tokens: Any, top_k: int) -> tuple[list[tuple[str, float]], str | None]:
     """A server's next-token list -> ``[(text, logprob)]``, or why it is not a distribution (hostile input:
-    :func:`ub_core.ksn_logprob.clean_logprobs` names a bad log-probability; texts must be strings; the
+    :func:`ub_core.logprob.ksn_logprob.clean_logprobs` names a bad log-probability; texts must be strings; the
     probabilities of distinct tokens cannot sum above 1)."""
     from .ksn_logprob import clean_logprobs
 
@@ -385,7 +385,7 @@ _ORACLE_TOKEN = re.compile(r"\d|[^\W\d_]+|\s+|.", re.DOTALL)
 
 class OracleReplyLaw:
     """The offline oracle's reply law for the tree route (module docstring): replies with their probabilities,
-    each split into tokens by :data:`_ORACLE_TOKEN`, :data:`OFFLINE_EOS <ub_core.ksn_logprob.OFFLINE_EOS>` ending
+    each split into tokens by :data:`_ORACLE_TOKEN`, :data:`OFFLINE_EOS <ub_core.logprob.ksn_logprob.OFFLINE_EOS>` ending
     a reply.
 
     ``texts`` are sorted, so the replies that extend a prefix are one slice (bisection); :meth:`next_tokens`
@@ -404,8 +404,8 @@ class OracleReplyLaw:
         """The reply law of ``ub/oracle`` (``mode="oracle"``: the listed candidates with their exact
         probabilities, else the empirical law of ``draws`` rendered true draws) or of ``ub/collapse`` (its one
         reply)."""
-        from .oracle import collapse_value, render_value
-        from .problems.candidates import candidate_set
+        from ..oracle import collapse_value, render_value
+        from ..problems.candidates import candidate_set
 
         if mode == "collapse":
             return cls({render_value(problem, collapse_value(problem)): 1.0}, problem.id)
@@ -429,9 +429,9 @@ class OracleReplyLaw:
 
     def next_tokens(self, prefix: str, top_k: int = TOP_K, eos: str | None = None) -> list[tuple[str, float]]:
         """The top-``top_k`` next tokens after ``prefix`` with their conditional log-probabilities; the end of the
-        reply is ``eos`` (default :data:`ub_core.ksn_logprob.OFFLINE_EOS`). Empty for a prefix the oracle never
+        reply is ``eos`` (default :data:`ub_core.logprob.ksn_logprob.OFFLINE_EOS`). Empty for a prefix the oracle never
         writes, or one that is not a token boundary of any of its replies."""
-        from .ksn_logprob import OFFLINE_EOS
+        from .eos import OFFLINE_EOS
 
         eos = OFFLINE_EOS if eos is None else eos
         lo, hi = self._range(prefix)
@@ -473,7 +473,7 @@ def round_significant(values: np.ndarray, digits: int) -> list[str]:
 
 
 def _empirical_law(problem: Problem, draws: int, digits: int, seed: int) -> dict[str, float]:
-    from .oracle import oracle_values, render_value
+    from ..oracle import oracle_values, render_value
 
     values = oracle_values(problem, draws, seed=seed)
     if problem.answer_format == "number":

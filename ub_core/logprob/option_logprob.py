@@ -3,7 +3,7 @@
 The option-logprob eval families (numeric calibration, the numeric-calibration paper; implicit probabilistic
 reasoning and its explicit MCQ twin, the implicit-reasoning paper) score a :class:`~ub_core.problems.OptionItem` from
 the probability a model gives to each option right after the prompt (its option mass). Not to be confused with the
-sampling-free KS@N route (:mod:`ub_core.ksn_logprob`), which reads log-probabilities of whole candidate answers.
+sampling-free KS@N route (:mod:`ub_core.logprob.ksn_logprob`), which reads log-probabilities of whole candidate answers.
 Both adapters (lm-eval ``multiple_choice`` requests, Inspect prompt / top log-probabilities) obtain one
 log-probability per *surface variant* of each option and hand them here.
 
@@ -41,8 +41,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .metric_spec import BEHAVIOURS as _SPEC_BEHAVIOURS, metric_keys
-from .problems.option_item import OptionItem
+from ..metric_spec import BEHAVIOURS as _SPEC_BEHAVIOURS, metric_keys
+from ..problems.option_item import OptionItem
 
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
@@ -272,7 +272,7 @@ def item_scores(item: OptionItem, option_mass: Sequence[float], kl_floor: float 
     except KeyError:
         raise ValueError(f"{item.id}: bank {item.bank!r} is not an option-logprob bank "
                          f"({', '.join(_SCORERS)})") from None
-    from . import metrics
+    from .. import metrics
 
     fn = getattr(metrics, name, None)
     if fn is None:

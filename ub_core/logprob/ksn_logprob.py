@@ -41,16 +41,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .metric_spec import metric_keys, per_n_key, values_without_data
-from .metrics import DEFAULT_NS
-from .metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
-from .problems.base import Problem
-from .problems.candidates import CandidateSet, candidate_set
+from ..metric_spec import metric_keys, per_n_key, values_without_data
+from ..metrics import DEFAULT_NS
+from ..metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
+from ..problems.base import Problem
+from ..problems.candidates import CandidateSet, candidate_set
+from .eos import OFFLINE_EOS, load_local_tokenizer
 
 __all__ = ["METRIC_KEYS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER", "candidate_record",
            "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
            "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
-           "split_candidate_text", "ORACLE_MODES", "OFFLINE_EOS", "load_local_tokenizer"]
+           "split_candidate_text", "ORACLE_MODES"]
 
 #: The per-problem metric keys both adapters report (``ub_core.metric_spec``, family ``ksn_logprob``).
 METRIC_KEYS = metric_keys("ksn_logprob")
@@ -59,8 +60,6 @@ METRIC_KEYS = metric_keys("ksn_logprob")
 RAW_DELIMITER = " "
 CHAT_DELIMITER = ""
 ORACLE_MODES = ("oracle", "collapse")
-#: The end-of-sequence text of the offline models (``ub/oracle``, ``ub-oracle``, ...): they have no tokenizer.
-OFFLINE_EOS = "</s>"
 #: ``end_of_answer`` option values besides a literal text (:func:`end_texts`); the default is ``eos``.
 END_OF_ANSWER = ("eos", "none")
 
@@ -222,18 +221,6 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
 
 # ------------------------------------------------------------------------------------------------ chat templates
 
-def load_local_tokenizer(name: str, what: str = "chat_template", trust_remote_code: bool = False):
-    """The tokenizer of ``name`` (a local folder or a hub id already in the local cache; nothing is downloaded).
-    A one-line ``ValueError`` naming the option ``what`` it was loaded for when it cannot be loaded."""
-    try:
-        from transformers import AutoTokenizer
-
-        return AutoTokenizer.from_pretrained(str(name), local_files_only=True, trust_remote_code=trust_remote_code)
-    except Exception as exc:  # noqa: BLE001 - any failure is one line for the user
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"{what}: cannot load the tokenizer {name!r} from local files ({first})") from None
-
-
 def load_chat_tokenizer(name: str, trust_remote_code: bool = False):
     """The tokenizer of ``name`` (see :func:`load_local_tokenizer`) for its chat template. A one-line
     ``ValueError`` when it cannot be loaded or has no template."""
@@ -273,7 +260,7 @@ def split_candidate_text(problem: Problem, continuation: str, delimiter: str = R
 
 
 def _collapse_index(problem: Problem, cs: CandidateSet) -> int:
-    from .oracle import collapse_value, render_value
+    from ..oracle import collapse_value, render_value
 
     return cs.texts.index(render_value(problem, collapse_value(problem)))
 
