@@ -1,6 +1,6 @@
 """Coverage and cost of the reply-tree route of sampling-free KS@N (issue 25 item 3), printed (not a test).
 
-(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.reply_tree.oracle_reply_law` (the listed
+(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.oracle_replies.oracle_reply_law` (the listed
     candidates with their exact probabilities where the support can be listed, else 100,000 true draws written with
     ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
     :func:`enumerate_reply_tree_sync` with the route's defaults (stop at missing mass 0.01, 4,000 requests, top-20
@@ -39,7 +39,8 @@ def _pct(xs, q):
 def oracle_coverage(digits: int) -> None:
     from ub_core.logprob.eos import OFFLINE_EOS
     from ub_core.problems import load_bank
-    from ub_core.logprob.reply_tree import enumerate_reply_tree_sync, oracle_reply_law
+    from ub_core.logprob.oracle_replies import oracle_reply_law
+    from ub_core.logprob.reply_tree import enumerate_reply_tree_sync
 
     rows = defaultdict(list)
     t0 = time.perf_counter()
@@ -133,7 +134,7 @@ def main() -> int:
     ap.add_argument("--digits", type=int, nargs="*", default=None, help="oracle digits (default: 2 and 3)")
     args = ap.parse_args()
     if not args.skip_oracle:
-        from ub_core.logprob.reply_tree import ORACLE_TREE_DIGITS
+        from ub_core.logprob.oracle_replies import ORACLE_TREE_DIGITS
 
         for digits in args.digits or (ORACLE_TREE_DIGITS, 3):
             oracle_coverage(digits)

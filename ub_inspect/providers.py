@@ -47,7 +47,7 @@ from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 from ._options import OptionError
-from ub_core.logprob.reply_tree import oracle_reply_law
+from ub_core.logprob.oracle_replies import oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
 
@@ -176,7 +176,7 @@ class UBModelAPI(ModelAPI):
 
     def _tree_output(self, problem: Problem, prefix: str, prompt: str, n: int, config: GenerateConfig) -> ModelOutput:
         """One token after the prompt and a partial reply (the tree route of ``ub_inspect/ksn_logprob``): the next
-        tokens of the reference model's reply law (:func:`ub_core.logprob.reply_tree.oracle_reply_law`) as
+        tokens of the reference model's reply law (:func:`ub_core.logprob.oracle_replies.oracle_reply_law`) as
         ``top_logprobs``; the token is the most probable one."""
         top = oracle_reply_law(problem, self.mode).next_tokens(prefix, int(config.top_logprobs or 1))
         token, lp = top[0] if top else (OFFLINE_EOS, 0.0)

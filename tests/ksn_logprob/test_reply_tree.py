@@ -15,9 +15,9 @@ import pytest
 
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import get_problem
-from ub_core.logprob.reply_tree import (OracleReplyLaw, ReplyTree, enumerate_reply_tree_sync, ks_distance_to_draws,
-                                missing_mass_bounds, oracle_reply_law, read_leaves, round_significant,
-                                score_reply_tree)
+from ub_core.logprob.oracle_replies import OracleReplyLaw, oracle_reply_law, round_significant
+from ub_core.logprob.reply_tree import (ReplyTree, enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds,
+                                        read_leaves, score_reply_tree)
 
 EOS = "</s>"
 
