@@ -63,7 +63,8 @@ from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import p_enough_valid, p_pass_profile
 from ..problems.base import Problem
 
-__all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "score_reply_tree", "read_leaves",
+__all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
+           "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
            "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS",
            "TOP_K"]
 
@@ -73,6 +74,10 @@ MAX_MISSING = 0.01
 MAX_REQUESTS = 4000
 #: Deepest reply (in tokens) expanded; KS@N replies are a few tokens.
 MAX_TOKENS = 64
+#: The tree route stops when the KS-distance bounds are at most this wide (issue 33)...
+TARGET_KS_WIDTH = 0.02
+#: ... and the p_pass bounds at the largest N at most this wide.
+TARGET_P_PASS_WIDTH = 0.1
 #: Nodes below this probability are left unexpanded (missing): they keep the frontier bounded.
 MIN_NODE_MASS = 1e-7
 #: The most top log-probabilities OpenAI-compatible servers return per token.
@@ -83,16 +88,24 @@ TREE_KEYS = ("missing_mass",)
 
 NextTokens = Callable[[str], Awaitable[Sequence[tuple[str, Any]]]]
 
+# A number closed inside the braces: in the number grammar, its end (or what follows) still to be read.
+_CLOSED_NUMBER = re.compile(r"\s*\{\s*[+-]?\d+(?:\.\d*)?\s*\}")
+
 
 @dataclass
 class ReplyTree:
     """The enumerated replies of one problem.
 
-    ``leaves`` maps each finished reply text to its probability; ``missing_mass`` is ``1 - Σ leaves`` (at least
-    0); ``requests`` the next-token distributions read; ``context_tokens`` the reply tokens those requests carried
-    after the prompt (Σ over requests of the node's depth: the work a server without prefix caching repeats);
-    ``stopped`` why the expansion ended (``covered``, ``exhausted``: nothing left worth expanding, ``budget``);
-    ``bad`` the reason a returned distribution was not a distribution (then the tree is unusable)."""
+    ``leaves`` maps each finished reply text to its probability; ``cells`` each unexpanded (or partly listed)
+    numeric prefix to its mass (:func:`ub_core.logprob.number_cells.number_cell`: the mass of replies that finish
+    that number, a value in the prefix's interval); ``missing_mass`` is ``1 - Σ leaves - Σ cells`` (at least
+    0): unexpanded text prefixes and tokens no list showed; ``requests`` the next-token distributions read;
+    ``context_tokens`` the reply tokens those requests carried after the prompt (Σ over requests of the node's
+    depth: the work a server without prefix caching repeats); ``stopped`` why the expansion ended (``covered``,
+    ``tight``: the bounds reached their targets, ``exhausted``: nothing left worth expanding, ``budget``);
+    ``number_mass`` the mass of the numeric prefixes expanded and ``number_escape`` the part of it their lists
+    put outside the number grammar (the evidence for the cells' assumption); ``bad`` the reason a returned
+    distribution was not a distribution (then the tree is unusable)."""
 
     leaves: dict[str, float] = field(default_factory=dict)
     missing_mass: float = 1.0
@@ -100,6 +113,9 @@ class ReplyTree:
     context_tokens: int = 0
     stopped: str = ""
     bad: str | None = None
+    cells: dict[str, float] = field(default_factory=dict)
+    number_mass: float = 0.0
+    number_escape: float = 0.0
 
     @property
     def covered_mass(self) -> float:
@@ -130,30 +146,55 @@ def _clean_distribution(tokens: Any, top_k: int) -> tuple[list[tuple[str, float]
 
 
 async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], stops: Sequence[str] = (),
-                               max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
+                               max_missing: float | None = MAX_MISSING, max_requests: int = MAX_REQUESTS,
                                max_tokens: int = MAX_TOKENS, min_node_mass: float = MIN_NODE_MASS,
-                               top_k: int = TOP_K, batch: int = 8) -> ReplyTree:
+                               top_k: int = TOP_K, batch: int = 8,
+                               cell_of: Callable[[str], tuple[float, float] | None] | None = None,
+                               priority: Callable[[float, tuple[float, float]], float] | None = None,
+                               done: Callable[[ReplyTree], bool] | None = None) -> ReplyTree:
     """Expand the reply tree best first (module docstring) and return its finished replies.
 
     ``next_tokens(prefix)`` returns the top-``top_k`` next tokens after ``prompt + prefix`` as ``(text,
     log-probability)`` pairs; a token whose text is one of ``ends`` (the end-of-sequence text; ``""`` too, as
     servers that skip special tokens report it) ends the reply; a text that reaches one of ``stops`` (generation
     stops such as lm-eval's ``"\\n\\n"``) ends it there. ``batch`` nodes are expanded concurrently (a server
-    batches them); each distinct prefix is asked once."""
-    if not 0.0 <= max_missing < 1.0:
+    batches them); each distinct prefix is asked once.
+
+    Numbers as intervals: with ``cell_of`` (text -> interval or None, :func:`ub_core.logprob.number_cells.number_cell`),
+    a node that is a numeric prefix is a *cell*: when left unexpanded its mass goes to ``tree.cells``, and so does
+    the mass its list did not show once expanded (the unlisted digits). ``priority(mass, interval)`` orders cells
+    against text nodes (whose priority is their mass). The expansion stops when ``done(tree)`` says so (checked as
+    the requests grow by a quarter), else when the leaves hold ``1 - max_missing`` (``None``: never), or at the
+    budget."""
+    if max_missing is not None and not 0.0 <= max_missing < 1.0:
         raise ValueError(f"max_missing must be in [0, 1), got {max_missing!r}")
     end_set = {e for e in ends if e} | {""}
     tree = ReplyTree()
     leaves: dict[str, float] = {}
     covered: list[float] = []
-    frontier: list[tuple[float, int, str, int]] = [(-0.0, 0, "", 0)]  # (-logprob, order, text, depth)
+    cells: dict[str, float] = {}  # residual and pruned cell mass
+    intervals: dict[str, tuple[float, float] | None] = {}
+    frontier: list[tuple[float, int, str, int]] = [(-1.0, 0, "", 0)]  # (-priority, order, text, depth)
     pending: dict[str, float] = {"": 0.0}  # text -> log-probability not yet expanded (masses of equal texts add)
     asked: dict[str, list[tuple[str, float]]] = {}
     order = 1
+    escape: list[float] = []
+    number: list[float] = []
+
+    def interval(text: str) -> tuple[float, float] | None:
+        if cell_of is None:
+            return None
+        if text not in intervals:
+            intervals[text] = cell_of(text)
+        return intervals[text]
 
     def add_leaf(text: str, lp: float) -> None:
         leaves[text] = leaves.get(text, 0.0) + math.exp(lp)
         covered.append(math.exp(lp))
+
+    def add_cell(text: str, mass: float) -> None:
+        if mass > 0:
+            cells[text] = cells.get(text, 0.0) + mass
 
     def push(text: str, lp: float, depth: int) -> None:
         nonlocal order
@@ -161,12 +202,18 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
             pending[text] = float(np.logaddexp(pending[text], lp))
         else:
             pending[text] = lp
-        heapq.heappush(frontier, (-pending[text], order, text, depth))
+        mass = math.exp(pending[text])
+        iv = interval(text)
+        rank = priority(mass, iv) if (iv is not None and priority is not None) else mass
+        heapq.heappush(frontier, (-rank, order, text, depth))
         order += 1
 
     def expand(text: str, lp: float, depth: int, dist: list[tuple[str, float]]) -> None:
+        iv = interval(text)
+        listed = 0.0
         for tok, tlp in dist:
             child = lp + tlp
+            listed += math.exp(tlp)
             if tok in end_set:
                 add_leaf(text, child)
                 continue
@@ -174,25 +221,55 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
             cut = min((i for i in (reply.find(s) for s in stops if s) if i >= 0), default=-1)
             if cut >= 0:
                 add_leaf(reply[:cut], child)
-            elif depth + 1 < max_tokens and child >= math.log(min_node_mass):
+                continue
+            if iv is not None and interval(reply) is None and not _CLOSED_NUMBER.fullmatch(reply):
+                escape.append(math.exp(child))
+            if depth + 1 < max_tokens and child >= math.log(min_node_mass):
                 push(reply, child, depth + 1)
+            elif interval(reply) is not None:
+                add_cell(reply, math.exp(child))
+        if iv is not None:
+            number.append(math.exp(lp))
+            add_cell(text, math.exp(lp) * max(0.0, 1.0 - listed))  # the unlisted digits stay in the interval
 
+    def snapshot() -> ReplyTree:
+        snap = dict(cells)
+        for text, lp in pending.items():
+            if interval(text) is not None:
+                snap[text] = snap.get(text, 0.0) + math.exp(lp)
+        known = math.fsum(covered) + math.fsum(snap.values())
+        return ReplyTree(leaves=dict(leaves), missing_mass=min(max(1.0 - known, 0.0), 1.0), requests=tree.requests,
+                         context_tokens=tree.context_tokens, cells=snap, number_mass=math.fsum(number),
+                         number_escape=math.fsum(escape))
+
+    next_check = batch
     while True:
-        if 1.0 - math.fsum(covered) <= max_missing:
+        if max_missing is not None and 1.0 - math.fsum(covered) <= max_missing:
             tree.stopped = "covered"
             break
+        if done is not None and tree.requests >= next_check:
+            next_check = max(next_check + batch, int(tree.requests * 1.25))
+            if done(snapshot()):
+                tree.stopped = "tight"
+                break
         work: list[tuple[str, float, int]] = []
         while frontier and len(work) < batch:
             neg, _, text, depth = heapq.heappop(frontier)
-            if pending.get(text) != -neg:
-                continue  # stale: this text's mass grew and it was pushed again
-            del pending[text]
-            work.append((text, -neg, depth))
+            if text not in pending:
+                continue  # stale: expanded already, or this text's mass grew and it was pushed again
+            iv = interval(text)
+            mass = math.exp(pending[text])
+            rank = priority(mass, iv) if (iv is not None and priority is not None) else mass
+            if rank != -neg:
+                continue
+            work.append((text, pending.pop(text), depth))
         if not work:
             tree.stopped = "exhausted"
             break
         fresh = [t for t, _, _ in work if t not in asked]
         if tree.requests + len(fresh) > max_requests:
+            for text, lp, _ in work:  # back to the frontier: unexpanded
+                pending[text] = lp
             tree.stopped = "budget"
             break
         results = await asyncio.gather(*(next_tokens(t) for t in fresh))
@@ -209,9 +286,9 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
             if text in fresh:
                 tree.context_tokens += depth
             expand(text, lp, depth, asked[text])
-    tree.leaves = leaves
-    tree.missing_mass = min(max(1.0 - math.fsum(covered), 0.0), 1.0)
-    return tree
+    final = snapshot()
+    final.stopped, final.bad = tree.stopped, None
+    return final
 
 
 def enumerate_reply_tree_sync(next_tokens: Callable[[str], Sequence[tuple[str, Any]]], **kw: Any) -> ReplyTree:
@@ -221,6 +298,56 @@ def enumerate_reply_tree_sync(next_tokens: Callable[[str], Sequence[tuple[str, A
         return next_tokens(prefix)
 
     return asyncio.run(enumerate_reply_tree(call, **kw))
+
+
+async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, ends: Sequence[str],
+                                 stops: Sequence[str] = (), cells: bool = True,
+                                 target_ks_width: float = TARGET_KS_WIDTH,
+                                 target_p_pass_width: float = TARGET_P_PASS_WIDTH, max_missing: float | None = None,
+                                 max_requests: int = MAX_REQUESTS, max_tokens: int = MAX_TOKENS, top_k: int = TOP_K,
+                                 batch: int = 8, **score_options: Any) -> ReplyTree:
+    """One problem's reply tree, expanded until its bounds are tight enough (issue 33, item 3).
+
+    :func:`enumerate_reply_tree` with the problem's numeric prefixes as cells (``cells``; numbers only), cells
+    ranked by how far the truth's CDF moves across them (:func:`ub_core.logprob.number_cells.cell_priority`), and
+    the stop when the scores of :func:`score_reply_tree` at the largest N (``score_options``: ``ns``,
+    ``threshold``, ``method``, ... as the scorer gets them) have KS-distance bounds at most ``target_ks_width``
+    wide and ``p_pass`` bounds at most ``target_p_pass_width`` wide (or at ``max_missing`` left, when given, or
+    at the budget). The same stop serves discrete supports: they are expanded until the bound is tight, not to
+    a fixed coverage."""
+    from .number_cells import cell_priority, number_cell
+
+    opts = dict(score_options)
+    ns = sorted({int(n) for n in opts.pop("ns", DEFAULT_NS)})
+    truth = np.sort(np.asarray(problem.truth(size=opts.get("truth_size", 10_000),
+                                             seed=opts.get("truth_seed", 0)), dtype=float))
+    use_cells = bool(cells) and problem.answer_format == "number"
+
+    def done(snapshot: ReplyTree) -> bool:
+        _, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
+        ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
+        pp_lo, pp_hi = payload.get(per_n_key("p_pass_bounds", ns[-1]), (0.0, 1.0))
+        if ks_hi - ks_lo > target_ks_width:
+            return False
+        # cells tighten p_pass only where passing is a threshold on D (score_reply_tree); elsewhere their mass
+        # counts as unplaced, which expanding cells cannot resolve, so the KS target alone stops
+        return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not threshold_test(problem, opts.get(
+            "method", "paper")) and bool(snapshot.cells))
+
+    return await enumerate_reply_tree(
+        next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
+        max_tokens=max_tokens, top_k=top_k, batch=batch, cell_of=number_cell if use_cells else None,
+        priority=(lambda mass, iv: cell_priority(mass, iv, truth)) if use_cells else None, done=done)
+
+
+def enumerate_problem_tree_sync(problem: Problem, next_tokens: Callable[[str], Sequence[tuple[str, Any]]],
+                                **kw: Any) -> ReplyTree:
+    """:func:`enumerate_problem_tree` for a plain function (the offline oracle, a local transformers model)."""
+
+    async def call(prefix: str):
+        return next_tokens(prefix)
+
+    return asyncio.run(enumerate_problem_tree(problem, call, **kw))
 
 
 # ------------------------------------------------------------------------------------------------ scoring
@@ -262,22 +389,36 @@ def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any) -> float:
 
 def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
                         slots: int = 100, max_attempts: int = 5,
-                        statistics: dict[int, list] | None = None) -> dict[str, Any]:
+                        statistics: dict[int, list] | None = None, *, draws: dict[int, int] | None = None,
+                        brackets: dict[int, tuple[float, float]] | None = None, unplaced: float = 0.0) -> dict[str, Any]:
     """The bounds of the module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
     ``p_pass@N`` (the point value: missing mass valid in the enumerated share).
 
-    ``statistics`` (per N, the Monte-Carlo draws' ``(KS statistic, passed, times drawn)`` of
-    :func:`ub_core.metrics.answer_distribution.p_pass_at_n`) tightens the p_pass bounds where passing is a threshold
-    on the statistic (:func:`_shift_bounds`); the tighter of the two bounds is kept."""
-    eps = missing / (valid + missing) if valid + missing > 0 else 1.0
+    ``statistics`` (per N, the ``(KS statistic, passed, weight)`` of the count vectors of
+    :func:`ub_core.metrics.answer_distribution.p_pass_at_n`, drawn or, for an exact sum, all of them with their
+    probabilities) tightens the p_pass bounds where passing is a threshold on the statistic (:func:`_shift_bounds`,
+    with the test's own critical values ``brackets`` where known); the tighter of the two bounds is kept. Where
+    ``draws[N]`` is given, P(pass | N answers) is a Monte-Carlo share of that many draws and its 99%
+    Clopper-Pearson interval widens the bounds (:func:`ub_core.logprob.number_cells.clopper_pearson`).
+    ``unplaced`` is the part of ``valid`` whose place is unknown (cells, for a test that is no threshold on D):
+    it counts in eps = (missing + unplaced) / (valid + missing) like missing mass, but as valid."""
+    from .number_cells import clopper_pearson
+
+    eps = min((missing + unplaced) / (valid + missing), 1.0) if valid + missing > 0 else 1.0
     out: dict[str, Any] = {"eps": eps, "ks_distance_bounds": [max(0.0, d - eps), min(1.0, d + eps)]
                            if not math.isnan(d) else [0.0, 1.0]}
     share = valid / (valid + invalid) if valid + invalid > 0 else 0.0
     v_point = min(valid + missing * share, 1.0)
     for n, pg in p_given.items():
+        m = (draws or {}).get(n)
         delta = -math.expm1(n * math.log1p(-eps)) if eps < 1 else 1.0
-        lo_given, hi_given = (0.0, 1.0) if math.isnan(pg) else (max(0.0, pg - delta), min(1.0, pg + delta))
-        shifted = _shift_bounds(statistics.get(n), n, eps) if statistics and statistics.get(n) else None
+        if math.isnan(pg):
+            lo_given, hi_given = 0.0, 1.0
+        else:
+            p_lo, p_hi = clopper_pearson(pg * m, m) if m else (pg, pg)
+            lo_given, hi_given = max(0.0, p_lo - delta), min(1.0, p_hi + delta)
+        stats_n = (statistics or {}).get(n)
+        shifted = _shift_bounds(stats_n, n, eps, (brackets or {}).get(n), m) if stats_n else None
         if shifted is not None:
             lo_given, hi_given = max(lo_given, shifted[0]), min(hi_given, shifted[1])
         lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
@@ -287,43 +428,73 @@ def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, inval
     return out
 
 
-def _shift_bounds(statistics: list, n: int, eps: float) -> tuple[float, float] | None:
-    """Bounds of P(KS@N passes) under the true valid law, from N draws of q, when passing means D <= c (the paper's
-    test on a continuous support: scipy's exact two-sample p-value is a function of D, N and the truth's size).
+def _shift_bounds(statistics: list, n: int, eps: float, bracket: tuple[float, float] | None = None,
+                  draws: int | None = None) -> tuple[float, float] | None:
+    """Bounds of P(KS@N passes) under the true valid law, from the statistics of N draws of q, when passing means
+    D <= c (the paper's test on a continuous support: scipy's exact two-sample p-value is a function of D, N and
+    the truth's size).
 
     The true law is (1 - w) q + w R with w <= eps. Couple its N draws with N draws A from q: K ~ Binomial(N, eps)
     of them (at most) come from R instead, and replacing K of N values moves the empirical CDF by at most K/N, so
-    D_true lies in [D_A - K/N, D_A + K/N]. With c_lo the largest passing and c_hi the smallest failing statistic
-    drawn (c_lo <= c < c_hi):
+    D_true lies in [D_A - K/N, D_A + K/N]. With c_pass the largest passing and c_fail the smallest failing
+    statistic (c_pass <= c < c_fail; the test's own, :func:`ub_core.logprob.number_cells.critical_bracket`,
+    where ``bracket`` gives them, else the statistics drawn):
 
-        P(pass) >= Σ_k Bin(k; N, eps) P(D_A <= c_lo - k/N),   P(pass) <= Σ_k Bin(k; N, eps) P(D_A <= c_hi + k/N),
+        P(pass) >= Σ_k Bin(k; N, eps) P(D_A <= c_pass - k/N),   P(pass) <= Σ_k Bin(k; N, eps) P(D_A < c_fail + k/N),
 
-    P(D_A <= x) the Monte-Carlo share (so the bounds carry its sampling error, ``p_pass_se``). Much tighter than
-    the total-variation bound when eps N is small against the spread of D_A. None when the draws do not
-    separate passing from failing by D (not a threshold test)."""
+    P(D_A <= x) the share of the statistics' weights: exact for an exact sum, else a Monte-Carlo share of
+    ``draws`` draws whose 99% Clopper-Pearson interval is carried into the bounds. Much tighter than the
+    total-variation bound when eps N is small against the spread of D_A. None when the statistics contradict a
+    threshold test."""
     from scipy import stats as sps
+
+    from .number_cells import clopper_pearson
 
     d = np.array([s[0] for s in statistics], dtype=float)
     ok = np.array([bool(s[1]) for s in statistics])
     w = np.array([s[2] for s in statistics], dtype=float)
-    c_lo = float(d[ok].max()) if ok.any() else -math.inf
-    c_hi = float(d[~ok].min()) if (~ok).any() else math.inf
-    if not c_lo < c_hi:
+    seen_pass = float(d[ok].max()) if ok.any() else -math.inf
+    seen_fail = float(d[~ok].min()) if (~ok).any() else math.inf
+    if not seen_pass < seen_fail:
         return None
+    c_pass, c_fail = (seen_pass, seen_fail) if bracket is None else bracket
+    if c_pass < seen_pass or c_fail > seen_fail:
+        return None  # the statistics disagree with the bracket: not this test
     order = np.argsort(d, kind="stable")
     ds, share = d[order], np.cumsum(w[order]) / w.sum()
 
-    def at_most(x: float) -> float:
-        i = int(np.searchsorted(ds, x, side="right"))
+    def at_most(x: float, strict: bool = False) -> float:
+        i = int(np.searchsorted(ds, x, side="left" if strict else "right"))
         return float(share[i - 1]) if i > 0 else 0.0
 
     ks = np.arange(n + 1)
     pk = sps.binom.pmf(ks, n, min(max(eps, 0.0), 1.0))
     tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
-    lo = math.fsum(float(pk[k]) * at_most(c_lo - k / n - tol) for k in ks if pk[k] > 0) if c_lo > -math.inf else 0.0
-    hi = 1.0 if c_hi == math.inf else min(1.0, math.fsum(float(pk[k]) * at_most(c_hi + k / n + tol)
-                                                          for k in ks if pk[k] > 0))
-    return max(0.0, lo), hi
+    lo = math.fsum(float(pk[k]) * at_most(c_pass - k / n + tol) for k in ks if pk[k] > 0) if c_pass > -math.inf else 0.0
+    hi = 1.0 if c_fail == math.inf else min(1.0, math.fsum(float(pk[k]) * at_most(c_fail + k / n - tol, strict=True)
+                                                           for k in ks if pk[k] > 0))
+    if draws:
+        lo, hi = clopper_pearson(lo * draws, draws)[0], clopper_pearson(hi * draws, draws)[1]
+    return max(0.0, lo), min(1.0, hi)
+
+
+def _cell_rows(tree: ReplyTree) -> np.ndarray:
+    """The tree's cells as rows ``(a, b, mass)`` (:func:`ub_core.logprob.number_cells.number_cell`)."""
+    from .number_cells import number_cell
+
+    rows = []
+    for text, mass in tree.cells.items():
+        iv = number_cell(text)
+        if iv is None:
+            raise ValueError(f"cell {text!r} is not a numeric prefix")
+        rows.append((iv[0], iv[1], float(mass)))
+    return np.array(rows, dtype=float).reshape(-1, 3)
+
+
+def threshold_test(problem: Problem, method: str) -> bool:
+    """Whether KS@N passes exactly when its statistic is at most a critical value: the paper's test on a
+    continuous support (``scipy.stats.ks_2samp(method="exact")``, a function of D and the two sizes)."""
+    return method == "paper" and problem.support == "continuous"
 
 
 def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
@@ -331,35 +502,74 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
                      seed: int = 0, slots: int = 100, max_attempts: int = 5) -> tuple[dict[str, float], dict[str, Any]]:
     """One problem's enumerated reply tree -> ``(scores, payload)`` with the keys of the ``ksn_logprob`` spec
     (``jsd`` and ``entropy_ratio`` are NaN: they need the truth's pmf, which only listed supports have) plus
-    ``missing_mass``. ``payload`` holds the bounds (module docstring), ``q`` and ``values``, per N
-    ``p_pass_given_valid@N``, ``p_pass_se@N`` and ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``,
-    ``leaves``, ``stopped``)."""
+    ``missing_mass``. ``payload`` holds the bounds (module docstring; with cells, :mod:`.number_cells`), ``q``
+    and ``values`` (cells at their midpoints), per N ``p_pass_given_valid@N``, ``p_pass_se@N`` and
+    ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``, ``leaves``, ``cells``,
+    ``cell_mass``, ``stopped``, ``number_escape``).
+
+    ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`)."""
+    from .number_cells import cell_p_pass, critical_bracket, ks_distance_bounds
+
     ns = sorted({int(n) for n in ns})
+    cells = _cell_rows(tree)
+    cell_mass = float(math.fsum(cells[:, 2].tolist()))
     cost = {"requests": tree.requests, "context_tokens": tree.context_tokens, "leaves": len(tree.leaves),
-            "stopped": tree.stopped}
+            "cells": len(cells), "cell_mass": cell_mass, "stopped": tree.stopped,
+            "number_mass": tree.number_mass, "number_escape": tree.number_escape}
     scores: dict[str, float] = values_without_data("ksn_logprob", ns)  # p_pass@N 0 until a valid answer is found
     if tree.bad:
         scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=math.nan)
         return scores, {"q": None, "bad_logprobs": tree.bad, **cost}
     values, masses, invalid = read_leaves(problem, tree.leaves)
-    valid = float(math.fsum(masses.tolist()))
+    leaf_valid = float(math.fsum(masses.tolist()))
+    valid = min(leaf_valid + cell_mass, 1.0)
     scores.update(valid_mass=valid, no_mass=0.0, bad_logprobs=0.0, missing_mass=tree.missing_mass)
     if valid <= 0:
         scores["no_mass"] = 1.0
         return scores, {"q": None, "invalid_mass": invalid, **cost,
                         **missing_mass_bounds(math.nan, {n: math.nan for n in ns}, 0.0, invalid,
                                               tree.missing_mass, slots, max_attempts)}
-    truth = problem.truth(size=truth_size, seed=truth_seed)
-    d = ks_distance_to_draws(masses, values, truth)
-    prof = p_pass_profile(masses, values, truth, ns, threshold, method=method, support=problem.support,
-                          draws=draws, seed=seed, keep_statistics=True)
-    bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, tree.missing_mass,
-                                 slots, max_attempts, {n: prof[n].get("statistics") for n in ns})
+    truth = np.sort(np.asarray(problem.truth(size=truth_size, seed=truth_seed), dtype=float))
+    mids = (cells[:, 0] + cells[:, 1]) / 2
+    point_values = np.concatenate([values, mids])
+    point_masses = np.concatenate([masses, cells[:, 2]])
+    order = np.argsort(point_values, kind="stable")
+    point_values, point_masses = point_values[order], point_masses[order]
+    d = ks_distance_to_draws(point_masses, point_values, truth)
+    ks_bounds = list(ks_distance_bounds(values, masses, cells, tree.missing_mass, truth))
+    M = tree.missing_mass
+    share = valid / (valid + invalid) if valid + invalid > 0 else 0.0
+    v_point = min(valid + M * share, 1.0)
+    payload: dict[str, Any] = {"q": (point_masses / valid).tolist(), "values": point_values.tolist(),
+                               "invalid_mass": invalid, **cost, "ks_distance_bounds": ks_bounds}
     scores["ks_distance"] = d
-    payload: dict[str, Any] = {"q": (masses / valid).tolist(), "values": values.tolist(), "invalid_mass": invalid,
-                               **cost, "eps": bounds["eps"], "ks_distance_bounds": bounds["ks_distance_bounds"]}
+    if len(cells) and threshold_test(problem, method):
+        # cells on the paper's continuous test: the interval statistics of number_cells
+        payload["eps"] = M / (valid + M)
+        for n in ns:
+            r = cell_p_pass(values, masses, cells, M, truth, n, critical_bracket(n, truth.size, threshold),
+                            draws=draws, seed=seed)
+            scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * r["p"]
+            payload[per_n_key("p_pass_bounds", n)] = [p_enough_valid(valid, n, slots, max_attempts) * r["lo"],
+                                                      p_enough_valid(min(valid + M, 1.0), n, slots,
+                                                                     max_attempts) * r["hi"]]
+            payload[per_n_key("p_pass_given_valid", n)] = r["p"]
+            payload[per_n_key("p_pass_se", n)] = r["se"]
+            payload[per_n_key("p_pass_exact", n)] = False
+        return scores, payload
+    # leaves only (or cells on a test that is no threshold on D: their mass is then as uncertain as missing
+    # mass for P(pass), at their midpoints for the point value)
+    prof = p_pass_profile(point_masses, point_values, truth, ns, threshold, method=method, support=problem.support,
+                          draws=draws, seed=seed, keep_statistics=True)
+    thresh = threshold_test(problem, method)
+    bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, M, slots, max_attempts,
+                                 None if len(cells) else {n: prof[n].get("statistics") for n in ns},
+                                 draws={n: prof[n]["draws"] for n in ns if not prof[n]["exact"]},
+                                 brackets={n: critical_bracket(n, truth.size, threshold) for n in ns} if thresh else None,
+                                 unplaced=cell_mass)
+    payload["eps"] = bounds["eps"]
     for n in ns:
-        scores[per_n_key("p_pass", n)] = bounds[per_n_key("p_pass", n)]
+        scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * prof[n]["p_pass"]
         payload[per_n_key("p_pass_bounds", n)] = bounds[per_n_key("p_pass_bounds", n)]
         payload[per_n_key("p_pass_given_valid", n)] = prof[n]["p_pass"]
         payload[per_n_key("p_pass_se", n)] = prof[n]["se"]

@@ -268,9 +268,9 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     one by one against ``ks_at_n``); the screen only saves time (most vectors are far from the threshold).
 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
-    drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a Monte
-    Carlo estimate whose every vector got its KS test (no screening), also ``statistics``: per distinct drawn
-    vector ``(KS statistic, passed, times drawn)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
+    drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a test
+    without screening, also ``statistics``: per distinct drawn vector ``(KS statistic, passed, times drawn)``, or
+    for an exact sum per count vector ``(KS statistic, passed, probability)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
     """
     from ub_core.metrics import ks_at_n
 
@@ -328,9 +328,13 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
         rows = np.array([np.bincount(np.asarray(c, dtype=np.int64), minlength=k)
                          for c in itertools.combinations_with_replacement(range(k), n)], dtype=np.int64)
         ok = decide(rows)
-        log_terms = special.gammaln(n + 1) - special.gammaln(rows[ok] + 1).sum(axis=1) + rows[ok] @ np.log(probs)
-        p = math.fsum(np.exp(log_terms).tolist())
-        return {"n": n, "p_pass": min(max(p, 0.0), 1.0), "se": 0.0, "exact": True, "draws": n_comp}
+        log_all = special.gammaln(n + 1) - special.gammaln(rows + 1).sum(axis=1) + rows @ np.log(probs)
+        p = math.fsum(np.exp(log_all[ok]).tolist())
+        out = {"n": n, "p_pass": min(max(p, 0.0), 1.0), "se": 0.0, "exact": True, "draws": n_comp}
+        if keep_statistics and not use_screen:  # every vector with its probability: the statistic's exact law
+            d = _ks_statistics(rows, vals, truth)
+            out["statistics"] = [(float(x), bool(k), float(w)) for x, k, w in zip(d, ok, np.exp(log_all))]
+        return out
 
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), n]))
     counts = rng.multinomial(n, probs, size=draws)
