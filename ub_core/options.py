@@ -105,6 +105,18 @@ def choice(value: Any, name: str, allowed: Sequence[str]) -> str:
     return v
 
 
+def boolean(value: Any, name: str) -> bool:
+    """A switch: ``true``/``false`` (YAML gives a bool; ``1``/``0``, ``yes``/``no`` as text too)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise OptionValueError(f"option {name}: true or false, got {value!r}")
+
+
 def threshold(value: Any, name: str = "threshold") -> float:
     """The KS p-value threshold: a number in (0, 1) (UnpredictaBench: 1e-4)."""
     return real(value, name, 0, 1, low_open=True, high_open=True)

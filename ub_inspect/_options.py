@@ -25,7 +25,7 @@ from ub_core.problems import UnknownProblemError
 
 from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
-__all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
+__all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice", "boolean",
            "threshold", "ks_method",
            "select_ids", "first_per_category"]
 
@@ -73,6 +73,7 @@ real = _one_line(_core.real)
 int_list = _one_line(_core.int_list)
 str_list = _one_line(_core.str_list)
 choice = _one_line(_core.choice)
+boolean = _one_line(_core.boolean)
 threshold = _one_line(_core.threshold)  # the KS p-value threshold, as lm-eval's --metadata checks it
 ks_method = _one_line(_core.ks_method)
 

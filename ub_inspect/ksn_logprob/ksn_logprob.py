@@ -31,15 +31,16 @@ from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELI
 from ub_core.metric_spec import per_n_key
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
-from ub_core.logprob.reply_tree import MAX_MISSING, MAX_REQUESTS, MAX_TOKENS, ReplyTree, enumerate_reply_tree, score_reply_tree
+from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH, ReplyTree,
+                                        enumerate_problem_tree, score_reply_tree)
 from ub_core.logprob.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version
 from ub_inspect.ksn.ksn import load_problems
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
-from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, ks_method, positive_int,
-                                 real, select_ids, str_list, task_options)
+from ub_inspect._options import (OptionError, boolean, choice, first_per_category, int_list, integer, ks_method,
+                                 positive_int, real, select_ids, str_list, task_options)
 from ub_inspect._options import threshold as check_threshold
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
@@ -126,14 +127,18 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
 
 @solver(name=registry_name("candidate_logprobs"))
 def candidate_logprobs(chat_template: str | None = None, delimiter: str | None = None,
-                       end_of_answer: str = "eos", max_missing: float = MAX_MISSING,
-                       max_requests: int = MAX_REQUESTS, top_k: int = TREE_TOP_K) -> Solver:
+                       end_of_answer: str = "eos", top_k: int = TREE_TOP_K, tree: dict[str, Any] | None = None
+                       ) -> Solver:
     """Read each candidate's log-probability after the prompt (raw, or rendered through ``chat_template``),
     followed by the end of the reply (``end_of_answer``: see :func:`_reply_end`), and keep them in the store
     (:class:`CandidateLogprobs`; a log-probability ``None`` is probability 0). A tree-route sample instead
-    enumerates the reply tree (:func:`ub_core.logprob.reply_tree.enumerate_reply_tree`, one ``top_k`` next-token request
-    per node, until ``max_missing`` is left or ``max_requests`` were sent) into :class:`ReplyTreeRecord`."""
+    enumerates the reply tree (:func:`ub_core.logprob.reply_tree.enumerate_problem_tree`, one ``top_k``
+    next-token request per node, until the bounds are tight or the budget is spent) into :class:`ReplyTreeRecord`;
+    ``tree`` holds that route's options: ``bank`` and ``version`` (where the sample's problem is), ``cells``,
+    ``target_ks_width``, ``target_p_pass_width``, ``max_missing``, ``max_requests``, and ``score`` (the scorer's
+    options, so the stop judges the bounds the scorer will report)."""
     state_cache: dict[str, Any] = {}
+    tree_opts = dict(tree or {})
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if "tokenizer" not in state_cache:  # the active model is known only inside the solver
@@ -143,12 +148,17 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         rec = state.metadata["ub"]
         if rec.get("route") == "tree":
             context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
-            tree = await enumerate_reply_tree(lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
-                                              max_missing=max_missing, max_requests=max_requests,
-                                              max_tokens=MAX_TOKENS, top_k=top_k)
+            problem = lookup_problem(state.sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
+            found = await enumerate_problem_tree(
+                problem, lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
+                cells=tree_opts.get("cells", True), max_missing=tree_opts.get("max_missing"),
+                max_requests=tree_opts.get("max_requests", MAX_REQUESTS), max_tokens=MAX_TOKENS, top_k=top_k,
+                target_ks_width=tree_opts.get("target_ks_width", TARGET_KS_WIDTH),
+                target_p_pass_width=tree_opts.get("target_p_pass_width", TARGET_P_PASS_WIDTH),
+                **tree_opts.get("score", {}))
             store = state.store_as(ReplyTreeRecord)
             store.context, store.end = "chat" if tok is not None else "raw", end
-            store.tree = dataclasses.asdict(tree)
+            store.tree = dataclasses.asdict(found)
             return state
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
@@ -226,12 +236,14 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
     n = max(options["ns"])
     bounds = payload.get(per_n_key("p_pass_bounds", n), [math.nan, math.nan])
     return Score(value=scores, answer=top,
-                 explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass in {tree.requests} requests "
-                              f"({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
+                 explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass ({len(tree.leaves)} replies, "
+                              f"{len(tree.cells)} numeric cells holding {sum(tree.cells.values()):.3g}) in "
+                              f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
                               f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[f'p_pass@{n}']:.3g} "
                               f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"),
                  metadata={"ub": {**payload, "route": "tree", "context": record.context, "end": record.end,
                                   "leaves": dict(sorted(tree.leaves.items(), key=lambda kv: -kv[1])[:200]),
+                                  "cell_texts": dict(sorted(tree.cells.items(), key=lambda kv: -kv[1])[:200]),
                                   "missing_mass": tree.missing_mass}})
 
 
@@ -240,8 +252,9 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
                 end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
-                enumeration: str = "listed", max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
-                top_k: int = TREE_TOP_K, bank: str = "ksn") -> Task:
+                enumeration: str = "listed", max_missing: float | None = None, max_requests: int = MAX_REQUESTS,
+                top_k: int = TREE_TOP_K, bank: str = "ksn", cells: bool = True,
+                target_ks_width: float = TARGET_KS_WIDTH, target_p_pass_width: float = TARGET_P_PASS_WIDTH) -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
     Args:
@@ -267,11 +280,18 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             (every problem: the model's reply tree is enumerated from its top-k next tokens, best first) or
             ``auto`` (every problem: listed where possible, the tree elsewhere). The tree route needs a provider
             that returns ``top_logprobs`` after a raw text (completions providers).
-        max_missing: the tree route stops once the finished replies hold ``1 - max_missing`` of the probability
-            (default 0.01); what is left is reported as ``missing_mass`` and bounds KS distance and p_pass@N.
+        max_missing: also stop the tree route once the finished replies hold ``1 - max_missing`` of the
+            probability (default: no such stop; the bounds' targets decide). What is left unexpanded is reported
+            (``missing_mass``, ``cell_mass``) and bounds KS distance and p_pass@N.
         max_requests: the most next-token requests per problem in the tree route (default 4,000).
         top_k: next tokens per request in the tree route (servers return at most 20).
         bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
+        cells: numbers as intervals in the tree route (default true): an unexpanded numeric prefix such as
+            ``{4.9`` bounds its mass to [4.9, 5.0] instead of leaving it missing (``ub_core.logprob.number_cells``;
+            it assumes a reply that has begun a number finishes it). ``false``: leaves only.
+        target_ks_width: the tree route stops when the KS-distance bounds are at most this wide (default 0.02)...
+        target_p_pass_width: ... and the p_pass bounds at the largest N at most this wide (default 0.1), or at
+            ``max_requests``.
     """
     with task_options("ksn_logprob"):
         bank = str(bank)
@@ -292,7 +312,10 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         if chat_template is not None and not str(chat_template).strip():
             raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
         enumeration = choice(enumeration, "enumeration", ENUMERATIONS)
-        max_missing = real(max_missing, "max_missing", 0, 1, high_open=True)
+        max_missing = None if max_missing is None else real(max_missing, "max_missing", 0, 1, high_open=True)
+        cells = boolean(cells, "cells")
+        target_ks_width = real(target_ks_width, "target_ks_width", 0, 1)
+        target_p_pass_width = real(target_p_pass_width, "target_p_pass_width", 0, 1)
         max_requests = positive_int(max_requests, "max_requests")
         top_k = positive_int(top_k, "top_k")
         if enumeration != "listed" and end_of_answer == "none":
@@ -316,8 +339,13 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         dataset=MemoryDataset([record_to_sample(p, routes[p.id]) for p in problems],
                               name="unpredictabench-ksn-logprob"),
         solver=candidate_logprobs(None if chat_template is None else str(chat_template),
-                                  None if delimiter is None else str(delimiter), end_of_answer, max_missing,
-                                  max_requests, top_k),
+                                  None if delimiter is None else str(delimiter), end_of_answer, top_k,
+                                  tree=dict(bank=bank, version=bank_version(bank), cells=cells,
+                                            max_missing=max_missing, max_requests=max_requests,
+                                            target_ks_width=target_ks_width, target_p_pass_width=target_p_pass_width,
+                                            score=dict(ns=ns, threshold=threshold, method=method,
+                                                       truth_size=gt_size, truth_seed=seed, draws=draws, seed=seed,
+                                                       slots=n_samples, max_attempts=max_attempts))),
         scorer=ksn_logprob_scorer(ks_ns=ns, threshold=threshold, method=method, gt_size=gt_size, gt_seed=seed,
                                   draws=draws, seed=seed, version=bank_version(bank), n_samples=n_samples,
                                   max_attempts=max_attempts, bank=bank),
