@@ -9,21 +9,29 @@ top-k log-probabilities an OpenAI-compatible server returns for one generated to
 
 * the node with the largest probability is expanded next (prefixes of likely replies first);
 * a child that is the end of the reply makes its prefix a *leaf*: a finished reply with its probability;
-* the expansion stops when the finished replies hold at least ``1 - max_missing`` of the probability, or when
-  ``max_requests`` distributions were read; nodes deeper than ``max_tokens`` and below ``min_node_mass`` are not
-  expanded.
+* nodes deeper than ``max_tokens`` and below ``min_node_mass`` are not expanded.
 
-Whatever is not in a leaf is the *missing mass* ``M = 1 - Σ_leaves P(reply)``: unexpanded prefixes, and tokens
-outside the top-k lists. It is carried as an explicit bound (:func:`score_reply_tree`).
+Numbers as intervals (issue 33, :mod:`ub_core.logprob.number_cells`): a node that is a decimal number begun inside
+the braces (``{4.9``) is a *cell*: left unexpanded, its mass is known to lie in [4.9, 5.0] (a reply that has begun
+a number finishes it), and the mass its list does not show once expanded (the unlisted digits of a three-digit
+token position) stays in its interval. Cells are expanded where the truth's CDF moves most across them
+(:func:`ub_core.logprob.number_cells.cell_priority`), text nodes by their mass. :func:`enumerate_problem_tree`
+stops when the bounds below are tight enough (KS distance within :data:`TARGET_KS_WIDTH`, ``p_pass`` at the largest
+N within :data:`TARGET_P_PASS_WIDTH`), discrete supports included, or when ``max_requests`` distributions were read;
+:func:`enumerate_reply_tree` alone stops at ``1 - max_missing`` finished (the stop before issue 33).
+
+Whatever is neither a leaf nor a cell is the *missing mass* ``M``: unexpanded text prefixes, and tokens outside
+the top-k lists of text nodes. It is carried as an explicit bound (:func:`score_reply_tree`).
 
 Each leaf is read with the problem's own reply parser (:meth:`Problem.parse`), as the sampled KS@N scorer reads
 a reply, so q is the law of the scored values of the model's valid replies, and ``valid_mass`` V the probability
 of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missing:
 
-* ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised, F the empirical CDF of the
-  problem's 10,000 truth draws (the draws KS@N tests against). The model's true valid law is
-  (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], so its distance lies within
-  ``eps = M / (V + M)`` of d: ``ks_distance_bounds = [d - eps, d + eps]`` (clipped to [0, 1]).
+* ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised (cells at their midpoints), F
+  the empirical CDF of the problem's 10,000 truth draws (the draws KS@N tests against). The model's true valid law
+  is (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], and each cell anywhere in its
+  interval, so its distance lies between the envelope bounds of
+  :func:`ub_core.logprob.number_cells.ks_distance_bounds` (without cells at most ``eps = M / (V + M)`` from d).
 * ``p_pass@N`` = P(enough valid answers) x P(KS@N passes | N answers from Q) (:func:`ub_core.metrics.p_enough_valid`,
   :func:`ub_core.metrics.answer_distribution.p_pass_at_n`, the sampled protocol exactly). The total variation between
   the true valid law and Q is at most eps, so between N i.i.d. draws of each at most ``1 - (1 - eps)^N``
@@ -34,9 +42,12 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
 
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
-  N draws moves D by at most K/N, K ~ Binomial(N, eps) (:func:`_shift_bounds`); the tighter of the two is kept.
-  With no valid reply enumerated (V = 0) the point value is 0, the sampled run's fail (issue 33), and its bounds
-  [0, P_enough(M)]: the missing mass could still be valid.
+  N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
+  (:func:`_shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
+  exact sums alike; the tighter of the two is kept. With cells, the same shift bound runs on the interval
+  statistics of :func:`ub_core.logprob.number_cells.cell_p_pass`. Monte-Carlo error is inside every stated bound
+  (99% Clopper-Pearson). With no valid reply enumerated (V = 0) the point value is 0, the sampled run's fail
+  (issue 33), and its bounds [0, P_enough(M)]: the missing mass could still be valid.
 
 Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
 the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
