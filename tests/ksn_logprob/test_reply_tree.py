@@ -144,11 +144,11 @@ def test_round_significant():
 
 
 def test_the_oracles_prefix_law_is_the_truth_within_rounding_and_sampling():
-    """te-normal-conc is continuous: the oracle's law is 100,000 true draws written with 2 significant digits.
-    Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
+    """te-normal-conc is continuous: under ``-M digits=2`` the oracle's law is 100,000 true draws written with 2
+    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
     terms (100,000 and 10,000 draws, each at 1e-6)."""
     p = get_problem("te-normal-conc")
-    law = oracle_reply_law(p)
+    law = oracle_reply_law(p, digits=2)
     assert not law.exact
     tree = enumerate_reply_tree_sync(lambda prefix: law.next_tokens(prefix), ends=[EOS])
     assert tree.stopped == "covered" and tree.missing_mass <= 0.01
@@ -190,7 +190,8 @@ def test_collapse_law_is_one_reply():
 @pytest.mark.slow
 def test_inspect_tree_route_end_to_end(tmp_path):
     """``-T enumeration=auto``: a listable problem takes the listed route, a continuous one the tree; the oracle
-    passes, the collapsed model fails, and the tree's missing mass and bounds reach the log."""
+    (writing 2 significant digits, ``-M digits=2``, so that leaves are reached within the budget) passes, the
+    collapsed model fails, and the tree's missing mass and bounds reach the log."""
     from inspect_ai import eval as inspect_eval
 
     from ub_inspect.ksn_logprob.ksn_logprob import ksn_logprob
@@ -199,7 +200,7 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     logs = {}
     for model in ("ub/oracle", "ub/collapse"):
         (log,) = inspect_eval(ksn_logprob(enumeration="auto", ids=ids, ks_ns=[10]), model=model,
-                              log_dir=str(tmp_path), display="none")
+                              model_args={"digits": 2}, log_dir=str(tmp_path), display="none")
         assert log.status == "success", log.error
         logs[model] = {s.id: next(iter(s.scores.values())) for s in log.samples}
     oracle, collapse = logs["ub/oracle"], logs["ub/collapse"]
