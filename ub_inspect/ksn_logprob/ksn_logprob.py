@@ -1,8 +1,10 @@
 """Sampling-free KS@N as an Inspect task: ``inspect eval ub_inspect/ksn_logprob --model vllm-completions/<model>``.
 
-One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``), or with
-``-T enumeration=tree|auto`` per problem of the bank, read through its reply tree (``ub_core.logprob.reply_tree``: the
-model's top-k next tokens, expanded best first until 0.99 of the reply mass is finished). The listed route reads
+One Sample per KS@N problem of the bank: by default (``-T enumeration=auto``) the problems whose answer support
+can be listed (``ub bank list --logprob``) take the listed route and every other problem is read through its
+reply tree (``ub_core.logprob.reply_tree``: the model's top-k next tokens, expanded best first until 0.99 of the
+reply mass is finished); ``-T enumeration=listed`` keeps only the first, ``tree`` sends every problem through the
+second. The listed route reads
 the log-probability of every candidate answer after the prompt (one ``prompt_logprobs`` request per candidate;
 vLLM's prefix caching computes the shared prompt once), the scorer turns them into the model's answer
 distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and
@@ -240,7 +242,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
                 end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
-                enumeration: str = "listed", max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
+                enumeration: str = "auto", max_missing: float = MAX_MISSING, max_requests: int = MAX_REQUESTS,
                 top_k: int = TREE_TOP_K, bank: str = "ksn") -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
 
@@ -263,14 +265,16 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             the probability that the reply starts with c, an upper bound) or the text that ends a reply.
         n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
         max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
-        enumeration: ``listed`` (the problems whose answers can be listed in advance; the default), ``tree``
-            (every problem: the model's reply tree is enumerated from its top-k next tokens, best first) or
-            ``auto`` (every problem: listed where possible, the tree elsewhere). The tree route needs a provider
-            that returns ``top_logprobs`` after a raw text (completions providers).
+        enumeration: ``auto`` (every problem: listed where the answers can be listed, the reply tree elsewhere;
+            the default), ``listed`` (only the problems whose answers can be listed in advance; the others are
+            named and left out) or ``tree`` (every problem through its reply tree: the model's top-k next tokens,
+            expanded best first). The tree route needs a provider that returns ``top_logprobs`` after a raw text
+            (completions providers).
         max_missing: the tree route stops once the finished replies hold ``1 - max_missing`` of the probability
             (default 0.01); what is left is reported as ``missing_mass`` and bounds KS distance and p_pass@N.
         max_requests: the most next-token requests per problem in the tree route (default 4,000).
-        top_k: next tokens per request in the tree route (servers return at most 20).
+        top_k: next tokens per request in the tree route (default 20, OpenAI's limit; vLLM returns up to its
+            ``--max-logprobs``, so serve with ``--max-logprobs 1000`` for tokenizers with three-digit tokens).
         bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
     """
     with task_options("ksn_logprob"):
