@@ -26,7 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.logprob.eos import OFFLINE_EOS, eos_text
+from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text
 from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
                                          candidate_record, end_texts, load_chat_tokenizer, render_chat,
                                          score_candidate_logprobs)
@@ -113,7 +113,9 @@ def _chat_tokenizer(chat_template: str | None):
 def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
     """The text that ends a reply after a candidate (:func:`ub_core.logprob.ksn_logprob.end_texts`): for ``eos`` the
     end-of-sequence text of the chat tokenizer, else of the evaluated model's own tokenizer (its name is a local
-    folder or a cached hub id), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``."""
+    folder or a cached hub id), else of the tokenizer its server says it serves (a model served under an alias:
+    :func:`ub_core.logprob.eos.served_eos_text`), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``; one
+    line naming ``-T end_of_answer=<text>`` when none of them gives it."""
     if end_of_answer != "eos":
         return end_texts(end_of_answer)[0]
     model = get_model()
@@ -122,8 +124,17 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
     try:
         return eos_text(chat_tok, None if chat_tok is not None else model.name)
     except ValueError as exc:
-        raise OptionError(f"option {exc}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
-                          f"-T end_of_answer=none (score reply prefixes)") from None
+        error = str(exc)
+    base_url = getattr(model.api, "base_url", None)
+    if chat_tok is None and base_url:  # a served alias: ask the server what it serves
+        try:
+            served = getattr(model.api, "service_model_name", None)  # openai-api/<service>/<name>: the name sent
+            return served_eos_text(str(base_url), served() if callable(served) else model.name,
+                                   getattr(model.api, "api_key", None))
+        except ValueError as exc:
+            error = f"{error}; {str(exc).removeprefix('end_of_answer=eos: ')}"
+    raise OptionError(f"option {error}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
+                      f"-T end_of_answer=none (score reply prefixes)")
 
 
 @solver(name=registry_name("candidate_logprobs"))
