@@ -219,3 +219,23 @@ def test_inspect_top_k_above_20_finishes_a_three_digit_tree(tmp_path):
     assert log.status == "success", log.error
     score = next(iter(log.samples[0].scores.values()))
     assert score.value["missing_mass"] <= 0.01 and score.value["p_pass@10"] >= 0.95
+
+
+def test_a_server_that_allows_fewer_top_logprobs_stops_with_one_line(monkeypatch):
+    """vLLM rejects ``logprobs`` above its ``--max-logprobs`` (default 20) with HTTP 400; the tree route says how
+    to serve (``--max-logprobs``) instead of failing every sample with the server's body."""
+    import importlib
+
+    module = importlib.import_module("ub_inspect.ksn_logprob.ksn_logprob")
+    from ub_inspect.option_logprob import LogprobsUnavailableError
+
+    class Refusing:
+        async def generate(self, *args, **kwargs):
+            raise RuntimeError("Error code: 400 - {'error': {'message': 'Requested sample logprobs of 1000, which is "
+                               "greater than max allowed: 20'}}")
+
+    monkeypatch.setattr(module, "get_model", lambda *a, **k: Refusing())
+    with pytest.raises(LogprobsUnavailableError) as err:
+        asyncio.run(module._next_tokens("prompt", 1000))
+    message = str(err.value)
+    assert "\n" not in message and "at most 20" in message and "--max-logprobs 1000" in message

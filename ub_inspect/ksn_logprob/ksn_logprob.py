@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import re
 from typing import Any, Sequence
 
 from inspect_ai import Task, task
@@ -178,9 +179,19 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 
 async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
     """The model's top-``top_k`` next tokens after ``text`` (one generated token, temperature 1: the model's own
-    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values)."""
-    out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
-                                                                 temperature=LOGPROB_TEMPERATURE))
+    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values).
+    ``top_k`` goes to the server as it is (Inspect's completions providers send it as ``logprobs``, no cap at 20);
+    a server that allows fewer (vLLM's ``--max-logprobs``, default 20) stops the run with one line."""
+    try:
+        out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
+                                                                     temperature=LOGPROB_TEMPERATURE))
+    except Exception as exc:  # noqa: BLE001 - only a server's top-k limit gets its own line
+        if "greater than max allowed" not in str(exc):
+            raise
+        raise LogprobsUnavailableError(f"-T top_k={top_k}: the server returns fewer top log-probabilities "
+                                       f"({_max_allowed(str(exc))}); serve with vllm serve --max-logprobs {top_k} "
+                                       f"(Inspect's vllm providers: -M max_logprobs={top_k}) or lower -T top_k"
+                                       ) from None
     lp = out.choices[0].logprobs if out.choices else None
     first = lp.content[0] if lp is not None and lp.content else None
     if first is None or not first.top_logprobs:
@@ -188,6 +199,12 @@ async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
                                        "reports them (vllm-completions/, openai-api-completions/ against vLLM) or "
                                        "-T enumeration=listed")
     return [(_token_text(t.token), t.logprob) for t in first.top_logprobs]
+
+
+def _max_allowed(message: str) -> str:
+    """The limit a vLLM server states (``... which is greater than max allowed: 20``), else a short reason."""
+    hit = re.search(r"greater than max allowed:? *(\d+)", message)
+    return f"at most {hit.group(1)}" if hit else "its --max-logprobs limit"
 
 
 @scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
