@@ -69,3 +69,14 @@ def test_an_unreachable_or_odd_server_is_one_line():
     with pytest.raises(ValueError) as err:
         served_eos_text("http://127.0.0.1:9/v1", "myalias", timeout=2)  # port 9 (discard): refused
     assert "GET http://127.0.0.1:9/v1/models" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_lmeval_reply_ends_ask_the_server_of_local_completions(tiny_trained_model, tmp_path):
+    """lm-eval's ``local-completions`` with ``model=myalias,base_url=.../v1/completions`` and a tokenizer name that
+    is not local: the end text comes from the server, as ``pretrained=<the path>`` would give it."""
+    from ub_lmeval.ksn_logprob_hooks import reply_ends
+
+    want = reply_ends("eos", str(tiny_trained_model))
+    with StubServer(served_name="myalias", model_root=str(tiny_trained_model)) as srv:
+        got = reply_ends("eos", None, str(tmp_path / "no-tokenizer"), f"{srv.base_url}/completions", "myalias")
+    assert got == want and got[0] != ""
