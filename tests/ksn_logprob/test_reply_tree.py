@@ -244,3 +244,43 @@ def test_every_problem_is_scored_by_default(caplog):
     assert got == want and set(want.values()) == {"listed", "tree"}
     assert task.metadata["enumeration"] == "auto" and task.metadata["left_out"]["problems"] == []
     assert "left out" not in caplog.text
+
+
+def test_a_reply_tree_record_scores_like_the_tree():
+    p = get_problem("te-poisson-conc")
+    tree = ReplyTree(leaves={"{1}": 0.5, "{2}": 0.3, "oops": 0.1}, missing_mass=0.1, requests=3, stopped="covered")
+    scores, payload = score_reply_tree(p, tree, ns=(5,))
+    assert scores["valid_mass"] == pytest.approx(0.8) and scores["missing_mass"] == pytest.approx(0.1)
+    assert payload["q"] == pytest.approx([0.625, 0.375]) and payload["requests"] == 3
+    lo, hi = payload["p_pass_bounds@5"]
+    assert lo <= scores["p_pass@5"] <= hi
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["far", "near"])
+def test_shift_bounds_hold_the_full_laws_pass_rate_on_a_continuous_support(where):
+    """The KS-shift bound (``_shift_bounds``: K of N draws replaced moves D by at most K/N) on the paper's
+    continuous test: cut 3% of a law's mass (moved far into a tail, or spread near the centre) and the bounds from
+    the cut law hold the whole law's pass rate, within the two Monte-Carlo errors (4 standard errors each)."""
+    rng = np.random.default_rng(7)
+    truth = rng.normal(size=2000)
+    values = np.round(np.linspace(-3, 3, 121), 2)
+    kept = np.exp(-0.5 * (values - 0.65) ** 2)  # shifted: the pass rate at N = 50 is intermediate (~0.4)
+    kept = 0.97 * kept / kept.sum()
+    extra = np.zeros_like(kept)
+    if where == "far":
+        extra[-1] = 0.03
+    else:
+        extra[55:66] = 0.03 / 11
+    full = kept + extra
+    n, draws = 50, 4000
+    res = p_pass_at_n(kept, values, truth, n, support="continuous", draws=draws, seed=1, mode="mc",
+                      keep_statistics=True)
+    b = missing_mass_bounds(0.0, {n: res["p_pass"]}, float(kept.sum()), 0.0, 0.03, slots=100, max_attempts=5,
+                            statistics={n: res["statistics"]})
+    lo, hi = b[f"p_pass_bounds@{n}"]
+    whole = p_pass_at_n(full, values, truth, n, support="continuous", draws=draws, seed=2, mode="mc")["p_pass"]
+    se = math.sqrt(0.25 / draws)
+    assert lo - 4 * 2 * se <= whole <= hi + 4 * 2 * se
+    # and the bound is informative: narrower than the total-variation one (delta_50 = 1 - 0.97^50 = 0.78)
+    assert hi - lo < 0.5
