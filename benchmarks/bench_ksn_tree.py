@@ -5,15 +5,21 @@
     ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
     :func:`enumerate_reply_tree_sync` with the route's defaults (stop at missing mass 0.01, 4,000 requests, top-20
     next tokens). Per support kind: how many reach 0.99, requests (median, p90, max), leaves (median, max), and the
-    problems that cannot, with the reason. At ``ORACLE_TREE_DIGITS`` (2) and at 3 digits.
+    problems that cannot, with the reason. With ``-M digits=2`` and ``-M digits=3`` (at the default, full
+    precision, every draw is its own reply: ``--digits 0`` runs it).
 (b) **The tiny trained model** (tests/support/tiny_trained.py) on CPU with transformers, for a spread of listed and
     continuous problems: the tree (one top-20 next-token request per expanded prefix, each a forward pass over
     prompt + prefix; the reply tokens those requests carry, ``context_tokens``, and the prompt tokens with and
     without a server's prefix caching), against sampling 100 answers (one request with n = 100: the prompt once
     plus every generated token, EOS included). Wall times are this tiny model's on this machine: what carries over
     is the request and token counts.
+(c) **The offline models' law memory and request time**: for unlistable problems drawn at random, the size of
+    one full-precision law (:attr:`OracleReplyLaw.nbytes`), its build time and peak traced memory, and the time of
+    one next-token request along a best-first walk (one-digit and three-digit tokens, top_k=1000); then the
+    process's peak resident memory after building a law for every unlistable problem through the provider's
+    bounded cache (``--cache-laws N`` of them; 0 skips).
 
-Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-oracle] [--skip-model]
+Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-oracle] [--skip-model] [--skip-laws]
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ def _pct(xs, q):
     return float(np.percentile(xs, q)) if xs else float("nan")
 
 
-def oracle_coverage(digits: int) -> None:
+def oracle_coverage(digits: int | None) -> None:
     from ub_core.logprob.eos import OFFLINE_EOS
     from ub_core.problems import load_bank
     from ub_core.logprob.oracle_replies import oracle_reply_law
@@ -49,7 +55,7 @@ def oracle_coverage(digits: int) -> None:
         tree = enumerate_reply_tree_sync(law.next_tokens, ends=[OFFLINE_EOS])
         rows[p.support].append((p.id, tree, len(law), law.exact))
     wall = time.perf_counter() - t0
-    print(f"\n(a) ub/oracle's reply law, {digits} significant digits (continuous answers), stop at missing 0.01, "
+    print(f"\n(a) ub/oracle's reply law, {digits or 'all'} significant digits (continuous answers), stop at missing 0.01, "
           f"4,000 requests, top-20; {wall:.0f}s for the bank")
     print(f"{'support':12} {'problems':>8} {'reach 0.99':>10} {'requests med/p90/max':>21} {'leaves med/max':>15} "
           f"{'replies med':>11}")
@@ -127,17 +133,73 @@ def model_cost() -> None:
           "token. The tree generates one token per request.")
 
 
+def law_cost(problems: int = 8, walk: int = 200, cache_laws: int = 0) -> None:
+    import heapq
+    import random
+    import re
+    import tracemalloc
+    from pathlib import Path
+
+    from ub_core.logprob import oracle_replies
+    from ub_core.logprob.oracle_replies import OracleReplyLaw, ReplyWriter
+    from ub_core.problems import load_bank
+    from ub_core.problems.candidates import candidate_set
+
+    unlisted = [p for p in load_bank("ksn") if candidate_set(p) is None]
+    picked = random.Random(33).sample(unlisted, problems)
+    print(f"\n(c) offline law size and request time, {problems} of the {len(unlisted)} unlistable problems "
+          f"(100,000 full-precision draws each)")
+    print(f"{'problem':32} {'K':>2} {'replies':>8} {'held MB':>8} {'peak MB':>8} {'build s':>8} "
+          f"{'req ms med/p90/max':>20} {'children max':>12}")
+    for p in picked:
+        for k in (1, 3):
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            law = OracleReplyLaw.for_problem(p, writer=ReplyWriter(None, k))
+            build = time.perf_counter() - t0
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            times, widest = [], 0
+            frontier = [(-0.0, "")]
+            while frontier and len(times) < walk:  # best first, as the tree route walks
+                lp, prefix = heapq.heappop(frontier)
+                t0 = time.perf_counter()
+                top = law.next_tokens(prefix, top_k=1000)
+                times.append(1e3 * (time.perf_counter() - t0))
+                widest = max(widest, len(top))
+                for tok, child in top:
+                    if tok != "</s>":
+                        heapq.heappush(frontier, (lp - child, prefix + tok))
+            print(f"{p.id:32} {k:>2} {len(law):>8} {law.nbytes / 2**20:>8.2f} {peak / 2**20:>8.1f} {build:>8.2f} "
+                  f"{_pct(times, 50):>6.2f}/{_pct(times, 90):>5.2f}/{max(times):>6.2f} {widest:>12}")
+    if cache_laws:
+        def rss_peak():
+            return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) / 1024
+
+        before = rss_peak()
+        t0 = time.perf_counter()
+        for p in unlisted[:cache_laws]:
+            oracle_replies.oracle_reply_law(p)
+        held = sum(v.nbytes for v in oracle_replies._LAWS.values())
+        print(f"built {min(cache_laws, len(unlisted))} laws through the cache in {time.perf_counter() - t0:.0f}s: "
+              f"{len(oracle_replies._LAWS)} kept ({held / 2**20:.0f} MB held; bound {oracle_replies.MAX_CACHED_LAWS} "
+              f"laws, {oracle_replies.MAX_CACHE_BYTES / 2**20:.0f} MiB); peak RSS {before:.0f} -> {rss_peak():.0f} MB")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-oracle", action="store_true")
     ap.add_argument("--skip-model", action="store_true")
-    ap.add_argument("--digits", type=int, nargs="*", default=None, help="oracle digits (default: 2 and 3)")
+    ap.add_argument("--skip-laws", action="store_true")
+    ap.add_argument("--digits", type=int, nargs="*", default=None,
+                    help="oracle digits, 0 = full precision (default: 2 and 3)")
+    ap.add_argument("--cache-laws", type=int, default=273, help="(c): laws built through the cache (0 skips)")
     args = ap.parse_args()
     if not args.skip_oracle:
-        from ub_core.logprob.oracle_replies import ORACLE_TREE_DIGITS
-
-        for digits in args.digits or (ORACLE_TREE_DIGITS, 3):
-            oracle_coverage(digits)
+        for digits in args.digits or (2, 3):
+            oracle_coverage(digits or None)
+    if not args.skip_laws:
+        law_cost(cache_laws=args.cache_laws)
     if not args.skip_model:
         model_cost()
     return 0

@@ -12,13 +12,15 @@ Inspect and lm-eval providers are thin wrappers over these functions.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .distributions import fmt
 from .problems.base import Problem, seed_sequence
 
 __all__ = ["find_problem", "oracle_values", "oracle_replies", "collapse_value", "collapse_replies", "render_value",
-           "render_replies",
+           "render_replies", "significant_text",
            "outcome_probabilities", "stability_reply", "text_reply"]
 
 def find_problem(text: str) -> Problem | None:
@@ -50,8 +52,21 @@ def _oracle_rng(problem: Problem, seed: int) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(problem.id, _ORACLE_STREAM + int(seed)))
 
 
-def render_value(problem: Problem, value) -> str:
-    """Render one scored value as a reply in our braces format."""
+def significant_text(value: float, digits: int) -> str:
+    """``value`` written with ``digits`` significant digits, at least the units (``1500``, ``0.0042``, ``-3.1``,
+    ``0``; a non-finite value as ``repr``): the writer of the offline models' ``-M digits=N``."""
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else repr(v)
+    exp10 = math.floor(math.log10(abs(v))) + 1 - int(digits)
+    rounded = round(v / 10.0 ** exp10) * 10.0 ** exp10
+    text = f"{rounded:.{max(0, -exp10)}f}"
+    return "0" if float(text) == 0 else text
+
+
+def render_value(problem: Problem, value, digits: int | None = None) -> str:
+    """Render one scored value as a reply in our braces format: a number in full precision (``repr``), or with
+    ``digits`` significant digits (:func:`significant_text`; whole-number and option answers are unaffected)."""
     if problem.answer_format == "option":
         return "{" + problem.options[int(value)] + "}"
     if problem.answer_format == "permutation":
@@ -59,14 +74,17 @@ def render_value(problem: Problem, value) -> str:
         return "{" + ", ".join(order) + "}"
     if problem.answer_format == "integer":
         return "{" + str(int(round(float(value)))) + "}"
+    if digits is not None:
+        return "{" + significant_text(value, digits) + "}"
     return "{" + repr(float(value)) + "}"
 
 
-def render_replies(problem: Problem, values: list, k: int = 1) -> list[str]:
-    """Replies holding ``k`` values each (list prompting, ``{a, b, c}``); one value per reply when ``k`` is 1."""
+def render_replies(problem: Problem, values: list, k: int = 1, digits: int | None = None) -> list[str]:
+    """Replies holding ``k`` values each (list prompting, ``{a, b, c}``); one value per reply when ``k`` is 1.
+    ``digits``: as :func:`render_value`."""
     if k == 1:
-        return [render_value(problem, v) for v in values]
-    return ["{" + ", ".join(render_value(problem, v).strip("{}") for v in values[i:i + k]) + "}"
+        return [render_value(problem, v, digits) for v in values]
+    return ["{" + ", ".join(render_value(problem, v, digits).strip("{}") for v in values[i:i + k]) + "}"
             for i in range(0, len(values) - k + 1, k)]
 
 

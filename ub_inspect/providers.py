@@ -10,6 +10,10 @@ tokens with a downloaded tokenizer, which fails offline.
   ``top_logprobs`` with the true outcome probabilities when ``logprobs`` is asked for and the outcome set is
   finite.
 - ``ub/collapse`` always gives the same plausible value: the mode (discrete) or median (continuous).
+- Model arguments choose how both write a number, one law for their sampled replies and their reply trees
+  (:class:`ub_core.logprob.oracle_replies.ReplyWriter`): ``-M digits=N`` (N significant digits; default full
+  precision, ``repr(float)``) and ``-M number_token_digits=K`` (digit runs split into tokens of up to K digits in
+  the tree route: 1 as Qwen and Mistral tokenizers, the default; 3 as Llama 3 and GPT-4). Any other is refused.
 - For the option-logprob banks (calibration, implicit, explicit; :mod:`ub_core.logprob.option_logprob_oracle`), an input
   that is an item's prompt, optionally followed by a continuation, gets ``prompt_logprobs`` (when asked for) with the
   continuation's true log-probability, and ``logprobs`` with the options' true first-token probabilities;
@@ -47,11 +51,38 @@ from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 from ._options import OptionError
-from ub_core.logprob.oracle_replies import oracle_reply_law
+from ub_core.logprob.oracle_replies import MAX_DIGITS, MAX_NUMBER_TOKEN_DIGITS, ReplyWriter, oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
 
 MODES = ("oracle", "collapse")
+#: The model arguments (``-M``) of ``ub/oracle`` and ``ub/collapse``: how they write a reply (one law for their
+#: sampled replies and their tree replies; :class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+MODEL_ARGS = ("digits", "number_token_digits")
+
+
+def _writer(model_name: str, model_args: dict[str, Any]) -> ReplyWriter:
+    """The writer the model arguments choose, each value checked (one line for a bad one)."""
+    values: dict[str, int | None] = {}
+    for name, low, high in (("digits", 1, MAX_DIGITS), ("number_token_digits", 1, MAX_NUMBER_TOKEN_DIGITS)):
+        if name not in model_args:
+            continue
+        raw = model_args[name]
+        if name == "digits" and isinstance(raw, str) and raw.strip().lower() in ("full", "none"):
+            values[name] = None
+            continue
+        value = None
+        if not isinstance(raw, bool) and isinstance(raw, (int, str)):
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
+                pass
+        if value is None or not low <= value <= high:
+            extra = " or full (repr, the default)" if name == "digits" else " (1, the default: one digit a token)"
+            raise OptionError(f"--model ub/{model_name}: -M {name} must be an integer from {low} to {high}{extra}, "
+                              f"got {raw!r}")
+        values[name] = value
+    return ReplyWriter(**values)
 
 
 def _message_text(message: Any) -> str:
@@ -70,10 +101,13 @@ class UBModelAPI(ModelAPI):
         # one line each (Inspect prints an OptionError's message alone), not a traceback through its task group
         if model_name not in MODES:
             raise OptionError(f"--model ub/{model_name}: no such model; use ub/oracle or ub/collapse")
-        if model_args:
+        unknown = sorted(set(model_args) - set(MODEL_ARGS))
+        if unknown:
             raise OptionError(f"--model ub/{model_name}: unknown model argument(s) "
-                              f"{', '.join(f'-M {k}' for k in sorted(model_args))}; ub/{model_name} takes none")
+                              f"{', '.join(f'-M {k}' for k in unknown)}; ub/{model_name} takes "
+                              f"{' and '.join(f'-M {k}' for k in MODEL_ARGS)}")
         self.mode = model_name
+        self.writer = _writer(model_name, model_args)
         self._requests: dict[str, itertools.count] = defaultdict(itertools.count)
         # without a seed, requests still differ from run to run
         self._entropy = int.from_bytes(os.urandom(4), "little")
@@ -107,7 +141,7 @@ class UBModelAPI(ModelAPI):
             base = config.seed if config.seed is not None else self._entropy
             stream = (int(base) & 0xFFFF_FFFF) * 1_000_003 + request
             values = oracle_values(problem, n * k, seed=stream)
-        replies = render_replies(problem, values, k)
+        replies = render_replies(problem, values, k, self.writer.digits)
         return self._output(replies, text, problem, config)
 
     def _output(self, replies: list[str], prompt: str, problem: Problem | None,
@@ -165,7 +199,7 @@ class UBModelAPI(ModelAPI):
         if continuation:
             content.append(Logprob(token=continuation,
                                    logprob=_finite(oracle_candidate_logprob(problem, continuation, self.mode))))
-        reply = render_replies(problem, [collapse_value(problem)])[0]
+        reply = render_replies(problem, [collapse_value(problem)], 1, self.writer.digits)[0]
         choices = [ChatCompletionChoice(
             message=ChatMessageAssistant(content=reply, model=f"ub/{self.mode}", source="generate"),
             stop_reason="stop", prompt_logprobs=Logprobs(content=content)) for _ in range(n)]
@@ -176,9 +210,12 @@ class UBModelAPI(ModelAPI):
 
     def _tree_output(self, problem: Problem, prefix: str, prompt: str, n: int, config: GenerateConfig) -> ModelOutput:
         """One token after the prompt and a partial reply (the tree route of ``ub_inspect/ksn_logprob``): the next
-        tokens of the reference model's reply law (:func:`ub_core.logprob.oracle_replies.oracle_reply_law`) as
-        ``top_logprobs``; the token is the most probable one."""
-        top = oracle_reply_law(problem, self.mode).next_tokens(prefix, int(config.top_logprobs or 1))
+        tokens of the reference model's reply law (:func:`ub_core.logprob.oracle_replies.oracle_reply_law`, with
+        this model's writer) as ``top_logprobs``, as many as asked (no cap at 20); the token is the most probable
+        one."""
+        law = oracle_reply_law(problem, self.mode, digits=self.writer.digits,
+                               number_token_digits=self.writer.number_token_digits)
+        top = law.next_tokens(prefix, int(config.top_logprobs or 1))  # any top_k: a digit position may have 10**K
         token, lp = top[0] if top else (OFFLINE_EOS, 0.0)
         logprobs = Logprobs(content=[Logprob(token=token, logprob=lp,
                                              top_logprobs=[TopLogprob(token=t, logprob=v) for t, v in top])])

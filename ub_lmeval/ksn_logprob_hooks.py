@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Sequence
 
-from ub_core.logprob.eos import eos_text
+from ub_core.logprob.eos import eos_text, served_eos_text
 from ub_core.logprob.ksn_logprob import (METRIC_KEYS, candidate_continuations, candidate_record, combine_end_logprobs,
                                          end_texts, score_candidate_logprobs)
 from ub_core.metric_spec import as_metric_value, run_specs
@@ -44,11 +44,14 @@ UB_KSN_STOPS = ("\n\n",)
 _warned: set[str] = set()
 
 
-def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: Any = None) -> tuple[str, ...]:
+def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: Any = None, base_url: Any = None,
+               model: Any = None) -> tuple[str, ...]:
     """The texts that end a reply after a candidate (:func:`ub_core.logprob.ksn_logprob.end_texts`): with
     ``end_of_answer="eos"`` the end-of-sequence text of the tokenizer that ``--model_args`` names
     (``tokenizer=``, else ``pretrained=``; local files only), then ub_ksn's ``"\\n\\n"`` stop. When no
-    tokenizer is named or loadable (API models without one, the offline ``ub-oracle`` / ``ub-collapse``) the
+    tokenizer is named or loadable, a server model (``base_url=``, ``model=`` of lm-eval's ``local-completions``)
+    is asked what it serves (:func:`ub_core.logprob.eos.served_eos_text`: a model under an alias). When that gives
+    nothing either (API models without a tokenizer, the offline ``ub-oracle`` / ``ub-collapse``) the
     candidates are scored as reply prefixes (``end_of_answer=none``), with one warning: pass
     ``--metadata '{"end_of_answer": "<the text that ends a reply>"}'`` to score exact replies."""
     if end_of_answer != "eos":
@@ -60,6 +63,11 @@ def reply_ends(end_of_answer: str = "eos", pretrained: Any = None, tokenizer: An
             eos = eos_text(name=name)
         except ValueError as exc:
             why = str(exc)
+    if not eos and isinstance(base_url, str) and base_url:
+        try:
+            eos = served_eos_text(base_url, model if isinstance(model, str) and model else None)
+        except ValueError as exc:
+            why = f"{why}; {str(exc).removeprefix('end_of_answer=eos: ')}"
     if eos:
         return end_texts("eos", eos, UB_KSN_STOPS)
     if why not in _warned:
@@ -92,13 +100,15 @@ def ksn_logprob_dataset(category: str | None = None, ids: Any = None, end_of_ans
                         threshold: Any = DEFAULT_THRESHOLD, method: Any = "paper", **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``category``; ``ids``, ``end_of_answer``,
     ``threshold`` and ``method`` from ``--metadata``, checked as Inspect's ``-T`` options: :mod:`ub_lmeval.metadata`)
-    and the model_args keys (``pretrained``, ``tokenizer``: whose end-of-sequence text ends a reply,
-    :func:`reply_ends`)."""
+    and the model_args keys (``pretrained``, ``tokenizer``, or a server's ``base_url`` and ``model``: whose
+    end-of-sequence text ends a reply, :func:`reply_ends`)."""
     from datasets import Dataset, DatasetDict
 
     opts = checked("ub_ksn_logprob", {**kwargs, "threshold": threshold, "method": method}, KSN_LOGPROB_OPTIONS)
     return DatasetDict({"test": Dataset.from_list(ksn_logprob_docs(category, ids,
-                                                                   reply_ends(end_of_answer, pretrained, tokenizer),
+                                                                   reply_ends(end_of_answer, pretrained, tokenizer,
+                                                                              kwargs.get("base_url"),
+                                                                              kwargs.get("model")),
                                                                    str(bank), opts["threshold"], opts["method"]))})
 
 

@@ -150,7 +150,8 @@ def test_inspect_cli_prints_one_line_without_traceback(option, message, tmp_path
 @pytest.mark.parametrize("model, message", [
     (["ub/nonexistent"], "ERROR: --model ub/nonexistent: no such model; use ub/oracle or ub/collapse"),
     (["ub/oracle", "-M", "bogus_arg=1"],
-     "ERROR: --model ub/oracle: unknown model argument(s) -M bogus_arg; ub/oracle takes none"),
+     "ERROR: --model ub/oracle: unknown model argument(s) -M bogus_arg; ub/oracle takes -M digits and "
+     "-M number_token_digits"),
 ])
 @pytest.mark.slow
 def test_a_bad_model_is_one_line(model, message, tmp_path):

@@ -117,13 +117,15 @@ def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
     readme = (EXAMPLE / "README.md").read_text()
     assert "inspect eval ub_inspect/ksn_logprob -T bank=custom_demo --model ub/oracle" in readme
     assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme and "lm_eval --model ub-oracle" not in readme
+    # every problem by default (issue 33 item 4); the tree's budget is cut here only to keep the test short
     run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T", f"bank={custom_bank}",
-                          "--model", "ub/oracle", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+                          "--model", "ub/oracle", "--log-dir", str(tmp_path / "logs"), "--display", "plain",
+                          "-T", "max_requests=200"],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env={**os.environ, "COLUMNS": "400"})  # rich wraps the warning at the terminal's width
     assert run.returncode == 0, run.stderr[-2000:]
     out = " ".join((run.stdout + run.stderr).split())
-    assert "1 problems of bank custom_demo scored, 2 left out" in out and "cust-normal, cust-zipf" in out
+    assert "left out" not in out and "samples: 3" in out.lower().replace("dataset: ", ""), out[-2000:]
     run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn_custom_demo",
                           "--include_path", str(EXAMPLE / "ub_custom_bank")], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)

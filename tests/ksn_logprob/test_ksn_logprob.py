@@ -195,7 +195,7 @@ def test_inspect_options_give_one_line_errors():
     with pytest.raises(ValueError, match="option chat_template"):
         ksn_logprob(chat_template=" ")
     with pytest.raises(ValueError, match="ids: not among the selected items: te-normal-conc"):
-        ksn_logprob(ids="te-normal-conc")  # continuous: no listed support
+        ksn_logprob(ids="te-normal-conc", enumeration="listed")  # continuous: no listed support
 
 
 def test_inspect_chat_template_that_cannot_load_fails_the_run_with_one_line(tmp_path):

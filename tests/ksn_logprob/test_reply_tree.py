@@ -144,11 +144,11 @@ def test_round_significant():
 
 
 def test_the_oracles_prefix_law_is_the_truth_within_rounding_and_sampling():
-    """te-normal-conc is continuous: the oracle's law is 100,000 true draws written with 2 significant digits.
-    Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
+    """te-normal-conc is continuous: under ``-M digits=2`` the oracle's law is 100,000 true draws written with 2
+    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
     terms (100,000 and 10,000 draws, each at 1e-6)."""
     p = get_problem("te-normal-conc")
-    law = oracle_reply_law(p)
+    law = oracle_reply_law(p, digits=2)
     assert not law.exact
     tree = enumerate_reply_tree_sync(lambda prefix: law.next_tokens(prefix), ends=[EOS])
     assert tree.stopped == "covered" and tree.missing_mass <= 0.01
@@ -190,7 +190,8 @@ def test_collapse_law_is_one_reply():
 @pytest.mark.slow
 def test_inspect_tree_route_end_to_end(tmp_path):
     """``-T enumeration=auto``: a listable problem takes the listed route, a continuous one the tree; the oracle
-    passes, the collapsed model fails, and the tree's missing mass and bounds reach the log."""
+    (writing full-precision numbers, as its sampled replies: no leaf is reached, the cells bound them) passes
+    within the bounds' targets, the collapsed model fails, and the tree's bounds reach the log."""
     from inspect_ai import eval as inspect_eval
 
     from ub_inspect.ksn_logprob.ksn_logprob import ksn_logprob
@@ -208,7 +209,7 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.value["p_pass@10"] >= 0.95 and tree.value["ks_distance"] <= 0.05
     lo, hi = tree.metadata["ub"]["ks_distance_bounds"]
     assert lo <= tree.value["ks_distance"] <= hi and hi - lo <= 0.02  # the stop's target
-    assert tree.metadata["ub"]["stopped"] == "tight"
+    assert tree.metadata["ub"]["stopped"] == "tight" and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
     assert oracle["te-poisson-conc"].value["missing_mass"] == 0.0  # the listed route
@@ -231,6 +232,25 @@ def test_inspect_tree_route_options_are_checked():
     with pytest.raises(OptionError, match="target_ks_width"):
         ksn_logprob(enumeration="tree", target_ks_width=2)
     assert len(ksn_logprob(enumeration="tree").dataset) == 448
+
+
+def test_every_problem_is_scored_by_default(caplog):
+    """Issue 33 item 4: ``enumeration=auto`` is the default, so no problem is left out: the first two problems of
+    every category, listable or not, each on its route (the listed one where its answers can be listed), with no
+    warning and nothing in ``left_out`` (all 448 with no option: the tree's count above)."""
+    from ub_inspect.ksn.ksn import load_problems
+    from ub_inspect.ksn_logprob.ksn_logprob import ksn_logprob
+    from ub_core.problems.candidates import candidate_set
+
+    task = ksn_logprob(limit_per_category=2)
+    firsts: dict[str, list] = {}
+    for p in load_problems():
+        firsts.setdefault(p.category, []).append(p)
+    want = {p.id: "listed" if candidate_set(p) is not None else "tree" for ps in firsts.values() for p in ps[:2]}
+    got = {s.id: s.metadata["ub"].get("route", "listed") for s in task.dataset}
+    assert got == want and set(want.values()) == {"listed", "tree"}
+    assert task.metadata["enumeration"] == "auto" and task.metadata["left_out"]["problems"] == []
+    assert "left out" not in caplog.text
 
 
 def test_a_reply_tree_record_scores_like_the_tree():

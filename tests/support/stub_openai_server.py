@@ -1,5 +1,6 @@
 """A stand-in OpenAI-compatible server for tests and the serving benchmark: ``/v1/completions``,
-``/v1/chat/completions`` and ``/v1/models``, enough for lm-eval's API models, Inspect's ``openai-api/`` and
+``/v1/chat/completions``, ``/v1/models`` (with vLLM's ``root`` when given) and vLLM's ``/tokenizer_info`` (when
+given), enough for lm-eval's API models, Inspect's ``openai-api/`` and
 ``vllm/`` providers and the ``openai`` client.
 
 Answers are the Random Machine's (``ub_core.oracle``): true draws of the KS@N problem whose text starts the
@@ -102,7 +103,9 @@ def _prompt_logprobs(body: dict, mode: str) -> list | None:
 class StubServer:
     def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
                  max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
-                 record: bool = True, logprobs: str = "oracle", replies: Iterable[Reply] = ()) -> None:
+                 record: bool = True, logprobs: str = "oracle", replies: Iterable[Reply] = (),
+                 served_name: str = "tiny", model_root: str | None = None,
+                 tokenizer_info: Any = None) -> None:
         if answer not in ("oracle", "collapse"):
             raise ValueError(f"answer must be oracle or collapse, not {answer!r}")
         if failure not in ("5xx", "truncated", "slow"):
@@ -110,6 +113,10 @@ class StubServer:
         if logprobs not in ("oracle", "collapse"):
             raise ValueError(f"logprobs must be oracle or collapse, not {logprobs!r}")
         self.logprobs = logprobs
+        # GET /v1/models lists ``served_name`` (with vLLM's ``root``, the path it serves, when given); GET
+        # /tokenizer_info answers ``tokenizer_info`` (a JSON-able object, or bytes sent as they are), else 404 as
+        # vLLM without --enable-tokenizer-info-endpoint
+        self.served_name, self.model_root, self.tokenizer_info = served_name, model_root, tokenizer_info
         self.answer, self.fail_first, self.failure = answer, int(fail_first), failure
         self.max_choices, self.extra_choices = max_choices, int(extra_choices)
         self.slow_s, self.record = float(slow_s), record
@@ -240,8 +247,13 @@ class StubServer:
                     with server._lock:
                         self._send(200, json.dumps(server.served).encode())
                 elif self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "tiny", "object": "model", "owned_by": "stub"}]}).encode())
+                    card = {"id": server.served_name, "object": "model", "owned_by": "stub"}
+                    if server.model_root is not None:
+                        card["root"] = server.model_root
+                    self._send(200, json.dumps({"object": "list", "data": [card]}).encode())
+                elif self.path.rstrip("/") == "/tokenizer_info" and server.tokenizer_info is not None:
+                    info = server.tokenizer_info
+                    self._send(200, info if isinstance(info, bytes) else json.dumps(info).encode())
                 elif self.path.rstrip("/") in ("/health", "/v1/health"):
                     self._send(200, b"{}")
                 else:

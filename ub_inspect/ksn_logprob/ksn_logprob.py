@@ -1,8 +1,10 @@
 """Sampling-free KS@N as an Inspect task: ``inspect eval ub_inspect/ksn_logprob --model vllm-completions/<model>``.
 
-One Sample per KS@N problem whose answer support can be listed (``ub bank list --logprob``), or with
-``-T enumeration=tree|auto`` per problem of the bank, read through its reply tree (``ub_core.logprob.reply_tree``: the
-model's top-k next tokens, expanded best first until 0.99 of the reply mass is finished). The listed route reads
+One Sample per KS@N problem of the bank: by default (``-T enumeration=auto``) the problems whose answer support
+can be listed (``ub bank list --logprob``) take the listed route and every other problem is read through its
+reply tree (``ub_core.logprob.reply_tree``: the model's top-k next tokens, expanded best first until 0.99 of the
+reply mass is finished); ``-T enumeration=listed`` keeps only the first, ``tree`` sends every problem through the
+second. The listed route reads
 the log-probability of every candidate answer after the prompt (one ``prompt_logprobs`` request per candidate;
 vLLM's prefix caching computes the shared prompt once), the scorer turns them into the model's answer
 distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and
@@ -14,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import re
 from typing import Any, Sequence
 
 from inspect_ai import Task, task
@@ -24,7 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.logprob.eos import OFFLINE_EOS, eos_text
+from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text
 from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
                                          candidate_record, end_texts, load_chat_tokenizer, render_chat,
                                          score_candidate_logprobs)
@@ -112,7 +115,9 @@ def _chat_tokenizer(chat_template: str | None):
 def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
     """The text that ends a reply after a candidate (:func:`ub_core.logprob.ksn_logprob.end_texts`): for ``eos`` the
     end-of-sequence text of the chat tokenizer, else of the evaluated model's own tokenizer (its name is a local
-    folder or a cached hub id), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``."""
+    folder or a cached hub id), else of the tokenizer its server says it serves (a model served under an alias:
+    :func:`ub_core.logprob.eos.served_eos_text`), :data:`OFFLINE_EOS` for ``ub/oracle`` and ``ub/collapse``; one
+    line naming ``-T end_of_answer=<text>`` when none of them gives it."""
     if end_of_answer != "eos":
         return end_texts(end_of_answer)[0]
     model = get_model()
@@ -121,8 +126,17 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
     try:
         return eos_text(chat_tok, None if chat_tok is not None else model.name)
     except ValueError as exc:
-        raise OptionError(f"option {exc}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
-                          f"-T end_of_answer=none (score reply prefixes)") from None
+        error = str(exc)
+    base_url = getattr(model.api, "base_url", None)
+    if chat_tok is None and base_url:  # a served alias: ask the server what it serves
+        try:
+            served = getattr(model.api, "service_model_name", None)  # openai-api/<service>/<name>: the name sent
+            return served_eos_text(str(base_url), served() if callable(served) else model.name,
+                                   getattr(model.api, "api_key", None))
+        except ValueError as exc:
+            error = f"{error}; {str(exc).removeprefix('end_of_answer=eos: ')}"
+    raise OptionError(f"option {error}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
+                      f"-T end_of_answer=none (score reply prefixes)")
 
 
 @solver(name=registry_name("candidate_logprobs"))
@@ -175,9 +189,19 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 
 async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
     """The model's top-``top_k`` next tokens after ``text`` (one generated token, temperature 1: the model's own
-    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values)."""
-    out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
-                                                                 temperature=LOGPROB_TEMPERATURE))
+    distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values).
+    ``top_k`` goes to the server as it is (Inspect's completions providers send it as ``logprobs``, no cap at 20);
+    a server that allows fewer (vLLM's ``--max-logprobs``, default 20) stops the run with one line."""
+    try:
+        out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
+                                                                     temperature=LOGPROB_TEMPERATURE))
+    except Exception as exc:  # noqa: BLE001 - only a server's top-k limit gets its own line
+        if "greater than max allowed" not in str(exc):
+            raise
+        raise LogprobsUnavailableError(f"-T top_k={top_k}: the server returns fewer top log-probabilities "
+                                       f"({_max_allowed(str(exc))}); serve with vllm serve --max-logprobs {top_k} "
+                                       f"(Inspect's vllm providers: -M max_logprobs={top_k}) or lower -T top_k"
+                                       ) from None
     lp = out.choices[0].logprobs if out.choices else None
     first = lp.content[0] if lp is not None and lp.content else None
     if first is None or not first.top_logprobs:
@@ -185,6 +209,12 @@ async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
                                        "reports them (vllm-completions/, openai-api-completions/ against vLLM) or "
                                        "-T enumeration=listed")
     return [(_token_text(t.token), t.logprob) for t in first.top_logprobs]
+
+
+def _max_allowed(message: str) -> str:
+    """The limit a vLLM server states (``... which is greater than max allowed: 20``), else a short reason."""
+    hit = re.search(r"greater than max allowed:? *(\d+)", message)
+    return f"at most {hit.group(1)}" if hit else "its --max-logprobs limit"
 
 
 @scorer(metrics=spec_metrics("ksn_logprob"), name=registry_name("ksn_logprob_scorer"))
@@ -252,7 +282,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                 chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
                 seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
                 end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
-                enumeration: str = "listed", max_missing: float | None = None, max_requests: int = MAX_REQUESTS,
+                enumeration: str = "auto", max_missing: float | None = None, max_requests: int = MAX_REQUESTS,
                 top_k: int = TREE_TOP_K, bank: str = "ksn", cells: bool = True,
                 target_ks_width: float = TARGET_KS_WIDTH, target_p_pass_width: float = TARGET_P_PASS_WIDTH) -> Task:
     """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
@@ -276,15 +306,17 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
             the probability that the reply starts with c, an upper bound) or the text that ends a reply.
         n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
         max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
-        enumeration: ``listed`` (the problems whose answers can be listed in advance; the default), ``tree``
-            (every problem: the model's reply tree is enumerated from its top-k next tokens, best first) or
-            ``auto`` (every problem: listed where possible, the tree elsewhere). The tree route needs a provider
-            that returns ``top_logprobs`` after a raw text (completions providers).
+        enumeration: ``auto`` (every problem: listed where the answers can be listed, the reply tree elsewhere;
+            the default), ``listed`` (only the problems whose answers can be listed in advance; the others are
+            named and left out) or ``tree`` (every problem through its reply tree: the model's top-k next tokens,
+            expanded best first). The tree route needs a provider that returns ``top_logprobs`` after a raw text
+            (completions providers).
         max_missing: also stop the tree route once the finished replies hold ``1 - max_missing`` of the
             probability (default: no such stop; the bounds' targets decide). What is left unexpanded is reported
             (``missing_mass``, ``cell_mass``) and bounds KS distance and p_pass@N.
         max_requests: the most next-token requests per problem in the tree route (default 4,000).
-        top_k: next tokens per request in the tree route (servers return at most 20).
+        top_k: next tokens per request in the tree route (default 20, OpenAI's limit; vLLM returns up to its
+            ``--max-logprobs``, so serve with ``--max-logprobs 1000`` for tokenizers with three-digit tokens).
         bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
         cells: numbers as intervals in the tree route (default true): an unexpanded numeric prefix such as
             ``{4.9`` bounds its mass to [4.9, 5.0] instead of leaving it missing (``ub_core.logprob.number_cells``;
