@@ -19,7 +19,13 @@
     process's peak resident memory after building a law for every unlistable problem through the provider's
     bounded cache (``--cache-laws N`` of them; 0 skips).
 
-Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-oracle] [--skip-model] [--skip-laws]
+(d) **Issue 33's targets**: problems drawn at random (two thirds continuous or mixed), ub/oracle's full-precision
+    law with one-digit tokens at top-20 and three-digit tokens at top-1000, and ub/collapse, through the tree route
+    with cells (:func:`enumerate_problem_tree_sync`): requests, bounds, and tokens against sampling 100 answers.
+    Part (a) is the route before cells (leaves only), kept to show why cells are needed.
+
+Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-targets] [--skip-oracle] [--skip-model]
+       [--skip-laws]
 """
 
 from __future__ import annotations
@@ -98,14 +104,14 @@ def model_cost() -> None:
     from support.tiny_trained import ensure_tiny_trained
     from ub_core.problems import get_problem
     from ub_core.problems.candidates import candidate_set
-    from ub_core.logprob.reply_tree import enumerate_reply_tree_sync, score_reply_tree
+    from ub_core.logprob.reply_tree import enumerate_problem_tree_sync, score_reply_tree
 
     import torch
 
     lm = TinyLM.load(ensure_tiny_trained())
     torch.manual_seed(0)
-    print("\n(b) tiny trained model (transformers, CPU): tree route (stop at missing 0.01, top-20, replies <= 16 "
-          "tokens) vs sampling 100 answers")
+    print("\n(b) tiny trained model (transformers, CPU): tree route (cells, stop at the bounds' targets, top-20, "
+          "replies <= 16 tokens) vs sampling 100 answers")
     print(f"{'problem':26} {'support':10} {'cand':>4} | {'tree: req':>9} {'covered':>7} {'leaves':>6} "
           f"{'reply tok':>9} {'tok cached':>10} {'uncached':>8} {'wall s':>6} | {'sampling: req':>13} "
           f"{'tokens':>6} {'wall s':>6} | valid, p_pass@100 [bounds]")
@@ -115,8 +121,8 @@ def model_cost() -> None:
         cs = candidate_set(problem)
         n_prompt = len(lm.tok(prompt)["input_ids"])
         t0 = time.perf_counter()
-        tree = enumerate_reply_tree_sync(lambda prefix: lm.next_tokens(prompt, prefix), ends=[lm.tok.eos_token],
-                                         max_tokens=lm.max_new_tokens)
+        tree = enumerate_problem_tree_sync(problem, lambda prefix: lm.next_tokens(prompt, prefix),
+                                           ends=[lm.tok.eos_token], max_tokens=lm.max_new_tokens, ns=(100,))
         tree_wall = time.perf_counter() - t0
         scores, payload = score_reply_tree(problem, tree, ns=(100,))
         t0 = time.perf_counter()
@@ -186,15 +192,91 @@ def law_cost(problems: int = 8, walk: int = 200, cache_laws: int = 0) -> None:
               f"laws, {oracle_replies.MAX_CACHE_BYTES / 2**20:.0f} MiB); peak RSS {before:.0f} -> {rss_peak():.0f} MB")
 
 
+#: (d): the writers of the issue-33 targets: (label, number_token_digits, top_k)
+TARGET_WRITERS = (("full precision, 1-digit tokens, top-20", 1, 20),
+                  ("full precision, 3-digit tokens, top-1000", 3, 1000))
+
+
+def targets(n_problems: int = 24, seed: int = 33) -> None:
+    """(d) Issue 33's numbers: problems drawn at random (two thirds continuous or mixed), the tree route with
+    cells (:func:`enumerate_problem_tree_sync`, its defaults: stop at KS bounds 0.02 wide and p_pass@100 bounds
+    0.1 wide, 4,000 requests) on ub/oracle's full-precision law for each writer of :data:`TARGET_WRITERS`, and
+    on ub/collapse. Requests and reply tokens against sampling 100 answers; prompt tokens are counted as
+    whitespace words (the offline models have no tokenizer)."""
+    from ub_core.logprob.eos import OFFLINE_EOS
+    from ub_core.logprob.oracle_replies import ReplyWriter, oracle_reply_law
+    from ub_core.logprob.reply_tree import enumerate_problem_tree_sync, score_reply_tree
+    from ub_core.oracle import oracle_values
+    from ub_core.problems import load_bank
+
+    bank = list(load_bank("ksn"))
+    rng = np.random.default_rng(seed)
+    numeric = [p for p in bank if p.support in ("continuous", "mixed")]
+    other = [p for p in bank if p.support not in ("continuous", "mixed")]
+    k = round(n_problems * 2 / 3)
+    picked = [numeric[i] for i in rng.choice(len(numeric), k, replace=False)]
+    picked += [other[i] for i in rng.choice(len(other), n_problems - k, replace=False)]
+    print(f"\n(d) issue 33 targets: {len(picked)} problems at random (seed {seed}; {k} continuous or mixed), tree "
+          f"route with cells, stop at the bounds' targets; targets: p_pass@100 >= 0.95 with bounds <= 0.1 wide, "
+          f"median requests <= 1,000, ub/collapse's p_pass@100 upper bound <= 0.05 where its KS distance >= 0.1")
+    for label, token_digits, top_k in TARGET_WRITERS:
+        writer = ReplyWriter(None, token_digits)
+        print(f"\n  ub/oracle, {label}")
+        print(f"  {'problem':28} {'support':11} {'req':>5} {'stop':>9} {'cells':>6} {'missing':>8} "
+              f"{'KS [bounds]':>24} {'p_pass@100 [bounds]':>27} {'reply tok':>9} {'cached':>7} {'uncached':>8} "
+              f"{'sampling':>8} {'s':>5}")
+        reqs, misses = [], []
+        for p in picked:
+            law = oracle_reply_law(p, digits=None, number_token_digits=token_digits)
+            t0 = time.perf_counter()
+            tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, top_k), ends=[OFFLINE_EOS],
+                                               top_k=top_k, ns=(100,))
+            scores, pay = score_reply_tree(p, tree, ns=(100,))
+            wall = time.perf_counter() - t0
+            prompt = len(p.full_prompt.split())
+            reply = statistics.mean(len(writer.tokens(writer.write(p, v))) + 1 for v in oracle_values(p, 100, seed=1))
+            lo, hi = pay.get("p_pass_bounds@100", [0.0, 1.0])
+            klo, khi = pay.get("ks_distance_bounds", [0.0, 1.0])
+            reqs.append(tree.requests)
+            ok = lo >= 0.95 and hi - lo <= 0.1
+            if not ok:
+                misses.append(p.id)
+            print(f"  {p.id:28} {p.support:11} {tree.requests:>5} {tree.stopped:>9} {len(tree.cells):>6} "
+                  f"{tree.missing_mass:>8.4f} {scores['ks_distance']:>7.4f} [{klo:.4f}, {khi:.4f}] "
+                  f"{scores['p_pass@100']:>8.4f} [{lo:.4f}, {hi:.4f}]{'' if ok else ' X'} {tree.context_tokens:>9} "
+                  f"{prompt + tree.context_tokens:>7} {tree.requests * prompt + tree.context_tokens:>8} "
+                  f"{prompt + 100 * reply:>8.0f} {wall:>5.1f}")
+        print(f"  median requests {statistics.median(reqs):.0f} (max {max(reqs)}); p_pass@100 target missed by "
+              f"{len(misses)} of {len(picked)}{': ' + ', '.join(misses) if misses else ''}")
+    print("\n  ub/collapse (one reply per problem)")
+    bad = []
+    for p in picked:
+        law = oracle_reply_law(p, mode="collapse")
+        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[OFFLINE_EOS], ns=(100,))
+        scores, pay = score_reply_tree(p, tree, ns=(100,))
+        hi = pay.get("p_pass_bounds@100", [0.0, 1.0])[1]
+        if scores["ks_distance"] >= 0.1 and hi > 0.05:
+            bad.append(f"{p.id} (KS {scores['ks_distance']:.3f}, upper {hi:.3f})")
+    print(f"  upper bound > 0.05 where KS distance >= 0.1: {len(bad)} of {len(picked)}"
+          f"{': ' + '; '.join(bad) if bad else ''}")
+    print("  Tokens: 'reply tok' = reply tokens the tree's requests carried after the prompt; 'cached' = prompt once "
+          "plus those (a server with prefix caching); 'uncached' = the prompt per request plus those; 'sampling' = "
+          "the prompt once plus 100 replies with their end token.")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-oracle", action="store_true")
     ap.add_argument("--skip-model", action="store_true")
     ap.add_argument("--skip-laws", action="store_true")
+    ap.add_argument("--skip-targets", action="store_true")
+    ap.add_argument("--targets-n", type=int, default=24, help="(d): problems drawn at random")
     ap.add_argument("--digits", type=int, nargs="*", default=None,
                     help="oracle digits, 0 = full precision (default: 2 and 3)")
     ap.add_argument("--cache-laws", type=int, default=273, help="(c): laws built through the cache (0 skips)")
     args = ap.parse_args()
+    if not args.skip_targets:
+        targets(args.targets_n)
     if not args.skip_oracle:
         for digits in args.digits or (2, 3):
             oracle_coverage(digits or None)

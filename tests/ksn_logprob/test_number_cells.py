@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from ub_core.logprob.number_cells import (cell_p_pass, clopper_pearson, critical_bracket, ks_distance_bounds,
-                                          number_cell)
+from ub_core.logprob.number_cells import (cell_p_pass, clopper_pearson, critical_bracket, interval_statistics,
+                                          ks_distance_bounds, number_cell)
 from ub_core.logprob.oracle_replies import OracleReplyLaw
 from ub_core.logprob.reply_tree import (ReplyTree, enumerate_problem_tree_sync, enumerate_reply_tree_sync,
                                         ks_distance_to_draws, missing_mass_bounds, score_reply_tree)
@@ -53,6 +53,24 @@ def test_the_critical_bracket_is_the_tests_own(n):
             assert res["statistic"] >= c_fail - 1e-12 and not res["pass"]
         seen += res["pass"]
     assert 0 < seen < 40  # both sides were tried
+
+
+def test_interval_statistics_hold_every_placement_and_meet_on_points():
+    """A sample of N values each known only to an interval: the KS statistic of any placement lies in
+    [D_lo, D_hi], the bounds are attained by the extreme placements where they are, and they meet on points."""
+    rng = np.random.default_rng(0)
+    truth = np.sort(rng.normal(size=500))
+    for _ in range(100):
+        n = int(rng.integers(1, 30))
+        bottom = np.round(rng.normal(size=n), 1)  # ties on purpose
+        top = bottom + np.where(rng.uniform(size=n) < 0.5, 0.0, rng.uniform(0, 0.5, size=n))
+        lo, hi = interval_statistics(top[None], bottom[None], truth)
+        for k in range(12):
+            spots = bottom if k == 0 else top if k == 1 else rng.uniform(bottom, top)
+            d = ks_distance_to_draws(np.ones(n), spots, truth)
+            assert lo[0] - 1e-12 <= d <= hi[0] + 1e-12
+        lo, hi = interval_statistics(bottom[None], bottom[None], truth)
+        assert lo[0] == pytest.approx(ks_distance_to_draws(np.ones(n), bottom, truth), abs=1e-12) == hi[0]
 
 
 def _random_law(rng, n_leaves=5, n_cells=6, missing=0.03):

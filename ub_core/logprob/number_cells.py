@@ -49,7 +49,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority",
+__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
            "clopper_pearson", "envelope_distances", "CP_LEVEL"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
@@ -194,6 +194,40 @@ def critical_bracket(n: int, truth_size: int, threshold: float) -> tuple[float, 
     return c_pass, c_fail
 
 
+def interval_statistics(tops: np.ndarray, bottoms: np.ndarray, truth_sorted: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """``(D_lo, D_hi)`` per sample (rows): the least and the most the two-sample KS statistic against
+    ``truth_sorted`` can be when each of the sample's N values lies somewhere in [bottom, top] (a leaf: bottom =
+    top; a cell: its interval).
+
+    The sample's ECDF lies between E_lo (each value at its top) and E_hi (at its bottom), step functions that jump
+    only at the sorted tops t_(i) and bottoms b_(i); F is non-decreasing, so (:func:`envelope_distances`, on each
+    sample's own jump points: O(N log N) per sample, whatever the number of cells)
+
+        D_hi = max(max_i (i+1)/N - F(b_(i)),  F(t_(0)-),  max_i F(t_(i+1)-) - (i+1)/N),
+        D_lo = max(0,  max_i (i+1)/N - F(t_(i)),  F(b_(0)-),  max_i F(b_(i+1)-) - (i+1)/N).
+
+    With ties, a term at a repeated jump point is never above the legitimate term of that run's first point."""
+    t = np.sort(np.asarray(tops, dtype=float), axis=1)
+    b = np.sort(np.asarray(bottoms, dtype=float), axis=1)
+    m, n = truth_sorted.size, t.shape[1]
+    steps = np.arange(1, n + 1) / n
+
+    def after(x):  # F(x)
+        return np.searchsorted(truth_sorted, x, side="right") / m
+
+    def before(x):  # F(x-)
+        return np.searchsorted(truth_sorted, x, side="left") / m
+
+    f_b, f_t = after(b), after(t)
+    fb_before, ft_before = before(b), before(t)
+    d_hi = np.maximum.reduce([(steps - f_b).max(axis=1), ft_before[:, 0],
+                              (ft_before[:, 1:] - steps[:-1]).max(axis=1, initial=-1.0)])
+    d_lo = np.maximum.reduce([np.zeros(len(t)), (steps - f_t).max(axis=1), fb_before[:, 0],
+                              (fb_before[:, 1:] - steps[:-1]).max(axis=1, initial=-1.0)])
+    return np.minimum(d_lo, 1.0), np.minimum(d_hi, 1.0)
+
+
 def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any, n: int,
                 bracket: tuple[float, float], draws: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Bounds and point value of P(KS@N passes | N valid answers) for a law of leaves, cells and missing mass,
@@ -210,40 +244,24 @@ def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sort
     if known <= 0:
         return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0}
     eps = missing / (known + missing)
-    mids = (c[:, 0] + c[:, 1]) / 2
-    grid = np.unique(np.concatenate([v, c[:, 0], c[:, 1], mids]))
-    f_at = np.searchsorted(truth, grid, side="right") / truth.size
-    f_before = np.searchsorted(truth, grid, side="left") / truth.size
-    at_lo = np.concatenate([np.searchsorted(grid, v), np.searchsorted(grid, c[:, 1])])  # surely <= from here
-    at_hi = np.concatenate([np.searchsorted(grid, v), np.searchsorted(grid, c[:, 0])])  # possibly <= from here
-    at_mid = np.concatenate([np.searchsorted(grid, v), np.searchsorted(grid, mids)])
+    tops = np.concatenate([v, c[:, 1]])  # each item is surely <= x from here on
+    bottoms = np.concatenate([v, c[:, 0]])  # possibly <= x from here on
+    mids = (bottoms + tops) / 2
     probs = np.concatenate([w, c[:, 2]]) / known
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(n), 33]))
-    counts = rng.multinomial(n, probs, size=draws)
-    rows, freq = np.unique(counts, axis=0, return_counts=True)
-    d_lo, d_hi, d_mid = (np.empty(len(rows)) for _ in range(3))
-    chunk = max(1, 2_000_000 // max(grid.size, 1))  # rows per chunk: a few million grid cells at a time
-    for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
-        r, j = np.nonzero(part)  # at most N items per sample: scatter only those
-        e_lo, e_hi, e_mid = (np.cumsum(np.bincount(r * grid.size + pos[j], weights=part[r, j],
-                                                   minlength=len(part) * grid.size).reshape(len(part), grid.size),
-                                       axis=1) / n for pos in (at_lo, at_hi, at_mid))
-        stop = start + len(part)
-        d_lo[start:stop], d_hi[start:stop] = envelope_distances(e_lo, e_hi, f_at, f_before)
-        d_mid[start:stop] = envelope_distances(e_mid, e_mid, f_at, f_before)[1]
+    picks = rng.choice(len(probs), size=(draws, n), p=probs)
+    d_lo, d_hi = interval_statistics(tops[picks], bottoms[picks], truth)
+    d_mid = interval_statistics(mids[picks], mids[picks], truth)[1]
     c_pass, c_fail = bracket
     tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
     ks = np.arange(n + 1)
     pk = stats.binom.pmf(ks, n, min(max(eps, 0.0), 1.0))
     keep = pk > 1e-15
     ks, pk = ks[keep], pk[keep]
-    sure = (d_hi[:, None] + ks[None, :] / n <= c_pass + tol) @ pk  # per distinct sample: P(pass) at least
+    sure = (d_hi[:, None] + ks[None, :] / n <= c_pass + tol) @ pk  # per sample: P(pass) at least
     maybe = (d_lo[:, None] - ks[None, :] / n < c_fail - tol) @ pk
-    mid_pass = (d_mid <= c_pass + tol).astype(float)
-    lo_share = float(freq @ sure) / draws
-    hi_share = float(freq @ maybe) / draws
-    p = float(freq @ mid_pass) / draws
+    lo_share, hi_share = float(sure.mean()), float(maybe.mean())
+    p = float(np.mean(d_mid <= c_pass + tol))
     lo = clopper_pearson(lo_share * draws, draws)[0]
     hi = clopper_pearson(hi_share * draws, draws)[1]
     return {"lo": lo, "hi": hi, "p": p, "se": math.sqrt(p * (1 - p) / draws), "eps": eps, "draws": draws}
