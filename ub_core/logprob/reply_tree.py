@@ -315,13 +315,14 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
     wide and ``p_pass`` bounds at most ``target_p_pass_width`` wide (or at ``max_missing`` left, when given, or
     at the budget). The same stop serves discrete supports: they are expanded until the bound is tight, not to
     a fixed coverage."""
-    from .number_cells import cell_priority, number_cell
+    from .number_cells import cell_priority, number_cell, truth_atom
 
     opts = dict(score_options)
     ns = sorted({int(n) for n in opts.pop("ns", DEFAULT_NS)})
     truth = np.sort(np.asarray(problem.truth(size=opts.get("truth_size", 10_000),
                                              seed=opts.get("truth_seed", 0)), dtype=float))
     use_cells = bool(cells) and problem.answer_format == "number"
+    cells_bound_p_pass = threshold_test(problem, opts.get("method", "paper")) or truth_atom(truth) is not None
 
     def done(snapshot: ReplyTree) -> bool:
         _, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
@@ -329,10 +330,10 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
         pp_lo, pp_hi = payload.get(per_n_key("p_pass_bounds", ns[-1]), (0.0, 1.0))
         if ks_hi - ks_lo > target_ks_width:
             return False
-        # cells tighten p_pass only where passing is a threshold on D (score_reply_tree); elsewhere their mass
-        # counts as unplaced, which expanding cells cannot resolve, so the KS target alone stops
-        return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not threshold_test(problem, opts.get(
-            "method", "paper")) and bool(snapshot.cells))
+        # cells tighten p_pass where passing is a threshold on D, or the permutation test's truth has at most one
+        # tie, at its minimum (score_reply_tree); elsewhere their mass counts as unplaced, which expanding cells
+        # cannot resolve, so the KS target alone stops
+        return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not cells_bound_p_pass and bool(snapshot.cells))
 
     return await enumerate_reply_tree(
         next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
@@ -508,7 +509,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     ``cell_mass``, ``stopped``, ``number_escape``).
 
     ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`)."""
-    from .number_cells import cell_p_pass, critical_bracket, ks_distance_bounds
+    from .number_cells import cell_p_pass, cell_p_pass_permutation, critical_bracket, ks_distance_bounds
 
     ns = sorted({int(n) for n in ns})
     cells = _cell_rows(tree)
@@ -557,8 +558,29 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
             payload[per_n_key("p_pass_se", n)] = r["se"]
             payload[per_n_key("p_pass_exact", n)] = False
         return scores, payload
-    # leaves only (or cells on a test that is no threshold on D: their mass is then as uncertain as missing
-    # mass for P(pass), at their midpoints for the point value)
+    perm = cell_p_pass_permutation if len(cells) and not threshold_test(problem, method) else None
+    results = {}
+    for n in ns if perm else ():
+        # cells on the permutation test (support mixed, or method "exact"): the truth's one tie block at its
+        # minimum fixes the test's critical values per block size (number_cells, "permutation test")
+        r = perm(values, masses, cells, M, truth, n, threshold, low=problem.low, draws=draws, seed=seed)
+        if r is None:
+            break
+        results[n] = r
+    if perm and len(results) == len(ns):
+        payload["eps"] = M / (valid + M)
+        for n, r in results.items():
+            scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * r["p"]
+            payload[per_n_key("p_pass_bounds", n)] = [p_enough_valid(valid, n, slots, max_attempts) * r["lo"],
+                                                      p_enough_valid(min(valid + M, 1.0), n, slots,
+                                                                     max_attempts) * r["hi"]]
+            payload[per_n_key("p_pass_given_valid", n)] = r["p"]
+            payload[per_n_key("p_pass_se", n)] = r["se"]
+            payload[per_n_key("p_pass_exact", n)] = False
+            payload[per_n_key("p_pass_odd_ties", n)] = r["odd_share"]
+        return scores, payload
+    # leaves only (or cells on a test that is neither a threshold on D nor the permutation test of one tie block:
+    # their mass is then as uncertain as missing mass for P(pass), at their midpoints for the point value)
     prof = p_pass_profile(point_masses, point_values, truth, ns, threshold, method=method, support=problem.support,
                           draws=draws, seed=seed, keep_statistics=True)
     thresh = threshold_test(problem, method)
