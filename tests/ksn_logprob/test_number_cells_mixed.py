@@ -137,3 +137,23 @@ def test_the_oracle_at_full_precision_is_bounded_on_a_mixed_support(pid):
     scores, payload = score_reply_tree(p, tree, ns=(100,))
     lo, hi = payload["p_pass_bounds@100"]
     assert hi - lo <= 0.1 and lo >= 0.95 and lo <= scores["p_pass@100"] <= hi
+
+
+@pytest.mark.slow
+def test_the_exact_method_on_a_continuous_support_gets_the_tie_free_critical_value():
+    """``method="exact"`` scores a continuous problem with the permutation test; its truth has no tie, so the
+    critical value is the tie-free one, which is scipy's exact test's: the cells bound p_pass as tightly as on
+    the paper's test (before, their mass counted as unplaced)."""
+    from ub_core.oracle import oracle_values, render_value
+
+    p = get_problem("ci-triangular-conc")
+    law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
+    bounds = {}
+    for method in ("paper", "exact"):
+        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                           method=method)
+        assert tree.stopped == "tight" and tree.cells
+        bounds[method] = score_reply_tree(p, tree, ns=(100,), method=method)[1]["p_pass_bounds@100"]
+    lo, hi = bounds["exact"]
+    assert hi - lo <= 0.1 and lo >= 0.95
+    assert bounds["exact"] == pytest.approx(bounds["paper"], abs=1e-12)

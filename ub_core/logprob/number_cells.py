@@ -38,6 +38,30 @@ draws anywhere in their intervals the statistic lies in [D_lo, D_hi] (the same e
 
 each probability a Monte-Carlo share over ``draws`` samples, widened by its 99% Clopper-Pearson interval, so the
 Monte-Carlo error is inside the stated bounds. The point value places each cell's draws at the cell's midpoint.
+
+The permutation test (:func:`cell_p_pass_permutation`). Support ``mixed`` (and ``method="exact"`` anywhere) scores
+KS@N with the exact permutation test under ties, whose p-value depends on the pooled sample's tie blocks, not on
+D and the sizes alone. The mixed supports' truth draws (rectified Gaussian, compound Poisson and their mixtures)
+have at most one repeated value, a point mass at their minimum (the *atom*: t0 of the draws), and are distinct
+elsewhere. If the answers add k0 values on the atom and tie nowhere else, the pooled sample's only tie is one
+block of B = t0 + k0 at its start; the null law of D then depends only on (N, truth size, B) and its p-value
+P(D* >= D) is non-increasing in D, so the test passes exactly when D <= c(B), a critical value found like
+:func:`critical_bracket` by the test itself on constructed samples with that tie structure
+(:func:`tied_critical_bracket`). c(B) is non-increasing in B: under one random relabelling, a larger first block
+only removes checkpoints of D*, so D* and the p-value of every D can only fall. Per Monte-Carlo sample k0 is
+known from the atom's leaf up to ``span``, the answers drawn from cells whose interval holds the atom, and K from
+the missing mass; so
+
+    sure pass: D_hi + K/N <= c_pass(t0 + k0 + span + K),    possible pass: D_lo - K/N < c_fail(t0 + max(k0 - K, 0))
+
+(the K answers the missing mass replaces may be on the atom or off it).
+
+Ties the atom does not explain: a leaf other than the atom drawn twice (a tie among answers alone: D keeps its
+value and the p-value can only fall, so the tie-free c still bounds a possible pass) or a leaf on a truth draw is
+no sure pass and a possible one; so is an answer possibly below the atom (a leaf or cell below it, or K > 0 when
+the problem's ``low`` is below it). The no-tie assumption: the unexpanded mass (cells and missing mass) has no
+point mass except on the atom (a model writing digits has none short of a finished leaf, which the tree lists;
+the bounds hold for the laws that keep it). The point value takes the cells' draws at their midpoints, untied.
 """
 
 from __future__ import annotations
@@ -50,7 +74,8 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority",
-           "clopper_pearson", "envelope_distances", "CP_LEVEL"]
+           "clopper_pearson", "envelope_distances", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
+           "CP_LEVEL"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
 CP_LEVEL = 0.99
@@ -436,7 +461,7 @@ def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float
     holds it and up to K from the missing mass; D in [D_lo, D_hi] as in :func:`cell_p_pass`. With c(B)
     non-increasing in B (:func:`tied_critical_bracket`),
 
-        sure pass:  D_hi + K/N <= c_pass(t0 + k0 + span + K),     possible pass:  D_lo - K/N < c_fail(t0 + k0),
+        sure pass:  D_hi + K/N <= c_pass(t0 + k0 + span + K),     possible pass:  D_lo - K/N < c_fail(t0 + k0 - K),
 
     a sample with an answer possibly below the atom (K > 0 when ``low`` is below it) or with a tie the atom
     does not explain (a leaf other than the atom drawn twice, or on a truth draw) is no sure pass and a possible
@@ -485,7 +510,7 @@ def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float
         k_sure = k_maybe = np.zeros((len(rows), ks.size), dtype=int)
     else:
         k_sure = np.minimum(k0[:, None] + span[:, None] + ks[None, :], n)  # the largest block: the least c
-        k_maybe = np.repeat(k0[:, None], ks.size, axis=1)  # the smallest block: the largest c
+        k_maybe = np.maximum(k0[:, None] - ks[None, :], 0)  # the smallest block (K answers replaced): the largest c
     sure = (~shut & crit.surely_at_most(k_sure, d_hi[:, None] + ks[None, :] / n)) @ pk
     maybe = (shut | crit.possibly_at_most(k_maybe, d_lo[:, None] - ks[None, :] / n)) @ pk
     mid_pass = (~odd & crit.surely_at_most(k0, d_mid)).astype(float)

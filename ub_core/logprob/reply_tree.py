@@ -35,6 +35,10 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps) (:func:`_shift_bounds`); the tighter of the two is kept.
+  With numeric cells the bounds come from interval statistics (:mod:`.number_cells`): on the paper's continuous
+  test from its critical value, on the permutation test (support ``mixed``, ``method="exact"``) from its critical
+  value per size of the truth's one tie block at its minimum (:func:`.number_cells.cell_p_pass_permutation`);
+  where the truth has any other tie structure the cells' mass counts as unplaced (as uncertain as missing mass).
   With no valid reply enumerated (V = 0) the point value is 0, the sampled run's fail (issue 33), and its bounds
   [0, P_enough(M)]: the missing mass could still be valid.
 
@@ -506,7 +510,9 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     ``missing_mass``. ``payload`` holds the bounds (module docstring; with cells, :mod:`.number_cells`), ``q``
     and ``values`` (cells at their midpoints), per N ``p_pass_given_valid@N``, ``p_pass_se@N`` and
     ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``, ``leaves``, ``cells``,
-    ``cell_mass``, ``stopped``, ``number_escape``).
+    ``cell_mass``, ``stopped``, ``number_escape``); with cells on the permutation test, per N
+    ``p_pass_odd_ties@N``, the share of Monte-Carlo samples with a tie the truth's atom does not explain (each
+    counted a fail in the lower bound and a pass in the upper one).
 
     ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`)."""
     from .number_cells import cell_p_pass, cell_p_pass_permutation, critical_bracket, ks_distance_bounds
