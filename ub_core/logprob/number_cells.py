@@ -461,7 +461,8 @@ def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float
     holds it and up to K from the missing mass; D in [D_lo, D_hi] as in :func:`cell_p_pass`. With c(B)
     non-increasing in B (:func:`tied_critical_bracket`),
 
-        sure pass:  D_hi + K/N <= c_pass(t0 + k0 + span + K),     possible pass:  D_lo - K/N < c_fail(t0 + k0 - K),
+        sure pass:      D_hi + K/N <= c_pass(t0 + k0 + span + K),
+        possible pass:  D_lo - K/N <  c_fail(t0 + max(k0 - K, 0)),
 
     a sample with an answer possibly below the atom (K > 0 when ``low`` is below it) or with a tie the atom
     does not explain (a leaf other than the atom drawn twice, or on a truth draw) is no sure pass and a possible
@@ -479,7 +480,7 @@ def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float
     truth = np.asarray(truth_sorted, dtype=float)
     known = float(w.sum() + c[:, 2].sum())
     if known <= 0:
-        return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0}
+        return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0, "odd_share": math.nan}
     eps = missing / (known + missing)
     if atom is not None:
         # a cell whose padded bottom is within its rounding pad of the atom holds numbers written from the atom's
