@@ -38,6 +38,30 @@ draws anywhere in their intervals the statistic lies in [D_lo, D_hi] (the same e
 
 each probability a Monte-Carlo share over ``draws`` samples, widened by its 99% Clopper-Pearson interval, so the
 Monte-Carlo error is inside the stated bounds. The point value places each cell's draws at the cell's midpoint.
+
+The permutation test (:func:`cell_p_pass_permutation`). Support ``mixed`` (and ``method="exact"`` anywhere) scores
+KS@N with the exact permutation test under ties, whose p-value depends on the pooled sample's tie blocks, not on
+D and the sizes alone. The mixed supports' truth draws (rectified Gaussian, compound Poisson and their mixtures)
+have at most one repeated value, a point mass at their minimum (the *atom*: t0 of the draws), and are distinct
+elsewhere. If the answers add k0 values on the atom and tie nowhere else, the pooled sample's only tie is one
+block of B = t0 + k0 at its start; the null law of D then depends only on (N, truth size, B) and its p-value
+P(D* >= D) is non-increasing in D, so the test passes exactly when D <= c(B), a critical value found like
+:func:`critical_bracket` by the test itself on constructed samples with that tie structure
+(:func:`tied_critical_bracket`). c(B) is non-increasing in B: under one random relabelling, a larger first block
+only removes checkpoints of D*, so D* and the p-value of every D can only fall. Per Monte-Carlo sample k0 is
+known from the atom's leaf up to ``span``, the answers drawn from cells whose interval holds the atom, and K from
+the missing mass; so
+
+    sure pass: D_hi + K/N <= c_pass(t0 + k0 + span + K),    possible pass: D_lo - K/N < c_fail(t0 + max(k0 - K, 0))
+
+(the K answers the missing mass replaces may be on the atom or off it).
+
+Ties the atom does not explain: a leaf other than the atom drawn twice (a tie among answers alone: D keeps its
+value and the p-value can only fall, so the tie-free c still bounds a possible pass) or a leaf on a truth draw is
+no sure pass and a possible one; so is an answer possibly below the atom (a leaf or cell below it, or K > 0 when
+the problem's ``low`` is below it). The no-tie assumption: the unexpanded mass (cells and missing mass) has no
+point mass except on the atom (a model writing digits has none short of a finished leaf, which the tree lists;
+the bounds hold for the laws that keep it). The point value takes the cells' draws at their midpoints, untied.
 """
 
 from __future__ import annotations
@@ -50,7 +74,8 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
-           "clopper_pearson", "envelope_distances", "CP_LEVEL"]
+           "clopper_pearson", "envelope_distances", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
+           "CP_LEVEL"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
 CP_LEVEL = 0.99
@@ -228,6 +253,23 @@ def interval_statistics(tops: np.ndarray, bottoms: np.ndarray, truth_sorted: np.
     return np.minimum(d_lo, 1.0), np.minimum(d_hi, 1.0)
 
 
+def _sample_statistics(v: np.ndarray, w: np.ndarray, c: np.ndarray, truth: np.ndarray, n: int, draws: int,
+                       seed: int):
+    """``draws`` samples of N items (leaves, then cells) from the known law: the items drawn ``picks`` (draws x N
+    indices into leaves then cells) and per sample the interval statistics ``d_lo``, ``d_hi``
+    (:func:`interval_statistics`) and ``d_mid`` (cells at their midpoints)."""
+    known = float(w.sum() + c[:, 2].sum())
+    tops = np.concatenate([v, c[:, 1]])  # each item is surely <= x from here on
+    bottoms = np.concatenate([v, c[:, 0]])  # possibly <= x from here on
+    mids = (bottoms + tops) / 2
+    probs = np.concatenate([w, c[:, 2]]) / known
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(n), 33]))
+    picks = rng.choice(len(probs), size=(draws, n), p=probs)
+    d_lo, d_hi = interval_statistics(tops[picks], bottoms[picks], truth)
+    d_mid = interval_statistics(mids[picks], mids[picks], truth)[1]
+    return picks, d_lo, d_hi, d_mid
+
+
 def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any, n: int,
                 bracket: tuple[float, float], draws: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Bounds and point value of P(KS@N passes | N valid answers) for a law of leaves, cells and missing mass,
@@ -244,14 +286,7 @@ def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sort
     if known <= 0:
         return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0}
     eps = missing / (known + missing)
-    tops = np.concatenate([v, c[:, 1]])  # each item is surely <= x from here on
-    bottoms = np.concatenate([v, c[:, 0]])  # possibly <= x from here on
-    mids = (bottoms + tops) / 2
-    probs = np.concatenate([w, c[:, 2]]) / known
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(n), 33]))
-    picks = rng.choice(len(probs), size=(draws, n), p=probs)
-    d_lo, d_hi = interval_statistics(tops[picks], bottoms[picks], truth)
-    d_mid = interval_statistics(mids[picks], mids[picks], truth)[1]
+    _, d_lo, d_hi, d_mid = _sample_statistics(v, w, c, truth, n, draws, seed)
     c_pass, c_fail = bracket
     tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
     ks = np.arange(n + 1)
@@ -265,3 +300,252 @@ def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sort
     lo = clopper_pearson(lo_share * draws, draws)[0]
     hi = clopper_pearson(hi_share * draws, draws)[1]
     return {"lo": lo, "hi": hi, "p": p, "se": math.sqrt(p * (1 - p) / draws), "eps": eps, "draws": draws}
+
+
+# ------------------------------------------------------------------ the permutation test (mixed support, "exact")
+
+def truth_atom(truth_sorted: Any) -> tuple[float | None, int] | None:
+    """``(atom, t0)``: the truth draws' one repeated value and its count, when it is their minimum (the mixed
+    supports' point mass at the bottom of the support); ``(None, 0)`` for draws without ties; None for any other
+    tie structure (two repeated values, or one above the minimum), which :func:`cell_p_pass_permutation` does not
+    cover."""
+    t = np.asarray(truth_sorted, dtype=float)
+    rep = np.flatnonzero(t[1:] == t[:-1])
+    if rep.size == 0:
+        return None, 0
+    if t[rep[-1]] != t[0]:
+        return None
+    return float(t[0]), int(np.searchsorted(t, t[0], side="right"))
+
+
+_SHIFT_GUESS: dict[tuple, float] = {}  # last critical value per structure: a warm start (speed only)
+
+
+@functools.lru_cache(maxsize=4096)
+def tied_critical_bracket(n: int, truth_size: int, atom_truth: int, atom_sample: int,
+                          threshold: float) -> tuple[float, float]:
+    """``(c_pass, c_fail)`` of the permutation KS test (``ks_at_n(..., support="mixed")``, exact with ties) for
+    N answers against ``truth_size`` draws when the pooled sample's only tie is one block at its start:
+    ``atom_truth`` truth draws and ``atom_sample`` answers on the truth's minimum, every other value distinct.
+
+    The permutation null then depends only on N, the truth's size and the block's size B = t0 + k0, and the
+    p-value P(D* >= D) is non-increasing in D, so the test passes exactly when D <= c(B). Found like
+    :func:`critical_bracket`, by the test itself on constructed samples with that tie structure (the answers off
+    the atom at the truth's quantiles off the atom, moved s ranks up; a galloping search over s from the last
+    root found). Every D <= c_pass passes and every D >= c_fail fails; -inf / inf where no pass / no fail was
+    seen (honest, not tight). c(B) is non-increasing in B: a larger first block removes checkpoints of D*, so
+    D* is smaller under the coupling of the two nulls (used by :func:`cell_p_pass_permutation`)."""
+    from ..metrics import ks_at_n
+
+    t0, k0 = int(atom_truth), int(atom_sample)
+    if not (0 <= t0 <= truth_size and 0 <= k0 <= n) or (t0 == 0 and k0 > 0):
+        raise ValueError(f"no tie block of {t0} truth draws and {k0} answers for N={n}, {truth_size} draws")
+    rest_t, rest_n = truth_size - t0, n - k0
+    truth = np.concatenate([np.zeros(t0), np.arange(1, rest_t + 1, dtype=float)])
+    base = np.floor((np.arange(rest_n) + 0.5) * rest_t / max(rest_n, 1))  # ranks among the truth off the atom
+    top = max(rest_t - 1, 0)
+
+    apart = np.arange(rest_n) * (0.4 / max(rest_n, 1))  # answers that share a truth gap stay distinct, in order
+
+    def test(ranks: np.ndarray) -> tuple[float, bool]:
+        sample = np.concatenate([np.zeros(k0), ranks + 0.5 + apart])
+        res = ks_at_n(sample, truth, ns=(n,), threshold=threshold, method="paper", support="mixed")[n]
+        return float(res["statistic"]), bool(res["pass"])
+
+    seen: dict[int, tuple[float, bool]] = {}
+
+    def at(s: int) -> tuple[float, bool]:  # shifted up s ranks (up to above every truth draw)
+        if s not in seen:
+            seen[s] = test(np.minimum(base + s, top + 1) + 1)
+        return seen[s]
+
+    # the first shift: where the statistic should reach the last critical value found (or the asymptotic one),
+    # a shift of one rank moving it by about 1 / truth_size
+    key = (n, truth_size, t0, float(threshold))
+    c_guess = _SHIFT_GUESS.get(key, math.sqrt(-0.5 * math.log(threshold / 2) * (n + truth_size) / (n * truth_size)))
+    guess = 0
+    for _ in range(8):  # Newton steps on the statistic's rank slope
+        step = int(round((c_guess - at(guess)[0]) * truth_size))
+        guess = min(max(guess + step, 0), top)
+        if step == 0 or guess in seen:
+            break
+    lo = hi = None  # largest passing, smallest failing shift known
+    if at(guess)[1]:
+        lo, step = guess, 1
+        while lo < top:
+            s = min(lo + step, top)
+            if at(s)[1]:
+                lo, step = s, step * 2
+            else:
+                hi = s
+                break
+    else:
+        hi, step = guess, 1
+        while hi > 0:
+            s = max(hi - step, 0)
+            if at(s)[1]:
+                lo = s
+                break
+            hi, step = s, step * 2
+    if lo is not None and hi is not None:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if at(mid)[1]:
+                lo = mid
+            else:
+                hi = mid
+        _SHIFT_GUESS[key] = seen[lo][0]
+    c_pass = max((d for d, ok in seen.values() if ok), default=-math.inf)
+    c_fail = min((d for d, ok in seen.values() if not ok), default=math.inf)
+    if c_fail == math.inf and rest_n and rest_t:
+        # no shift up fails: the largest statistics have the answers pressed down onto the atom's side (G above
+        # F), up to 1 - t0 / m; bisect that family (answers' ranks scaled by (m' - s) / m')
+        low_seen: dict[int, tuple[float, bool]] = {}
+
+        def down(s: int) -> tuple[float, bool]:
+            if s not in low_seen:
+                low_seen[s] = test(np.floor(base * (rest_t - s) / rest_t))
+            return low_seen[s]
+
+        if not down(rest_t)[1]:
+            lo, hi = 0, rest_t
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if down(mid)[1] else (lo, mid)
+        c_pass = max([c_pass] + [d for d, ok in low_seen.values() if ok])
+        c_fail = min([c_fail] + [d for d, ok in low_seen.values() if not ok])
+        if c_fail == math.inf:  # both extremes pass: every attainable statistic (at most their larger one) passes
+            c_pass = max(c_pass, 1.0)
+    return c_pass, c_fail
+
+
+class _CriticalValues:
+    """The critical values c(t0 + k), k = 0..N, of :func:`tied_critical_bracket`, computed only where a decision
+    needs them: c is non-increasing in the block size, so a known c_pass at a larger block or c_fail at a smaller
+    one often decides already."""
+
+    def __init__(self, n: int, truth_size: int, t0: int, threshold: float):
+        self.key = (n, truth_size, t0, threshold)
+        self.c_pass = np.full(n + 1, np.nan)
+        self.c_fail = np.full(n + 1, np.nan)
+
+    def _known(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per k: the largest c_pass known at k or above (c(k) is at least it), the smallest c_fail known at k or
+        below (c(k) is below it)."""
+        cp = np.where(np.isnan(self.c_pass), -np.inf, self.c_pass)
+        cf = np.where(np.isnan(self.c_fail), np.inf, self.c_fail)
+        return np.maximum.accumulate(cp[::-1])[::-1], np.minimum.accumulate(cf)
+
+    def _decide(self, k: Any, x: Any, strict: bool) -> np.ndarray:
+        """Per entry: x <= c(t0 + k) for certain (``strict`` False: a sure pass), or x not above c(t0 + k) for
+        certain (``strict`` True: not a sure fail, i.e. x < c_fail)."""
+        x = np.asarray(x, dtype=float)
+        k = np.broadcast_to(np.asarray(k, dtype=int), x.shape)
+        tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
+        while True:
+            floor_c, ceil_c = self._known()
+            exact = ~np.isnan(self.c_pass[k])
+            if strict:  # possible pass: x <= c(k); excluded when x >= a c_fail known at a block <= k
+                yes = (x <= floor_c[k] + tol) | (exact & (x < self.c_fail[k] - tol))
+                no = (x >= ceil_c[k] - tol) | (exact & ~yes)
+            else:  # sure pass: x <= a c_pass known at a block >= k
+                yes = x <= floor_c[k] + tol
+                no = (x > ceil_c[k] - tol) | (exact & ~yes)
+            open_ = ~(yes | no)
+            if not open_.any():
+                return yes
+            todo = np.unique(k[open_])
+            n, m, t0, thr = self.key
+            for kk in {int(todo[-1]), int(todo[0])}:  # the largest and the smallest block left open first
+                self.c_pass[kk], self.c_fail[kk] = tied_critical_bracket(n, m, t0, kk if t0 else 0, thr)
+
+    def surely_at_most(self, k, x) -> np.ndarray:
+        """x <= c(t0 + k) for certain (a sure pass of statistic x)."""
+        return self._decide(k, x, strict=False)
+
+    def possibly_at_most(self, k, x) -> np.ndarray:
+        """x < c_fail(t0 + k): not a sure fail."""
+        return self._decide(k, x, strict=True)
+
+
+def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any, n: int,
+                            threshold: float, low: float = -math.inf, draws: int = 2000,
+                            seed: int = 0) -> dict[str, Any] | None:
+    """:func:`cell_p_pass` for the permutation KS test (support ``mixed``, or ``method="exact"``): the truth
+    draws have at most one tie, a point mass (the atom, t0 draws) at their minimum (:func:`truth_atom`; None
+    otherwise). ``low`` is the least valid value (the problem's support); module docstring, "permutation test".
+
+    Per Monte-Carlo sample: k0 answers from leaves on the atom, up to ``span`` more from cells whose interval
+    holds it and up to K from the missing mass; D in [D_lo, D_hi] as in :func:`cell_p_pass`. With c(B)
+    non-increasing in B (:func:`tied_critical_bracket`),
+
+        sure pass:      D_hi + K/N <= c_pass(t0 + k0 + span + K),
+        possible pass:  D_lo - K/N <  c_fail(t0 + max(k0 - K, 0)),
+
+    a sample with an answer possibly below the atom (K > 0 when ``low`` is below it) or with a tie the atom
+    does not explain (a leaf other than the atom drawn twice, or on a truth draw) is no sure pass and a possible
+    one (a tie between answers alone leaves D and lowers the p-value). Cells and missing mass are taken without
+    atoms off the truth's atom (the no-tie assumption). The point value ``p`` places the cells' draws at their
+    midpoints, untied."""
+    from scipy import stats
+
+    found = truth_atom(truth_sorted)
+    if found is None:
+        return None
+    atom, t0 = found
+    v, w = np.asarray(values, dtype=float), np.asarray(masses, dtype=float)
+    c = np.asarray(cells, dtype=float).reshape(-1, 3).copy()
+    truth = np.asarray(truth_sorted, dtype=float)
+    known = float(w.sum() + c[:, 2].sum())
+    if known <= 0:
+        return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0, "odd_share": math.nan}
+    eps = missing / (known + missing)
+    if atom is not None:
+        # a cell whose padded bottom is within its rounding pad of the atom holds numbers written from the atom's
+        # digits up: correctly rounded parsing is monotone, so none reads below the atom
+        pad = 2e-12 * np.maximum(np.maximum(np.abs(c[:, 0]), np.abs(c[:, 1])), 1e-300)
+        c[:, 0] = np.where((c[:, 0] < atom) & (atom - c[:, 0] <= pad), atom, c[:, 0])
+        on_atom = np.concatenate([v == atom, np.zeros(len(c), bool)])
+        holds_atom = np.concatenate([np.zeros(v.size, bool), (c[:, 0] <= atom) & (atom <= c[:, 1])])
+        below = np.concatenate([v < atom, c[:, 0] < atom])
+    else:
+        on_atom = holds_atom = below = np.zeros(v.size + len(c), bool)
+    off_truth = np.searchsorted(truth, v, side="right") == np.searchsorted(truth, v, side="left")
+    leaf = np.concatenate([np.ones(v.size, bool), np.zeros(len(c), bool)])
+    tie_leaf = np.concatenate([~off_truth & (v != atom) if atom is not None else ~off_truth,
+                               np.zeros(len(c), bool)])
+    picks, d_lo, d_hi, d_mid = _sample_statistics(v, w, c, truth, n, draws, seed)
+    k0 = on_atom[picks].sum(axis=1)
+    span = holds_atom[picks].sum(axis=1)
+    ordered = np.sort(picks, axis=1)  # a leaf off the atom drawn twice: equal neighbours once sorted
+    twice = ((ordered[:, 1:] == ordered[:, :-1]) & (leaf & ~on_atom)[ordered[:, 1:]]).any(axis=1)
+    odd = twice | tie_leaf[picks].any(axis=1) | below[picks].any(axis=1)
+    ks = np.arange(n + 1)
+    pk = stats.binom.pmf(ks, n, min(max(eps, 0.0), 1.0))
+    keep = pk > 1e-15
+    ks, pk = ks[keep], pk[keep]
+    crit = _CriticalValues(n, truth.size, t0 if atom is not None else 0, float(threshold))
+    shut = odd[:, None] | ((ks[None, :] > 0) & (atom is not None and low < atom))  # neither sure nor excluded
+    if atom is None:
+        k_sure = k_maybe = np.zeros((len(picks), ks.size), dtype=int)
+    else:
+        k_sure = np.minimum(k0[:, None] + span[:, None] + ks[None, :], n)  # the largest block: the least c
+        k_maybe = np.maximum(k0[:, None] - ks[None, :], 0)  # the smallest block (K answers replaced): the largest c
+    sure = (~shut & crit.surely_at_most(k_sure, d_hi[:, None] + ks[None, :] / n)) @ pk
+    maybe = (shut | crit.possibly_at_most(k_maybe, d_lo[:, None] - ks[None, :] / n)) @ pk
+    mid_pass = (~odd & crit.surely_at_most(k0, d_mid)).astype(float)
+    odd_mid = np.flatnonzero(odd)
+    if odd_mid.size:  # the point value of a sample with ties off the atom: the test itself, cells at midpoints
+        from ..metrics import ks_at_n
+
+        mids = np.concatenate([v, (c[:, 0] + c[:, 1]) / 2])
+        for i in odd_mid.tolist():
+            sample = mids[picks[i]]
+            mid_pass[i] = float(ks_at_n(sample, truth, ns=(n,), threshold=threshold, method="exact")[n]["pass"])
+    lo_share = float(sure.mean())
+    hi_share = min(float(maybe.mean()), 1.0)
+    p = float(mid_pass.mean())
+    lo = clopper_pearson(lo_share * draws, draws)[0]
+    hi = clopper_pearson(hi_share * draws, draws)[1]
+    return {"lo": lo, "hi": hi, "p": p, "se": math.sqrt(p * (1 - p) / draws), "eps": eps, "draws": draws,
+            "odd_share": float(odd.mean())}

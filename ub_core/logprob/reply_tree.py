@@ -44,10 +44,14 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
   (:func:`_shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
-  exact sums alike; the tighter of the two is kept. With cells, the same shift bound runs on the interval
-  statistics of :func:`ub_core.logprob.number_cells.cell_p_pass`. Monte-Carlo error is inside every stated bound
-  (99% Clopper-Pearson). With no valid reply enumerated (V = 0) the point value is 0, the sampled run's fail
-  (issue 33), and its bounds [0, P_enough(M)]: the missing mass could still be valid.
+  exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from interval statistics
+  (:mod:`.number_cells`): on the paper's continuous test from its critical value
+  (:func:`.number_cells.cell_p_pass`), on the permutation test (support ``mixed``, ``method="exact"``) from its
+  critical value per size of the truth's one tie block at its minimum (:func:`.number_cells.cell_p_pass_permutation`);
+  where the truth has any other tie structure the cells' mass counts as unplaced (as uncertain as missing mass).
+  Monte-Carlo error is inside every stated bound (99% Clopper-Pearson). With no valid reply enumerated (V = 0) the
+  point value is 0, the sampled run's fail (issue 33), and its bounds [0, P_enough(M)]: the missing mass could
+  still be valid.
 
 Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
 the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
@@ -326,13 +330,14 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
     wide and ``p_pass`` bounds at most ``target_p_pass_width`` wide (or at ``max_missing`` left, when given, or
     at the budget). The same stop serves discrete supports: they are expanded until the bound is tight, not to
     a fixed coverage."""
-    from .number_cells import cell_priority, number_cell
+    from .number_cells import cell_priority, number_cell, truth_atom
 
     opts = dict(score_options)
     ns = sorted({int(n) for n in opts.pop("ns", DEFAULT_NS)})
     truth = np.sort(np.asarray(problem.truth(size=opts.get("truth_size", 10_000),
                                              seed=opts.get("truth_seed", 0)), dtype=float))
     use_cells = bool(cells) and problem.answer_format == "number"
+    cells_bound_p_pass = threshold_test(problem, opts.get("method", "paper")) or truth_atom(truth) is not None
 
     def done(snapshot: ReplyTree) -> bool:
         _, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
@@ -340,10 +345,10 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
         pp_lo, pp_hi = payload.get(per_n_key("p_pass_bounds", ns[-1]), (0.0, 1.0))
         if ks_hi - ks_lo > target_ks_width:
             return False
-        # cells tighten p_pass only where passing is a threshold on D (score_reply_tree); elsewhere their mass
-        # counts as unplaced, which expanding cells cannot resolve, so the KS target alone stops
-        return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not threshold_test(problem, opts.get(
-            "method", "paper")) and bool(snapshot.cells))
+        # cells tighten p_pass where passing is a threshold on D, or the permutation test's truth has at most one
+        # tie, at its minimum (score_reply_tree); elsewhere their mass counts as unplaced, which expanding cells
+        # cannot resolve, so the KS target alone stops
+        return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not cells_bound_p_pass and bool(snapshot.cells))
 
     return await enumerate_reply_tree(
         next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
@@ -516,10 +521,12 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     ``missing_mass``. ``payload`` holds the bounds (module docstring; with cells, :mod:`.number_cells`), ``q``
     and ``values`` (cells at their midpoints), per N ``p_pass_given_valid@N``, ``p_pass_se@N`` and
     ``p_pass_exact@N``, and the tree's cost (``requests``, ``context_tokens``, ``leaves``, ``cells``,
-    ``cell_mass``, ``stopped``, ``number_escape``).
+    ``cell_mass``, ``stopped``, ``number_escape``); with cells on the permutation test, per N
+    ``p_pass_odd_ties@N``, the share of Monte-Carlo samples with a tie the truth's atom does not explain (each
+    counted a fail in the lower bound and a pass in the upper one).
 
     ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`)."""
-    from .number_cells import cell_p_pass, critical_bracket, ks_distance_bounds
+    from .number_cells import cell_p_pass, cell_p_pass_permutation, critical_bracket, ks_distance_bounds
 
     ns = sorted({int(n) for n in ns})
     cells = _cell_rows(tree)
@@ -568,8 +575,29 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
             payload[per_n_key("p_pass_se", n)] = r["se"]
             payload[per_n_key("p_pass_exact", n)] = False
         return scores, payload
-    # leaves only (or cells on a test that is no threshold on D: their mass is then as uncertain as missing
-    # mass for P(pass), at their midpoints for the point value)
+    perm = cell_p_pass_permutation if len(cells) and not threshold_test(problem, method) else None
+    results = {}
+    for n in ns if perm else ():
+        # cells on the permutation test (support mixed, or method "exact"): the truth's one tie block at its
+        # minimum fixes the test's critical values per block size (number_cells, "permutation test")
+        r = perm(values, masses, cells, M, truth, n, threshold, low=problem.low, draws=draws, seed=seed)
+        if r is None:
+            break
+        results[n] = r
+    if perm and len(results) == len(ns):
+        payload["eps"] = M / (valid + M)
+        for n, r in results.items():
+            scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * r["p"]
+            payload[per_n_key("p_pass_bounds", n)] = [p_enough_valid(valid, n, slots, max_attempts) * r["lo"],
+                                                      p_enough_valid(min(valid + M, 1.0), n, slots,
+                                                                     max_attempts) * r["hi"]]
+            payload[per_n_key("p_pass_given_valid", n)] = r["p"]
+            payload[per_n_key("p_pass_se", n)] = r["se"]
+            payload[per_n_key("p_pass_exact", n)] = False
+            payload[per_n_key("p_pass_odd_ties", n)] = r["odd_share"]
+        return scores, payload
+    # leaves only (or cells on a test that is neither a threshold on D nor the permutation test of one tie block:
+    # their mass is then as uncertain as missing mass for P(pass), at their midpoints for the point value)
     prof = p_pass_profile(point_masses, point_values, truth, ns, threshold, method=method, support=problem.support,
                           draws=draws, seed=seed, keep_statistics=True)
     thresh = threshold_test(problem, method)
