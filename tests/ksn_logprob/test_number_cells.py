@@ -284,3 +284,13 @@ def test_an_exact_sum_gets_the_shift_bound_too():
                            mode="exact")["p_pass"]
         whole = p_enough_valid(1.0, n, 100, 5) * full
         assert tlo - 1e-9 <= whole <= thi + 1e-9
+
+
+def test_a_tree_read_back_with_its_cells_reordered_scores_the_same(full_precision):
+    """A log stores the tree's cells as a JSON object: read back, their order may differ. The Monte-Carlo draws
+    must not depend on it (inspect score reproduces the scores of the run)."""
+    p, law = full_precision
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,))
+    shuffled = ReplyTree(**{**tree.__dict__, "cells": dict(reversed(list(tree.cells.items())))})
+    assert list(shuffled.cells) != list(tree.cells)
+    assert score_reply_tree(p, shuffled, ns=(10, 100)) == score_reply_tree(p, tree, ns=(10, 100))

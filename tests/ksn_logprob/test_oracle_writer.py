@@ -209,21 +209,24 @@ def test_inspect_passes_a_top_k_above_20_to_the_offline_model():
 def test_inspect_top_k_reaches_the_offline_model_through_the_task_option(tmp_path):
     """``-T top_k`` flows from the task option to each request: with ``-M number_token_digits=3 -M digits=3`` the
     position after ``{4.`` has 20 two-digit children (80 to 99); ``-T top_k=1000`` lists them all and the tree
-    finishes, ``-T top_k=10`` leaves about half the mass unlisted. (That Inspect carries 1,000 unclamped is
+    finishes, ``-T top_k=10`` leaves about half the mass unlisted: it stays in the cell ``{4.`` ([4, 5]), whose
+    interval the unlisted digits cannot leave. (That Inspect carries 1,000 unclamped is
     :func:`test_inspect_passes_a_top_k_above_20_to_the_offline_model`.)"""
     from inspect_ai import eval as inspect_eval
 
     from ub_inspect.ksn_logprob.ksn_logprob import ksn_logprob
 
-    missing = {}
+    unlisted = {}
     for top_k in (10, 1000):
         (log,) = inspect_eval(ksn_logprob(enumeration="tree", ids="ci-triangular-conc", ks_ns=[10], top_k=top_k,
                                           max_requests=300), model="ub/oracle",
                               model_args={"digits": 3, "number_token_digits": 3}, log_dir=str(tmp_path),
                               display="none")
         assert log.status == "success", log.error
-        missing[top_k] = next(iter(log.samples[0].scores.values())).value["missing_mass"]
-    assert missing[1000] <= 0.01 and missing[10] >= 0.2
+        score = next(iter(log.samples[0].scores.values()))
+        assert score.value["missing_mass"] <= 0.01
+        unlisted[top_k] = score.metadata["ub"]["cell_texts"].get("{4.", 0.0)
+    assert unlisted[1000] == 0.0 and unlisted[10] >= 0.2
 
 def test_a_server_that_allows_fewer_top_logprobs_stops_with_one_line(monkeypatch):
     """vLLM rejects ``logprobs`` above its ``--max-logprobs`` (default 20) with HTTP 400; the tree route says how

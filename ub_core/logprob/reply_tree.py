@@ -504,7 +504,9 @@ def _cell_rows(tree: ReplyTree) -> np.ndarray:
         if iv is None:
             raise ValueError(f"cell {text!r} is not a numeric prefix")
         rows.append((iv[0], iv[1], float(mass)))
-    return np.array(rows, dtype=float).reshape(-1, 3)
+    out = np.array(rows, dtype=float).reshape(-1, 3)
+    # in interval order, not insertion order: a tree read back from a log (its dict re-ordered) scores the same
+    return out[np.lexsort((out[:, 2], out[:, 1], out[:, 0]))]
 
 
 def threshold_test(problem: Problem, method: str) -> bool:
