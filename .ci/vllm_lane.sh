@@ -6,12 +6,14 @@
 #      and checks that each problem's 100 answers went out as ONE request (n = 100);
 #   2. lm_eval --model vllm  and  ub-lm-eval --model ub-vllm  on a ub_ksn subset, and prints their generate
 #      calls, n per call and wall times side by side;
-#   3. ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM log-likelihoods, with both
-#      --model vllm and --model ub-vllm (which must give the same option masses).
+#   3. in the same two runs, ub_logit tasks (calibration colour, implicit coin) through lm-eval's vLLM
+#      log-likelihoods (--model vllm and --model ub-vllm must give the same option masses); then ub_ksn_logprob
+#      through ub-lm-eval --model vllm.
 #   4. an existing server: `vllm serve` started here on localhost, then Inspect `vllm/` with VLLM_BASE_URL and
 #      `ub-lm-eval --model ub-openai-completions` against it; vLLM's own /metrics must show one n=100 request per
 #      problem for each; then sampling-free KS@N on it (ub_inspect/ksn_logprob, vllm-completions/): the listed route
 #      (raw and chat) and the reply-tree route (-T enumeration=tree: requests and missing mass recorded and printed).
+# 1-3 (stream "engines") and 4 (stream "server") run side by side; each is a chain of mostly single-core processes.
 # An install failure outside the project (registry/network) prints "vLLM lane skipped: <reason>" and exits 0;
 # any failure of our code fails the lane.
 set -euo pipefail
@@ -74,55 +76,45 @@ export PATH="$work/bin:$venv/bin:$PATH"
 run() { "$venv/bin/python" "$launcher" "$@"; }
 
 cd "$work"
-# the launcher must really be in use: vllm's own lookup answers with a +cpu version
-run vllm --version | tee "$work/vllm_version.txt"
-grep -q "+cpu" "$work/vllm_version.txt" || { echo "vLLM lane: vllm --version lacks +cpu"; exit 1; }
-
-# ---------------------------------------------------------------------------------------------- 1. Inspect
-t0=$(date +%s)
-VLLM_LOGGING_LEVEL=INFO inspect eval ub_inspect/ksn --model "vllm/$model" -T "ids=$ids" -T max_tokens=8 \
-  -M gpu_memory_utilization=0.2 -M dtype=float32 -M enforce_eager=true -M max_model_len=512 \
-  --log-dir "$work/inspect_logs" --display none --log-level warning
-inspect_s=$(( $(date +%s) - t0 ))
-
-# ---------------------------------------------------------------------------------------------- 2. lm-eval
-model_args="pretrained=$model,dtype=float32,enforce_eager=True,gpu_memory_utilization=0.2,max_model_len=512,seed=0"
-lm_common=(--tasks ub_ksn_text_explicit --metadata "{\"ids\": \"$ids\"}" --batch_size auto
-           --gen_kwargs max_gen_toks=8 --log_samples)
-export VLLM_ENABLE_V1_MULTIPROCESSING=0  # in-process engine: lets the counting hook below see generate()
-t0=$(date +%s)
-UB_LANE_COUNT="$work/calls_vllm.jsonl" run lm_eval --model vllm \
-  --model_args "$model_args" --include_path "$("$venv/bin/ub" tasks-dir)" "${lm_common[@]}" --output_path "$work/out_vllm"
-vllm_s=$(( $(date +%s) - t0 ))
-t0=$(date +%s)
-UB_LANE_COUNT="$work/calls_ubvllm.jsonl" run ub-lm-eval --model ub-vllm \
-  --model_args "$model_args" "${lm_common[@]}" --output_path "$work/out_ubvllm"
-ubvllm_s=$(( $(date +%s) - t0 ))
-
-# ---------------------------------------------------------------------------------------------- 3. ub_logit
-# lm-eval's vLLM backend computes the multiple_choice log-likelihoods with prompt_logprobs; the two next-token items
-# the tiny model learnt (tests/support/tiny_trained.py NEXT_TOKEN_ITEMS) come out near their ideal distributions
+# The lane's work runs as two streams side by side, each a chain of processes that mostly keep one core busy
+# (imports, tokenising, an engine's start): `engines` (Inspect's own `vllm serve`, then lm-eval's in-process vLLM
+# engines) and `server` (one `vllm serve` here, many clients). Each stream checks its own results; their output is
+# printed after both end, stream by stream. Each timed step writes its seconds to $work/t_<name>.
+timed() { local name=$1 t0; shift; t0=$(date +%s); "$@"; echo $(( $(date +%s) - t0 )) >"$work/t_$name"; }
+secs() { cat "$work/t_$1"; }
+tasks_dir="$("$venv/bin/ub" tasks-dir)"
+# the next-token items the tiny model learnt (tests/support/tiny_trained.py NEXT_TOKEN_ITEMS), for ub_logit
 logit_ids="$(cd "$repo" && PYTHONPATH="$repo:$repo/tests" python -c \
   'from support.tiny_trained import NEXT_TOKEN_ITEMS as I; print(",".join(I.values()))')"
-t0=$(date +%s)
-UB_LANE_COUNT="$work/calls_logit_vllm.jsonl" run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_calibration_colors,ub_implicit_coins \
-  --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit"
-logit_s=$(( $(date +%s) - t0 ))
-# the same log-likelihood requests through ub-vllm (lm-eval's VLLM with grouped generation; loglikelihood inherited)
-t0=$(date +%s)
-UB_LANE_COUNT="$work/calls_logit_ubvllm.jsonl" run ub-lm-eval --model ub-vllm --model_args "$model_args" --tasks ub_calibration_colors,ub_implicit_coins \
-  --metadata "{\"ids\": \"$logit_ids\"}" --batch_size auto --log_samples --output_path "$work/out_logit_ub"
-logit_ub_s=$(( $(date +%s) - t0 ))
+
+engines() {
+# ---------------------------------------------------------------------------------------------- 1. Inspect
+timed inspect env VLLM_LOGGING_LEVEL=INFO inspect eval ub_inspect/ksn --model "vllm/$model" -T "ids=$ids" -T max_tokens=8 \
+  -M gpu_memory_utilization=0.2 -M dtype=float32 -M enforce_eager=true -M max_model_len=512 \
+  --log-dir "$work/inspect_logs" --display none --log-level warning
+
+# ------------------------------------------------------------------------------------- 2. lm-eval, 3. ub_logit
+# One run per model serves the KS@N generation task and the ub_logit tasks: lm-eval's vLLM backend computes the
+# multiple_choice log-likelihoods with prompt_logprobs (generate() calls the counting hook marks as log-likelihood
+# calls), and the two next-token items the tiny model learnt come out near their ideal distributions. --metadata
+# reaches every task; an id of another bank is simply not among a task's items (ub_lmeval.ksn_hooks.select_ids).
+local model_args="pretrained=$model,dtype=float32,enforce_eager=True,gpu_memory_utilization=0.2,max_model_len=512,seed=0"
+local lm_common=(--tasks ub_ksn_text_explicit,ub_calibration_colors,ub_implicit_coins
+                 --metadata "{\"ids\": \"$ids,$logit_ids\"}" --batch_size auto --gen_kwargs max_gen_toks=8 --log_samples)
+export VLLM_ENABLE_V1_MULTIPROCESSING=0  # in-process engine: lets the counting hook below see generate()
+timed vllm env UB_LANE_COUNT="$work/calls_vllm.jsonl" "$venv/bin/python" "$launcher" lm_eval --model vllm \
+  --model_args "$model_args" --include_path "$tasks_dir" "${lm_common[@]}" --output_path "$work/out_vllm"
+# the same requests through ub-vllm (lm-eval's VLLM with grouped generation; loglikelihood inherited)
+timed ubvllm env UB_LANE_COUNT="$work/calls_ubvllm.jsonl" "$venv/bin/python" "$launcher" ub-lm-eval --model ub-vllm \
+  --model_args "$model_args" "${lm_common[@]}" --output_path "$work/out_ubvllm"
 
 # sampling-free KS@N (ub_ksn_logprob) through lm-eval's vLLM log-likelihoods: one multiple_choice request per
 # candidate and reply end (" {k}</s>" and " {k}\n\n" after the raw prompt; the EOS text from pretrained=) on the
-# two problems the model learnt
-t0=$(date +%s)
-run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_ksn_logprob_text_explicit \
+# two problems the model learnt (its own run: --metadata ids reach every task, and the third KS@N id is not learnt)
+timed ksn_logprob run ub-lm-eval --model vllm --model_args "$model_args" --tasks ub_ksn_logprob_text_explicit \
   --metadata '{"ids": "te-bernoulli-spread,te-discrete_uniform-conc"}' --batch_size auto --log_samples \
   --output_path "$work/out_ksn_logprob"
-ksn_logprob_s=$(( $(date +%s) - t0 ))
-"$venv/bin/python" - "$work" "$ksn_logprob_s" <<'PY'
+"$venv/bin/python" - "$work" "$(secs ksn_logprob)" <<'PY'
 import glob, json, sys
 work, wall = sys.argv[1], int(sys.argv[2])
 rows = [json.loads(l) for f in glob.glob(f"{work}/out_ksn_logprob/**/samples_*.jsonl", recursive=True) for l in open(f)]
@@ -136,14 +128,13 @@ for r in rows:  # learnt within ~0.01 (tests/generic/test_trained_model.py): the
 PY
 
 # ------------------------------------------------------------------------------------------------ checks
-"$venv/bin/python" - "$work" "$ids" "$inspect_s" "$vllm_s" "$ubvllm_s" "$install_s" "$logit_s" "$logit_ub_s" <<'PY'
+"$venv/bin/python" - "$work" "$ids" "$(secs inspect)" "$(secs vllm)" "$(secs ubvllm)" "$install_s" <<'PY'
 import glob, json, sys
 from pathlib import Path
 from inspect_ai.log import read_eval_log
 from ub_inspect.ksn.solver import CollectedValues
 
-work, ids, inspect_s, vllm_s, ubvllm_s, install_s, logit_s, logit_ub_s = (sys.argv[1], sys.argv[2].split(","),
-                                                                           *map(int, sys.argv[3:]))
+work, ids, inspect_s, vllm_s, ubvllm_s, install_s = sys.argv[1], sys.argv[2].split(","), *map(int, sys.argv[3:])
 trained, wrong = ids[:2], ids[2]
 
 # 1. Inspect: one request per problem with n = 100 (the model call log keeps each request's body)
@@ -161,14 +152,20 @@ for s in log.samples:
         assert len(ns) <= 2, (s.id, ns)  # plus a top-up only if a reply was invalid
 print(f"Inspect vllm/: requests per problem (n of each): {per_sample}  wall {inspect_s}s")
 
-# 2. lm-eval: results and the generate() calls the counting hook recorded
+# 2. lm-eval: results and the generate() calls the counting hook recorded; the same runs' ub_logit tasks sent the
+# log-likelihood calls (marked by the hook, counted apart below)
+def hook_calls(tag, loglikelihood):
+    calls = [json.loads(line) for line in open(f"{work}/calls_{tag}.jsonl")]
+    return [c for c in calls if c["loglikelihood"] == loglikelihood]
+
 def summary(tag):
     res = json.load(open(glob.glob(f"{work}/out_{tag}/**/results_*.json", recursive=True)[0]))
     row = res["results"]["ub_ksn_text_explicit"]
-    calls = [json.loads(line) for line in open(f"{work}/calls_{tag}.jsonl")]
+    calls = hook_calls(tag, loglikelihood=False)
     prompts = sum(c["prompts"] for c in calls)
     ns = sorted({n for c in calls for n in c["n"]})
-    samples = [json.loads(l) for f in glob.glob(f"{work}/out_{tag}/**/samples_*.jsonl", recursive=True) for l in open(f)]
+    samples = [json.loads(l) for f in glob.glob(f"{work}/out_{tag}/**/samples_ub_ksn_text_explicit_*.jsonl",
+                                                 recursive=True) for l in open(f)]
     ks = {s["doc"]["id"]: (s["ks@100"], len(s["doc"]["ub_sample"]["values"])) for s in samples}
     return row, len(calls), prompts, ns, ks
 
@@ -193,12 +190,14 @@ assert rows["ubvllm"][3] == [100] and rows["ubvllm"][2] == 3, rows["ubvllm"]  # 
 # within the tolerance of tests/generic/test_trained_model.py (0.03: optimisation error, no sampling involved)
 def logit_samples(folder):
     out = {}
-    for f in glob.glob(f"{work}/{folder}/**/samples_*.jsonl", recursive=True):
+    for f in (glob.glob(f"{work}/{folder}/**/samples_ub_calibration_colors_*.jsonl", recursive=True)
+              + glob.glob(f"{work}/{folder}/**/samples_ub_implicit_coins_*.jsonl", recursive=True)):
         for line in open(f):
             s = json.loads(line)
             out[s["doc"]["category"]] = s
     return out
-logit, logit_ub = logit_samples("out_logit"), logit_samples("out_logit_ub")
+logit, logit_ub = logit_samples("out_vllm"), logit_samples("out_ubvllm")
+assert sorted(logit) == sorted(logit_ub) == ["coins", "colors"], (sorted(logit), sorted(logit_ub))
 cal, coin = logit["colors"], logit["coins"]
 # ub-vllm inherits lm-eval's loglikelihood: the same masses from a second engine (float32 CPU; 1e-5 allows for
 # the order of floating-point sums between two engine instances)
@@ -209,20 +208,31 @@ assert cal["doc"]["dedup"] == "token_ids", cal["doc"]["dedup"]
 cal_predicted, coin_predicted = cal["doc"]["ub_sample"]["predicted"], coin["doc"]["ub_sample"]["predicted"]
 assert cal["pm"] >= 0.99 and abs(cal_predicted[0] - 22 / 74) <= 0.03, (cal["pm"], cal_predicted)
 assert coin["chebyshev"] <= 0.03 and coin["argmax_acc"] == 1.0, (coin["chebyshev"], coin_predicted)
-for tag, label in (("logit_vllm", "ub_logit, --model vllm"), ("logit_ubvllm", "ub_logit, --model ub-vllm")):
-    calls = [json.loads(line) for line in open(f"{work}/calls_{tag}.jsonl")]
+for tag, label in (("vllm", "ub_logit, --model vllm"), ("ubvllm", "ub_logit, --model ub-vllm")):
+    calls = hook_calls(tag, loglikelihood=True)
     print(f"{label:32} {len(calls):>14} {sum(c['prompts'] for c in calls):>9} "
           f"{str(sorted({n for c in calls for n in c['n']})):>14}")
 print(f"ub_logit on vLLM: colour PM {cal['pm']:.4f}, P(red) {cal_predicted[0]:.4f} (ideal {22 / 74:.4f}), "
       f"WD {cal['wd']:.4f}; coin Chebyshev {coin['chebyshev']:.4f}, predicted "
-      f"{[round(p, 4) for p in coin_predicted]}; wall {logit_s}s (vllm), {logit_ub_s}s (ub-vllm, same masses)")
-print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s, "
-      f"ub_logit {logit_s}s (vllm) / {logit_ub_s}s (ub-vllm)")
+      f"{[round(p, 4) for p in coin_predicted]} (ub-vllm: the same masses)")
+print(f"\nvLLM lane: install {install_s}s, Inspect {inspect_s}s, lm_eval vllm {vllm_s}s, ub-vllm {ubvllm_s}s "
+      f"(each: ub_ksn_text_explicit and ub_logit in one run)")
 PY
+}
+
+server() {
+# the launcher must really be in use: vllm's own lookup answers with a +cpu version
+run vllm --version | tee "$work/vllm_version.txt"
+grep -q "+cpu" "$work/vllm_version.txt" || { echo "vLLM lane: vllm --version lacks +cpu"; exit 1; }
 # ------------------------------------------------------------------------------------- 4. an existing server
 # `vllm serve` once, many clients: Inspect's vllm/ with VLLM_BASE_URL and our lm-eval API model, both sending one n=100
 # request per problem. The counts come from the server itself (/metrics: requests finished, and the sum of their n).
-port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# The port is above 40000: Inspect's own `vllm serve` in the other stream reserves one in 30000-40000.
+port="$("$venv/bin/python" -c '
+import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    if port > 40000: print(port); break')"
 served="http://127.0.0.1:$port"
 t0=$(date +%s)
 env -u VLLM_ENABLE_V1_MULTIPROCESSING "$work/bin/vllm" serve "$model" --host 127.0.0.1 --port "$port" \
@@ -369,4 +379,18 @@ print(f"\nexisting server (vllm serve, healthy in {start_s}s):")
 print(f"  Inspect vllm/ + VLLM_BASE_URL: {r1 - r0} requests, n sum {n1 - n0}, per problem {calls}, KS@100 {ks_inspect}, {inspect_s}s")
 print(f"  ub-lm-eval ub-openai-completions: {r2 - r1} requests, n sum {n2 - n1}, KS@100 {ks_lm}, {lm_s}s")
 PY
+}
+
+( engines ) >"$work/engines.log" 2>&1 &
+engines_pid=$!
+( server ) >"$work/server.log" 2>&1 &
+server_pid=$!
+failed=()
+wait "$engines_pid" || failed+=(engines)
+wait "$server_pid" || failed+=(server)
+echo "---------------- vLLM lane, stream 'engines' (Inspect's own vllm serve; lm-eval's in-process engines)"
+cat "$work/engines.log"
+echo "---------------- vLLM lane, stream 'server' (one vllm serve, many clients)"
+cat "$work/server.log"
+[ "${#failed[@]}" -eq 0 ] || { echo "vLLM lane: failed in stream(s) ${failed[*]}"; exit 1; }
 echo "vLLM lane: ok in $(( $(date +%s) - lane_start ))s"

@@ -33,8 +33,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     have_libseccomp || { echo "scripts/test.sh: apt-get installed no libseccomp library" >&2; exit 1; }
 fi
 
-# Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off.
-workers=(-n auto)
+# Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off. Each
+# test module runs on one worker (--dist loadscope): a module's expensive module-scoped fixtures (framework runs,
+# whole-bank scorings: tens of seconds each) are then built once, not once per worker that the module's tests reach.
+workers=(-n auto --dist loadscope)
 for arg in "$@"; do
     case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
 done

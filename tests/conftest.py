@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# No network at run time (the model hub is unreachable): offline before any test module imports huggingface_hub,
+# which reads these once. Online, a model without a local tokenizer (lm-eval's ``dummy`` asks for gpt2's) retries the
+# hub with back-off, ~45 s of sleeping, before it falls back. CI sets both too (.ci/run).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
 @pytest.fixture(scope="session")

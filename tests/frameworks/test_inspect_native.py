@@ -120,23 +120,36 @@ def test_ksn_headline_tells_oracle_from_collapse_in_evals_df(logs, tmp_path):
 
 # ------------------------------------------------------------------------------------------------ finding 2
 
+# run in a fresh interpreter: Inspect's `inspect score LOG --overwrite --action overwrite` (its click command, as the
+# `inspect` console script runs it) for each log given, printing each path once scored
+_SCORE_EACH = """
+import sys
+from inspect_ai._cli.main import inspect
+from inspect_ai._util.dotenv import init_dotenv
+init_dotenv()
+for path in sys.argv[1:]:
+    inspect.main(args=["score", path, "--overwrite", "--action", "overwrite", "--display", "none"],
+                 prog_name="inspect", auto_envvar_prefix="INSPECT", standalone_mode=False)
+    print(path, flush=True)
+"""
+
+
 @pytest.mark.slow
 def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
-    """Finding 2: ``inspect score LOG`` (the CLI, in a fresh process) re-scores each task's log to exactly its
-    original metrics: the scorers rebuild from the log's small arguments and find their problems again."""
-    procs = {}
+    """Finding 2: ``inspect score LOG`` (Inspect's own command line, in a fresh process) re-scores each task's log to
+    exactly its original metrics: the scorers rebuild from the log's small arguments and find their problems again.
+    One fresh process runs the command for every log in turn (each interpreter start costs seconds): every scorer is
+    rebuilt there from the name and arguments its log records, never from this test process's registrations."""
+    copies = {}
     for name, log in logs.items():
-        copy = tmp_path / f"{name}.eval"
-        shutil.copy(log.location, copy)
-        procs[name] = (copy, subprocess.Popen(
-            [sys.executable, "-m", "inspect_ai._cli.main", "score", str(copy), "--overwrite", "--action",
-             "overwrite", "--display", "none"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-        if len(procs) % 2 == 0:  # two at a time on a shared machine
-            for _, p in list(procs.values())[-2:]:
-                p.wait()
-    for name, (copy, proc) in procs.items():
-        out = proc.communicate()[0]
-        assert proc.returncode == 0, (name, out[-3000:])
+        copies[name] = tmp_path / f"{name}.eval"
+        shutil.copy(log.location, copies[name])
+    proc = subprocess.run([sys.executable, "-c", _SCORE_EACH, *map(str, copies.values())], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:])
+    paths = [str(c) for c in copies.values()]
+    assert [line for line in proc.stdout.splitlines() if line in paths] == paths, proc.stdout[-3000:]
+    for name, copy in copies.items():
         log = read_eval_log(str(copy))
         # every sample's score exactly as the run wrote it
         assert _sample_values(log) == _sample_values(logs[name]), name

@@ -170,17 +170,43 @@ def test_ub_vllm_is_registered_lazily():
 # ------------------------------------------------------------------------------------------------ CLI routes
 
 @pytest.mark.slow
-def test_ub_lm_eval_wrapper_and_tasks_dir(tmp_path):
+def test_ub_lm_eval_command_line(tmp_path):
+    """``ub tasks-dir`` and ONE ``ub-lm-eval`` run (the CLI, in a subprocess: its start-up and lm-eval's task index cost
+    tens of seconds, so one run carries every check of the wrapper's command line):
+
+    - the wrapper adds our task folder and models (ub-oracle, ``--limit``, ``--log_samples``);
+    - the offline model gets a stable name: results under ``ub-oracle/`` with ``model_name`` ub-oracle (before, a
+      random id that changed every run; one run suffices, since a random id is never the model's name);
+    - ``--metadata ids`` on the ``ub_ksn`` group (issue 20, finding 10): the ids reach all seven category tasks,
+      the categories without any of them are skipped with one line, the group averages over the others; the
+      ids of a logit bank select within ``ub_calibration_colors`` in the same run."""
     out = subprocess.run([sys.executable, "-m", "ub_core.cli", "tasks-dir"], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == str(ub_lmeval.tasks_dir())
+    ksn_ids = {cat: [p.id for p in load_bank("ksn", categories=[cat])][:2] for cat in ("code_implicit", "shuffling")}
+    colour_ids = [it.id for it in load_bank("calibration", categories=["colors"])][:2]
+    ids = ksn_ids["code_implicit"] + ksn_ids["shuffling"] + colour_ids
     run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",
-                          "ub_ksn_shuffling", "--limit", "2", "--output_path", str(tmp_path), "--log_samples"],
+                          "ub_calibration_colors,ub_ksn", "--metadata", json.dumps({"ids": ids}), "--limit", "2",
+                          "--output_path", str(tmp_path), "--log_samples"],
                          capture_output=True, text=True, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
                          timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    results = list(tmp_path.rglob("results_*.json"))
-    assert results and json.loads(results[0].read_text())["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0
+    assert "ub_ksn_text_explicit: none of the requested ids is in this task; it is skipped" in run.stderr
+    (results,) = tmp_path.rglob("results_*.json")
+    assert results.parent.name == "ub-oracle"
+    res = json.loads(results.read_text())
+    assert res["model_name"] == "ub-oracle"
+    out = res["results"]
+    assert out["ub_ksn_code_implicit"]["ks@100,take_100"] == 1.0
+    assert out["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0
+    assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 4
+    assert "ks@100,take_100" not in out.get("ub_ksn_text_explicit", {})
+    assert out["ub_calibration_colors"]["pm,none"] == pytest.approx(1.0)
+    samples = [json.loads(line) for f in tmp_path.rglob("samples_ub_calibration_colors_*.jsonl")
+               for line in f.read_text().splitlines()]
+    assert [s["doc"]["id"] for s in samples] == colour_ids
+    assert list(tmp_path.rglob("samples_ub_ksn_shuffling_*.jsonl"))
 
 
 @pytest.mark.slow

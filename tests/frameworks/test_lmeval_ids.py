@@ -5,11 +5,6 @@ over the others. A bad ``ids`` type is one clear ValueError."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 pytest.importorskip("lm_eval")
@@ -69,40 +64,10 @@ def test_ids_list_of_non_strings_is_compared_as_text():
         ksn_docs(None, [5])
 
 
-@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
-def test_plain_lm_eval_cli_with_ids_on_the_group(tmp_path):
-    """The plain ``lm_eval`` command (our folder as --include_path; its ``dummy`` model, since ub-oracle is
-    registered by ub-lm-eval), ids from two categories: two categories report, the five others are skipped."""
-    ids = _ids("real_world", 1) + _ids("multimodal", 1)
-    run = subprocess.run([sys.executable, "-m", "lm_eval", "--include_path", str(ub_lmeval.tasks_dir()),
-                          "--model", "dummy", "--tasks", "ub_ksn", "--metadata", json.dumps({"ids": ids}),
-                          "--output_path", str(tmp_path)],
-                         capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.getcwd()})
-    assert run.returncode == 0, run.stderr[-2000:]
-    out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
-    for cat in CATEGORIES:
-        row = out.get(f"ub_ksn_{cat}", {})
-        if cat in ("real_world", "multimodal"):
-            assert row["n_valid,take_100"] == 0.0 and row["n_failed,take_100"] == 100.0  # dummy says "lol"
-        else:
-            assert "n_valid,take_100" not in row
-    assert out["ub_ksn"]["sample_len"] == 2
-
-
-@pytest.mark.slow  # a subprocess CLI run or a whole-bank sweep: the full suite runs it
-def test_ub_lm_eval_cli_with_ids_of_one_category(tmp_path):
-    """``ub-lm-eval`` with ub-oracle, ids of one category only."""
-    ids = _ids("code_implicit", 2)
-    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn",
-                          "--metadata", json.dumps({"ids": ids}), "--output_path", str(tmp_path)],
-                         capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.getcwd()})
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert "ub_ksn_text_explicit: none of the requested ids is in this task; it is skipped" in run.stderr
-    out = json.loads(next(tmp_path.rglob("results_*.json")).read_text())["results"]
-    assert out["ub_ksn_code_implicit"]["ks@100,take_100"] == 1.0
-    assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 2
+# The plain ``lm_eval`` command (our folder as --include_path) with ids from two categories on the group: checked on
+# the plain lm_eval run of tests/frameworks/test_lmeval_plugin.py::test_plain_lm_eval_finds_our_tasks_and_models.
+# ``ub-lm-eval`` with ub-oracle and ids of one category (the others skipped with one line): checked on the one
+# ub-lm-eval command-line run, tests/frameworks/test_lmeval.py::test_ub_lm_eval_command_line
 
 
 def test_logit_group_ids_from_one_task():

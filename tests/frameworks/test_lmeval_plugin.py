@@ -9,6 +9,7 @@ nothing behind."""
 from __future__ import annotations
 
 import importlib.metadata as md
+import json
 import os
 import subprocess
 import sys
@@ -69,17 +70,45 @@ def test_the_hook_can_be_turned_off(monkeypatch):
     assert not any(type(f).__name__ == "_Finder" for f in sys.meta_path)
 
 
+CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+              "shuffling")
+
+
 @pytest.mark.slow
 def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
+    """Two plain ``lm_eval`` processes (each costs tens of seconds of start-up and task indexing, so the second also
+    carries the ``--metadata ids`` checks on the ``ub_ksn`` group, issue 20 finding 10):
+
+    - ``lm_eval validate`` with no flag finds our groups (the hook adds our folder);
+    - ``lm_eval --include_path <ours> --model ub-oracle`` (the README's route; the hook adds the folder only once and
+      registers our models) with ids from two categories: those two report, the five others are skipped, and the
+      group averages over the two."""
     pytest.importorskip("lm_eval")
+    from ub_core.problems import load_bank
+
+    import ub_lmeval
+
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     lm_eval = Path(sys.executable).with_name("lm_eval")
     cmd = [str(lm_eval)] if lm_eval.exists() else [sys.executable, "-m", "lm_eval"]
     ok = subprocess.run([*cmd, "validate", "--tasks", "ub_logit,ub_ksn,ub_tar"], capture_output=True, text=True,
                         env=env, cwd=tmp_path, timeout=600)
     assert ok.returncode == 0 and "All tasks found" in ok.stdout + ok.stderr, ok.stdout[-2000:] + ok.stderr[-2000:]
-    run = subprocess.run([*cmd, "--model", "ub-oracle", "--tasks", "ub_ksn_shuffling", "--limit", "1",
-                          "--output_path", str(tmp_path / "out")], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=600)
+    chosen = {cat: [p.id for p in load_bank("ksn", categories=[cat])][:1] for cat in ("real_world", "multimodal")}
+    run = subprocess.run([*cmd, "--include_path", str(ub_lmeval.tasks_dir()), "--model", "ub-oracle",
+                          "--tasks", "ub_ksn", "--metadata", json.dumps({"ids": chosen["real_world"] + chosen["multimodal"]}),
+                          "--output_path", str(tmp_path / "out"), "--log_samples"], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert list((tmp_path / "out").rglob("results_*.json"))
+    (results,) = (tmp_path / "out").rglob("results_*.json")
+    out = json.loads(results.read_text())["results"]
+    for cat in CATEGORIES:
+        row = out.get(f"ub_ksn_{cat}", {})
+        if cat in chosen:
+            assert row["ks@100,take_100"] == 1.0, (cat, row)
+            (samples,) = (tmp_path / "out").rglob(f"samples_ub_ksn_{cat}_*.jsonl")
+            assert [json.loads(line)["doc"]["id"] for line in samples.read_text().splitlines()] == chosen[cat]
+        else:  # skipped: no metric, no sample (lm-eval writes an empty sample file)
+            assert "ks@100,take_100" not in row, (cat, row)
+            assert not "".join(f.read_text() for f in (tmp_path / "out").rglob(f"samples_ub_ksn_{cat}_*")).strip(), cat
+    assert out["ub_ksn"]["ks@100,take_100"] == 1.0 and out["ub_ksn"]["sample_len"] == 2

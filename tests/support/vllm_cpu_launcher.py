@@ -12,7 +12,8 @@ module, so the patch below (at import time, not under ``__main__``) applies in t
 
 With ``UB_LANE_COUNT=FILE`` set, every in-process ``vllm.LLM.generate`` call (lm-eval's vLLM backends, with
 ``VLLM_ENABLE_V1_MULTIPROCESSING=0``) appends one JSON line to FILE: the number of prompts and each one's
-``n``, so the lane can compare how many requests ``vllm`` and ``ub-vllm`` send.
+``n``, and whether it is a log-likelihood call (``prompt_logprobs`` set), so the lane can compare how many requests
+``vllm`` and ``ub-vllm`` send.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ def _count_generate_calls(path: str) -> None:
         n_prompts = len(prompts) if isinstance(prompts, (list, tuple)) else 1
         params = sampling_params if isinstance(sampling_params, (list, tuple)) else [sampling_params] * n_prompts
         ns = [int(getattr(p, "n", 1) or 1) for p in params]
+        # lm-eval's vLLM log-likelihoods are generate() calls too (prompt_logprobs set, one token out): marked, so a
+        # run with generation and multiple_choice tasks can count each kind on its own
+        loglikelihood = any(getattr(p, "prompt_logprobs", None) is not None for p in params)
         with open(path, "a") as f:
-            f.write(json.dumps({"prompts": n_prompts, "n": ns}) + "\n")
+            f.write(json.dumps({"prompts": n_prompts, "n": ns, "loglikelihood": loglikelihood}) + "\n")
         return original(self, prompts, sampling_params, *args, **kwargs)
 
     LLM.generate = generate
