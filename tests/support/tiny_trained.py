@@ -26,6 +26,7 @@ pytest fixture and ``.ci/vllm_lane.sh`` share it. ``python tests/support/tiny_tr
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -155,17 +156,39 @@ def ensure_tiny_trained(verbose: bool = False) -> Path:
     if (target / "done.json").is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-    try:
-        build_tiny_trained(tmp, verbose=verbose)
+    # one build at a time: another process (an xdist worker) waits for it and uses its model, instead of training
+    # a second copy on the same cores (CI measured two builds at once: 80-100 s each)
+    with _build_lock(target.parent / f".{target.name}.lock"):
+        if (target / "done.json").is_file():
+            return target
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
         try:
-            tmp.rename(target)
-        except OSError:  # another process finished first: use theirs
-            if not (target / "done.json").is_file():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            build_tiny_trained(tmp, verbose=verbose)
+            try:
+                tmp.rename(target)
+            except OSError:  # another process finished first: use theirs
+                if not (target / "done.json").is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path):
+    """An exclusive advisory lock on ``path`` (POSIX ``flock``; released when the process ends, so a killed build
+    never blocks the next). Without ``fcntl`` no lock: the atomic rename above still keeps one model."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _check_ksn_targets() -> None:
