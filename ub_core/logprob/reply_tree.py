@@ -563,30 +563,23 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     payload: dict[str, Any] = {"q": (point_masses / valid).tolist(), "values": point_values.tolist(),
                                "invalid_mass": invalid, **cost, "ks_distance_bounds": ks_bounds}
     scores["ks_distance"] = d
+    results: dict[int, dict[str, Any]] = {}
     if len(cells) and threshold_test(problem, method):
         # cells on the paper's continuous test: the interval statistics of number_cells
-        payload["eps"] = M / (valid + M)
-        for n in ns:
-            r = cell_p_pass(values, masses, cells, M, truth, n, critical_bracket(n, truth.size, threshold),
-                            draws=draws, seed=seed)
-            scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * r["p"]
-            payload[per_n_key("p_pass_bounds", n)] = [p_enough_valid(valid, n, slots, max_attempts) * r["lo"],
-                                                      p_enough_valid(min(valid + M, 1.0), n, slots,
-                                                                     max_attempts) * r["hi"]]
-            payload[per_n_key("p_pass_given_valid", n)] = r["p"]
-            payload[per_n_key("p_pass_se", n)] = r["se"]
-            payload[per_n_key("p_pass_exact", n)] = False
-        return scores, payload
-    perm = cell_p_pass_permutation if len(cells) and not threshold_test(problem, method) else None
-    results = {}
-    for n in ns if perm else ():
+        results = {n: cell_p_pass(values, masses, cells, M, truth, n, critical_bracket(n, truth.size, threshold),
+                                  draws=draws, seed=seed) for n in ns}
+    elif len(cells):
         # cells on the permutation test (support mixed, or method "exact"): the truth's one tie block at its
-        # minimum fixes the test's critical values per block size (number_cells, "permutation test")
-        r = perm(values, masses, cells, M, truth, n, threshold, low=problem.low, draws=draws, seed=seed)
-        if r is None:
-            break
-        results[n] = r
-    if perm and len(results) == len(ns):
+        # minimum fixes the test's critical values per block size (number_cells, "permutation test"); None where
+        # the truth has another tie structure
+        for n in ns:
+            r = cell_p_pass_permutation(values, masses, cells, M, truth, n, threshold, low=problem.low, draws=draws,
+                                        seed=seed)
+            if r is None:
+                results = {}
+                break
+            results[n] = r
+    if results:
         payload["eps"] = M / (valid + M)
         for n, r in results.items():
             scores[per_n_key("p_pass", n)] = p_enough_valid(v_point, n, slots, max_attempts) * r["p"]
@@ -596,7 +589,8 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
             payload[per_n_key("p_pass_given_valid", n)] = r["p"]
             payload[per_n_key("p_pass_se", n)] = r["se"]
             payload[per_n_key("p_pass_exact", n)] = False
-            payload[per_n_key("p_pass_odd_ties", n)] = r["odd_share"]
+            if "odd_share" in r:
+                payload[per_n_key("p_pass_odd_ties", n)] = r["odd_share"]
         return scores, payload
     # leaves only (or cells on a test that is neither a threshold on D nor the permutation test of one tie block:
     # their mass is then as uncertain as missing mass for P(pass), at their midpoints for the point value)
