@@ -6,15 +6,16 @@ same model through ancestral sampling at temperature 1 (the model's own distribu
 ``do_sample=True, top_k=0, top_p=1``) on the same raw prompt, read every reply with the KS@N scorer's parser, and
 check three predictions:
 
-1. the share of invalid replies is 1 - V: the invalid count among all M sampled replies lies in the central
-   interval of Binomial(M, 1 - V);
-2. the valid answers follow q: the one-sample KS distance between the ECDF of the first 10,000 valid answers and
-   q's CDF, taken at the support points (both are step functions there), has p >= KS_P_MIN under the Kolmogorov
-   distribution, conservative for a discrete q (Conover 1972);
-3. the KS@N pass rate over RUNS runs of each protocol agrees with the predicted p_pass@N: Inspect's (100 slots,
+1. the share of invalid replies lies in [I, 1 - V] (I measured below): the invalid count among all M sampled
+   replies lies between the lower quantile of Binomial(M, I) and the upper one of Binomial(M, 1 - V);
+2. the valid answers follow q within eps: the one-sample KS distance between the ECDF of the first 10,000 valid
+   answers and q's CDF, taken at the support points (both are step functions there), is at most eps plus the
+   Kolmogorov critical value at KS_P_MIN, conservative for a discrete q (Conover 1972);
+3. the KS@N pass rate over RUNS runs of each protocol lies in the route's p_pass bounds: Inspect's (100 slots,
    an invalid reply retried up to 5 attempts, a slot skipped after 5) and lm-eval's (100 replies, no retry). The
-   pass count lies in the central interval of Binomial(RUNS, p_pass@N). Where P(pass | N valid answers) is a
-   Monte-Carlo estimate (2,000 draws), half of the check's level goes to its Clopper-Pearson interval.
+   pass count lies in the binomial interval from the bounds' low end to their high end. Where P(pass | N valid
+   answers) is a Monte-Carlo estimate (2,000 draws), half of the check's level goes to its Clopper-Pearson
+   interval, carried through the same bounds.
 
 Every check runs at level ALPHA / m for the m checks of checks 1 and 3 together (Bonferroni: the family fails by
 chance with probability <= ALPHA = 1%); check 2 adds at most KS_P_MIN per problem.
@@ -30,6 +31,14 @@ te-geometric-conc, drew 5% invalid replies on one CPU and 51% on another):
 
 The measured valid mass of each must lie within VALID_MASS_TOL of its trained value before anything is sampled (a
 model that did not learn them fails here, with the reason, instead of sampling for ever).
+
+What the list cannot see (issue 42, item 2). The listed valid mass V is the mass of the exact candidate replies; a
+model can also put mass on valid replies written otherwise (a model trained on another CPU wrote `` {1} {1, 1}``,
+which the reader reads as 1: 5% of te-poisson-conc's replies), so the truth is bounded, not assumed: the unlisted
+mass U = 1 - V is of unknown validity and place, except for the part the test MEASURES to be invalid (I: the
+taught invalid replies' exact log-probabilities, read from the model, never assumed). The checks therefore hold
+for any model the training produces on any machine: the invalid share lies in [I, 1 - V], the valid answers within
+eps = (U - I) / (V + U - I) of q (sup norm), and the pass rates inside the route's ``p_pass_bounds@N``.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from scipy import stats
 from support.ancestral import VALIDATION_SEED, read_replies, replies_needed, sampled_pass_counts, within_binomial
 from support.tiny_trained import TAUGHT_KSN, TRAINED_KSN
 from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
+from ub_core.logprob.reply_tree import missing_mass_bounds
 from ub_core.metrics import DEFAULT_NS, P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
@@ -68,7 +78,9 @@ def measured(tiny_lm):
         problem = get_problem(pid)
         cs = candidate_set(problem)
         lps = [tiny_lm.exact_reply_logprob(problem.full_prompt, RAW_DELIMITER + t) for t in cs.texts]
-        predicted = {name: score_candidate_logprobs(problem, lps, slots=slots, max_attempts=attempts)
+        known_invalid = _measured_invalid(tiny_lm, problem)
+        predicted = {name: score_candidate_logprobs(problem, lps, slots=slots, max_attempts=attempts,
+                                                    known_invalid=known_invalid)
                      for name, slots, attempts in PROTOCOLS}
         valid = predicted["inspect"][0]["valid_mass"]
         assert abs(valid - TRAINED_VALID[pid]) <= VALID_MASS_TOL, (
@@ -77,47 +89,65 @@ def measured(tiny_lm):
         count = max(replies_needed(valid, s, a, RUNS) for _, s, a in PROTOCOLS)
         replies = read_replies(problem, tiny_lm.replies(problem.full_prompt, count, SEED + i))
         passes = sampled_pass_counts(replies, problem.truth(), problem.support, PROTOCOLS, DEFAULT_NS, RUNS)
-        out[pid] = {"cs": cs, "predicted": predicted, "replies": replies, "passes": passes, "valid": valid}
+        out[pid] = {"cs": cs, "predicted": predicted, "replies": replies, "passes": passes, "valid": valid,
+                    "known_invalid": known_invalid}
     return out
+
+
+def _measured_invalid(tiny_lm, problem) -> float:
+    """The model's mass on the taught replies that the reader rejects, each read as an exact reply: measured from
+    the logits, a lower bound of the invalid share whatever else the model writes."""
+    replies = [r for r in TAUGHT_KSN.get(problem.id, {}) if not problem.parse(r).ok]
+    return float(sum(np.exp(tiny_lm.exact_reply_logprob(problem.full_prompt, r)) for r in replies))
 
 
 def _checks() -> int:
     return len(PROBLEMS) * (1 + len(PROTOCOLS) * len(DEFAULT_NS))
 
 
-def test_the_invalid_share_is_one_minus_the_valid_mass(measured):
+def test_the_invalid_share_lies_between_the_measured_invalid_and_the_unlisted_mass(measured):
     level = ALPHA / _checks()
     lines, bad = [], []
     for pid, r in measured.items():
         m = len(r["replies"])
         invalid = sum(v is None for v in r["replies"])
-        miss = min(max(1 - r["valid"], 0.0), 1.0)
-        within_binomial(f"{pid}: predicted invalid share {miss:.4f} ({invalid / m:.4f} sampled)", invalid, m, miss, miss,
-                level, lines, bad)
+        unlisted = r["predicted"]["inspect"][0]["missing_mass"]
+        assert unlisted == pytest.approx(max(1 - r["valid"], 0.0))
+        lo, hi = min(r["known_invalid"], unlisted), min(max(unlisted, 0.0), 1.0)
+        within_binomial(f"{pid}: invalid share in [{lo:.4f}, {hi:.4f}] (measured invalid, unlisted; "
+                        f"{invalid / m:.4f} sampled: the list missed {max(hi - invalid / m, 0.0):.4f} valid)",
+                        invalid, m, lo, hi, level, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
-    # the check has teeth: the taught problems have many invalid replies, one of them starting with a candidate
-    assert max(1 - r["valid"] for r in measured.values()) >= 0.4
+    # the check has teeth: the taught problems have many invalid replies, one of them starting with a candidate,
+    # and the measured invalid mass pins the interval's low end
+    assert max(r["known_invalid"] for r in measured.values()) >= 0.4
 
 
 def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(measured):
     level = ALPHA / _checks()
     lines, bad = [], []
     for pid, r in measured.items():
-        for name, _, _ in PROTOCOLS:
+        for name, slots, attempts in PROTOCOLS:
             scores, payload = r["predicted"][name]
+            v, unlisted = scores["valid_mass"], scores["missing_mass"]
+            inv = min(r["known_invalid"], unlisted)
             for n in DEFAULT_NS:
-                p, enough = scores[f"p_pass@{n}"], payload[f"p_enough_valid@{n}"]
-                given, exact = payload[f"p_pass_given_valid@{n}"], payload[f"p_pass_exact@{n}"]
-                if exact:
-                    p_lo = p_hi = p
-                    a = level
-                else:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
+                p, exact = scores[f"p_pass@{n}"], payload[f"p_pass_exact@{n}"]
+                p_lo, p_hi = payload[f"p_pass_bounds@{n}"]
+                a = level
+                if not exact:  # Monte Carlo: half the level for its Clopper-Pearson interval, half for the runs
+                    given = payload[f"p_pass_given_valid@{n}"]
                     ci = stats.binomtest(round(given * P_PASS_DRAWS), P_PASS_DRAWS).proportion_ci(1 - level / 2)
-                    p_lo, p_hi, a = enough * ci.low, enough * ci.high, level / 2
-                within_binomial(f"{pid} {name} N={n}: predicted {p:.4f} (enough valid {enough:.4f}, "
-                        f"{'exact' if exact else 'Monte Carlo'})", r["passes"][name][n], RUNS, p_lo, p_hi, a,
-                        lines, bad)
+                    d = scores["ks_distance"]
+                    p_lo = missing_mass_bounds(d, {n: ci.low}, v, inv, unlisted - inv, slots,
+                                               attempts)[f"p_pass_bounds@{n}"][0]
+                    p_hi = missing_mass_bounds(d, {n: ci.high}, v, inv, unlisted - inv, slots,
+                                               attempts)[f"p_pass_bounds@{n}"][1]
+                    a = level / 2
+                within_binomial(f"{pid} {name} N={n}: predicted {p:.4f} in [{p_lo:.4f}, {p_hi:.4f}] "
+                                f"({'exact' if exact else 'Monte Carlo'})", r["passes"][name][n], RUNS, p_lo, p_hi,
+                                a, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
     # the check has teeth: some predictions are far from 0 and 1, and the protocols differ where replies are invalid
@@ -128,19 +158,21 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                for r in measured.values() for n in DEFAULT_NS)
 
 
-def test_ten_thousand_sampled_answers_follow_q(measured):
+def test_ten_thousand_sampled_answers_follow_q_within_the_unlisted_mass(measured):
     for pid, r in measured.items():
-        cs, q = r["cs"], np.asarray(r["predicted"]["inspect"][1]["q"])
+        cs, payload = r["cs"], r["predicted"]["inspect"][1]
+        q = np.asarray(payload["q"])
         support = cs.scalar_support
         q_by_value = np.array([q[cs.values == v].sum() for v in support])
         sample = np.asarray([v for v in r["replies"] if v is not None][:10_000])
         assert sample.size == 10_000, pid
-        # valid replies outside the candidates (a stray {21}) hold the model's mass beyond the trained replies
-        # (<= 0.3% measured); they count in the ECDF, whose steps between support points the maximum still sees
+        # valid replies written otherwise, or outside the candidates (a stray {21}), are the unlisted valid mass:
+        # the true valid law G is within eps of q (sup norm), the Kolmogorov check at KS_P_MIN on top
         outside = int(np.sum(~np.isin(sample, support)))
         ecdf = np.searchsorted(np.sort(sample), support, side="right") / sample.size
         d = float(np.max(np.abs(ecdf - np.cumsum(q_by_value))))
-        p = float(stats.kstwo.sf(d, sample.size))
-        print(f"{pid}: KS distance {d:.4f}, p = {p:.3g}, valid answers outside the candidates {outside}")
-        assert p >= KS_P_MIN, (pid, d, p)
-        assert outside <= 0.01 * sample.size, (pid, outside)
+        eps = payload["eps"]
+        crit = float(stats.kstwo.isf(KS_P_MIN, sample.size))
+        print(f"{pid}: KS distance {d:.4f}, eps {eps:.4f}, accept <= {eps + crit:.4f}; valid answers outside the "
+              f"candidates {outside}")
+        assert d <= eps + crit, (pid, d, eps)

@@ -158,8 +158,8 @@ def _logsumexp(values: Sequence[float]) -> float:
 def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: CandidateSet | None = None,
                              ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
                              truth_size: int = 10_000, truth_seed: int = 0, draws: int = 2000, seed: int = 0,
-                             slots: int = 100, max_attempts: int = 5, none_is_zero: bool = True
-                             ) -> tuple[dict[str, float], dict[str, Any]]:
+                             slots: int = 100, max_attempts: int = 5, none_is_zero: bool = True,
+                             known_invalid: float = 0.0) -> tuple[dict[str, float], dict[str, Any]]:
     """One problem's candidate log-probabilities -> ``(scores, payload)``.
 
     ``logprobs`` is aligned with the candidate texts: ``log P(reply = candidate)`` when each candidate was scored
@@ -185,6 +185,17 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     chance of reaching N valid answers ``p_enough_valid@N``, the standard errors ``p_pass_se@N`` and which N
     were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
     (``problem.truth(truth_size, truth_seed)``), so ``p_pass@N`` predicts that scorer's verdict.
+
+    What the list cannot see (issue 42, item 2). A model can write a valid answer in a form no candidate text
+    lists (``{1} {1, 1}``, ``{01}``, ``1``: the reader accepts them), and those replies are not among the exact
+    candidate replies. So ``V`` is a *lower* bound of the valid mass, and the rest, ``missing_mass`` =
+    ``U = 1 - V``, is mass of unknown validity and place: invalid replies, or valid answers written otherwise,
+    anywhere in the support. The point values take it as invalid (a sampled run retries it); the payload states
+    what holds for every placement: ``unlisted_mass`` (U), ``eps`` = U' / (V + U'), ``ks_distance_bounds`` and
+    per N ``p_pass_bounds@N``, from :func:`ub_core.logprob.reply_tree.missing_mass_bounds` with U' = U -
+    ``known_invalid`` (mass of replies known to be invalid, measured by the caller: the listed route alone knows
+    none). A test that is a threshold on the KS statistic gets the tighter shift bound there. The bounds assume
+    the candidates were scored as exact replies (``end_of_answer`` other than ``none``).
     """
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
@@ -203,20 +214,46 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
         return scores, {"q": None}
     q = np.exp(np.asarray(lps, dtype=float) - log_total)
     valid = min(math.exp(log_total), 1.0)
-    raw = answer_distribution_scores(q, cs.p, cs.values, problem.truth(size=truth_size, seed=truth_seed),
-                                     ns=ns, threshold=threshold, method=method, support=problem.support,
-                                     draws=draws, seed=seed)
+    truth = problem.truth(size=truth_size, seed=truth_seed)
+    raw = answer_distribution_scores(q, cs.p, cs.values, truth, ns=ns, threshold=threshold, method=method,
+                                     support=problem.support, draws=draws, seed=seed, keep_statistics=True)
+    unlisted = max(0.0, 1.0 - valid)
     scores: dict[str, float] = {"valid_mass": valid, "ks_distance": raw["ks_distance"]}
-    payload: dict[str, Any] = {"q": [float(x) for x in q]}
-    for n in sorted({int(n) for n in ns}):  # in the spec's order (ub_core.metric_spec)
+    payload: dict[str, Any] = {"q": [float(x) for x in q], "unlisted_mass": unlisted}
+    ns_sorted = sorted({int(n) for n in ns})
+    for n in ns_sorted:  # in the spec's order (ub_core.metric_spec)
         enough = p_enough_valid(valid, n, slots, max_attempts)
         scores[per_n_key("p_pass", n)] = enough * raw[per_n_key("p_pass", n)]
         payload[per_n_key("p_pass_given_valid", n)] = raw[per_n_key("p_pass", n)]
         payload[per_n_key("p_enough_valid", n)] = enough
         payload[per_n_key("p_pass_se", n)] = enough * raw[per_n_key("p_pass_se", n)]
         payload[per_n_key("p_pass_exact", n)] = raw[per_n_key("p_pass_exact", n)]
-    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0, missing_mass=0.0)
+    payload.update(_unlisted_bounds(problem, raw, valid, unlisted, known_invalid, ns_sorted, truth, threshold,
+                                    method, slots, max_attempts))
+    scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0,
+                  missing_mass=unlisted)
     return scores, payload
+
+
+def _unlisted_bounds(problem: Problem, raw: dict[str, Any], valid: float, unlisted: float, known_invalid: float,
+                     ns: Sequence[int], truth: Any, threshold: float, method: str, slots: int,
+                     max_attempts: int) -> dict[str, Any]:
+    """The bounds of :func:`score_candidate_logprobs` under the unlisted mass (its docstring): the reply tree's
+    :func:`ub_core.logprob.reply_tree.missing_mass_bounds` with the candidates as leaves, ``known_invalid`` as
+    the enumerated invalid mass and the rest of the unlisted mass as missing."""
+    from .number_cells import critical_bracket
+    from .reply_tree import missing_mass_bounds, threshold_test
+
+    invalid = min(max(float(known_invalid), 0.0), unlisted)
+    statistics = {n: raw.get(per_n_key("p_pass_statistics", n)) for n in ns}
+    statistics = {n: s for n, s in statistics.items() if s}
+    draws = {n: raw.get(per_n_key("p_pass_draws", n)) for n in ns if not raw[per_n_key("p_pass_exact", n)]}
+    size = len(truth)
+    brackets = {n: critical_bracket(n, size, threshold) for n in ns} if threshold_test(problem, method) else None
+    out = missing_mass_bounds(raw["ks_distance"], {n: raw[per_n_key("p_pass", n)] for n in ns}, valid, invalid,
+                              unlisted - invalid, slots, max_attempts, statistics or None, draws=draws,
+                              brackets=brackets)
+    return {k: v for k, v in out.items() if not k.startswith("p_pass@")}
 
 
 # ------------------------------------------------------------------------------------------------ chat templates

@@ -499,4 +499,7 @@ def answer_distribution_scores(q: Any, p: Any, values: Any, truth_draws: Any, *,
         out[f"p_pass@{n}"] = r["p_pass"]
         out[f"p_pass_se@{n}"] = r["se"]
         out[f"p_pass_exact@{n}"] = r["exact"]
+        if "statistics" in r:  # keep_statistics: the statistic's law, for bounds under unlisted mass
+            out[f"p_pass_statistics@{n}"] = r["statistics"]
+            out[f"p_pass_draws@{n}"] = r.get("draws")
     return out

@@ -162,17 +162,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         rec = state.metadata["ub"]
         if rec.get("route") == "tree":
             context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
-            problem = lookup_problem(state.sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
-            found = await enumerate_problem_tree(
-                problem, lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
-                cells=tree_opts.get("cells", True), max_missing=tree_opts.get("max_missing"),
-                max_requests=tree_opts.get("max_requests", MAX_REQUESTS), max_tokens=MAX_TOKENS, top_k=top_k,
-                target_ks_width=tree_opts.get("target_ks_width", TARGET_KS_WIDTH),
-                target_p_pass_width=tree_opts.get("target_p_pass_width", TARGET_P_PASS_WIDTH),
-                **tree_opts.get("score", {}))
-            store = state.store_as(ReplyTreeRecord)
-            store.context, store.end = "chat" if tok is not None else "raw", end
-            store.tree = dataclasses.asdict(found)
+            await _tree_into_store(state, context, tok, end, top_k, tree_opts)
             return state
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
@@ -182,9 +172,54 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         record.context, record.delimiter, record.end = "chat" if tok is not None else "raw", delim, end
         record.logprobs = [None if v == -math.inf else float(v) for v in values]
         record.boundary_merged = merged
+        if tree_opts.get("complete_listed") and _listed_too_wide(state.sample_id, record.logprobs, tree_opts):
+            # enumeration=auto: the list misses mass the bounds cannot place (valid answers written otherwise, or
+            # invalid replies); the reply tree reads what the list cannot (issue 42, item 2)
+            try:
+                await _tree_into_store(state, rec["prompt"] if tok is None else render_chat(tok, rec["prompt"]),
+                                       tok, end, top_k, tree_opts)
+            except LogprobsUnavailableError as exc:
+                log.warning(f"ksn_logprob: {state.sample_id}: the listed route's bounds are wide and the reply tree "
+                            f"cannot complete them ({exc}); scored by the list, bounds as stated")
         return state
 
     return solve
+
+
+#: Below this unlisted mass the listed route's bounds are never completed by the tree (the offline models' cut
+#: mass, 1e-6, stays on the list): the cheap test before the bounds are computed.
+LISTED_UNLISTED_FLOOR = 1e-3
+
+
+def _listed_too_wide(sample_id: Any, logprobs: Sequence[float | None], tree_opts: dict[str, Any]) -> bool:
+    """Whether the listed route's ``p_pass`` bounds at the largest N are wider than the tree route's target
+    (:func:`ub_core.logprob.ksn_logprob.score_candidate_logprobs`: the unlisted mass is of unknown place)."""
+    listed = math.fsum(math.exp(v) for v in logprobs if v is not None and v <= 0)
+    if 1.0 - listed <= LISTED_UNLISTED_FLOOR:
+        return False
+    problem = lookup_problem(sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
+    opts = dict(tree_opts.get("score", {}))
+    n = max(opts.get("ns", DEFAULT_NS))
+    _, payload = score_candidate_logprobs(problem, logprobs, **{**opts, "ns": (n,)})
+    lo, hi = payload.get(per_n_key("p_pass_bounds", n), (0.0, 1.0))
+    return hi - lo > tree_opts.get("target_p_pass_width", TARGET_P_PASS_WIDTH)
+
+
+async def _tree_into_store(state: TaskState, context: str, tok: Any, end: str, top_k: int,
+                           tree_opts: dict[str, Any]) -> None:
+    """Enumerate the sample's reply tree (:func:`ub_core.logprob.reply_tree.enumerate_problem_tree`) into
+    :class:`ReplyTreeRecord`."""
+    problem = lookup_problem(state.sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
+    found = await enumerate_problem_tree(
+        problem, lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
+        cells=tree_opts.get("cells", True), max_missing=tree_opts.get("max_missing"),
+        max_requests=tree_opts.get("max_requests", MAX_REQUESTS), max_tokens=MAX_TOKENS, top_k=top_k,
+        target_ks_width=tree_opts.get("target_ks_width", TARGET_KS_WIDTH),
+        target_p_pass_width=tree_opts.get("target_p_pass_width", TARGET_P_PASS_WIDTH),
+        **tree_opts.get("score", {}))
+    store = state.store_as(ReplyTreeRecord)
+    store.context, store.end = "chat" if tok is not None else "raw", end
+    store.tree = dataclasses.asdict(found)
 
 
 async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
@@ -228,10 +263,15 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = lookup_problem(state.sample_id, bank, version)
-        if state.metadata["ub"].get("route") == "tree":
-            return _tree_score(problem, state.store_as(ReplyTreeRecord), dict(
+        if state.metadata["ub"].get("route") == "tree" or state.store_as(ReplyTreeRecord).context:
+            # a tree-route sample, or a listed one whose bounds the tree completed (enumeration=auto)
+            scored = _tree_score(problem, state.store_as(ReplyTreeRecord), dict(
                 ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size, truth_seed=gt_seed, draws=draws,
                 seed=seed, slots=n_samples, max_attempts=max_attempts))
+            if state.metadata["ub"].get("route") != "tree":
+                scored.metadata["ub"]["route"] = "listed, completed by the tree"
+                scored.metadata["ub"]["listed_logprobs"] = list(state.store_as(CandidateLogprobs).logprobs)
+            return scored
         record = state.store_as(CandidateLogprobs)
         if not record.context:
             raise LogprobsUnavailableError(f"{problem.id}: no candidate log-probabilities in the store; run the "
@@ -244,8 +284,10 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
         rec = state.metadata["ub"]
         answer = rec["candidates"][max(range(len(q)), key=q.__getitem__)] if q else ""
         return Score(value=scores, answer=answer,
-                     explanation=(f"valid mass {scores['valid_mass']:.3g}; KS distance {scores['ks_distance']:.3g}; "
-                                  f"P(KS@{max(ks_ns)} passes) {scores[f'p_pass@{max(ks_ns)}']:.3g}"),
+                     explanation=(f"valid mass {scores['valid_mass']:.3g} (unlisted {scores['missing_mass']:.3g}); KS "
+                                  f"distance {scores['ks_distance']:.3g}; P(KS@{max(ks_ns)} passes) "
+                                  f"{scores[f'p_pass@{max(ks_ns)}']:.3g} in "
+                                  f"[{_bound(payload, max(ks_ns), 0):.3g}, {_bound(payload, max(ks_ns), 1):.3g}]"),
                      metadata={"ub": {**payload, "p": rec["p"], "values": rec["values"],
                                       "candidates": rec["candidates"], "logprobs": list(record.logprobs),
                                       "context": record.context, "delimiter": record.delimiter,
@@ -253,6 +295,11 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
                                       "boundary_merged": int(record.boundary_merged)}})
 
     return score
+
+
+def _bound(payload: dict[str, Any], n: int, end: int) -> float:
+    bounds = payload.get(per_n_key("p_pass_bounds", n))
+    return float(bounds[end]) if bounds else math.nan
 
 
 def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Score:
@@ -375,6 +422,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                                   tree=dict(bank=bank, version=bank_version(bank), cells=cells,
                                             max_missing=max_missing, max_requests=max_requests,
                                             target_ks_width=target_ks_width, target_p_pass_width=target_p_pass_width,
+                                            complete_listed=enumeration == "auto",
                                             score=dict(ns=ns, threshold=threshold, method=method,
                                                        truth_size=gt_size, truth_seed=seed, draws=draws, seed=seed,
                                                        slots=n_samples, max_attempts=max_attempts))),
