@@ -291,11 +291,14 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (
 #: fails it (issue 33). Its standard error (Monte Carlo where the exact sum is too large) is recorded per problem.
 #: The distances are undefined for those problems (left out of their means, counted by the two flags).
 #: ``missing_mass`` is the reply probability the tree route (``ub_core.logprob.reply_tree``, Inspect
-#: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; the listed route has none (0).
+#: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; for the listed route it is the
+#: unlisted mass 1 - V: invalid replies or valid answers written otherwise, of unknown place (issue 42).
 _NO_Q = "no mass on any valid answer (no_mass) or malformed log-probabilities (bad_logprobs)"
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("valid_mass", "mass on well-formed answers", True, UNIT, "malformed log-probabilities (bad_logprobs)"),
-    _nanmean("ks_distance", "KS distance", False, UNIT, _NO_Q),
+    _nanmean("ks_distance", "KS distance", False, UNIT,
+             _NO_Q + "; valid mass below 1e-3 (the distance of a vanishing law: ub_core.logprob.ksn_logprob."
+                     "MIN_DISTANCE_MASS)"),
     MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True),
     _nanmean("jsd", "JSD", False, UNIT, _NO_Q + "; the tree route has no truth pmf"),
     _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE, _NO_Q + "; the tree route has no truth pmf"),

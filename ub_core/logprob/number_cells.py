@@ -84,24 +84,47 @@ CP_LEVEL = 0.99
 # decimal point, digits. Before the point the integer part's length is open ("{4" may become 4, 45 or 4.5): not
 # an interval.
 _CELL = re.compile(r"\s*\{\s*([+-]?)(\d+)\.(\d*)")
+# A number begun with a negative exponent: the mantissa is written out (no digit can join it after the "e"), the
+# exponent's digits can only grow its size: "{3.77e-2" is 3.77e-2 or 3.77e-2d..., at most 3.77e-2 in size.
+_EXPONENT_CELL = re.compile(r"\s*\{\s*([+-]?)(\d+(?:\.\d*)?)[eE]-(\d*)")
 
 
-def number_cell(text: str) -> tuple[float, float] | None:
+def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tuple[float, float] | None:
     """The closed interval that every reply continuing ``text`` with digits, then ``}``, then the end, reads as;
-    None when ``text`` is not a decimal number begun inside braces (module docstring).
+    None when ``text`` is not a number begun inside braces whose interval lies inside the support [``low``,
+    ``high``] (module docstring).
 
-    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. The ends are widened by a relative
-    1e-12 so that float rounding of a long written number cannot fall outside."""
+    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. A negative exponent (issue 42) closes
+    the mantissa and bounds the size: ``{3.77e-2`` -> [0, 0.0377] (the exponent's digits can only grow: -2, -2d,
+    ...), ``{3.77e-`` -> [0, 3.77]. An exponent without its sign, or a positive one, is no interval (``e`` may
+    become ``e-`` or ``e+``; a positive exponent is unbounded): such a prefix is a text node. The ends are widened
+    by a relative 1e-12 so that float rounding of a long written number cannot fall outside.
+
+    An interval not inside the support is no cell (issue 42): without another notation (an exponent: ``{3.``
+    becoming ``{3.77e-23}``) every reply in it is invalid, with one anywhere, so its mass is neither valid nor
+    placed; it stays a text node, expanded like any other text or carried as missing mass."""
     m = _CELL.fullmatch(text)
-    if m is None:
-        return None
-    sign, whole, frac = m.groups()
-    lo = float(f"{whole}.{frac}" if frac else whole)
-    hi = lo + 10.0 ** -len(frac)
+    if m is not None:
+        sign, whole, frac = m.groups()
+        lo = float(f"{whole}.{frac}" if frac else whole)
+        hi = lo + 10.0 ** -len(frac)
+    else:
+        m = _EXPONENT_CELL.fullmatch(text)
+        if m is None:
+            return None
+        sign, mantissa, exponent = m.groups()
+        try:
+            hi = float(mantissa.rstrip(".") or "0") * 10.0 ** -int(exponent or "0")
+        except (OverflowError, ValueError):
+            hi = 0.0
+        lo = 0.0
     if sign == "-":
         lo, hi = -hi, -lo
     pad = 1e-12 * max(abs(lo), abs(hi), 1e-300)
-    return lo - pad, hi + pad
+    lo, hi = (lo - pad if lo else lo), (hi + pad if hi else hi)  # 0 is exact (an exponent's end), never rounded
+    if lo < low - 1e-12 * max(abs(low), 1.0) or hi > high + 1e-12 * max(abs(high), 1.0):
+        return None
+    return lo, hi
 
 
 def clopper_pearson(successes: float, trials: int, level: float = CP_LEVEL) -> tuple[float, float]:

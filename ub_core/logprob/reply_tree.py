@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import heapq
 import math
 import re
@@ -104,7 +105,7 @@ TREE_KEYS = ("missing_mass",)
 NextTokens = Callable[[str], Awaitable[Sequence[tuple[str, Any]]]]
 
 # A number closed inside the braces: in the number grammar, its end (or what follows) still to be read.
-_CLOSED_NUMBER = re.compile(r"\s*\{\s*[+-]?\d+(?:\.\d*)?\s*\}")
+_CLOSED_NUMBER = re.compile(r"\s*\{\s*[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\s*\}")
 
 
 @dataclass
@@ -195,6 +196,7 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
     order = 1
     escape: list[float] = []
     number: list[float] = []
+    in_number: set[str] = set()  # texts inside a number's subtree (a cell among their prefixes)
 
     def interval(text: str) -> tuple[float, float] | None:
         if cell_of is None:
@@ -239,12 +241,15 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
                 continue
             if iv is not None and interval(reply) is None and not _CLOSED_NUMBER.fullmatch(reply):
                 escape.append(math.exp(child))
+            if iv is not None or text in in_number:
+                in_number.add(reply)
+            elif interval(reply) is not None:  # the mass that enters a number: each reply counted once
+                number.append(math.exp(child))
             if depth + 1 < max_tokens and child >= math.log(min_node_mass):
                 push(reply, child, depth + 1)
             elif interval(reply) is not None:
                 add_cell(reply, math.exp(child))
         if iv is not None:
-            number.append(math.exp(lp))
             add_cell(text, math.exp(lp) * max(0.0, 1.0 - listed))  # the unlisted digits stay in the interval
 
     def snapshot() -> ReplyTree:
@@ -340,9 +345,11 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
     cells_bound_p_pass = threshold_test(problem, opts.get("method", "paper")) or truth_atom(truth) is not None
 
     def done(snapshot: ReplyTree) -> bool:
-        _, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
+        scores, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
         ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
         pp_lo, pp_hi = payload.get(per_n_key("p_pass_bounds", ns[-1]), (0.0, 1.0))
+        if scores.get("no_mass") == 1.0 and pp_hi - pp_lo <= target_p_pass_width:
+            return True  # no valid reply found and too little mass left to pass: settled (no distance to bound)
         if ks_hi - ks_lo > target_ks_width:
             return False
         # cells tighten p_pass where passing is a threshold on D, or the permutation test's truth has at most one
@@ -352,7 +359,7 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
 
     return await enumerate_reply_tree(
         next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
-        max_tokens=max_tokens, top_k=top_k, batch=batch, cell_of=number_cell if use_cells else None,
+        max_tokens=max_tokens, top_k=top_k, batch=batch, cell_of=functools.partial(number_cell, low=problem.low, high=problem.high) if use_cells else None,
         priority=(lambda mass, iv: cell_priority(mass, iv, truth)) if use_cells else None, done=done)
 
 
@@ -579,6 +586,9 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
                 results = {}
                 break
             results[n] = r
+    from .ksn_logprob import leave_out_vanishing_distance
+
+    leave_out_vanishing_distance(scores, payload)
     if results:
         payload["eps"] = M / (valid + M)
         for n, r in results.items():

@@ -167,7 +167,26 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
         texts = candidate_continuations(rec["candidates"], delim, (end,))
-        values, merged = await continuation_logprobs(context, texts, end=end)
+        if state_cache.get("no_prompt_logprobs") and tree_opts.get("complete_listed"):
+            await _tree_into_store(state, context, tok, end, top_k, tree_opts)  # learnt once per run (below)
+            return state
+        try:
+            values, merged = await continuation_logprobs(context, texts, end=end)
+        except LogprobsUnavailableError as exc:
+            if "returned no prompt_logprobs" not in str(exc):
+                raise
+            if not tree_opts.get("complete_listed"):  # advice in this task's own options
+                raise LogprobsUnavailableError(
+                    f"{str(exc).split(':')[0]}: the listed route needs a provider that reports them "
+                    f"(vllm-completions/, openai-api-completions/ against vLLM); -T enumeration=auto or tree reads "
+                    f"the reply tree from top_logprobs instead") from None
+            # enumeration=auto on a server without prompt_logprobs (issue 42, item 3): every listed problem of
+            # this run takes the reply tree, which needs top_logprobs only
+            state_cache["no_prompt_logprobs"] = True
+            log.warning("ksn_logprob: the model reports no prompt_logprobs; enumeration=auto reads every problem "
+                        "through its reply tree (top_logprobs)")
+            await _tree_into_store(state, context, tok, end, top_k, tree_opts)
+            return state
         record = state.store_as(CandidateLogprobs)
         record.context, record.delimiter, record.end = "chat" if tok is not None else "raw", delim, end
         record.logprobs = [None if v == -math.inf else float(v) for v in values]
@@ -240,9 +259,10 @@ async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
     lp = out.choices[0].logprobs if out.choices else None
     first = lp.content[0] if lp is not None and lp.content else None
     if first is None or not first.top_logprobs:
-        raise LogprobsUnavailableError("enumeration=tree: the model returned no top_logprobs; use a provider that "
-                                       "reports them (vllm-completions/, openai-api-completions/ against vLLM) or "
-                                       "-T enumeration=listed")
+        raise LogprobsUnavailableError("the reply tree needs top_logprobs and the model returned none; use a "
+                                       "provider that reports them (vllm-completions/, openai-api-completions/ "
+                                       "against vLLM), or -T enumeration=listed with one that reports "
+                                       "prompt_logprobs")
     return [(_token_text(t.token), t.logprob) for t in first.top_logprobs]
 
 
