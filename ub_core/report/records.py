@@ -172,6 +172,22 @@ class SampleTable:
     aggregate_sources: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
     #: how the inputs were combined (:meth:`add_note`)
     notes: list[str] = field(default_factory=list)
+    #: values a hair outside their metric's range (round-off) that were clipped into it, per input file:
+    #: ``{path: {"<family> <key>": count}}`` (:meth:`add_clipped`, noted by :meth:`note_clipped`)
+    clipped: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add_clipped(self, path: Any, items: Iterable[str]) -> None:
+        """Count values of input ``path`` clipped into their range (``"<family> <key>"`` each)."""
+        for item in items:
+            per = self.clipped.setdefault(str(path), {})
+            per[item] = per.get(item, 0) + 1
+
+    def note_clipped(self) -> None:
+        """One note per input file whose values were clipped into range: how many, of which metric."""
+        for path, per in self.clipped.items():
+            self.add_note(f"{path}: {sum(per.values())} values a hair outside their metric's range (round-off) "
+                          f"clipped into it, none dropped (" + ", ".join(f"{k}: {n}" for k, n in sorted(per.items()))
+                          + ")")
 
     def rename_models(self, aliases: dict[str, str] | None = None) -> None:
         """Apply :func:`model_alias` to every record and aggregate (before repeated runs are dropped, so one model
