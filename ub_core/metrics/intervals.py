@@ -16,7 +16,7 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "floored_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
            "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
 
 #: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated
@@ -157,8 +157,39 @@ def bootstrap_interval(values: Any, statistic: Callable = np.mean, confidence: f
     return low, high
 
 
+def floored_interval(low: float, high: float, mean: float, n: int, bounds: tuple[float, float] | None,
+                     confidence: float = 0.95) -> tuple[float, float]:
+    """An interval for the mean of n values in the closed range ``bounds`` made to respect it and never to have
+    zero width (issue 44): clipped into ``bounds``, and widened where narrower than Wilson's (1927) score interval
+    with no observed event, scaled to the range:
+
+        width >= R z^2 / (n + z^2),   R = hi - lo
+
+    (the least uncertainty n values that all agree leave about a [0, R]-valued mean: a share z^2 / (n + z^2) of the
+    population could lie at the other end). A widened interval is centred on ``mean`` and shifted inside the range,
+    so at an end it is Wilson's exactly ([0, z^2 / (n + z^2)] for n zeros in [0, 1]). ``bounds`` None or with an
+    infinite end: only the clipping to the finite end applies."""
+    low, high = float(low), float(high)
+    if bounds is None:
+        return low, high
+    lo, hi = float(bounds[0]), float(bounds[1])
+    low, high = max(low, lo), min(high, hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or n < 1:
+        return low, high
+    z = float(special.ndtri(0.5 + _confidence(confidence) / 2.0))
+    width = min(hi - lo, (hi - lo) * z * z / (n + z * z))
+    if high - low < width:
+        low, high = mean - width / 2, mean + width / 2
+        if low < lo:
+            low, high = lo, lo + width
+        elif high > hi:
+            low, high = hi - width, hi
+    return low, high
+
+
 def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int = 0, min_clusters: int = MIN_CLUSTERS) -> tuple[float, float]:
+                       seed: int = 0, min_clusters: int = MIN_CLUSTERS,
+                       bounds: tuple[float, float] | None = None) -> tuple[float, float]:
     """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
 
     Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper,
@@ -170,7 +201,8 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     percentiles of the ``n_resamples`` resampled means.
 
     Values must be finite, with one cluster label per value. A single cluster, or equal values, gives the point
-    interval. Deterministic for a given ``seed``.
+    interval, unless ``bounds`` (the closed range of one value) are given: then the interval is
+    :func:`floored_interval`'s, in range and never of zero width. Deterministic for a given ``seed``.
     """
     arr = np.asarray(values, dtype=float).reshape(-1)
     labels = list(clusters)
@@ -186,15 +218,15 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     sums = np.bincount(codes, weights=arr)
     sizes = np.bincount(codes).astype(float)
     C = sums.size
+    m = float(arr.mean())
     if C < 2 or np.all(arr == arr[0]):
-        m = float(arr.mean())
-        return m, m
+        return floored_interval(m, m, m, int(arr.size), bounds, conf)
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(C, np.full(C, 1.0 / C), size=B).astype(float)  # (B, C) draw counts per cluster
     means = (weights @ sums) / (weights @ sizes)
     alpha = (1.0 - conf) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    return floored_interval(float(low), float(high), m, int(arr.size), bounds, conf)
 
 
 def clustered_stderr(values: Any, clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS) -> float:
@@ -283,8 +315,9 @@ def summarize_rate(flags: Iterable[Any], confidence: float = 0.95) -> dict[str, 
 
 
 def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                     seed: int = 0) -> dict[str, Any]:
-    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``.
+                     seed: int = 0, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``; with ``bounds`` (the
+    closed range of one value) the interval is :func:`floored_interval`'s: in range, never of zero width.
 
     None, NaN and +-inf entries are dropped and counted in ``dropped``, so the mean is always finite (or None:
     with no values left, ``mean``/``low``/``high`` are None).
@@ -301,4 +334,5 @@ def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resample
     arr = np.asarray(kept)
     mean = float(np.mean(arr))
     low, high = bootstrap_interval(arr, np.mean, confidence, n_resamples, seed)
+    low, high = floored_interval(low, high, mean, n, bounds, confidence)
     return {"mean": mean, "low": low, "high": high, "n": n, "dropped": dropped}
