@@ -25,9 +25,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from scipy import stats
 
-from .metrics.intervals import MIN_CLUSTERS, clustered_stderr
+from .metrics.intervals import MIN_CLUSTERS, clip_values, clustered_stderr
 
-__all__ = ["paired_difference", "mcnemar_exact", "minimum_detectable_effect", "sampling_noise_removed",
+__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_runs", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "JSON_KEYS"]
@@ -86,31 +86,138 @@ def _binary(x: np.ndarray) -> bool:
     return bool(np.all((x == 0) | (x == 1)))
 
 
+#: the smallest p-value reported: a tail probability that underflows the float range is reported as this (the
+#: smallest normal double), never as 0 (which would claim certainty)
+P_FLOOR = float(np.finfo(float).tiny)
+
+
+def _tango_z(delta: float, n10: int, n01: int, n: int) -> float:
+    """Tango's (1998) score statistic for H0: p10 - p01 = delta (see :func:`tango_interval`)."""
+    num = n10 - n01 - n * delta
+    if abs(num) <= 1e-12 * n:
+        return 0.0
+    A, B, C = 2.0 * n, -n10 - n01 + (2.0 * n - n10 + n01) * delta, -n01 * delta * (1.0 - delta)
+    disc = math.sqrt(max(B * B - 4 * A * C, 0.0))
+    # the non-negative root of A q^2 + B q + C = 0, written to avoid cancellation
+    q = (-2.0 * C / (B + disc)) if B > 0 else (disc - B) / (2 * A)
+    var = n * (2.0 * q + delta * (1.0 - delta))
+    if var <= 0:
+        return math.copysign(math.inf, num)
+    return num / math.sqrt(var)
+
+
+def tango_interval(n10: int, n01: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Score interval for the difference of two paired proportions, delta = p10 - p01 (Tango 1998, "Equivalence
+    test and confidence interval for the difference in proportions for the paired-sample design", Stat. Med. 17,
+    891-908; recommended by Newcombe 1998, Stat. Med. 17, 2635-2650, and by Fagerland, Lydersen & Laake 2014,
+    "Recommended tests and confidence intervals for paired binomial proportions", Stat. Med. 33, 2850-2875).
+
+    With n pairs, n10 pairs where the first passes and the second fails, n01 the reverse, the score statistic is
+
+        Z(delta) = (n10 - n01 - n delta) / sqrt( n (2 q~ + delta (1 - delta)) )
+
+    where q~ is the maximum-likelihood p01 under the constraint p10 - p01 = delta, the non-negative root of
+    2n q^2 + (-(n10 + n01) + (2n - n10 + n01) delta) q - n01 delta (1 - delta) = 0. The interval is
+    {delta in [-1, 1] : |Z(delta)| <= z_{1 - alpha/2}} (Z decreases in delta; its ends are found by root finding).
+    At delta = 0, Z = (n10 - n01) / sqrt(n10 + n01): McNemar's statistic, so the interval excludes 0 exactly when
+    the asymptotic McNemar test rejects (:func:`paired_difference`). It lies in [-1, 1] and never has zero width:
+    with no discordant pair it is +/- z^2 / (n + z^2), with every pair discordant one way [~, 1]."""
+    from scipy.optimize import brentq
+
+    n10, n01, n = int(n10), int(n01), int(n)
+    if n < 1 or n10 < 0 or n01 < 0 or n10 + n01 > n:
+        raise ValueError(f"need 0 <= n10 + n01 <= n and n >= 1, got n10={n10}, n01={n01}, n={n}")
+    z = _z(0.5 + confidence / 2)
+    d = (n10 - n01) / n
+    eps = 1e-12
+    lo_end, hi_end = -1.0 + eps, 1.0 - eps
+    if d <= lo_end or _tango_z(lo_end, n10, n01, n) <= z:
+        low = -1.0
+    else:
+        low = brentq(lambda t: _tango_z(t, n10, n01, n) - z, lo_end, d, xtol=1e-13)
+    if d >= hi_end or _tango_z(hi_end, n10, n01, n) >= -z:
+        high = 1.0
+    else:
+        high = brentq(lambda t: _tango_z(t, n10, n01, n) + z, d, hi_end, xtol=1e-13)
+    return max(-1.0, float(low)), min(1.0, float(high))
+
+
+def mcnemar_score(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided asymptotic McNemar test without continuity correction (McNemar 1947): with n10 and n01 the
+    discordant counts, Z = (n10 - n01) / sqrt(n10 + n01) and p = 2 (1 - Phi(|Z|)); 1.0 with no discordant pair.
+    It is the score test at delta = 0 that :func:`tango_interval` inverts, so the two agree; Fagerland, Lydersen &
+    Laake (2013, BMC Med. Res. Methodol. 13:91) show it holds its level closely, where the exact conditional test
+    (:func:`mcnemar_exact`) is conservative. Never below :data:`P_FLOOR`."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    n10 = int(np.sum((x == 1) & (y == 0)))
+    n01 = int(np.sum((x == 0) & (y == 1)))
+    if n10 + n01 == 0:
+        return 1.0
+    return max(P_FLOOR, float(2 * stats.norm.sf(abs(n10 - n01) / math.sqrt(n10 + n01))))
+
+
+def se_floor(n: int, value_range: float, confidence: float = 0.95) -> float:
+    """The smallest standard error a mean of n values in a range of width R may claim (ours, from Wilson 1927):
+
+        SE_floor = R z / (n + z^2),   z = z_{1 - alpha/2}
+
+    so that z SE_floor = R z^2 / (n + z^2), the half-width of Wilson's score interval for a proportion with no
+    observed event among n, scaled by R. n values that all agree cannot rule out that a share z^2 / (n + z^2) of
+    the population of problems differs by up to R; the floor keeps an interval (and an MDE) from having zero width
+    when the sample shows no spread. 0 when R is 0."""
+    z = _z(0.5 + confidence / 2)
+    return float(value_range) * z / (n + z * z)
+
+
+def _range_width(bounds: tuple[float, float] | None, x: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
+    """The width R of the values' range: the metric's own (both ends finite) or, failing that, the observed one of
+    both runs' values pooled. Returns (R, whether it is the metric's)."""
+    if bounds is not None and math.isfinite(bounds[0]) and math.isfinite(bounds[1]):
+        return float(bounds[1] - bounds[0]), True
+    pooled = np.concatenate([x, y])
+    return (float(pooled.max() - pooled.min()) if pooled.size else 0.0), False
+
+
 def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence[Any] | None = None,
-                      confidence: float = 0.95) -> dict[str, Any]:
-    """The mean difference of paired per-problem scores and its error (Miller 2024, sec. 4).
+                      confidence: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The mean difference of paired per-problem scores, one interval and the p-value of the same procedure
+    (Miller 2024, sec. 4), in range and never of zero width.
 
-    With d_i = a_i - b_i over the n problems both runs scored:
+    ``bounds`` is the closed range of one problem's value (:attr:`ub_core.metric_spec.MetricSpec.bounds`); values a
+    hair outside it are clipped (:func:`ub_core.metrics.intervals.clip_values`, counted in ``clipped``), values
+    further out are a ValueError. With d_i = a_i - b_i over the n problems both runs scored, diff = mean(d).
 
-        diff = mean(d),   SE = sd(d) / sqrt(n)    (ddof 1)
+    * Pass/fail scores (every value 0 or 1) without effective clusters: the score interval of Tango (1998) for a
+      difference of paired proportions (:func:`tango_interval`), with the asymptotic McNemar test
+      (:func:`mcnemar_score`) as its p-value: one score test, inverted for the interval and evaluated at 0 for the
+      p-value, so p < alpha exactly when the interval excludes 0. ``test``: ``"McNemar score (Tango interval)"``.
+    * Otherwise the paired t procedure: SE = sd(d) / sqrt(n) (ddof 1), or with ``clusters`` (at least
+      :data:`MIN_CLUSTERS`) the cluster-robust SE of mean(d) (:func:`ub_core.metrics.intervals.clustered_stderr`,
+      sec. 3); SE is raised to :func:`se_floor` with R the width of ``bounds`` (where they are open, and only when
+      the differences show no spread at all, R is the observed range of both runs' values), the interval is diff +/- t SE with t on n - 1 (clustered: C - 1) degrees of
+      freedom, clipped to [-R, R] when the bounds are finite (clipping never moves 0 in or out), and the p-value is
+      the two-sided t test with the same SE, so again p < alpha exactly when the interval excludes 0.
+      ``test``: ``"paired t"`` (``"paired t (SE floor)"`` when the floor was used).
+    * With no spread and no range at all (every value of both runs equal, open bounds) or one non-binary pair,
+      nothing can be said: interval, p-value and MDE are None and ``test`` says why.
 
-    or, with ``clusters`` (one label per problem, at least :data:`MIN_CLUSTERS` of them), the cluster-robust SE of
-    mean(d) (:func:`ub_core.metrics.intervals.clustered_stderr`, sec. 3). The interval is diff +/- t * SE with t the
-    Student quantile on n - 1 (clustered: C - 1) degrees of freedom; the p-value is the matching two-sided t test,
-    except for pass/fail scores without clusters, where it is the exact McNemar test (:func:`mcnemar_exact`).
-    ``se`` 0 (every difference equal) gives the point as its interval and p = 1 when diff is 0, else 0.
-
-    Returns ``{"mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value", "test", "n_pairs", "clusters",
-    "clustered", "mde"}`` (``mde``: :func:`minimum_detectable_effect` of ``se``)."""
+    ``mde`` is :func:`minimum_detectable_effect` of the SE (floored, so never 0). p-values are never below
+    :data:`P_FLOOR`. Returns ``{"mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value", "test",
+    "n_pairs", "clusters", "clustered", "mde", "clipped"}``."""
     x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"{x.size} values in a but {y.size} in b: the scores must be paired")
     if x.size and not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("paired scores must be finite (leave unmatched problems out, and count them)")
+    conf = float(confidence)
+    if not 0 < conf < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    x, clipped_a = clip_values(x, bounds, name="a value")
+    y, clipped_b = clip_values(y, bounds, name="a value")
     n = int(x.size)
     out: dict[str, Any] = {"mean_a": None, "mean_b": None, "diff": None, "se": None, "ci_low": None,
                            "ci_high": None, "p_value": None, "test": None, "n_pairs": n, "clusters": None,
-                           "clustered": False, "mde": None}
+                           "clustered": False, "mde": None, "clipped": clipped_a + clipped_b}
     if n == 0:
         return out
     d = x - y
@@ -118,23 +225,36 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
     out.update(mean_a=float(x.mean()), mean_b=float(y.mean()), diff=diff)
     n_clusters = len({str(c) for c in clusters}) if clusters is not None else None
     out["clusters"] = n_clusters
+    out["clustered"] = n_clusters is not None and n_clusters >= MIN_CLUSTERS and n >= 2
+    width, known = _range_width(bounds, x, y)
+    floor = se_floor(n, width, conf)
+    if not out["clustered"] and _binary(x) and _binary(y):
+        n10, n01 = int(np.sum(d > 0)), int(np.sum(d < 0))
+        low, high = tango_interval(n10, n01, n, conf)
+        se_obs = float(np.std(d, ddof=1) / math.sqrt(n)) if n >= 2 else 0.0
+        se = max(se_obs, se_floor(n, 1.0, conf))
+        out.update(ci_low=low, ci_high=high, p_value=mcnemar_score(x, y), se=se, mde=minimum_detectable_effect(se),
+                   test="McNemar score (Tango interval)")
+        return out
     if n < 2:
-        return out  # one pair: no spread to measure
+        out["test"] = "none (one pair: no spread to measure)"
+        return out
     # clustered_stderr falls back to the plain error below MIN_CLUSTERS clusters, and with every pair its own
     # cluster it is sd(d) / sqrt(n)
-    out["clustered"] = n_clusters is not None and n_clusters >= MIN_CLUSTERS
-    se = clustered_stderr(d, clusters if out["clustered"] else range(n))
+    se_obs = clustered_stderr(d, clusters if out["clustered"] else range(n))
     df = n_clusters - 1 if out["clustered"] else n - 1
-    out["se"] = se
-    if se == 0:
-        out.update(ci_low=diff, ci_high=diff, p_value=1.0 if diff == 0 else 0.0, test="none (no spread)")
-    else:
-        t = float(stats.t.ppf(0.5 + confidence / 2, df))
-        out.update(ci_low=diff - t * se, ci_high=diff + t * se,
-                   p_value=float(2 * stats.t.sf(abs(diff) / se, df)), test="paired t")
-    if not out["clustered"] and _binary(x) and _binary(y):
-        out.update(p_value=mcnemar_exact(x, y), test="McNemar exact")
-    out["mde"] = minimum_detectable_effect(se)
+    if not known and se_obs > 0:
+        floor = 0.0  # an open range: the observed spread is all there is to go on; the floor only replaces none
+    if floor <= 0 and se_obs <= 0:
+        out.update(se=0.0, test="none (no spread, and the metric has no finite range)")
+        return out
+    se = max(se_obs, floor)
+    t = float(stats.t.ppf(0.5 + conf / 2, df))
+    low, high = diff - t * se, diff + t * se
+    if known:
+        low, high = max(low, -width), min(high, width)
+    out.update(se=se, ci_low=low, ci_high=high, p_value=max(P_FLOOR, float(2 * stats.t.sf(abs(diff) / se, df))),
+               mde=minimum_detectable_effect(se), test="paired t" + (" (SE floor)" if se_obs < floor else ""))
     return out
 
 
@@ -208,6 +328,8 @@ class Comparison:
     model_b: str = ""
     unmatched: dict[str, int] = field(default_factory=dict)
     sampling_free: dict[str, float] | None = None
+    #: values a hair outside the metric's range (round-off) clipped into it, both runs together
+    clipped: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -282,6 +404,17 @@ def _direction(fam: str, key: str) -> bool | None:
     return None
 
 
+def _bounds(fam: str, key: str) -> tuple[float, float] | None:
+    """The metric's closed range from its spec entry (``ub_core.metric_spec``); None when unknown."""
+    from .metric_spec import REPORT_SPEC_FAMILIES, find_metric
+
+    for spec_family in REPORT_SPEC_FAMILIES.get(fam, (fam,)):
+        spec = find_metric(spec_family, key)
+        if spec is not None:
+            return spec.bounds
+    return None
+
+
 def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_a: str = "A",
                    name_b: str = "B") -> list[Comparison]:
     """Compare two read runs (:class:`ub_core.report.records.SampleTable`) family by family, for every family both
@@ -326,8 +459,8 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
             continue
         why[reason] = why.get(reason, 0) + 1
     clusters = cl if cl and all(c is not None for c in cl) else None
-    res = paired_difference(xs, ys, clusters)
-    cmp = Comparison(metric=key, n_unmatched=sum(why.values()), family=fam, unmatched=why,
+    res = paired_difference(xs, ys, clusters, bounds=_bounds(fam, key))
+    cmp = Comparison(metric=key, n_unmatched=sum(why.values()), family=fam, unmatched=why, clipped=res["clipped"],
                      higher_is_better=_direction(fam, key), model_a=ra[0].model if ra else "",
                      model_b=rb[0].model if rb else "",
                      **{k: res[k] for k in ("mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value",
@@ -383,13 +516,16 @@ def format_comparisons(rows: Sequence[Comparison]) -> str:
              f"{'pairs':>6s} {'MDE':>7s}  test"]
     for r in rows:
         ci = f"[{f(r.ci_low, True)}, {f(r.ci_high, True)}]"
-        p = "-" if r.p_value is None else (f"{r.p_value:.2g}" if r.p_value >= 1e-4 else f"{r.p_value:.1e}")
+        p = "-" if r.p_value is None else (f"{r.p_value:.2g}" if r.p_value >= 1e-4 else
+                                           f"{r.p_value:.1e}" if r.p_value > P_FLOOR else "<2.2e-308")
         lines.append(f"{r.family:12s} {r.metric:12s} {f(r.mean_a):>8s} {f(r.mean_b):>8s} {f(r.diff, True):>8s} "
                      f"{ci:>19s} {p:>8s} {r.n_pairs:6d} {f(r.mde):>7s}  {r.test or '-'}"
                      + (f" (clustered, {r.clusters} clusters)" if r.clustered else ""))
         if r.unmatched:
             lines.append(f"  {r.n_unmatched} problems left out: "
                          + ", ".join(f"{n} {why}" for why, n in sorted(r.unmatched.items())))
+        if r.clipped:
+            lines.append(f"  {r.clipped} values a hair outside the metric's range (round-off) clipped into it")
         if r.clusters is not None and not r.clustered:
             lines.append(f"  {r.clusters} clusters (< {MIN_CLUSTERS}): the unclustered error is used")
         if r.sampling_free:

@@ -193,8 +193,9 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
 
 
 def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
-    """The same lm-eval output copied to a second folder (a rerun, a backup): each problem is counted once, from
-    the newer copy, and the older copy is one skip naming the newer."""
+    """The same lm-eval output copied to a second folder (a rerun, a backup): each problem is counted once, and the
+    other copy is one skip naming the one used. Which copy is used follows the run's recorded date, then its path,
+    never the file's modification time (issue 44: ``touch`` flipped a row)."""
     import os
     import shutil
 
@@ -202,15 +203,21 @@ def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
     old, new = tmp_path / "old", tmp_path / "new"
     shutil.copytree(src, old)
     shutil.copytree(src, new)
-    for f in old.iterdir():
-        os.utime(f, (1_000_000, 1_000_000))
     once = load_inputs([src])
-    twice = load_inputs([old, new])
-    assert len(twice.records) == len(once.records) == 2
-    assert {r.source for r in twice.records} <= {str(p) for p in new.iterdir()}
-    assert [s.reason for s in twice.skips] == [
-        "every sample of this run is also in a newer run of the same model and settings "
-        f"(2 in {next(new.glob('samples_*.jsonl'))}); the newer one is used"]
+    chosen = []
+    for touched in (old, new):
+        for f in touched.iterdir():
+            os.utime(f, (2_000_000_000, 2_000_000_000))
+        twice = load_inputs([old, new])
+        assert len(twice.records) == len(once.records) == 2
+        used = {r.source for r in twice.records}
+        chosen.append(used)
+        (other,) = {old, new} - {Path(next(iter(used))).parent}
+        assert [s.reason for s in twice.skips] == [
+            "every sample of this run is also in a newer run of the same model and settings "
+            f"(2 in {next(iter(used))}); the newer one is used"]
+        assert Path(twice.skips[0].path).parent == other
+    assert chosen[0] == chosen[1]  # touching either copy changes nothing
 
 
 # ------------------------------------------------------------------------------------------------ other families

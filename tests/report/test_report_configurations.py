@@ -66,8 +66,11 @@ def test_runs_with_other_settings_are_separate_rows(logs, tmp_path, capsys):
     assert full["problems"] == 2 and half["problems"] == 2
     assert full["provenance"]["source"] == str(logs["a"]) and half["provenance"]["source"] == str(logs["b"])
     assert full["provenance"]["settings"]["n_samples"] == 100 and half["provenance"]["settings"]["n_samples"] == 50
-    # the shared N is the leaderboard's: the 50-answer run has no KS@100
-    assert "ks@50" in full and "ks@100" not in full
+    # issue 44: the headline is fixed by the family (KS@100); the 50-answer run has its own KS@50 columns, and each
+    # derived column belongs to the metric beside it (the mde of KS@100, the ks@50_mde of KS@50)
+    assert full["ks@100"] == 1.0 and full.get("ks@50") is None and full["mde"] is not None
+    assert half["ks@100"] is None and half["ks@50"] == 1.0 and half.get("mde") is None and half["ks@50_mde"] > 0
+    assert half["ks@50_ci_low"] < half["ks@50_ci_high"] == 1.0 and half["ci_low"] is None
     # nothing was skipped, and the messages say so
     assert res.table.skips == []
     assert res.table.notes == ["ub-oracle [inspect] ksn: 2 configurations, shown as separate rows (they differ in "

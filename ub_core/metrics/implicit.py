@@ -70,9 +70,10 @@ def chebyshev_distance(p: Any, q: Any) -> float:
 
 def manhattan_distance(p: Any, q: Any) -> float:
     """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It is in [0, 2] for two
-    distributions."""
+    distributions; a sum of float terms can overshoot 2 by round-off (2.0000000000000004 for disjoint supports,
+    issue 44), which is clipped to 2."""
     a, b = _pair(p, q)
-    return float(np.sum(np.abs(a - b)))
+    return float(min(2.0, np.sum(np.abs(a - b))))
 
 
 def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:

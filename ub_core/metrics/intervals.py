@@ -16,7 +16,7 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "floored_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
            "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
 
 #: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated
@@ -33,6 +33,50 @@ def effective_clusters(clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS
     if len(set(labels)) >= min_clusters:
         return labels
     return [f"#{i}" for i in range(len(labels))]
+
+# ============================================================================================ ranges
+
+#: How far (relative to the bound's scale, ``max(1, |bound|)``) a value may lie outside its metric's closed range and
+#: still be read as round-off: a Manhattan distance summed from floats reaches 2.0000000000000004 (issue 44), a
+#: missing mass -2.2e-16. 1e-9 is ten million ulps at 1: far above accumulated float error over a few thousand
+#: terms, far below any real excursion.
+ROUNDOFF = 1e-9
+
+
+def clip_roundoff(value: float, bounds: tuple[float, float] | None,
+                  rtol: float = ROUNDOFF) -> tuple[float | None, bool]:
+    """``value`` checked against its closed range ``bounds = (lo, hi)`` (either end may be infinite; None: any
+    number) with a tolerance for round-off: ``(value, False)`` inside, ``(lo or hi, True)`` when it lies outside by
+    at most ``rtol * max(1, |bound|)`` (clipped: count it), ``(None, False)`` when it lies further out (not a
+    value of this metric: refuse it). NaN and +-inf are returned as they are (undefined is not out of range)."""
+    v = float(value)
+    if bounds is None or not math.isfinite(v):
+        return v, False
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if lo <= v <= hi:
+        return v, False
+    edge = lo if v < lo else hi
+    if abs(v - edge) <= rtol * max(1.0, abs(edge)):
+        return edge, True
+    return None, False
+
+
+def clip_values(values: Any, bounds: tuple[float, float] | None, rtol: float = ROUNDOFF,
+                name: str = "value") -> tuple[np.ndarray, int]:
+    """Every value of ``values`` clipped into ``bounds`` (:func:`clip_roundoff`): ``(array, number clipped)``.
+    A value outside its range by more than round-off is a ValueError naming it (never dropped silently)."""
+    arr = np.asarray(values, dtype=float).reshape(-1).copy()
+    if bounds is None or arr.size == 0:
+        return arr, 0
+    clipped = 0
+    for i, v in enumerate(arr):
+        w, c = clip_roundoff(v, bounds, rtol)
+        if w is None:
+            raise ValueError(f"{name} = {v!r} is outside [{bounds[0]:g}, {bounds[1]:g}] by more than round-off")
+        arr[i] = w
+        clipped += c
+    return arr, clipped
+
 
 # ============================================================================================ aggregation
 
@@ -113,8 +157,39 @@ def bootstrap_interval(values: Any, statistic: Callable = np.mean, confidence: f
     return low, high
 
 
+def floored_interval(low: float, high: float, mean: float, n: int, bounds: tuple[float, float] | None,
+                     confidence: float = 0.95) -> tuple[float, float]:
+    """An interval for the mean of n values in the closed range ``bounds`` made to respect it and never to have
+    zero width (issue 44): clipped into ``bounds``, and widened where narrower than Wilson's (1927) score interval
+    with no observed event, scaled to the range:
+
+        width >= R z^2 / (n + z^2),   R = hi - lo
+
+    (the least uncertainty n values that all agree leave about a [0, R]-valued mean: a share z^2 / (n + z^2) of the
+    population could lie at the other end). A widened interval is centred on ``mean`` and shifted inside the range,
+    so at an end it is Wilson's exactly ([0, z^2 / (n + z^2)] for n zeros in [0, 1]). ``bounds`` None or with an
+    infinite end: only the clipping to the finite end applies."""
+    low, high = float(low), float(high)
+    if bounds is None:
+        return low, high
+    lo, hi = float(bounds[0]), float(bounds[1])
+    low, high = max(low, lo), min(high, hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or n < 1:
+        return low, high
+    z = float(special.ndtri(0.5 + _confidence(confidence) / 2.0))
+    width = min(hi - lo, (hi - lo) * z * z / (n + z * z))
+    if high - low < width:
+        low, high = mean - width / 2, mean + width / 2
+        if low < lo:
+            low, high = lo, lo + width
+        elif high > hi:
+            low, high = hi - width, hi
+    return low, high
+
+
 def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int = 0, min_clusters: int = MIN_CLUSTERS) -> tuple[float, float]:
+                       seed: int = 0, min_clusters: int = MIN_CLUSTERS,
+                       bounds: tuple[float, float] | None = None) -> tuple[float, float]:
     """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
 
     Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper,
@@ -126,7 +201,8 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     percentiles of the ``n_resamples`` resampled means.
 
     Values must be finite, with one cluster label per value. A single cluster, or equal values, gives the point
-    interval. Deterministic for a given ``seed``.
+    interval, unless ``bounds`` (the closed range of one value) are given: then the interval is
+    :func:`floored_interval`'s, in range and never of zero width. Deterministic for a given ``seed``.
     """
     arr = np.asarray(values, dtype=float).reshape(-1)
     labels = list(clusters)
@@ -142,15 +218,15 @@ def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float =
     sums = np.bincount(codes, weights=arr)
     sizes = np.bincount(codes).astype(float)
     C = sums.size
+    m = float(arr.mean())
     if C < 2 or np.all(arr == arr[0]):
-        m = float(arr.mean())
-        return m, m
+        return floored_interval(m, m, m, int(arr.size), bounds, conf)
     rng = np.random.default_rng(seed)
     weights = rng.multinomial(C, np.full(C, 1.0 / C), size=B).astype(float)  # (B, C) draw counts per cluster
     means = (weights @ sums) / (weights @ sizes)
     alpha = (1.0 - conf) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    return floored_interval(float(low), float(high), m, int(arr.size), bounds, conf)
 
 
 def clustered_stderr(values: Any, clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS) -> float:
@@ -239,8 +315,9 @@ def summarize_rate(flags: Iterable[Any], confidence: float = 0.95) -> dict[str, 
 
 
 def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                     seed: int = 0) -> dict[str, Any]:
-    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``.
+                     seed: int = 0, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``; with ``bounds`` (the
+    closed range of one value) the interval is :func:`floored_interval`'s: in range, never of zero width.
 
     None, NaN and +-inf entries are dropped and counted in ``dropped``, so the mean is always finite (or None:
     with no values left, ``mean``/``low``/``high`` are None).
@@ -257,4 +334,5 @@ def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resample
     arr = np.asarray(kept)
     mean = float(np.mean(arr))
     low, high = bootstrap_interval(arr, np.mean, confidence, n_resamples, seed)
+    low, high = floored_interval(low, high, mean, n, bounds, confidence)
     return {"mean": mean, "low": low, "high": high, "n": n, "dropped": dropped}

@@ -27,10 +27,11 @@ from typing import Any, Callable, Mapping
 from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
                            REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
 from ..release_tools.untrusted import short
+from ..metrics.intervals import clip_roundoff
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
            "IMPLICIT_KEYS", "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS",
-           "extract_all", "value_problem"]
+           "extract_all", "value_problem", "clip_metric"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -232,14 +233,35 @@ def value_problem(eval_family: str, key: str, value: Any) -> str | None:
     if spec is None or spec.bounds is None or not math.isfinite(v):
         return None
     lo, hi = spec.bounds
-    return None if lo <= v <= hi else f"{key} = {v:g}, outside [{lo:g}, {hi:g}]"
+    if clip_roundoff(v, spec.bounds)[0] is not None:
+        return None  # inside, or a hair outside through round-off (clip_metric clips it, counted)
+    return f"{key} = {v:g}, outside [{lo:g}, {hi:g}]"
+
+
+def clip_metric(eval_family: str, key: str, value: Any) -> tuple[Any, bool]:
+    """``value`` of metric ``key`` clipped into the metric's bounds where it lies outside them by round-off only
+    (:func:`ub_core.metrics.intervals.clip_roundoff`: a Manhattan distance of 2.0000000000000004 is 2): ``(value,
+    clipped)``. Anything else is returned as it is (:func:`value_problem` judges it)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value, False
+    spec = next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
+                 if (m := find_metric(f, key)) is not None), None)
+    try:
+        v = float(value)
+    except OverflowError:
+        return value, False
+    if spec is None or spec.bounds is None:
+        return value, False
+    w, clipped = clip_roundoff(v, spec.bounds)
+    return (w, True) if clipped else (value, False)
 
 
 def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping[str, Any],
-                refused: list[str] | None = None) -> list[tuple[str, Extracted]]:
+                refused: list[str] | None = None, clipped: list[str] | None = None) -> list[tuple[str, Extracted]]:
     """``[(eval family, (category, metrics, payload)), ...]`` for every eval family whose keys appear in ``values``
-    (stability also looks in ``meta``, where the tar reducers put its keys). A metric value that
-    :func:`value_problem` refuses is left out of ``metrics`` and its reason appended to ``refused``."""
+    (stability also looks in ``meta``, where the tar reducers put its keys). A metric value a hair outside its
+    bounds (round-off) is clipped into them and ``"<family> <key>"`` appended to ``clipped`` (:func:`clip_metric`);
+    one that :func:`value_problem` refuses is left out of ``metrics`` and its reason appended to ``refused``."""
     meta = meta if isinstance(meta, Mapping) else {}
     doc = doc if isinstance(doc, Mapping) else {}
     out = []
@@ -248,6 +270,9 @@ def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping
         if fam.detect(probe):
             category, metrics, payload = fam.extract(values, meta, doc)
             for key in list(metrics):
+                metrics[key], was_clipped = clip_metric(fam.name, key, metrics[key])
+                if was_clipped and clipped is not None:
+                    clipped.append(f"{fam.name} {key}")
                 why = value_problem(fam.name, key, metrics[key])
                 if why is not None:
                     del metrics[key]

@@ -41,9 +41,16 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
+#: the files ``inspect eval-set`` writes beside its logs (its own bookkeeping, not logs)
+INSPECT_EVAL_SET_FILES = frozenset({"eval-set.json", "logs.json"})
+
+
 def classify(path: Path) -> str | None:
-    """``inspect``, ``lm-results``, ``lm-samples`` or None (not an input we read)."""
+    """``inspect``, ``lm-results``, ``lm-samples``, ``inspect-eval-set`` (``inspect eval-set``'s own bookkeeping
+    files, :data:`INSPECT_EVAL_SET_FILES`: recognised, not read) or None (not an input we read)."""
     name = path.name
+    if name in INSPECT_EVAL_SET_FILES:
+        return "inspect-eval-set"
     if path.suffix == ".eval":
         return "inspect"
     if _LM_RESULTS.match(name) or (name.startswith("results") and path.suffix == ".json"):
@@ -193,11 +200,13 @@ def _read_inspect_sample(sample, path: Path, model: str, task: str,
         values = dict(score.value) if isinstance(score.value, Mapping) else {scorer_name: score.value}
         meta = dict(score.metadata) if isinstance(score.metadata, Mapping) else {}
         refused: list[str] = []
+        clipped: list[str] = []
         try:
-            found = extract_all(values, meta, doc, refused)
+            found = extract_all(values, meta, doc, refused, clipped)
         except Exception as e:  # noqa: BLE001 - a hostile sample is one counted skip
             table.add_skip(f"{path}#{sample.id}", f"unreadable sample ({_one_line(e)})")
             continue
+        table.add_clipped(path, clipped)
         for why in refused:
             table.add_skip(f"{path}#{sample.id}", f"{why}; value skipped")
         for family, (category, metrics, payload) in found:
@@ -444,12 +453,14 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
                 meta.update({str(k): v for k, v in extra.items()})
             pid = str(doc.get("id", row.get("doc_id", lineno)))
             refused: list[str] = []
+            clipped: list[str] = []
             try:
-                found = extract_all(values, meta, doc, refused)
+                found = extract_all(values, meta, doc, refused, clipped)
             except Exception as e:  # noqa: BLE001 - a hostile line is one counted skip
                 bad += 1
                 table.add_skip(f"{path}:{lineno}", f"unreadable sample ({_one_line(e)})")
                 continue
+            table.add_clipped(path, clipped)
             for why in refused:
                 table.add_skip(f"{path}:{lineno}", f"{why}; value skipped")
             if not found:
@@ -546,6 +557,8 @@ def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | Non
                 if skip_root is not None and skip_root in f.resolve().parents:
                     continue  # a previous report written inside an input folder
                 kind = classify(f)
+                if kind == "inspect-eval-set":
+                    continue  # inspect eval-set's bookkeeping beside its logs: not an input, not a skip
                 if kind and f.resolve() not in seen:
                     seen.add(f.resolve())
                     found.append((f, kind))
@@ -553,7 +566,9 @@ def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | Non
                     table.add_skip(f, "not an Inspect log or lm-eval output")
         elif p.is_file():
             kind = classify(p)
-            if kind is None:
+            if kind == "inspect-eval-set":
+                table.add_skip(p, "inspect eval-set's bookkeeping file, not a log; give the folder or its .eval logs")
+            elif kind is None:
                 table.add_skip(p, "not an Inspect log (.eval/.json) or lm-eval output (results_*.json, "
                                   "samples_*.jsonl)")
             elif p.resolve() not in seen:
@@ -595,6 +610,7 @@ def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None,
             elif not any(s.path == str(p) for s in table.skips):
                 table.add_skip(p, "Inspect log with no scores of a known family")
     read_lmeval_dir_files(results, samples, table)
+    table.note_clipped()
     table.rename_models(dict(model_aliases or {}))  # before dropping repeats: one model under two names is one
     table.separate_configurations()  # before dropping repeats: runs with other settings are other rows
     table.drop_repeated_runs()

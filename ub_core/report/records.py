@@ -172,6 +172,22 @@ class SampleTable:
     aggregate_sources: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
     #: how the inputs were combined (:meth:`add_note`)
     notes: list[str] = field(default_factory=list)
+    #: values a hair outside their metric's range (round-off) that were clipped into it, per input file:
+    #: ``{path: {"<family> <key>": count}}`` (:meth:`add_clipped`, noted by :meth:`note_clipped`)
+    clipped: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add_clipped(self, path: Any, items: Iterable[str]) -> None:
+        """Count values of input ``path`` clipped into their range (``"<family> <key>"`` each)."""
+        for item in items:
+            per = self.clipped.setdefault(str(path), {})
+            per[item] = per.get(item, 0) + 1
+
+    def note_clipped(self) -> None:
+        """One note per input file whose values were clipped into range: how many, of which metric."""
+        for path, per in self.clipped.items():
+            self.add_note(f"{path}: {sum(per.values())} values a hair outside their metric's range (round-off) "
+                          f"clipped into it, none dropped (" + ", ".join(f"{k}: {n}" for k, n in sorted(per.items()))
+                          + ")")
 
     def rename_models(self, aliases: dict[str, str] | None = None) -> None:
         """Apply :func:`model_alias` to every record and aggregate (before repeated runs are dropped, so one model
@@ -265,6 +281,39 @@ class SampleTable:
                 self.aggregate_sources[new] = self.aggregate_sources.pop(old)
         return len({(m, f, fam) for (m, f, fam, _) in renames})
 
+    def replicate_label(self, source: str) -> str | None:
+        """The seeds that make run ``source`` one replicate of its configuration (the task's ``seed`` argument and
+        the generation seed), as a short label; None where the run records neither."""
+        info = self.runs.get(source)
+        if info is None:
+            return None
+        parts = [(name, v) for name, v in (("seed", (info.task_args or {}).get("seed")),
+                                           ("generation seed", (info.generation or {}).get("seed")))
+                 if v is not None]
+        return ", ".join(f"{k} {v}" for k, v in parts) or None
+
+    def separate_replicates(self) -> int:
+        """Runs of one model and configuration that differ in their seeds are replicates: each gets its own row,
+        side by side, named ``"<model> (seed S)"``, with one note (issue 44: the newer file used to win, and
+        ``touch`` flipped the row). Pooling them would need the error pooling implies; side by side, each row's
+        interval is its own run's. Returns the number of models split."""
+        runs: dict[tuple[str, str, str, str], dict[str, str | None]] = {}
+        for r in self.records:
+            runs.setdefault((r.model, r.framework, r.eval_family, r.task), {}).setdefault(
+                r.source, self.replicate_label(r.source))
+        renames: dict[tuple[str, str, str, str, str], str] = {}
+        for (model, fw, fam, task), sources in runs.items():
+            labels = {lab for lab in sources.values() if lab is not None}
+            if len(labels) < 2:
+                continue
+            for src, lab in sources.items():
+                renames[(model, fw, fam, task, src)] = f"{model} ({lab or 'seed unknown'})"
+            self.add_note(f"{model} [{fw}] {fam}: {len(sources)} runs of one configuration with different seeds "
+                          f"({'; '.join(sorted(labels))}), shown side by side as replicates")
+        for r in self.records:
+            r.model = renames.get((r.model, r.framework, r.eval_family, r.task, r.source), r.model)
+        return len({k[:4] for k in renames})
+
     def drop_repeated_runs(self) -> int:
         """Keep one run per (model, framework, family, task, problem, epoch): when two input files score the same
         sample of the same model in the same configuration (a run repeated or resumed, or one log given twice under
@@ -272,17 +321,16 @@ class SampleTable:
         settings are never compared here. A run whose every sample was replaced is one skip; a run that keeps some
         samples is one note saying how many of its samples came from which newer run (the row then pools both
         runs, and its provenance lists both). Pooling both copies would count every problem twice and narrow every
-        interval. Returns the number of records dropped."""
-        def mtime(path: str) -> float:
-            try:
-                return Path(path).stat().st_mtime
-            except OSError:
-                return 0.0
-
+        interval. "Newer" is the run's own recorded date (its log's creation time; then its path), never the
+        file's modification time, which ``touch`` or a copy changes (issue 44). Runs with different seeds are
+        replicates, split into rows of their own first (:meth:`separate_replicates`). Returns the number of records
+        dropped."""
         def sample_key(r: SampleRecord) -> tuple:
             return (r.model, r.framework, r.eval_family, r.task, r.problem_id, r.epoch)
 
-        age = {src: (mtime(src), src) for src in {r.source for r in self.records}}  # one stat per file
+        self.separate_replicates()
+        age = {src: (str((self.runs.get(src) or RunInfo(src)).date or ""), src)
+               for src in {r.source for r in self.records}}
         newest: dict[tuple, str] = {}
         for r in self.records:
             cur = newest.get(sample_key(r))

@@ -159,9 +159,23 @@ def _ksn_counts(recs: Sequence[SampleRecord]) -> dict[str, int]:
     return {"wdz_undefined": sum(_wdz_undefined(r) for r in recs), "n_constant": sum(_constant(r) for r in recs)}
 
 
+#: the N of the ksn headline, fixed by the family (UnpredictaBench's KS@100), whatever else a report folder holds: a
+#: run with fewer answers gets its own ``ks@N`` columns beside it (issue 44: one 50-answer run switched every row
+#: to KS@50 and KS@100 left the leaderboard)
+KSN_HEADLINE_N = 100
+
+
+def _own_ks(recs: Sequence[SampleRecord], key_top: str) -> str | None:
+    """A row's own KS@N key where its records have no ``key_top`` (a run with fewer answers): its largest N."""
+    if any(r.metric(key_top) is not None for r in recs):
+        return None
+    n = top_n(recs)
+    return f"ks@{n}" if n is not None else None
+
+
 def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     by_model = _group(records, lambda r: (r.model, r.framework))
-    n_top = top_n(records) or 100
+    n_top = KSN_HEADLINE_N
     key_top = f"ks@{n_top}"
     categories = sorted({r.category for r in records})
     lead = Table("ksn_leaderboard", f"UnpredictaBench leaderboard (KS@{n_top}, 95% Wilson interval)", "ksn",
@@ -175,18 +189,36 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     ns = ks_ns_of(records)
     curve = Table("ksn_curve", "KS@N at every N (UnpredictaBench, table 3)", "ksn",
                   ["model", "framework", "problems", *[f"ks@{n}" for n in ns]])
+    def own_columns(table: Table, key: str, at: str) -> None:
+        for c in (key, f"{key}_ci_low", f"{key}_ci_high"):
+            if c not in table.columns:
+                table.columns.insert(table.columns.index(at) + 1, c)
+                at = c
+
     for (model, fw), recs in by_model.items():
         rate = _rate(recs, key_top)
-        row = {"model": model, "framework": fw, "problems": rate["n"], key_top: rate["mean"],
+        own = _own_ks(recs, key_top)
+        row = {"model": model, "framework": fw, "problems": rate["n"] if own is None else _rate(recs, own)["n"],
+               key_top: rate["mean"],
                "ci_low": rate["low"], "ci_high": rate["high"], "wdz": nanmean(r.metrics.get("wdz") for r in recs),
                "jsd": nanmean(r.metrics.get("jsd") for r in recs), **_ksn_counts(recs)}
+        if own is not None:  # fewer answers than the headline's N: its own KS@N, in columns of its own
+            orate = _rate(recs, own)
+            row.update({own: orate["mean"], f"{own}_ci_low": orate["low"], f"{own}_ci_high": orate["high"]})
+            own_columns(lead, own, "ci_high")
+            own_columns(by_cat, own, "ci_high")
         for cat, crecs in _group(recs, lambda r: r.category).items():
             crate = _rate(crecs, key_top)
             row[f"{key_top} {cat}"] = crate["mean"]
-            by_cat.rows.append({"model": model, "framework": fw, "category": cat, "problems": crate["n"],
-                                key_top: crate["mean"], "ci_low": crate["low"], "ci_high": crate["high"],
-                                "wdz": nanmean(r.metrics.get("wdz") for r in crecs),
-                                "jsd": nanmean(r.metrics.get("jsd") for r in crecs), **_ksn_counts(crecs)})
+            crow = {"model": model, "framework": fw, "category": cat,
+                    "problems": crate["n"] if own is None else _rate(crecs, own)["n"],
+                    key_top: crate["mean"], "ci_low": crate["low"], "ci_high": crate["high"],
+                    "wdz": nanmean(r.metrics.get("wdz") for r in crecs),
+                    "jsd": nanmean(r.metrics.get("jsd") for r in crecs), **_ksn_counts(crecs)}
+            if own is not None:
+                ocrate = _rate(crecs, own)
+                crow.update({own: ocrate["mean"], f"{own}_ci_low": ocrate["low"], f"{own}_ci_high": ocrate["high"]})
+            by_cat.rows.append(crow)
         slots = sum(r.metric("slots") or 0 for r in recs)
         row["retry_rate"] = (sum(r.metric("retried_slots") or 0 for r in recs) / slots) if slots else None
         valid = sum(r.metric("n_valid") or 0 for r in recs)
@@ -214,11 +246,16 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
 # ------------------------------------------------------------------------------------------------ calibration
 
 def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, float | None]:
+    """The cluster-bootstrap interval of ``key``'s mean, in the metric's range and never of zero width
+    (:func:`ub_core.metrics.intervals.floored_interval`, the spec's bounds)."""
     pairs = [(r.metric(key), str(r.payload.get("cluster", r.problem_id))) for r in recs]
     pairs = [(v, c) for v, c in pairs if v is not None]
     if not pairs:
         return None, None
-    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], n_resamples=1000)
+    fam = recs[0].eval_family
+    spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None), None)
+    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], n_resamples=1000,
+                              bounds=spec.bounds if spec is not None else None)
 
 
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
@@ -499,7 +536,7 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
     2.80 * sqrt(2) * SE of the row's headline mean (clustered as in ``ub_core.compare``). For the sampling-free
     p_pass@N, ``mde_if_sampled`` is the same for sampled KS@N verdicts of the same model (its within-problem
     noise added back): what the sampling-free route saves."""
-    from ..compare import headline_key, minimum_detectable_effect, sampling_noise_removed
+    from ..compare import headline_key, minimum_detectable_effect, sampling_noise_removed, se_floor
 
     lead = _leaderboard(tables)
     if lead is None:
@@ -509,26 +546,42 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
     for row in lead.rows:
         recs = by_model.get((row["model"], row["framework"]), [])
         key = headline_key(fam, recs)
+        # the mde belongs to the metric beside it: the table's headline (ksn: KS@100), else the row's own key
+        column = "mde"
+        if fam == "ksn":
+            own = _own_ks(recs, f"ks@{KSN_HEADLINE_N}")
+            key = own or f"ks@{KSN_HEADLINE_N}"
+            if own is not None:
+                column = f"{own}_mde"
         vals = [(r.metric(key), r.payload.get("cluster")) for r in recs] if key else []
         vals = [(v, c) for v, c in vals if v is not None]
         if len(vals) < 2:
             continue
         xs = [v for v, _ in vals]
         clusters = [c for _, c in vals] if all(c is not None for _, c in vals) else None
-        # the SE of the run's mean, clustered where the bank clusters (plain below MIN_CLUSTERS clusters)
+        # the SE of the run's mean, clustered where the bank clusters (plain below MIN_CLUSTERS clusters), never
+        # below the floor a finite sample allows (issue 44: an MDE of 0 from runs without spread)
         se = clustered_stderr(xs, clusters if clusters else range(len(xs)))
-        row["mde"] = minimum_detectable_effect(math.sqrt(2) * se)
-        added.add("mde")
+        spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None),
+                    None)
+        bounds = spec.bounds if spec is not None else None
+        if bounds is not None and all(math.isfinite(b) for b in bounds):
+            se = max(se, se_floor(len(xs), bounds[1] - bounds[0]))
+        row[column] = minimum_detectable_effect(math.sqrt(2) * se)
+        added.add(column)
         if key.startswith("p_pass@"):
             row["mde_if_sampled"] = sampling_noise_removed(xs)["mde_sampled"]
             added.add("mde_if_sampled")
-    lead.columns += [c for c in ("mde", "mde_if_sampled") if c in added]
+    lead.columns += [c for c in ("mde", "mde_if_sampled", *sorted(added - {"mde", "mde_if_sampled"}))
+                     if c in added and c not in lead.columns]
     if added:
         lead.note = (lead.note + " " if lead.note else "") + (
             "mde: the smallest difference from an independent run of equal variance on this bank that a test at "
             "alpha 0.05 detects with 80% power (ub compare gives the paired one for two runs)"
             + ("; mde_if_sampled: the same for sampled KS@N verdicts of this model (the sampling-free route "
-               "removes their within-problem noise)." if "mde_if_sampled" in added else "."))
+               "removes their within-problem noise)." if "mde_if_sampled" in added else ".")
+            + ("".join(f" {c}: the same for {c[:-4]}, the row's own headline (its runs have no "
+                       f"KS@{KSN_HEADLINE_N})." for c in sorted(added) if c.endswith("_mde") and c != "mde")))
 
 
 #: the family-wise error rate of a report's pairwise table (Holm's correction across the pairs it shows)
