@@ -1,0 +1,58 @@
+"""The differential self-audit of sampling-free KS@N over the whole bank (issue 42; ``ub_core.logprob.audit``).
+
+Every problem of the ``ksn`` bank (or ``--limit`` of them, drawn by the date seed) under each writer given
+(``--writers full:1,full:3`` = full precision with one- and three-digit number tokens; ``6:1`` = six significant
+digits), against ``--runs`` sampled runs of the same law. Prints one line per problem and a summary per writer:
+how many bounds held, how many were at most 0.1 wide, the median requests, and the problems that failed.
+
+    python benchmarks/bench_bounds_audit.py --writers full:1,full:3 --runs 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ub_core.logprob.audit import audit_draw, audit_problem, date_seed  # noqa: E402
+from ub_core.problems import load_bank  # noqa: E402
+
+
+def _writer(text: str) -> tuple[int | None, int]:
+    digits, _, tokens = text.partition(":")
+    return (None if digits == "full" else int(digits)), int(tokens or 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--writers", default="full:1,full:3")
+    ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--max-requests", type=int, default=4000)
+    ap.add_argument("--limit", type=int, default=None, help="problems drawn by the date seed (default: all)")
+    ap.add_argument("--seed", type=int, default=date_seed())
+    args = ap.parse_args()
+    problems = list(load_bank("ksn"))
+    if args.limit:
+        problems = [p for p, _ in audit_draw(problems, args.limit, args.seed)]
+    for w in args.writers.split(","):
+        writer = _writer(w)
+        rows, t0 = [], time.perf_counter()
+        for p in problems:
+            r = audit_problem(p, writer, runs=args.runs, max_requests=args.max_requests, seed=args.seed)
+            rows.append(r)
+            lo, hi = r["p_pass_bounds"]
+            print(f"{w:8s} {p.id:34s} {r['route']:6s} [{lo:.3f}, {hi:.3f}] sampled {r['sampled']:.3f} "
+                  f"req {r['requests']:5d} {r['stopped']:9s} {'ok' if r['holds'] else 'FAILS'}", flush=True)
+        bad = [r["id"] for r in rows if not r["holds"]]
+        wide = [r["id"] for r in rows if r["p_pass_bounds"][1] - r["p_pass_bounds"][0] > 0.1]
+        print(f"# writer {w}: {len(rows) - len(bad)}/{len(rows)} bounds hold, {len(rows) - len(wide)} at most 0.1 "
+              f"wide, median requests {statistics.median(r['requests'] for r in rows):.0f}, "
+              f"{time.perf_counter() - t0:.0f} s; failing: {bad[:20]}; wide: {wide[:20]}")
+
+
+if __name__ == "__main__":
+    main()
