@@ -48,10 +48,10 @@ def test_number_cells_with_exponents_and_supports(text, support, expected):
 
 @pytest.mark.parametrize("text, support", [
     ("{3.", (0.0, 1.0)),        # outside the support: valid only with an exponent, so not placed
-    ("{1.", (0.0, 1.0)),        # straddles the support's end
+    ("{1.", (0.0, 1.0)),        # touches the support at one point only
     ("{3.77e", (0.0, 1.0)),     # an exponent without its sign: e- or e+ may follow
     ("{3.77e+1", (-math.inf, math.inf)),  # a positive exponent is unbounded above
-    ("{3.77e-", (0.0, 1.0)),    # [0, 3.77] is not inside [0, 1]
+    ("{7.5e-", (10.0, 20.0)),   # [0, 7.5] misses [10, 20]
 ])
 def test_prefixes_that_are_no_cell(text, support):
     assert number_cell(text, *support) is None

@@ -212,7 +212,7 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.metadata["ub"]["stopped"] == "tight" and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
-    assert oracle["te-poisson-conc"].value["missing_mass"] == 0.0  # the listed route
+    assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6  # the listed route: only the cut mass is unlisted
     assert collapse["te-normal-conc"].value["ks_distance"] >= 0.3
     assert collapse["te-normal-conc"].value["missing_mass"] == pytest.approx(0.0, abs=1e-9)
 

@@ -196,7 +196,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     ``U = 1 - V``, is mass of unknown validity and place: invalid replies, or valid answers written otherwise,
     anywhere in the support. The point values take it as invalid (a sampled run retries it); the payload states
     what holds for every placement: ``unlisted_mass`` (U), ``eps`` = U' / (V + U'), ``ks_distance_bounds`` and
-    per N ``p_pass_bounds@N``, from :func:`ub_core.logprob.reply_tree.missing_mass_bounds` with U' = U -
+    per N ``p_pass_bounds@N``, from :func:`ub_core.logprob.bounds.missing_mass_bounds` with U' = U -
     ``known_invalid`` (mass of replies known to be invalid, measured by the caller: the listed route alone knows
     none). A test that is a threshold on the KS statistic gets the tighter shift bound there. The bounds assume
     the candidates were scored as exact replies (``end_of_answer`` other than ``none``).
@@ -215,7 +215,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
             scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0)
             return scores, {"q": None, "bad_logprobs": reason}
         scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0, missing_mass=1.0)
-        from .reply_tree import missing_mass_bounds  # the unlisted mass may still be valid, anywhere
+        from .bounds import missing_mass_bounds  # the unlisted mass may still be valid, anywhere
 
         bounds = missing_mass_bounds(math.nan, {int(n): math.nan for n in ns}, 0.0, known_invalid,
                                      max(1.0 - known_invalid, 0.0), slots, max_attempts)
@@ -259,10 +259,10 @@ def _unlisted_bounds(problem: Problem, raw: dict[str, Any], valid: float, unlist
                      ns: Sequence[int], truth: Any, threshold: float, method: str, slots: int,
                      max_attempts: int) -> dict[str, Any]:
     """The bounds of :func:`score_candidate_logprobs` under the unlisted mass (its docstring): the reply tree's
-    :func:`ub_core.logprob.reply_tree.missing_mass_bounds` with the candidates as leaves, ``known_invalid`` as
+    :func:`ub_core.logprob.bounds.missing_mass_bounds` with the candidates as leaves, ``known_invalid`` as
     the enumerated invalid mass and the rest of the unlisted mass as missing."""
+    from .bounds import missing_mass_bounds, threshold_test
     from .number_cells import critical_bracket
-    from .reply_tree import missing_mass_bounds, threshold_test
 
     invalid = min(max(float(known_invalid), 0.0), unlisted)
     statistics = {n: raw.get(per_n_key("p_pass_statistics", n)) for n in ns}

@@ -100,9 +100,11 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
     become ``e-`` or ``e+``; a positive exponent is unbounded): such a prefix is a text node. The ends are widened
     by a relative 1e-12 so that float rounding of a long written number cannot fall outside.
 
-    An interval not inside the support is no cell (issue 42): without another notation (an exponent: ``{3.``
-    becoming ``{3.77e-23}``) every reply in it is invalid, with one anywhere, so its mass is neither valid nor
-    placed; it stays a text node, expanded like any other text or carried as missing mass."""
+    An interval that does not overlap the support (or touches it at one point) is no cell (issue 42): without
+    another notation (an exponent: ``{3.`` becoming ``{3.77e-23}`` on a support of [0, 1]) every reply in it is
+    invalid, with one anywhere, so its mass is neither valid nor placed; it stays a text node, expanded like any
+    other text or carried as missing mass. An interval that straddles a support's end stays a cell: the grammar
+    assumption then includes that its mass lands inside the support."""
     m = _CELL.fullmatch(text)
     if m is not None:
         sign, whole, frac = m.groups()
@@ -122,8 +124,8 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
         lo, hi = -hi, -lo
     pad = 1e-12 * max(abs(lo), abs(hi), 1e-300)
     lo, hi = (lo - pad if lo else lo), (hi + pad if hi else hi)  # 0 is exact (an exponent's end), never rounded
-    if lo < low - 1e-12 * max(abs(low), 1.0) or hi > high + 1e-12 * max(abs(high), 1.0):
-        return None
+    if hi <= low + 1e-9 * max(abs(low), 1.0) or lo >= high - 1e-9 * max(abs(high), 1.0):
+        return None  # no overlap with the support (or one point): valid only in another notation
     return lo, hi
 
 

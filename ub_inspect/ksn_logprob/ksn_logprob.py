@@ -219,7 +219,9 @@ def _listed_too_wide(sample_id: Any, logprobs: Sequence[float | None], tree_opts
     problem = lookup_problem(sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
     opts = dict(tree_opts.get("score", {}))
     n = max(opts.get("ns", DEFAULT_NS))
-    _, payload = score_candidate_logprobs(problem, logprobs, **{**opts, "ns": (n,)})
+    scores, payload = score_candidate_logprobs(problem, logprobs, **{**opts, "ns": (n,)})
+    if scores.get("bad_logprobs"):
+        return False  # malformed log-probabilities are the model's failure, counted as such, never papered over
     lo, hi = payload.get(per_n_key("p_pass_bounds", n), (0.0, 1.0))
     return hi - lo > tree_opts.get("target_p_pass_width", TARGET_P_PASS_WIDTH)
 
