@@ -139,12 +139,19 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # user's processes and could stop bwrap itself.
 _SHIM = """import os, resource, sys
 a = sys.argv
-for name, value in zip(("RLIMIT_NPROC", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE"), a[1:5]):
+uid = int(a[1])
+if uid >= 0:  # started as root (no user namespace): become the throwaway uid, all ids and no groups, for good
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != uid or os.getgroups():
+        raise SystemExit("ub jail: could not drop to uid %d" % uid)
+for name, value in zip(("RLIMIT_NPROC", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE"), a[2:6]):
     if int(value) >= 0:
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))
-resource.setrlimit(resource.RLIMIT_CPU, (int(a[5]), int(a[5]) + 1))
+resource.setrlimit(resource.RLIMIT_CPU, (int(a[6]), int(a[6]) + 1))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-os.execv(a[6], a[6:])
+os.execv(a[7], a[7:])
 """
 
 
@@ -408,6 +415,8 @@ class Sandbox:
     disable_userns: bool = False
     cgroups: _Cgroups | None = None
     seccomp: bytes = b""
+    #: as root: the first of the throwaway uids (and gids) the programs run as, one per program (no user namespace)
+    drop_base: int | None = None
 
     @property
     def jailed(self) -> bool:
@@ -416,8 +425,44 @@ class Sandbox:
     def describe(self) -> str:
         """One line: what isolates the programs and what enforces the whole-program limits."""
         how = "bubblewrap jail with a seccomp filter" if self.jailed else "NO JAIL"
+        if self.jailed and self.drop_base is not None:
+            how += f" (programs run as throwaway uids from {self.drop_base})"
         limits = "cgroup v1 memory+pids" if self.cgroups else "rlimits + a 50 ms watchdog"
         return f"{how}; whole-program limits: {limits}"
+
+
+THROWAWAY_BASE = 1_900_000_000  # the programs' host uids as root: far above any distribution's or subuid range
+THROWAWAY_SLOTS = 4096  # one uid per program, cycling: programs run at once never share one (RLIMIT_NPROC)
+_uid_counter = itertools.count(os.getpid() * 7)
+
+
+def _mapped(path: str) -> list[tuple[int, int]]:
+    """(first id, count) of each line of /proc/self/uid_map or gid_map: the ids this process can take."""
+    try:
+        with open(path) as f:
+            return [(int(a), int(c)) for a, _, c in (line.split() for line in f if line.strip())]
+    except (OSError, ValueError):
+        return []
+
+
+def throwaway_base() -> int | None:
+    """As root: the first of :data:`THROWAWAY_SLOTS` uids (and the same gids) that are mapped here and are not 0,
+    preferring :data:`THROWAWAY_BASE` (the whole 32-bit range is mapped outside user namespaces); inside a user
+    namespace that maps fewer ids (a rootless container), the top of its largest mapped range. None where no such
+    range exists (only root is mapped)."""
+    uids, gids = _mapped("/proc/self/uid_map"), _mapped("/proc/self/gid_map")
+
+    def fits(lo: int) -> bool:
+        return lo > 0 and all(any(a <= lo and lo + THROWAWAY_SLOTS <= a + c for a, c in m) for m in (uids, gids))
+
+    if fits(THROWAWAY_BASE):
+        return THROWAWAY_BASE
+    tops = sorted((min(a + c, 2**31) - THROWAWAY_SLOTS for a, c in uids), reverse=True)
+    return next((lo for lo in tops if fits(lo)), None)
+
+
+def _next_uid(sandbox: "Sandbox") -> int:
+    return sandbox.drop_base + next(_uid_counter) % THROWAWAY_SLOTS
 
 
 def _bwrap_version(bwrap: str) -> tuple[int, ...]:
@@ -495,8 +540,15 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
         if not _covered(p, binds):
             binds.append(p)
     hidden = tuple(str(Path(h).resolve()) for h in hide)
+    drop_base = None
+    if os.geteuid() == 0:
+        drop_base = throwaway_base()
+        if drop_base is None:
+            raise JailError("running as root, but no other uid is mapped here (/proc/self/uid_map) for the programs "
+                            "to run as: run ub as an ordinary user")
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
-                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program())
+                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program(),
+                      drop_base=drop_base)
     _probe(sandbox)
     return sandbox
 
@@ -507,6 +559,8 @@ def _probe(sandbox: Sandbox) -> None:
     with tempfile.TemporaryDirectory(prefix="ub-jail-probe-") as tmp:
         prog = Path(tmp) / "probe.py"
         prog.write_text("print('[1]')\n")
+        os.chmod(tmp, 0o755)  # as root the probe runs as a throwaway uid, like the programs
+        prog.chmod(0o644)
         try:
             with _seccomp_fd(sandbox) as fd:
                 proc = subprocess.run(_argv(sandbox, prog, _ProbeLimits(), fd), capture_output=True, timeout=60,
@@ -550,23 +604,37 @@ def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None
     scratch = int(limits.scratch_mb) * 1024 * 1024
     nproc = int(limits.max_procs) + 1 if sandbox.jailed else -1  # +1: the namespace's init
     inside = str(program) if not sandbox.jailed else f"{PROGRAM_DIR}/{program.name}"
-    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(nproc), str(mem), str(scratch), "256",
+    uid = _next_uid(sandbox) if sandbox.jailed and sandbox.drop_base is not None else -1
+    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(uid), str(nproc), str(mem), str(scratch), "256",
             str(max(1, int(limits.cpu_s))), sandbox.python, "-I", inside]
     if not sandbox.jailed:
         return shim
     folder = str(program.parent)
-    cmd = [sandbox.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-           "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", str(INNER_UID), "--gid", str(INNER_UID), "--hostname", "ub-jail"]
-    if sandbox.disable_userns:
+    cmd = [sandbox.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+           "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if uid >= 0:
+        # root: no user namespace (bubblewrap's would map the program to host root); the shim keeps only the
+        # capabilities to change its ids, becomes the throwaway uid, and so loses them (the kernel clears them)
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        cmd += ["--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID)]
+    cmd += ["--hostname", "ub-jail"]
+    if sandbox.disable_userns and uid < 0:  # bwrap takes it with --unshare-user only
         cmd.append("--disable-userns")
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
     # /proc read-only: host root (the caller's uid, which the program's maps to) could write /proc/sys
     cmd += ["--proc", "/proc", "--remount-ro", "/proc"]
     # the scratch first, so that a program folder under the host's /tmp is bound on top of it, not hidden by it
-    cmd += ["--dev", "/dev", "--size", str(scratch), "--tmpfs", "/tmp",
-            "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # 1777: as root the scratch is made by root for a program that runs as a throwaway uid
+    cmd += ["--dev", "/dev", "--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # the folders above a bound path are made 0755: bwrap copies the host's modes (/root is 0700), which would
+    # keep a throwaway uid from the interpreter bound under them
+    above = sorted({str(a) for path in sandbox.ro_binds for a in Path(path).parents
+                    if str(a) != "/" and not _covered(str(a), sandbox.ro_binds) and not _covered(str(a), ["/tmp"])})
+    for a in above:
+        cmd += ["--perms", "0755", "--dir", a]
     for path in sandbox.ro_binds:
         cmd += ["--ro-bind", path, path]
     for target, link in sandbox.symlinks:

@@ -168,6 +168,13 @@ def program_sha256(path: Path) -> str:
         return hashlib.sha256(f.read(MAX_PROGRAM_BYTES + 1)).hexdigest()
 
 
+def _readable_by_others(path: Path) -> bool:
+    try:
+        return (os.stat(path.parent).st_mode & 0o005 == 0o005) and (os.lstat(path).st_mode & 0o004 == 0o004)
+    except OSError:
+        return False
+
+
 def values_sha256(values: list) -> str:
     """SHA-256 of a values list in its canonical JSON form (what the records store)."""
     return hashlib.sha256(json.dumps(values, separators=(",", ":"), allow_nan=False).encode("utf-8")).hexdigest()
@@ -201,6 +208,10 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
         program_sha = program_sha256(job.path)
     except ValueError as e:
         return Outcome(job, False, str(e))
+    if sandbox.jailed and sandbox.drop_base is not None and not _readable_by_others(job.path):
+        return Outcome(job, False, "the program or its folder cannot be read by other users, and as root the jail "
+                                   "runs it as a throwaway uid: make them readable (chmod o+r, folder o+rx)",
+                       program_sha256=program_sha)
     reader = OutputReader(limits.n_values)
     res = run_jailed(sandbox, job.path, limits, max_stdout=int(limits.max_output_mb * _MB), on_stdout=reader.feed)
 
