@@ -130,6 +130,9 @@ BWRAP_MIN = (0, 7, 0)  # --size (a capped tmpfs)
 PROGRAM_DIR = "/program"  # where the program's folder appears in the jail (read-only)
 INNER_UID = 1000  # the program's uid inside its user namespace: not 0, so it holds no capability there
 POLL_S = 0.05
+#: open files per process under the fallback limits: it also bounds the descriptors a user can have in flight in
+#: unix sockets (SCM_RIGHTS, sent and closed: in no process), which no watchdog sees
+FALLBACK_NOFILE = 64
 JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -152,6 +155,23 @@ for name, value in zip(("RLIMIT_NPROC", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOF
 resource.setrlimit(resource.RLIMIT_CPU, (int(a[6]), int(a[6]) + 1))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 os.execv(a[7], a[7:])
+"""
+
+
+# Runs first, outside the jail (``python -I -S -c``): joins the program's cgroups, gives it a new, empty session
+# keyring (the parent's would otherwise be inherited: /proc/keys lists the keys a process possesses through it,
+# whatever its uid; keyctl is refused inside the jail, so this is done before), then becomes bwrap.
+_LAUNCH = """import ctypes, os, sys
+a = sys.argv[1:]
+n = a.index("--")
+for path in a[1:n]:
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+if int(a[0]) >= 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.syscall(ctypes.c_long(int(a[0])), ctypes.c_long(1), None)  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+os.execv(a[n + 1], a[n + 1:])
 """
 
 
@@ -331,12 +351,15 @@ _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 _PERSONALITY_FLAGS = (0x0400000, 0x0040000, 0x0200000, 0x0100000, 0x0800000, 0x8000000, 0x4000000, 0x2000000,
                       0x1000000)  # READ_IMPLIES_EXEC ... SHORT_INODE (linux/personality.h)
 _AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK, _AF_MAX = 1, 2, 10, 16, 64
+_F_SETPIPE_SZ, _SOL_SOCKET = 1031, 1
+_SO_BUF = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 
 @functools.lru_cache(maxsize=1)
-def seccomp_program() -> bytes:
+def seccomp_program(inet: bool = True) -> bytes:
     """The jail's seccomp filter as a classic-BPF program for ``bwrap --seccomp`` (see the module docstring for
-    what it refuses and why); :class:`JailError` (one line) where libseccomp or its bindings are missing."""
+    what it refuses and why); ``inet=False`` (the fallback limits) also refuses IP sockets. :class:`JailError` (one
+    line) where libseccomp or its bindings are missing."""
     try:
         import pyseccomp as sc
     except (ImportError, OSError, RuntimeError) as e:  # RuntimeError: the bindings found no libseccomp
@@ -374,12 +397,32 @@ def seccomp_program() -> bytes:
             rule(eafnosupport, call, sc.Arg(0, sc.GE, _AF_MAX))
         rule(eafnosupport, "socket", sc.Arg(0, sc.EQ, _AF_NETLINK), sc.Arg(2, sc.NE, 0))  # NETLINK_ROUTE only
         rule(eafnosupport, "socketpair", sc.Arg(0, sc.EQ, _AF_NETLINK))
+        if not inet:  # TCP buffers grow to megabytes per socket: only a cgroup can count them
+            for call in ("socket", "socketpair"):
+                for family in (_AF_INET, _AF_INET6):
+                    rule(eafnosupport, call, sc.Arg(0, sc.EQ, family))
+        # kernel buffers a process's memory does not show: pages pinned into pipes, pipes and socket buffers grown
+        # past their defaults (a 64 KB pipe, a wmem_default socket, which the fallback watchdog counts per fd)
+        rule(eperm, "vmsplice")
+        for call in ("fcntl", "fcntl64"):
+            rule(eperm, call, sc.Arg(1, sc.EQ, _F_SETPIPE_SZ))
+        for option in _SO_BUF:
+            rule(eperm, "setsockopt", sc.Arg(1, sc.EQ, _SOL_SOCKET), sc.Arg(2, sc.EQ, option))
         with tempfile.TemporaryFile() as f:
             filt.export_bpf(f)
             f.seek(0)
             return f.read()
     except OSError as e:
         raise JailError(f"libseccomp could not build the seccomp filter: {escape_controls(e, 120)}") from None
+
+
+def _keyctl_nr() -> int:
+    try:
+        import pyseccomp as sc
+
+        return int(sc.resolve_syscall(sc.Arch.NATIVE, "keyctl"))
+    except Exception:  # noqa: BLE001 - no number, no new keyring: the filter still refuses keyctl in the jail
+        return -1
 
 
 @contextlib.contextmanager
@@ -417,6 +460,7 @@ class Sandbox:
     seccomp: bytes = b""
     #: as root: the first of the throwaway uids (and gids) the programs run as, one per program (no user namespace)
     drop_base: int | None = None
+    keyctl_nr: int = -1  # the keyctl system call's number here (-1: unknown, no new session keyring)
 
     @property
     def jailed(self) -> bool:
@@ -547,8 +591,8 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
             raise JailError("running as root, but no other uid is mapped here (/proc/self/uid_map) for the programs "
                             "to run as: run ub as an ordinary user")
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
-                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program(),
-                      drop_base=drop_base)
+                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program(inet=groups is not None),
+                      drop_base=drop_base, keyctl_nr=_keyctl_nr())
     _probe(sandbox)
     return sandbox
 
@@ -605,7 +649,8 @@ def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None
     nproc = int(limits.max_procs) + 1 if sandbox.jailed else -1  # +1: the namespace's init
     inside = str(program) if not sandbox.jailed else f"{PROGRAM_DIR}/{program.name}"
     uid = _next_uid(sandbox) if sandbox.jailed and sandbox.drop_base is not None else -1
-    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(uid), str(nproc), str(mem), str(scratch), "256",
+    nofile = "256" if sandbox.cgroups is not None else str(FALLBACK_NOFILE)
+    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(uid), str(nproc), str(mem), str(scratch), nofile,
             str(max(1, int(limits.cpu_s))), sandbox.python, "-I", inside]
     if not sandbox.jailed:
         return shim
@@ -664,6 +709,44 @@ def _stat(pid: int) -> list[str] | None:
     except OSError:
         return None
     return raw[raw.rfind(b")") + 2:].decode("ascii", "replace").split()
+
+
+def _sysctl_int(path: str, default: int) -> int:
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return default
+
+
+_PIPE_BYTES = 16 * _PAGE  # a pipe's default capacity (F_SETPIPE_SZ and vmsplice are refused by the filter)
+_SOCKET_BYTES = _sysctl_int("/proc/sys/net/core/wmem_default", 212_992) + 2 * _PAGE  # unix: the sender's buffer
+
+
+def _kernel_buffers(pids) -> int:
+    """The most the program's pipes and sockets can hold in kernel memory, which no process's resident memory
+    shows: each pipe and socket open in one of its processes (counted once) at its default capacity."""
+    seen: set[str] = set()
+    total = 0
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            if target in seen:
+                continue
+            if target.startswith("pipe:"):
+                seen.add(target)
+                total += _PIPE_BYTES
+            elif target.startswith("socket:"):
+                seen.add(target)
+                total += _SOCKET_BYTES
+    return total
 
 
 def _pid_ns(pid: int) -> str | None:
@@ -736,7 +819,7 @@ class _Watchdog:
         if cpu / _CLK > lim.cpu_s:
             return f"CPU limit ({lim.cpu_s:g} s for the whole program) exceeded"
         if self.group is None:
-            if rss * _PAGE > lim.memory_mb * 1024 * 1024:
+            if rss * _PAGE + _kernel_buffers(pids) > lim.memory_mb * 1024 * 1024:
                 return f"memory limit ({lim.memory_mb:g} MB for the whole program) reached"
             if tasks > lim.max_procs + JAIL_TASKS:
                 return f"process limit ({lim.max_procs} tasks) reached"
@@ -789,7 +872,13 @@ def run(sandbox: Sandbox, program: Path, limits, *, max_stdout: int,
     with folder as cwd:
         try:
             with _seccomp_fd(sandbox) as fd:
-                argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits, fd)
+                if sandbox.jailed:
+                    cgroup_files = [str(group.memory / "cgroup.procs"), str(group.pids / "cgroup.procs")] \
+                        if group else []
+                    argv = [sandbox.python, "-I", "-S", "-c", _LAUNCH, str(sandbox.keyctl_nr), *cgroup_files, "--",
+                            *_argv(sandbox, program, limits, fd)]
+                else:
+                    argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits, fd)
                 proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else cwd),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True, close_fds=True,
