@@ -583,7 +583,7 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
                             "would then show: use an interpreter installed elsewhere (a virtual environment)")
         if not _covered(p, binds):
             binds.append(p)
-    hidden = tuple(str(Path(h).resolve()) for h in hide)
+    hidden = tuple(os.path.realpath(h) for h in hide)
     drop_base = None
     if os.geteuid() == 0:
         drop_base = throwaway_base()

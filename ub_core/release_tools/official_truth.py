@@ -120,7 +120,7 @@ def programs_root(codes: str | Path) -> Path:
     root = Path(codes)
     if not root.is_dir():
         raise FileNotFoundError(f"--codes {escape_controls(root)}: not a folder")
-    root = root.resolve()
+    root = Path(os.path.realpath(root))  # realpath: a link loop is an error below, not a crash
     return root / "ground_truth_codes" if (root / "ground_truth_codes").is_dir() else root
 
 
@@ -255,7 +255,7 @@ def _atomic_write_text(path: Path, write) -> None:
 def _check_out_apart(out: Path, codes: str | Path) -> None:
     """Refuse (one line) an --out that is, lies inside, or holds the programs' folders: the jail shows a program
     its own folder, which would then hold (or be beside) the records and values of the run."""
-    root, o = programs_root(codes), out.resolve()
+    root, o = programs_root(codes), Path(os.path.realpath(out))  # not resolve(): a link loop raises RuntimeError
     where = ("the same folder as" if o == root else "inside" if root in o.parents else
              "above" if o in root.parents else None)
     if where:
