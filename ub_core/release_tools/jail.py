@@ -3,9 +3,10 @@
 **The jail** is bubblewrap (``bwrap``, https://github.com/containers/bubblewrap; Debian's ``bubblewrap`` package),
 the unprivileged sandbox Flatpak is built on. Each program gets
 
-- its own user, mount, pid, network, IPC and UTS namespaces (``--unshare-user`` ... ``--unshare-uts``; no further
-  user namespaces inside where bwrap >= 0.8 offers ``--disable-userns``), a non-root uid inside, no capabilities,
-  a new session (no terminal to inject keystrokes into);
+- its own mount, pid, network, IPC and UTS namespaces, and an unprivileged uid of the host whatever the caller's
+  (below), no capabilities, a new session (no terminal to inject keystrokes into) and a new, empty session keyring
+  (made by a small launcher before bwrap: ``keyctl`` is refused inside; the parent's keys were listed in
+  ``/proc/keys`` through the inherited one, whatever the uid);
 - a root filesystem that is read-only and holds only: ``/usr`` and the ``/bin`` ``/lib*`` ``/sbin`` links or
   folders, the loader's files from ``/etc`` (``ld.so.*``, ``alternatives``, ``localtime``), the interpreter's
   prefixes (so its site-packages import, read-only), the program's own folder (read-only, as ``/program``), a
@@ -17,16 +18,27 @@ the unprivileged sandbox Flatpak is built on. Each program gets
 - no network: the network namespace has only its own loopback (the host's 127.0.0.1 and abstract unix sockets are
   out of reach);
 - an environment of ``PATH``, ``LANG``, ``LC_*``, ``TZ``, ``HOME`` and one-thread BLAS settings only;
-- no capabilities and no writable kernel interface, whatever the caller's uid. bubblewrap maps the program's uid
-  (``INNER_UID``) to the caller's: run as root (most containers, CI), the program is host uid 0 for the kernel's
-  ownership checks, though it holds no capability (``--cap-drop ALL``). So everything host root could write is out
-  of reach: the jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``,
-  ``drop_caches``...; ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup
-  file systems are not mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the calls whose
-  checks rest on the uid (the keyrings). bubblewrap's own user namespace always maps the program's uid to the
-  caller's (a namespace of our own making handed to ``--userns`` could map it elsewhere, at the price of a setup
-  helper), and starting bwrap as an unprivileged user would hide the user's program folders and interpreter from
-  it (``/root`` is mode 0700);
+- **least privilege whatever the caller's uid.** Run by an ordinary user, bwrap makes a user namespace
+  (``--unshare-user``, ``--disable-userns`` where bwrap >= 0.8) whose uid ``INNER_UID`` maps to that user. Run as
+  root (most containers, CI), that mapping would make the program host uid 0 for every ownership check (it could
+  ``chmod`` the host's ``/dev/null``, which bwrap binds in, and read root's ``/proc/keys``), so the route is
+  different: bwrap runs as root *without* a user namespace, keeps only ``CAP_SETUID`` and ``CAP_SETGID`` for the
+  program's first process (the shim below), which sets its groups to none and its real, effective and saved uid
+  and gid to a **throwaway uid** (``THROWAWAY_BASE`` + a slot of ``THROWAWAY_SLOTS``: an id no account and no file
+  has, one per program so that programs run at once never share ``RLIMIT_NPROC``; inside a user namespace that
+  maps fewer ids, the top of its largest mapped range), which clears every capability, before it sets the limits
+  and becomes the program. The interpreter and the program's folder must then be readable by other users: the
+  folders above each bound path are made 0755 in the jail (bwrap copies the host's modes, and ``/root`` is 0700),
+  the scratch is 1777, and a program or folder that other users cannot read fails with one line saying so. Two
+  other routes were tried and do not work with bubblewrap 0.8: starting bwrap as the throwaway uid (it resolves
+  each bind source, ``--ro-bind-fd`` included, as that uid: ``/root/.pyenv`` is unreachable), and handing bwrap a
+  user namespace of our own mapping ``INNER_UID`` elsewhere (``--userns``: bwrap calls ``setuid`` before
+  ``setgid`` and then cannot change the gid, and does its mounts after dropping to the uid). Left where it cannot
+  be done: as root with no other id mapped (a user namespace mapping root alone), :func:`prepare` refuses with one
+  line rather than run the programs as root. Besides, everything a uid could write is out of reach anyway: the
+  jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``, ``drop_caches``...;
+  ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup file systems are not
+  mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the keyring calls;
 - a seccomp filter (below).
 
 **The seccomp filter** (classic BPF built with libseccomp, https://github.com/seccomp/libseccomp, through its
@@ -50,6 +62,10 @@ that prints numbers has no use for and an attacker has:
   flags are in memory a filter cannot read: ``ENOSYS``, so the C library falls back to ``clone``), ``mount``,
   ``umount2``, ``pivot_root``, ``chroot`` and the new mount API (``open_tree``, ``move_mount``, ``fsopen``,
   ``fsconfig``, ``fsmount``, ``fspick``, ``mount_setattr``: ``ENOSYS``);
+- *kernel buffers past their defaults*: ``vmsplice`` (user pages pinned into a pipe: 3 GB under a 300 MB fallback
+  limit, the program's RSS 11 MB), ``fcntl(F_SETPIPE_SZ)`` and ``setsockopt`` of ``SO_SNDBUF``/``SO_RCVBUF`` (and
+  their ``FORCE`` forms); under the fallback limits also ``AF_INET``/``AF_INET6`` sockets (TCP buffers grow to
+  megabytes per socket; only a cgroup counts them); see the fallback memory limit below;
 - *memory that no process maps*: ``memfd_create``, ``memfd_secret`` and SysV ``shmget`` (a memfd written and
   never mapped, or a SysV segment detached, is in no process's resident memory, so the fallback watchdog, which
   sums that, missed 4 GB of it under a 300 MB limit; POSIX shared memory is a file in the capped ``/dev/shm``);
@@ -76,12 +92,16 @@ kills every process left in the namespace: a double-forked, ``setsid`` daemon do
 
 - *memory* (``memory_mb``): with a writable cgroup v1 memory hierarchy (root here), the kernel's
   ``memory.limit_in_bytes`` (and ``memsw``: no escape to swap) on a cgroup made for the program, which counts every
-  process and its tmpfs pages; otherwise the watchdog below sums the resident memory of the program's processes
-  (shared pages counted in each process: it errs towards stopping). Each process is also held to ``memory_mb``
+  process and its tmpfs pages and kernel buffers; otherwise the watchdog below sums the resident memory of the
+  program's processes (shared pages counted in each process: it errs towards stopping) and the most their pipes
+  and sockets can hold (each open pipe at 64 KB, each socket at ``net.core.wmem_default`` plus two pages, counted
+  once: the filter keeps them at those sizes), and each process may open ``FALLBACK_NOFILE`` (64) files, which
+  also bounds the descriptors in flight in unix sockets (sent and closed: in no process; the kernel bounds them by
+  that rlimit), so what the watchdog cannot see is at most 64 sockets' buffers (about 14 MB). Each process is also held to ``memory_mb``
   of address space (``RLIMIT_AS``), so one large allocation fails at once with ``MemoryError``.
 - *processes* (``max_procs``, tasks counting threads): the cgroup's ``pids.max``; otherwise ``RLIMIT_NPROC``, set
-  inside the new user namespace, where the kernel counts it per (namespace, uid), that is for this program only;
-  the watchdog also counts (``RLIMIT_NPROC`` does not bind the real root user).
+  inside the new user namespace, where the kernel counts it per (namespace, uid), that is for this program only
+  (as root: per throwaway uid, one per program); the watchdog also counts.
 - *CPU* (``cpu_s``): the watchdog sums user and system time of all the program's processes, reaped children
   included; each process also has ``RLIMIT_CPU``.
 - *wall clock* (``wall_s``): the jail is killed.

@@ -28,11 +28,23 @@ values, no hashes) is removed and the uid runs again. A values file that this ru
 ``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
 
 A run holds an ``flock`` on ``out/.ub-official-truth.lock`` from before it reads the records to its last write: a
-second run on the same ``--out`` stops with one line. Each file is written to a temporary file of its own
-(``mkstemp`` beside it), flushed to disk, and renamed over the old one. An ``--out`` that is, lies inside, or holds
-the programs' folders is refused with one line: the jail shows a program its own folder. Only regular files are
-opened from a release (:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named
-``<uid>.py`` is a one-line failure and never opened.
+second run on the same ``--out`` stops with one line. An ``--out`` that is, lies inside, or holds the programs'
+folders is refused with one line: the jail shows a program its own folder.
+
+The parent follows no link in ``--out`` (:mod:`.outdir`): ``--out``, each ``<task folder>`` and its ``.records``
+are opened as directory handles (``O_DIRECTORY | O_NOFOLLOW``) and every file is read, written (a temporary file
+of its own, renamed over the old one), locked and removed relative to those handles. A link or anything but a
+folder at ``--out``, ``<F>`` or ``.records``, and a values or lock file that is not a regular single-name file, is
+refused with one line naming it before anything runs; a file in ``.records`` that this runner did not write (not a
+regular single-name file holding a record of its uid: a folder named ``x.json``, a link, a FIFO) is reported and
+left alone, and its uid fails with one line. Nothing is deleted that this runner did not write.
+
+A record is written as UTF-8 (``ensure_ascii=False``: a label takes in the record about what it took printed) and
+an accepted output whose record would pass ``MAX_RECORD_BYTES`` fails its program with one line, so every record
+written can be read back; a uid whose record cannot be read back when the values file is written is counted as
+failed. Only regular files are opened from a release
+(:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named ``<uid>.py`` is a
+one-line failure and never opened.
 """
 
 from __future__ import annotations
@@ -63,7 +75,7 @@ __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_ou
 VALUES_FILE = "ground_truth_values.json"
 RECORDS_DIR = ".records"
 LOCK_FILE = ".ub-official-truth.lock"  # in --out: held (flock) by the run writing there
-MAX_RECORD_BYTES = 100 * 1024 * 1024  # at most 16 MB of values (official_output), in JSON's ASCII escapes
+MAX_RECORD_BYTES = 100 * 1024 * 1024  # bounded at acceptance: a larger record fails its program, never written
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MB = 1024 * 1024
 
