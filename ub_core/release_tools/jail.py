@@ -97,8 +97,9 @@ kills every process left in the namespace: a double-forked, ``setsid`` daemon do
   and sockets can hold (each open pipe at 64 KB, each socket at ``net.core.wmem_default`` plus two pages, counted
   once: the filter keeps them at those sizes), and each process may open ``FALLBACK_NOFILE`` (64) files, which
   also bounds the descriptors in flight in unix sockets (sent and closed: in no process; the kernel bounds them by
-  that rlimit), so what the watchdog cannot see is at most 64 sockets' buffers (about 14 MB). Each process is also held to ``memory_mb``
-  of address space (``RLIMIT_AS``), so one large allocation fails at once with ``MemoryError``.
+  that rlimit), so what the watchdog cannot see is at most 64 sockets' buffers (about 14 MB). Each process is
+  also held to ``memory_mb`` of address space (``RLIMIT_AS``), so one large allocation fails at once with
+  ``MemoryError``.
 - *processes* (``max_procs``, tasks counting threads): the cgroup's ``pids.max``; otherwise ``RLIMIT_NPROC``, set
   inside the new user namespace, where the kernel counts it per (namespace, uid), that is for this program only
   (as root: per throwaway uid, one per program); the watchdog also counts.
@@ -611,7 +612,8 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
             raise JailError("running as root, but no other uid is mapped here (/proc/self/uid_map) for the programs "
                             "to run as: run ub as an ordinary user")
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
-                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program(inet=groups is not None),
+                      disable_userns=version >= (0, 8, 0), cgroups=groups,
+                      seccomp=seccomp_program(inet=groups is not None),
                       drop_base=drop_base, keyctl_nr=_keyctl_nr())
     _probe(sandbox)
     return sandbox
