@@ -3,9 +3,10 @@
 **The jail** is bubblewrap (``bwrap``, https://github.com/containers/bubblewrap; Debian's ``bubblewrap`` package),
 the unprivileged sandbox Flatpak is built on. Each program gets
 
-- its own user, mount, pid, network, IPC and UTS namespaces (``--unshare-user`` ... ``--unshare-uts``; no further
-  user namespaces inside where bwrap >= 0.8 offers ``--disable-userns``), a non-root uid inside, no capabilities,
-  a new session (no terminal to inject keystrokes into);
+- its own mount, pid, network, IPC and UTS namespaces, and an unprivileged uid of the host whatever the caller's
+  (below), no capabilities, a new session (no terminal to inject keystrokes into) and a new, empty session keyring
+  (made by a small launcher before bwrap: ``keyctl`` is refused inside; the parent's keys were listed in
+  ``/proc/keys`` through the inherited one, whatever the uid);
 - a root filesystem that is read-only and holds only: ``/usr`` and the ``/bin`` ``/lib*`` ``/sbin`` links or
   folders, the loader's files from ``/etc`` (``ld.so.*``, ``alternatives``, ``localtime``), the interpreter's
   prefixes (so its site-packages import, read-only), the program's own folder (read-only, as ``/program``), a
@@ -17,16 +18,27 @@ the unprivileged sandbox Flatpak is built on. Each program gets
 - no network: the network namespace has only its own loopback (the host's 127.0.0.1 and abstract unix sockets are
   out of reach);
 - an environment of ``PATH``, ``LANG``, ``LC_*``, ``TZ``, ``HOME`` and one-thread BLAS settings only;
-- no capabilities and no writable kernel interface, whatever the caller's uid. bubblewrap maps the program's uid
-  (``INNER_UID``) to the caller's: run as root (most containers, CI), the program is host uid 0 for the kernel's
-  ownership checks, though it holds no capability (``--cap-drop ALL``). So everything host root could write is out
-  of reach: the jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``,
-  ``drop_caches``...; ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup
-  file systems are not mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the calls whose
-  checks rest on the uid (the keyrings). bubblewrap's own user namespace always maps the program's uid to the
-  caller's (a namespace of our own making handed to ``--userns`` could map it elsewhere, at the price of a setup
-  helper), and starting bwrap as an unprivileged user would hide the user's program folders and interpreter from
-  it (``/root`` is mode 0700);
+- **least privilege whatever the caller's uid.** Run by an ordinary user, bwrap makes a user namespace
+  (``--unshare-user``, ``--disable-userns`` where bwrap >= 0.8) whose uid ``INNER_UID`` maps to that user. Run as
+  root (most containers, CI), that mapping would make the program host uid 0 for every ownership check (it could
+  ``chmod`` the host's ``/dev/null``, which bwrap binds in, and read root's ``/proc/keys``), so the route is
+  different: bwrap runs as root *without* a user namespace, keeps only ``CAP_SETUID`` and ``CAP_SETGID`` for the
+  program's first process (the shim below), which sets its groups to none and its real, effective and saved uid
+  and gid to a **throwaway uid** (``THROWAWAY_BASE`` + a slot of ``THROWAWAY_SLOTS``: an id no account and no file
+  has, one per program so that programs run at once never share ``RLIMIT_NPROC``; inside a user namespace that
+  maps fewer ids, the top of its largest mapped range), which clears every capability, before it sets the limits
+  and becomes the program. The interpreter and the program's folder must then be readable by other users: the
+  folders above each bound path are made 0755 in the jail (bwrap copies the host's modes, and ``/root`` is 0700),
+  the scratch is 1777, and a program or folder that other users cannot read fails with one line saying so. Two
+  other routes were tried and do not work with bubblewrap 0.8: starting bwrap as the throwaway uid (it resolves
+  each bind source, ``--ro-bind-fd`` included, as that uid: ``/root/.pyenv`` is unreachable), and handing bwrap a
+  user namespace of our own mapping ``INNER_UID`` elsewhere (``--userns``: bwrap calls ``setuid`` before
+  ``setgid`` and then cannot change the gid, and does its mounts after dropping to the uid). Left where it cannot
+  be done: as root with no other id mapped (a user namespace mapping root alone), :func:`prepare` refuses with one
+  line rather than run the programs as root. Besides, everything a uid could write is out of reach anyway: the
+  jail's ``/proc`` is remounted read-only (``/proc/sys``: ``core_pattern``, ``modprobe``, ``drop_caches``...;
+  ``/proc/sysrq-trigger``; the program's own ``/proc/<pid>`` files), ``/sys`` and the cgroup file systems are not
+  mounted at all, ``/dev`` is read-only, and the seccomp filter below refuses the keyring calls;
 - a seccomp filter (below).
 
 **The seccomp filter** (classic BPF built with libseccomp, https://github.com/seccomp/libseccomp, through its
@@ -50,6 +62,10 @@ that prints numbers has no use for and an attacker has:
   flags are in memory a filter cannot read: ``ENOSYS``, so the C library falls back to ``clone``), ``mount``,
   ``umount2``, ``pivot_root``, ``chroot`` and the new mount API (``open_tree``, ``move_mount``, ``fsopen``,
   ``fsconfig``, ``fsmount``, ``fspick``, ``mount_setattr``: ``ENOSYS``);
+- *kernel buffers past their defaults*: ``vmsplice`` (user pages pinned into a pipe: 3 GB under a 300 MB fallback
+  limit, the program's RSS 11 MB), ``fcntl(F_SETPIPE_SZ)`` and ``setsockopt`` of ``SO_SNDBUF``/``SO_RCVBUF`` (and
+  their ``FORCE`` forms); under the fallback limits also ``AF_INET``/``AF_INET6`` sockets (TCP buffers grow to
+  megabytes per socket; only a cgroup counts them); see the fallback memory limit below;
 - *memory that no process maps*: ``memfd_create``, ``memfd_secret`` and SysV ``shmget`` (a memfd written and
   never mapped, or a SysV segment detached, is in no process's resident memory, so the fallback watchdog, which
   sums that, missed 4 GB of it under a 300 MB limit; POSIX shared memory is a file in the capped ``/dev/shm``);
@@ -76,12 +92,17 @@ kills every process left in the namespace: a double-forked, ``setsid`` daemon do
 
 - *memory* (``memory_mb``): with a writable cgroup v1 memory hierarchy (root here), the kernel's
   ``memory.limit_in_bytes`` (and ``memsw``: no escape to swap) on a cgroup made for the program, which counts every
-  process and its tmpfs pages; otherwise the watchdog below sums the resident memory of the program's processes
-  (shared pages counted in each process: it errs towards stopping). Each process is also held to ``memory_mb``
-  of address space (``RLIMIT_AS``), so one large allocation fails at once with ``MemoryError``.
+  process and its tmpfs pages and kernel buffers; otherwise the watchdog below sums the resident memory of the
+  program's processes (shared pages counted in each process: it errs towards stopping) and the most their pipes
+  and sockets can hold (each open pipe at 64 KB, each socket at ``net.core.wmem_default`` plus two pages, counted
+  once: the filter keeps them at those sizes), and each process may open ``FALLBACK_NOFILE`` (64) files, which
+  also bounds the descriptors in flight in unix sockets (sent and closed: in no process; the kernel bounds them by
+  that rlimit), so what the watchdog cannot see is at most 64 sockets' buffers (about 14 MB). Each process is
+  also held to ``memory_mb`` of address space (``RLIMIT_AS``), so one large allocation fails at once with
+  ``MemoryError``.
 - *processes* (``max_procs``, tasks counting threads): the cgroup's ``pids.max``; otherwise ``RLIMIT_NPROC``, set
-  inside the new user namespace, where the kernel counts it per (namespace, uid), that is for this program only;
-  the watchdog also counts (``RLIMIT_NPROC`` does not bind the real root user).
+  inside the new user namespace, where the kernel counts it per (namespace, uid), that is for this program only
+  (as root: per throwaway uid, one per program); the watchdog also counts.
 - *CPU* (``cpu_s``): the watchdog sums user and system time of all the program's processes, reaped children
   included; each process also has ``RLIMIT_CPU``.
 - *wall clock* (``wall_s``): the jail is killed.
@@ -130,6 +151,9 @@ BWRAP_MIN = (0, 7, 0)  # --size (a capped tmpfs)
 PROGRAM_DIR = "/program"  # where the program's folder appears in the jail (read-only)
 INNER_UID = 1000  # the program's uid inside its user namespace: not 0, so it holds no capability there
 POLL_S = 0.05
+#: open files per process under the fallback limits: it also bounds the descriptors a user can have in flight in
+#: unix sockets (SCM_RIGHTS, sent and closed: in no process), which no watchdog sees
+FALLBACK_NOFILE = 64
 JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -139,12 +163,36 @@ _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # user's processes and could stop bwrap itself.
 _SHIM = """import os, resource, sys
 a = sys.argv
-for name, value in zip(("RLIMIT_NPROC", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE"), a[1:5]):
+uid = int(a[1])
+if uid >= 0:  # started as root (no user namespace): become the throwaway uid, all ids and no groups, for good
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != uid or os.getgroups():
+        raise SystemExit("ub jail: could not drop to uid %d" % uid)
+for name, value in zip(("RLIMIT_NPROC", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE"), a[2:6]):
     if int(value) >= 0:
         resource.setrlimit(getattr(resource, name), (int(value), int(value)))
-resource.setrlimit(resource.RLIMIT_CPU, (int(a[5]), int(a[5]) + 1))
+resource.setrlimit(resource.RLIMIT_CPU, (int(a[6]), int(a[6]) + 1))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-os.execv(a[6], a[6:])
+os.execv(a[7], a[7:])
+"""
+
+
+# Runs first, outside the jail (``python -I -S -c``): joins the program's cgroups, gives it a new, empty session
+# keyring (the parent's would otherwise be inherited: /proc/keys lists the keys a process possesses through it,
+# whatever its uid; keyctl is refused inside the jail, so this is done before), then becomes bwrap.
+_LAUNCH = """import ctypes, os, sys
+a = sys.argv[1:]
+n = a.index("--")
+for path in a[1:n]:
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+if int(a[0]) >= 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.syscall(ctypes.c_long(int(a[0])), ctypes.c_long(1), None)  # KEYCTL_JOIN_SESSION_KEYRING, anonymous
+os.execv(a[n + 1], a[n + 1:])
 """
 
 
@@ -324,12 +372,15 @@ _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 _PERSONALITY_FLAGS = (0x0400000, 0x0040000, 0x0200000, 0x0100000, 0x0800000, 0x8000000, 0x4000000, 0x2000000,
                       0x1000000)  # READ_IMPLIES_EXEC ... SHORT_INODE (linux/personality.h)
 _AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK, _AF_MAX = 1, 2, 10, 16, 64
+_F_SETPIPE_SZ, _SOL_SOCKET = 1031, 1
+_SO_BUF = (7, 8, 32, 33)  # SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE
 
 
 @functools.lru_cache(maxsize=1)
-def seccomp_program() -> bytes:
+def seccomp_program(inet: bool = True) -> bytes:
     """The jail's seccomp filter as a classic-BPF program for ``bwrap --seccomp`` (see the module docstring for
-    what it refuses and why); :class:`JailError` (one line) where libseccomp or its bindings are missing."""
+    what it refuses and why); ``inet=False`` (the fallback limits) also refuses IP sockets. :class:`JailError` (one
+    line) where libseccomp or its bindings are missing."""
     try:
         import pyseccomp as sc
     except (ImportError, OSError, RuntimeError) as e:  # RuntimeError: the bindings found no libseccomp
@@ -367,12 +418,32 @@ def seccomp_program() -> bytes:
             rule(eafnosupport, call, sc.Arg(0, sc.GE, _AF_MAX))
         rule(eafnosupport, "socket", sc.Arg(0, sc.EQ, _AF_NETLINK), sc.Arg(2, sc.NE, 0))  # NETLINK_ROUTE only
         rule(eafnosupport, "socketpair", sc.Arg(0, sc.EQ, _AF_NETLINK))
+        if not inet:  # TCP buffers grow to megabytes per socket: only a cgroup can count them
+            for call in ("socket", "socketpair"):
+                for family in (_AF_INET, _AF_INET6):
+                    rule(eafnosupport, call, sc.Arg(0, sc.EQ, family))
+        # kernel buffers a process's memory does not show: pages pinned into pipes, pipes and socket buffers grown
+        # past their defaults (a 64 KB pipe, a wmem_default socket, which the fallback watchdog counts per fd)
+        rule(eperm, "vmsplice")
+        for call in ("fcntl", "fcntl64"):
+            rule(eperm, call, sc.Arg(1, sc.EQ, _F_SETPIPE_SZ))
+        for option in _SO_BUF:
+            rule(eperm, "setsockopt", sc.Arg(1, sc.EQ, _SOL_SOCKET), sc.Arg(2, sc.EQ, option))
         with tempfile.TemporaryFile() as f:
             filt.export_bpf(f)
             f.seek(0)
             return f.read()
     except OSError as e:
         raise JailError(f"libseccomp could not build the seccomp filter: {escape_controls(e, 120)}") from None
+
+
+def _keyctl_nr() -> int:
+    try:
+        import pyseccomp as sc
+
+        return int(sc.resolve_syscall(sc.Arch.NATIVE, "keyctl"))
+    except Exception:  # noqa: BLE001 - no number, no new keyring: the filter still refuses keyctl in the jail
+        return -1
 
 
 @contextlib.contextmanager
@@ -408,6 +479,9 @@ class Sandbox:
     disable_userns: bool = False
     cgroups: _Cgroups | None = None
     seccomp: bytes = b""
+    #: as root: the first of the throwaway uids (and gids) the programs run as, one per program (no user namespace)
+    drop_base: int | None = None
+    keyctl_nr: int = -1  # the keyctl system call's number here (-1: unknown, no new session keyring)
 
     @property
     def jailed(self) -> bool:
@@ -416,8 +490,44 @@ class Sandbox:
     def describe(self) -> str:
         """One line: what isolates the programs and what enforces the whole-program limits."""
         how = "bubblewrap jail with a seccomp filter" if self.jailed else "NO JAIL"
+        if self.jailed and self.drop_base is not None:
+            how += f" (programs run as throwaway uids from {self.drop_base})"
         limits = "cgroup v1 memory+pids" if self.cgroups else "rlimits + a 50 ms watchdog"
         return f"{how}; whole-program limits: {limits}"
+
+
+THROWAWAY_BASE = 1_900_000_000  # the programs' host uids as root: far above any distribution's or subuid range
+THROWAWAY_SLOTS = 4096  # one uid per program, cycling: programs run at once never share one (RLIMIT_NPROC)
+_uid_counter = itertools.count(os.getpid() * 7)
+
+
+def _mapped(path: str) -> list[tuple[int, int]]:
+    """(first id, count) of each line of /proc/self/uid_map or gid_map: the ids this process can take."""
+    try:
+        with open(path) as f:
+            return [(int(a), int(c)) for a, _, c in (line.split() for line in f if line.strip())]
+    except (OSError, ValueError):
+        return []
+
+
+def throwaway_base() -> int | None:
+    """As root: the first of :data:`THROWAWAY_SLOTS` uids (and the same gids) that are mapped here and are not 0,
+    preferring :data:`THROWAWAY_BASE` (the whole 32-bit range is mapped outside user namespaces); inside a user
+    namespace that maps fewer ids (a rootless container), the top of its largest mapped range. None where no such
+    range exists (only root is mapped)."""
+    uids, gids = _mapped("/proc/self/uid_map"), _mapped("/proc/self/gid_map")
+
+    def fits(lo: int) -> bool:
+        return lo > 0 and all(any(a <= lo and lo + THROWAWAY_SLOTS <= a + c for a, c in m) for m in (uids, gids))
+
+    if fits(THROWAWAY_BASE):
+        return THROWAWAY_BASE
+    tops = sorted((min(a + c, 2**31) - THROWAWAY_SLOTS for a, c in uids), reverse=True)
+    return next((lo for lo in tops if fits(lo)), None)
+
+
+def _next_uid(sandbox: "Sandbox") -> int:
+    return sandbox.drop_base + next(_uid_counter) % THROWAWAY_SLOTS
 
 
 def _bwrap_version(bwrap: str) -> tuple[int, ...]:
@@ -494,9 +604,17 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
                             "would then show: use an interpreter installed elsewhere (a virtual environment)")
         if not _covered(p, binds):
             binds.append(p)
-    hidden = tuple(str(Path(h).resolve()) for h in hide)
+    hidden = tuple(os.path.realpath(h) for h in hide)
+    drop_base = None
+    if os.geteuid() == 0:
+        drop_base = throwaway_base()
+        if drop_base is None:
+            raise JailError("running as root, but no other uid is mapped here (/proc/self/uid_map) for the programs "
+                            "to run as: run ub as an ordinary user")
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
-                      disable_userns=version >= (0, 8, 0), cgroups=groups, seccomp=seccomp_program())
+                      disable_userns=version >= (0, 8, 0), cgroups=groups,
+                      seccomp=seccomp_program(inet=groups is not None),
+                      drop_base=drop_base, keyctl_nr=_keyctl_nr())
     _probe(sandbox)
     return sandbox
 
@@ -507,6 +625,8 @@ def _probe(sandbox: Sandbox) -> None:
     with tempfile.TemporaryDirectory(prefix="ub-jail-probe-") as tmp:
         prog = Path(tmp) / "probe.py"
         prog.write_text("print('[1]')\n")
+        os.chmod(tmp, 0o755)  # as root the probe runs as a throwaway uid, like the programs
+        prog.chmod(0o644)
         try:
             with _seccomp_fd(sandbox) as fd:
                 proc = subprocess.run(_argv(sandbox, prog, _ProbeLimits(), fd), capture_output=True, timeout=60,
@@ -550,23 +670,38 @@ def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None
     scratch = int(limits.scratch_mb) * 1024 * 1024
     nproc = int(limits.max_procs) + 1 if sandbox.jailed else -1  # +1: the namespace's init
     inside = str(program) if not sandbox.jailed else f"{PROGRAM_DIR}/{program.name}"
-    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(nproc), str(mem), str(scratch), "256",
+    uid = _next_uid(sandbox) if sandbox.jailed and sandbox.drop_base is not None else -1
+    nofile = "256" if sandbox.cgroups is not None else str(FALLBACK_NOFILE)
+    shim = [sandbox.python, "-I", "-S", "-c", _SHIM, str(uid), str(nproc), str(mem), str(scratch), nofile,
             str(max(1, int(limits.cpu_s))), sandbox.python, "-I", inside]
     if not sandbox.jailed:
         return shim
     folder = str(program.parent)
-    cmd = [sandbox.bwrap, "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-           "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", str(INNER_UID), "--gid", str(INNER_UID), "--hostname", "ub-jail"]
-    if sandbox.disable_userns:
+    cmd = [sandbox.bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+           "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if uid >= 0:
+        # root: no user namespace (bubblewrap's would map the program to host root); the shim keeps only the
+        # capabilities to change its ids, becomes the throwaway uid, and so loses them (the kernel clears them)
+        cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        cmd += ["--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID)]
+    cmd += ["--hostname", "ub-jail"]
+    if sandbox.disable_userns and uid < 0:  # bwrap takes it with --unshare-user only
         cmd.append("--disable-userns")
     if seccomp_fd is not None:
         cmd += ["--seccomp", str(seccomp_fd)]
     # /proc read-only: host root (the caller's uid, which the program's maps to) could write /proc/sys
     cmd += ["--proc", "/proc", "--remount-ro", "/proc"]
     # the scratch first, so that a program folder under the host's /tmp is bound on top of it, not hidden by it
-    cmd += ["--dev", "/dev", "--size", str(scratch), "--tmpfs", "/tmp",
-            "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # 1777: as root the scratch is made by root for a program that runs as a throwaway uid
+    cmd += ["--dev", "/dev", "--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    # the folders above a bound path are made 0755: bwrap copies the host's modes (/root is 0700), which would
+    # keep a throwaway uid from the interpreter bound under them
+    above = sorted({str(a) for path in sandbox.ro_binds for a in Path(path).parents
+                    if str(a) != "/" and not _covered(str(a), sandbox.ro_binds) and not _covered(str(a), ["/tmp"])})
+    for a in above:
+        cmd += ["--perms", "0755", "--dir", a]
     for path in sandbox.ro_binds:
         cmd += ["--ro-bind", path, path]
     for target, link in sandbox.symlinks:
@@ -596,6 +731,44 @@ def _stat(pid: int) -> list[str] | None:
     except OSError:
         return None
     return raw[raw.rfind(b")") + 2:].decode("ascii", "replace").split()
+
+
+def _sysctl_int(path: str, default: int) -> int:
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return default
+
+
+_PIPE_BYTES = 16 * _PAGE  # a pipe's default capacity (F_SETPIPE_SZ and vmsplice are refused by the filter)
+_SOCKET_BYTES = _sysctl_int("/proc/sys/net/core/wmem_default", 212_992) + 2 * _PAGE  # unix: the sender's buffer
+
+
+def _kernel_buffers(pids) -> int:
+    """The most the program's pipes and sockets can hold in kernel memory, which no process's resident memory
+    shows: each pipe and socket open in one of its processes (counted once) at its default capacity."""
+    seen: set[str] = set()
+    total = 0
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            if target in seen:
+                continue
+            if target.startswith("pipe:"):
+                seen.add(target)
+                total += _PIPE_BYTES
+            elif target.startswith("socket:"):
+                seen.add(target)
+                total += _SOCKET_BYTES
+    return total
 
 
 def _pid_ns(pid: int) -> str | None:
@@ -668,7 +841,7 @@ class _Watchdog:
         if cpu / _CLK > lim.cpu_s:
             return f"CPU limit ({lim.cpu_s:g} s for the whole program) exceeded"
         if self.group is None:
-            if rss * _PAGE > lim.memory_mb * 1024 * 1024:
+            if rss * _PAGE + _kernel_buffers(pids) > lim.memory_mb * 1024 * 1024:
                 return f"memory limit ({lim.memory_mb:g} MB for the whole program) reached"
             if tasks > lim.max_procs + JAIL_TASKS:
                 return f"process limit ({lim.max_procs} tasks) reached"
@@ -721,7 +894,13 @@ def run(sandbox: Sandbox, program: Path, limits, *, max_stdout: int,
     with folder as cwd:
         try:
             with _seccomp_fd(sandbox) as fd:
-                argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits, fd)
+                if sandbox.jailed:
+                    cgroup_files = [str(group.memory / "cgroup.procs"), str(group.pids / "cgroup.procs")] \
+                        if group else []
+                    argv = [sandbox.python, "-I", "-S", "-c", _LAUNCH, str(sandbox.keyctl_nr), *cgroup_files, "--",
+                            *_argv(sandbox, program, limits, fd)]
+                else:
+                    argv = (group.join_prefix() if group else []) + _argv(sandbox, program, limits, fd)
                 proc = subprocess.Popen(argv, cwd=cwd, env=child_env(sandbox, "/tmp" if sandbox.jailed else cwd),
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True, close_fds=True,

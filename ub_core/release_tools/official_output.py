@@ -28,6 +28,7 @@ import ast
 import codecs
 import json
 import re
+import sys
 import threading
 
 __all__ = ["OutputReader", "parse_output", "MAX_HELD_BYTES", "MAX_VALUE_CHARS", "MAX_ANY_VALUES"]
@@ -84,7 +85,7 @@ _RUNS = (
     ("shuf_str", re.compile(rf"(?:\[[ \t]*{_ITEM_STR}(?:{_SEP}{_ITEM_STR})*[ \t]*\]{_SEP})+")),
 )
 _NUM_TOKS = re.compile(rf"(?:(?:np|numpy)\.\w+\(\s*)?({_FNUM})")
-_STR_TOKS = re.compile(rf"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
+_STR_TOKS = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")  # whole tokens, quotes and all
 _INNER_NUM = re.compile(r"\[([^\]]*)\]")
 _INNER_STR = re.compile(rf"\[((?:[^\]'\"]|{_SQ}|{_DQ})*)\]")
 _IS_FLOAT = re.compile(r"[.eE]").search
@@ -95,19 +96,21 @@ def _nums(text: str) -> list:
     return [float(t) if _IS_FLOAT(t) else int(t) for t in _NUM_TOKS.findall(text)]
 
 
-def _unescape(s: str) -> str:
+def _unescape(token: str) -> str:
+    """The label a quoted token (its own quotes included) stands for, as Python reads it."""
+    s = token[1:-1]
     if "\\" not in s:
         return s
-    if "\\\\" in s:  # an escaped backslash: let Python's own reader decide what follows it
-        with _AST_LOCK:
-            return ast.literal_eval(f"'{s}'" if "'" not in s else f'"{s}"')
-    for esc, char in _ESCAPES:
+    if "\\\\" in s:  # an escaped backslash: Python's own reader of the token itself, in its own quotes (a
+        with _AST_LOCK:  # label of both quote kinds cannot be put in other quotes: repr(["a'\"\\"]))
+            return ast.literal_eval(token)
+    for esc, char in _ESCAPES:  # each backslash starts one of these (the run patterns allow no other escape)
         s = s.replace(esc, char)
     return s
 
 
 def _strs(text: str) -> list:
-    return [_unescape(a or b) for a, b in _STR_TOKS.findall(text)]
+    return [_unescape(t) for t in _STR_TOKS.findall(text)]
 
 
 def _run_values(kind: str, span: str) -> tuple[list, int]:
@@ -173,6 +176,9 @@ class _Reading:
                     return float(text.replace("_", ""))
                 return int(text, 0)
             except ValueError:
+                limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+                if limit and sum(c.isdigit() for c in text) > limit:  # stored, it could not be written as JSON
+                    raise _Dead(f"output holds an integer of more than {limit} digits") from None
                 raise _Dead(f"{_NOT_LITERAL} (bad number)") from None
         if kind == "str":
             self.held += len(text) + 56
@@ -314,6 +320,13 @@ class OutputReader:
         self._skip = False  # the current line cannot be the list: skip to its end
 
     def feed(self, data: bytes) -> None:
+        """Read one chunk. Never raises: whatever goes wrong in reading fails this output (one line), not the run."""
+        try:
+            self._feed(data)
+        except Exception as e:  # noqa: BLE001 - a reader bug or a resource error is this program's failure
+            self._fail(_unreadable(e))
+
+    def _feed(self, data: bytes) -> None:
         if self._error is not None:
             return
         try:
@@ -407,7 +420,10 @@ class OutputReader:
                 break
             m = regex.match(buf, pos)
             if m:
-                values, size = _run_values(kind, m.group(0))
+                try:
+                    values, size = _run_values(kind, m.group(0))
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    return 0  # an int over the digit limit, say: the token reader says why, one value at a time
                 for r in readings:
                     r.add_run(values, size)
                 if not self._live():
@@ -439,7 +455,16 @@ class OutputReader:
                 reading.kill(reason)
 
     def finish(self) -> list:
-        """The program's values, checked; ``ValueError`` with a one-line reason otherwise."""
+        """The program's values, checked; ``ValueError`` with a one-line reason otherwise (never another
+        exception)."""
+        try:
+            return self._finish()
+        except ValueError:
+            raise
+        except Exception as e:  # noqa: BLE001 - see feed
+            raise ValueError(_unreadable(e)) from None
+
+    def _finish(self) -> list:
         if self._error is not None:
             raise ValueError(self._error)
         try:
@@ -458,6 +483,10 @@ class OutputReader:
         else:
             values = self._last.result()
         return _check(values, self.n_values)
+
+
+def _unreadable(e: BaseException) -> str:
+    return f"output could not be read ({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})"
 
 
 def _check(values: list, n_values: int | None) -> list:

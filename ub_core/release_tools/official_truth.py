@@ -28,23 +28,33 @@ values, no hashes) is removed and the uid runs again. A values file that this ru
 ``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
 
 A run holds an ``flock`` on ``out/.ub-official-truth.lock`` from before it reads the records to its last write: a
-second run on the same ``--out`` stops with one line. Each file is written to a temporary file of its own
-(``mkstemp`` beside it), flushed to disk, and renamed over the old one. An ``--out`` that is, lies inside, or holds
-the programs' folders is refused with one line: the jail shows a program its own folder. Only regular files are
-opened from a release (:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named
-``<uid>.py`` is a one-line failure and never opened.
+second run on the same ``--out`` stops with one line. An ``--out`` that is, lies inside, or holds the programs'
+folders is refused with one line: the jail shows a program its own folder.
+
+The parent follows no link in ``--out`` (:mod:`.outdir`): ``--out``, each ``<task folder>`` and its ``.records``
+are opened as directory handles (``O_DIRECTORY | O_NOFOLLOW``) and every file is read, written (a temporary file
+of its own, renamed over the old one), locked and removed relative to those handles. A link or anything but a
+folder at ``--out``, ``<F>`` or ``.records``, and a values or lock file that is not a regular single-name file, is
+refused with one line naming it before anything runs; a file in ``.records`` that this runner did not write (not a
+regular single-name file holding a record of its uid: a folder named ``x.json``, a link, a FIFO) is reported and
+left alone, and its uid fails with one line. Nothing is deleted that this runner did not write.
+
+A record is written as UTF-8 (``ensure_ascii=False``: a label takes in the record about what it took printed) and
+an accepted output whose record would pass ``MAX_RECORD_BYTES`` fails its program with one line, so every record
+written can be read back; a uid whose record cannot be read back when the values file is written is counted as
+failed. Only regular files are opened from a release
+(:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named ``<uid>.py`` is a
+one-line failure and never opened.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
 import signal
 import sys
-import tempfile
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -55,6 +65,7 @@ from typing import Any
 from .jail import NOT_PROTECTED, JailError, Sandbox, prepare
 from .jail import run as run_jailed
 from .official_output import OutputReader, parse_output  # parse_output: part of this module's API
+from .outdir import Folder, OutDir, RefusedPath, TooLarge
 from .untrusted import NotRegularFileError, open_regular
 from ..terminal import escape_controls
 
@@ -64,7 +75,7 @@ __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_ou
 VALUES_FILE = "ground_truth_values.json"
 RECORDS_DIR = ".records"
 LOCK_FILE = ".ub-official-truth.lock"  # in --out: held (flock) by the run writing there
-MAX_RECORD_BYTES = 100 * 1024 * 1024  # at most 16 MB of values (official_output), in JSON's ASCII escapes
+MAX_RECORD_BYTES = 100 * 1024 * 1024  # bounded at acceptance: a larger record fails its program, never written
 _UID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _MB = 1024 * 1024
 
@@ -121,7 +132,7 @@ def programs_root(codes: str | Path) -> Path:
     root = Path(codes)
     if not root.is_dir():
         raise FileNotFoundError(f"--codes {escape_controls(root)}: not a folder")
-    root = root.resolve()
+    root = Path(os.path.realpath(root))  # realpath: a link loop is an error below, not a crash
     return root / "ground_truth_codes" if (root / "ground_truth_codes").is_dir() else root
 
 
@@ -168,6 +179,13 @@ def program_sha256(path: Path) -> str:
         return hashlib.sha256(f.read(MAX_PROGRAM_BYTES + 1)).hexdigest()
 
 
+def _readable_by_others(path: Path) -> bool:
+    try:
+        return (os.stat(path.parent).st_mode & 0o005 == 0o005) and (os.lstat(path).st_mode & 0o004 == 0o004)
+    except OSError:
+        return False
+
+
 def values_sha256(values: list) -> str:
     """SHA-256 of a values list in its canonical JSON form (what the records store)."""
     return hashlib.sha256(json.dumps(values, separators=(",", ":"), allow_nan=False).encode("utf-8")).hexdigest()
@@ -201,6 +219,10 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
         program_sha = program_sha256(job.path)
     except ValueError as e:
         return Outcome(job, False, str(e))
+    if sandbox.jailed and sandbox.drop_base is not None and not _readable_by_others(job.path):
+        return Outcome(job, False, "the program or its folder cannot be read by other users, and as root the jail "
+                                   "runs it as a throwaway uid: make them readable (chmod o+r, folder o+rx)",
+                       program_sha256=program_sha)
     reader = OutputReader(limits.n_values)
     res = run_jailed(sandbox, job.path, limits, max_stdout=int(limits.max_output_mb * _MB), on_stdout=reader.feed)
 
@@ -214,12 +236,15 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
         reason = _signal_reason(res.signal, limits) if res.signal else f"exited with status {res.returncode}"
         last = _last_line(res.stderr_tail)
         return failed(reason + (f": {last}" if last else ""))
-    try:
+    try:  # whatever goes wrong with one program's output is that program's failure, never the run's
         values = reader.finish()
+        digest = values_sha256(values)
     except ValueError as e:
         return failed(str(e))
+    except Exception as e:  # noqa: BLE001 - RecursionError, MemoryError, a reader bug: one line, counted
+        return failed(f"output could not be read ({type(e).__name__})")
     return Outcome(job, True, values=values, seconds=time.monotonic() - start, program_sha256=program_sha,
-                   values_sha256=values_sha256(values))
+                   values_sha256=digest)
 
 
 # ------------------------------------------------------------------------------------------------ output
@@ -228,59 +253,21 @@ def run_program(job: Job, limits: Limits = Limits(), python: str | None = None,
 # values_sha256}, written by the parent only. out/<task folder>/ground_truth_values.json, the release layout, is
 # derived from them at the end of every run, written a record at a time: the parent never holds more than one.
 
-_TMP_SUFFIX = ".ub-tmp"
-
-
 def _atomic_write_text(path: Path, write) -> None:
-    """Write ``path`` through ``write(file)`` into a temporary file of its own beside it (a unique name: two
-    writers never share one), flushed to disk, then renamed over ``path`` (atomic: a reader sees the old file or
-    the new one, never a part); the temporary file is removed if anything fails."""
+    """Write ``path`` (its folder made if need be) through ``write(file)``: :meth:`.outdir.Folder.write` in a
+    handle of its folder (a temporary file of its own, renamed over ``path`` if that is a file this runner wrote)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    out = OutDir(path.parent, create=False)
     try:
-        os.fchmod(fd, 0o644)  # mkstemp's 0600 would make the values unreadable to other users
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _remove_stale_temporaries(out: Path, folder: str) -> None:
-    """Temporary files left by a run that was killed mid-write (only called with the --out lock held)."""
-    for d in (out / folder, out / folder / RECORDS_DIR):
-        for p in d.glob(f".*{_TMP_SUFFIX}") if d.is_dir() else ():
-            with contextlib.suppress(OSError):
-                p.unlink()
-
-
-@contextlib.contextmanager
-def _out_lock(out: Path):
-    """Hold ``out/.ub-official-truth.lock`` (``flock``) for the run; a second run on the same --out stops with one
-    line (``ValueError``) instead of racing the first over its records and values files."""
-    import fcntl
-
-    out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ValueError(f"another ub official truth run is writing to --out {escape_controls(out)} (it holds "
-                             f"{LOCK_FILE}): wait for it to finish, or choose another --out") from None
-        yield
+        Folder(out, "", out.fd, None).write(out.fd, path.name, write, label=escape_controls(path))
     finally:
-        os.close(fd)  # releases the lock
+        out.close()
 
 
 def _check_out_apart(out: Path, codes: str | Path) -> None:
     """Refuse (one line) an --out that is, lies inside, or holds the programs' folders: the jail shows a program
     its own folder, which would then hold (or be beside) the records and values of the run."""
-    root, o = programs_root(codes), out.resolve()
+    root, o = programs_root(codes), Path(os.path.realpath(out))  # not resolve(): a link loop raises RuntimeError
     where = ("the same folder as" if o == root else "inside" if root in o.parents else
              "above" if o in root.parents else None)
     if where:
@@ -288,27 +275,41 @@ def _check_out_apart(out: Path, codes: str | Path) -> None:
                          "would see the run's records and values; choose an --out outside --codes")
 
 
-def _write_record(out: Path, folder: str, res: Outcome) -> None:
+def _record_name(uid: str) -> str:
+    return f"{uid}.json"
+
+
+def _write_record(folder: Folder, res: Outcome) -> None:
+    """Write the record of an accepted output; :class:`TooLarge` when it would pass :data:`MAX_RECORD_BYTES` (so
+    no record is ever too large to read back), :class:`RefusedPath` when its name holds a file not this runner's."""
     record = {"uid": res.job.uid, "ground_truth_values": res.values, "program_sha256": res.program_sha256,
               "values_sha256": res.values_sha256}
-    _atomic_write_text(out / folder / RECORDS_DIR / f"{res.job.uid}.json",
-                       lambda f: json.dump(record, f, allow_nan=False))
+    # ensure_ascii=False: a label is stored as the UTF-8 it was printed in, not as \uXXXX escapes (an astral
+    # character is 4 bytes printed, 12 escaped: a 64 MB output made a 192 MB record, over the read limit)
+    folder.write(folder.ensure_records(RECORDS_DIR), _record_name(res.job.uid),
+                 lambda f: json.dump(record, f, allow_nan=False, ensure_ascii=False), max_bytes=MAX_RECORD_BYTES,
+                 label=f"{folder.label}/{RECORDS_DIR}/{escape_controls(res.job.uid)}.json")
 
 
-def _read_record(path: Path) -> tuple[Any, str | None]:
-    """A record file's content, or the reason it cannot be read (too large, not JSON, not a record)."""
+def _read_record(folder: Folder, uid: str) -> tuple[Any, str | None, bool]:
+    """A record's content, or the reason it cannot be used; and whether the file is this runner's (a regular
+    single-name file holding a record of that uid, which may be removed), or someone else's (left alone)."""
+    name = _record_name(uid)
     try:
-        with os.fdopen(open_regular(path), "rb") as f:
-            if os.fstat(f.fileno()).st_size > MAX_RECORD_BYTES:
-                return None, f"it is larger than {MAX_RECORD_BYTES // _MB} MB"
-            record = json.loads(f.read(MAX_RECORD_BYTES + 1).decode("utf-8"))
-    except NotRegularFileError:
-        return None, "it is not a regular file"
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None, "it is not a JSON record"
-    if not isinstance(record, dict) or record.get("uid") != path.stem:
-        return None, "it is not the record of this uid"
-    return record, None
+        data = folder.read(folder.records, name, MAX_RECORD_BYTES)
+    except RefusedPath as e:
+        return None, f"{e.what} (not a file this runner wrote; left alone)", False
+    except TooLarge as e:
+        return None, str(e) + " (not a record this runner wrote; left alone)", False
+    except OSError as e:
+        return None, f"it cannot be read ({e.strerror or e}; left alone)", False
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None, "it is not a JSON record (not a file this runner wrote; left alone)", False
+    if not isinstance(record, dict) or record.get("uid") != uid or "ground_truth_values" not in record:
+        return None, "it is not the record of this uid (not a file this runner wrote; left alone)", False
+    return record, None, True
 
 
 def _mismatch(uid: str, record: dict, programs: dict[str, str]) -> str | None:
@@ -326,54 +327,65 @@ def _mismatch(uid: str, record: dict, programs: dict[str, str]) -> str | None:
     return None
 
 
-def _check_out_folder(out: Path, folder: str) -> None:
-    """Refuse (one line) to replace a values file that this runner did not write: the release's own, say."""
-    values = out / folder / VALUES_FILE
-    if (values.exists() or values.is_symlink()) and not (out / folder / RECORDS_DIR).is_dir():
-        raise ValueError(f"{escape_controls(values)}: exists and was not written by ub official truth (no "
-                         f"{RECORDS_DIR}/ beside it), so it would be replaced: choose another --out")
+def _open_folders(out: OutDir, folders, *, create: bool) -> dict[str, Folder | None]:
+    """Each task folder's handles (``RefusedPath``, one line, for a link or a non-folder at ``<F>`` or
+    ``<F>/.records``), after refusing a values file this runner did not write."""
+    opened = {}
+    for name in sorted(folders):
+        folder = out.folder(name, RECORDS_DIR, create=create)
+        if folder is not None:
+            folder.check_values_file(VALUES_FILE)
+        opened[name] = folder
+    return opened
 
 
-def verified_records(out: Path, folder: str, programs: dict[str, str]) -> tuple[set[str], list[str]]:
-    """The uids of ``out/<folder>`` whose record carries the hash of the program there now (``programs``: uid ->
-    its SHA-256; a uid without a program keeps its record if its values match) and of its values, read one record
-    at a time; and one line per record set aside (removed), with the reason."""
-    records = out / folder / RECORDS_DIR
-    good, dropped = set(), []
-    for path in sorted(records.iterdir()) if records.is_dir() else []:
-        if path.suffix != ".json":
+def verified_records(folder: Folder, programs: dict[str, str]) -> tuple[set[str], list[str], dict[str, str]]:
+    """The uids of a task folder whose record carries the hash of the program there now (``programs``: uid -> its
+    SHA-256; a uid without a program keeps its record if its values match) and of its values, read one record at a
+    time; one line per record set aside, with the reason (a record of this runner's that does not verify is
+    removed: it runs again); and the uids whose record name holds a file this runner did not write (left alone,
+    so that uid cannot be recorded): uid -> reason."""
+    good, dropped, foreign = set(), [], {}
+    for name in folder.record_names():
+        if not name.endswith(".json") or name.startswith("."):
             continue
-        record, why = _read_record(path)
-        why = why or _mismatch(path.stem, record, programs)
-        if why:
-            dropped.append(f"{escape_controls(folder)}/{escape_controls(path.stem, 140)}: {why}")
-            path.unlink(missing_ok=True)
+        uid = name[:-5]
+        record, why, ours = _read_record(folder, uid)
+        why = why or _mismatch(uid, record, programs)
+        if why is None:
+            good.add(uid)
+            continue
+        dropped.append(f"{folder.label.split('/')[-1]}/{escape_controls(uid, 140)}: {why}")
+        if ours:
+            folder.remove(folder.records, name)
         else:
-            good.add(path.stem)
-    return good, dropped
+            foreign[uid] = f"its record {RECORDS_DIR}/{escape_controls(name, 140)} is {why}"
+    return good, dropped, foreign
 
 
-def _assemble(out: Path, folder: str, uids: set[str]) -> int:
+def _assemble(folder: Folder, uids: set[str]) -> tuple[int, dict[str, str]]:
     """Write ``<folder>/ground_truth_values.json`` (the release layout, records sorted by uid) from the records of
-    ``uids``, a record at a time; returns how many it holds."""
-    records = out / folder / RECORDS_DIR
-    records.mkdir(parents=True, exist_ok=True)  # marks the values file as this runner's
-    written = 0
+    ``uids``, a record at a time; returns how many it holds, and uid -> why for each record that could not be read
+    back (counted as failed by the caller: a uid is never silently missing)."""
+    folder.ensure_records(RECORDS_DIR)  # marks the values file as this runner's
+    written, missing = 0, {}
 
     def write(f) -> None:
         nonlocal written
         f.write("[")
         for uid in sorted(uids):
-            record, why = _read_record(records / f"{uid}.json")
+            record, why, _ = _read_record(folder, uid)
             if why:  # changed on disk during the run: it runs again next time
+                missing[uid] = f"its record could not be read back: {why}"
                 continue
             f.write(("," if written else "") + json.dumps({"uid": uid, "ground_truth_values":
-                                                          record["ground_truth_values"]}, allow_nan=False))
+                                                          record["ground_truth_values"]}, allow_nan=False,
+                                                         ensure_ascii=False))
             written += 1
         f.write("]")
 
-    _atomic_write_text(out / folder / VALUES_FILE, write)
-    return written
+    folder.write(folder.fd, VALUES_FILE, write)
+    return written, missing
 
 
 @dataclass
@@ -405,8 +417,11 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
 
     Refuses (:class:`TrustError`) unless ``trust_release_code``, and (:class:`JailError`, one line naming the
     cause) where no jail can be made unless ``jail=False``, which warns (through ``log``, else ``warnings``) what
-    is then not protected. ``cgroups``: see :func:`.jail.prepare`. Failures are collected in the summary,
-    never raised; ``log(line)`` receives one line per failure and per stored record set aside."""
+    is then not protected. ``cgroups``: see :func:`.jail.prepare`. A link, or anything but a folder, at --out,
+    ``<F>`` or ``<F>/.records``, and a values or lock file that is not a regular single-name file, are refused
+    (:class:`~.outdir.RefusedPath`, a ``ValueError``: one line naming it) before anything runs or is written
+    (:mod:`.outdir`). Failures are collected in the summary, never raised; ``log(line)`` receives one line per
+    failure and per stored record set aside."""
     if not trust_release_code:
         raise TrustError("refusing to run the release's ground-truth programs: they are third-party code; pass "
                          "--trust-release-code if you trust this release")
@@ -414,15 +429,23 @@ def build_truth(codes: str | Path, out: str | Path, *, trust_release_code: bool 
     out = Path(out)
     jobs = find_programs(codes)
     _check_out_apart(out, codes)
-    for folder in sorted({j.folder for j in jobs}):  # before the lock file is made in a folder that is refused
-        _check_out_folder(out, folder)
+    folders = {j.folder for j in jobs if _UID_RE.match(j.folder)}
+    probe = OutDir(out, create=False)  # before anything is made in an --out that is refused
+    try:
+        _open_folders(probe, folders, create=False)
+    finally:
+        probe.close()
     sandbox = prepare(python, jail=jail, cgroups=cgroups, hide=(out,))
-    with _out_lock(out):
-        return _build_locked(jobs, out, sandbox, jail=jail, workers=workers, limits=limits, progress=progress,
-                             python=python, log=log, t0=t0)
+    handle = OutDir(out, create=True)
+    try:
+        with handle.lock(LOCK_FILE):
+            return _build_locked(jobs, handle, sandbox, jail=jail, workers=workers, limits=limits,
+                                 progress=progress, python=python, log=log, t0=t0)
+    finally:
+        handle.close()
 
 
-def _build_locked(jobs, out: Path, sandbox: Sandbox, *, jail, workers, limits, progress, python, log,
+def _build_locked(jobs, out: OutDir, sandbox: Sandbox, *, jail, workers, limits, progress, python, log,
                   t0) -> Summary:
     """:func:`build_truth` once it holds the --out lock."""
     if not jail:
@@ -442,23 +465,34 @@ def _build_locked(jobs, out: Path, sandbox: Sandbox, *, jail, workers, limits, p
             programs.setdefault(j.folder, {})[j.uid] = program_sha256(j.path)
         except ValueError:  # reported when it runs
             programs.setdefault(j.folder, {})[j.uid] = ""
-    for folder in sorted(programs):
-        _check_out_folder(out, folder)
-        _remove_stale_temporaries(out, folder)
+    folders = _open_folders(out, programs, create=True)  # checked again: the handles are taken now
     done: dict[str, set[str]] = {}  # folder -> uids whose records verified now, and those written in this run
-    for folder in sorted(programs):
-        done[folder], dropped = verified_records(out, folder, programs[folder])
+    foreign: dict[tuple[str, str], str] = {}
+    for name, folder in folders.items():
+        folder.remove_stale_temporaries()
+        done[name], dropped, alien = verified_records(folder, programs[name])
+        foreign.update({(name, uid): why for uid, why in alien.items()})
         for line in dropped:
             if log:
-                log(f"not reusing the stored record of {line}; it runs again")
-    out.mkdir(parents=True, exist_ok=True)
-    todo = [j for j in jobs if j.uid not in done[j.folder]]
-    summary.skipped = len(jobs) - len(todo)
+                log(f"not reusing the stored record of {line}" + ("" if "left alone" in line else "; it runs again"))
+    todo = []
+    for j in jobs:
+        if j.uid in done[j.folder]:
+            continue
+        if (j.folder, j.uid) in foreign:  # its record could not be written without deleting that file
+            summary.failed.append(Outcome(j, False, foreign[(j.folder, j.uid)]))
+            if log:
+                log(f"FAILED {summary.failed[-1].line()}")
+        else:
+            todo.append(j)
+    summary.skipped = len(jobs) - len(todo) - len([j for j in jobs if (j.folder, j.uid) in foreign])
+    skipped_uids = {(j.folder, j.uid) for j in jobs if j.uid in done[j.folder]}
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), desc="ground truth", unit="prog", file=sys.stderr, dynamic_ncols=True)
+    by_uid = {(j.folder, j.uid): j for j in jobs}
     try:
         with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
             futures = [pool.submit(run_program, j, limits, python, sandbox) for j in todo]
@@ -467,9 +501,13 @@ def _build_locked(jobs, out: Path, sandbox: Sandbox, *, jail, workers, limits, p
                 summary.durations[f"{res.job.folder}/{res.job.uid}"] = res.seconds
                 if res.ok:
                     try:
-                        _write_record(out, res.job.folder, res)
-                    except OSError as e:
-                        res.ok, res.reason = False, f"could not write its record: {e.strerror or e}"
+                        _write_record(folders[res.job.folder], res)
+                    except TooLarge as e:
+                        res.ok, res.reason = False, f"its record would be too large to read back ({e})"
+                    except RefusedPath as e:
+                        res.ok, res.reason = False, f"could not write its record: {e}"
+                    except (OSError, ValueError, TypeError, RecursionError) as e:
+                        res.ok, res.reason = False, f"could not write its record: {getattr(e, 'strerror', None) or e}"
                 if res.ok:
                     done[res.job.folder].add(res.job.uid)
                     summary.ok += 1
@@ -483,8 +521,19 @@ def _build_locked(jobs, out: Path, sandbox: Sandbox, *, jail, workers, limits, p
     finally:
         if bar is not None:
             bar.close()
-        for folder in sorted(programs):
-            summary.files[folder] = _assemble(out, folder, done[folder])
+        for name in sorted(folders):
+            summary.files[name], missing = _assemble(folders[name], done[name])
+            for uid, why in sorted(missing.items()):  # never silently missing from the values file
+                if (name, uid) in skipped_uids:
+                    summary.skipped -= 1
+                elif any(f.job.folder == name and f.job.uid == uid for f in summary.failed):
+                    continue
+                else:
+                    summary.ok -= 1
+                job = by_uid.get((name, uid)) or Job(name, uid, Path(uid))
+                summary.failed.append(Outcome(job, False, why))
+                if log:
+                    log(f"FAILED {summary.failed[-1].line()}")
     summary.seconds = time.monotonic() - t0
     return summary
 
