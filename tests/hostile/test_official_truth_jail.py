@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.truth_runner import as_nobody, values_by_uid
 
 from ub_core.release_tools.official_truth import Limits
 
@@ -345,14 +346,6 @@ def _write(codes: Path, programs: dict) -> None:
         (codes / folder / f"{uid}.py").write_text(code)
 
 
-def _records(out: Path) -> dict:
-    got = {}
-    for path in out.glob(f"*/ground_truth_values.json"):
-        for r in json.loads(path.read_text()):
-            got[r["uid"]] = r["ground_truth_values"]
-    return got
-
-
 def _processes_with(marker: str) -> list[int]:
     found = []
     for name in os.listdir("/proc"):
@@ -420,7 +413,7 @@ def _run(tmp: Path, programs_of, *, jail=True, cgroups=None, limits=LIMITS):
                 pass
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {**result, "records": _records(out), "received": listener.received, "pth": pth, "left": left,
+    return {**result, "records": values_by_uid(out), "received": listener.received, "pth": pth, "left": left,
             "home": home, "codes": codes, "out": out, "programs": programs}
 
 
@@ -683,21 +676,14 @@ def _as_ordinary_user(work: Path) -> None:
     if os.geteuid() == 0:
         for p in [work, *work.rglob("*")]:
             p.chmod(0o777 if p.is_dir() else 0o666)
-        outer = ["bwrap", "--dev-bind", "/", "/", "--perms", "0755", "--tmpfs", "/root"]
-        for path in dict.fromkeys([sys.base_prefix, sys.prefix, str(ROOT)]):
-            if path.startswith("/root/"):  # root's home is not reachable by others: show these paths only
-                parts = Path(path).relative_to("/root").parts
-                for i in range(1, len(parts)):
-                    outer += ["--perms", "0755", "--dir", str(Path("/root", *parts[:i]))]
-                outer += ["--ro-bind", path, path]
-        cmd = outer + ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] + cmd
+        cmd = as_nobody(cmd)
     proc = subprocess.run(cmd + ["--max-procs", "16"], capture_output=True, text=True, env=env, timeout=180,
                           cwd="/")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "3 programs: 2 run, 0 already done, 1 failed" in proc.stdout and "bubblewrap jail" in proc.stdout
     failed = proc.stdout.split("failed textual_explicit_concentrated_gpt-5.4/procs: ")[1].splitlines()[0]
     assert "process limit (16 tasks)" in failed or "Resource temporarily unavailable" in failed, failed
-    got = _records(work / "out")
+    got = values_by_uid(work / "out")
     assert len(got["good"]) == 10_000 and SECRET not in "\n".join(got["steal"])
 
 
@@ -724,7 +710,7 @@ def test_links_in_the_release_are_not_followed(tmp_path):
     assert failed == {f"{F_MAIN}/key": "the program is a symbolic link (not followed)",
                       f"{F_MAIN}/fifo": "the program is not a regular file",
                       "realworld_human/id_rsa": "its task folder is a symbolic link (not followed)"}
-    assert _records(tmp_path / "out") == {"good": [1] * 10_000}
+    assert values_by_uid(tmp_path / "out") == {"good": [1] * 10_000}
 
 
 def test_the_watchdog_measures_only_the_jails_scratch():

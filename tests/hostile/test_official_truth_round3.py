@@ -22,6 +22,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.truth_runner import values_by_uid
 
 from ub_core.release_tools.official_truth import Limits
 
@@ -147,14 +148,6 @@ def _bwrap_or_fail() -> None:
         pytest.fail("bubblewrap (bwrap) is not installed: `bash scripts/test.sh` installs it")
 
 
-def _records(out: Path) -> dict:
-    got = {}
-    for path in out.glob("*/ground_truth_values.json"):
-        for r in json.loads(path.read_text()):
-            got[r["uid"]] = r["ground_truth_values"]
-    return got
-
-
 def _run(tmp: Path, programs: dict, *, cgroups=None, limits=LIMITS, key: bool = False) -> dict:
     _bwrap_or_fail()
     codes, out = tmp / "release" / "ground_truth_codes", tmp / "out"
@@ -168,7 +161,7 @@ def _run(tmp: Path, programs: dict, *, cgroups=None, limits=LIMITS, key: bool = 
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {**result, "records": _records(out)}
+    return {**result, "records": values_by_uid(out)}
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +303,7 @@ def test_a_second_run_on_the_same_out_stops_with_one_line(tmp_path):
     assert first.returncode == 0, out1 + err1
     assert second.returncode == 2, second.stdout + second.stderr
     assert len(second.stderr.strip().splitlines()) == 1 and "another ub official truth run" in second.stderr
-    assert _records(tmp_path / "out") == {"slow": [1] * 10_000}
+    assert values_by_uid(tmp_path / "out") == {"slow": [1] * 10_000}
 
 
 def _locked(out: Path) -> bool:
@@ -394,7 +387,7 @@ def test_device_nodes_are_never_opened(tmp_path):
                           start_new_session=True)  # no controlling terminal
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"tty": "the program is not a regular file"}
-    assert _records(tmp_path / "out") == {"good": [1] * 10_000}
+    assert values_by_uid(tmp_path / "out") == {"good": [1] * 10_000}
 
 
 # ------------------------------------------------------------------------------------------------ no seccomp

@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.truth_runner import values_by_uid
 
 from ub_core.release_tools import official_truth
 from ub_core.release_tools.official_truth import Limits, build_truth
@@ -53,14 +54,6 @@ def _cli(codes: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ub_core.cli", "official", "truth", "--codes", str(codes), "--out",
                            str(out), "--trust-release-code", "--no-progress", *extra], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-
-
-def _records(out: Path) -> dict:
-    got = {}
-    for path in out.glob("*/ground_truth_values.json"):
-        for r in json.loads(path.read_text()):
-            got[r["uid"]] = r["ground_truth_values"]
-    return got
 
 
 def _victim(tmp: Path) -> tuple[Path, dict]:
@@ -166,7 +159,7 @@ def test_as_root_the_program_is_not_host_root(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = json.loads(proc.stdout.strip().splitlines()[-1])
     assert run["failed"] == {}, run
-    values = _records(tmp_path / "out")["probe"]
+    values = values_by_uid(tmp_path / "out")["probe"]
     if os.geteuid() == 0:
         assert not values[0].startswith("uid 0 ") and "gid 0 " not in values[0], values[:5]
     assert values[2] == "chmod /dev/null: Operation not permitted", values[:5]
@@ -186,7 +179,7 @@ def test_a_program_unreadable_by_others_fails_with_one_line(tmp_path):
     s = build_truth(codes, tmp_path / "out", trust_release_code=True, progress=False, limits=LIMITS)
     assert {f.job.uid: f.reason for f in s.failed}.keys() == {"p"}
     assert "cannot be read by other users" in s.failed[0].reason and "\n" not in s.failed[0].reason
-    assert _records(tmp_path / "out") == {"ok": [1] * 10_000}
+    assert values_by_uid(tmp_path / "out") == {"ok": [1] * 10_000}
 
 
 # ------------------------------------------------------------------------------------------------ 4. output
@@ -203,7 +196,7 @@ def test_one_programs_output_never_ends_the_run(tmp_path):
         "good": "print([3] * 10000)\n",
     })
     s = build_truth(codes, tmp_path / "out", trust_release_code=True, progress=False, limits=LIMITS)
-    got = _records(tmp_path / "out")
+    got = values_by_uid(tmp_path / "out")
     assert got["quotes"] == ["a'\"\\"] * 10_000 and got["good"] == [3] * 10_000
     failed = {f.job.uid: f.reason for f in s.failed}
     assert list(failed) == ["huge"] and "more than 4300 digits" in failed["huge"], failed
@@ -235,7 +228,7 @@ def test_a_record_holds_labels_as_printed(tmp_path):
     record = tmp_path / "out" / F / ".records" / "emoji.json"
     printed = len(repr([label] * 10_000).encode("utf-8"))
     assert record.stat().st_size < 1.05 * printed, (record.stat().st_size, printed)
-    assert _records(tmp_path / "out")["emoji"] == [label] * 10_000
+    assert values_by_uid(tmp_path / "out")["emoji"] == [label] * 10_000
 
 
 def test_a_record_too_large_to_read_back_fails_its_program(tmp_path, monkeypatch):
@@ -248,7 +241,7 @@ def test_a_record_too_large_to_read_back_fails_its_program(tmp_path, monkeypatch
     s = build_truth(codes, tmp_path / "out", trust_release_code=True, progress=False, limits=LIMITS)
     assert {f.job.uid: f.reason for f in s.failed}.keys() == {"big"}, s.failed
     assert "too large to read back" in s.failed[0].reason and s.ok == 1
-    assert _records(tmp_path / "out") == {"small": [1] * 10_000}
+    assert values_by_uid(tmp_path / "out") == {"small": [1] * 10_000}
 
 
 def test_a_uid_missing_from_the_values_file_is_counted_as_failed(tmp_path, monkeypatch):
@@ -270,7 +263,7 @@ def test_a_uid_missing_from_the_values_file_is_counted_as_failed(tmp_path, monke
     s = build_truth(codes, out, trust_release_code=True, progress=False, limits=LIMITS)
     assert [f.job.uid for f in s.failed] == ["b"] and "could not be read back" in s.failed[0].reason
     assert (s.skipped, s.ok) == (1, 0)
-    assert _records(out) == {"a": [1] * 10_000}
+    assert values_by_uid(out) == {"a": [1] * 10_000}
 
 
 # ------------------------------------------------------------------------------------------------ 6. fallback
@@ -341,7 +334,7 @@ def test_fallback_limits_see_kernel_buffers(tmp_path):
     codes = _release(tmp_path, {"calls": KERNEL_BUFFERS})
     s = build_truth(codes, tmp_path / "out", trust_release_code=True, progress=False, limits=LIMITS, cgroups=False)
     assert "watchdog" in s.sandbox and s.failed == [], s.failed
-    values = _records(tmp_path / "out")["calls"]
+    values = values_by_uid(tmp_path / "out")["calls"]
     assert values[:4] == ["F_SETPIPE_SZ: Operation not permitted", "vmsplice: Operation not permitted",
                           "SO_SNDBUF: Operation not permitted", "AF_INET: Address family not supported by protocol"]
 
@@ -381,4 +374,4 @@ def test_a_folder_named_like_a_record_fails_only_its_uid(tmp_path):
         assert [f.job.uid for f in s.failed] == ["x"] and "a folder" in s.failed[0].reason, s.failed
         assert "left alone" in s.failed[0].reason and "\n" not in s.failed[0].reason
         assert (out / F / ".records" / "x.json").is_dir()
-        assert _records(out) == {"y": [2] * 10_000}
+        assert values_by_uid(out) == {"y": [2] * 10_000}
