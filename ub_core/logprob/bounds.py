@@ -13,14 +13,21 @@ from ..metric_spec import per_n_key
 from ..metrics.answer_distribution import p_enough_valid
 from ..problems.base import Problem
 
-__all__ = ["missing_mass_bounds", "threshold_test"]
+__all__ = ["missing_mass_bounds", "threshold_test", "bounds_only", "MIN_DISTANCE_MASS",
+           "leave_out_vanishing_distance"]
+
+#: Below this valid mass a problem's ``ks_distance`` is the distance of a vanishing law (a model that writes a
+#: valid answer once in a million replies): left out of the run's mean (NaN, the spec's reason) and kept in the
+#: payload as ``ks_distance_low_mass`` (issue 42, item 4), in both routes. ``p_pass@N`` still counts the problem
+#: (near 0).
+MIN_DISTANCE_MASS = 1e-3
 
 
 def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
                         slots: int = 100, max_attempts: int = 5,
                         statistics: dict[int, list] | None = None, *, draws: dict[int, int] | None = None,
                         brackets: dict[int, tuple[float, float]] | None = None, unplaced: float = 0.0) -> dict[str, Any]:
-    """The bounds of the module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
+    """The bounds of :mod:`.reply_tree`'s module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
     ``p_pass@N`` (the point value: missing mass valid in the enumerated share).
 
     ``statistics`` (per N, the ``(KS statistic, passed, weight)`` of the count vectors of
@@ -111,3 +118,18 @@ def threshold_test(problem: Problem, method: str) -> bool:
     """Whether KS@N passes exactly when its statistic is at most a critical value: the paper's test on a
     continuous support (``scipy.stats.ks_2samp(method="exact")``, a function of D and the two sizes)."""
     return method == "paper" and problem.support == "continuous"
+
+
+def bounds_only(out: dict[str, Any]) -> dict[str, Any]:
+    """:func:`missing_mass_bounds` without its point values (``p_pass@N``): a route that states its own."""
+    return {k: v for k, v in out.items() if not k.startswith("p_pass@")}
+
+
+def leave_out_vanishing_distance(scores: dict[str, float], payload: dict[str, Any]) -> None:
+    """Below :data:`MIN_DISTANCE_MASS` of valid mass, move ``ks_distance`` (and ``jsd``) out of the scores
+    (NaN: left out of the run's means) into the payload, where the problem's record keeps it."""
+    if 0.0 < scores.get("valid_mass", 1.0) < MIN_DISTANCE_MASS:
+        for key in ("ks_distance", "jsd"):
+            if key in scores and not math.isnan(scores[key]):
+                payload[f"{key}_low_mass"] = scores[key]
+                scores[key] = math.nan

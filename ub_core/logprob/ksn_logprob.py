@@ -46,10 +46,12 @@ from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from ..problems.base import Problem
 from ..problems.candidates import CandidateSet, candidate_set
+from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distance, missing_mass_bounds,
+                     threshold_test)
 from .eos import OFFLINE_EOS, load_local_tokenizer
 
-__all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "leave_out_vanishing_distance", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER", "candidate_record",
-           "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
+__all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER",
+           "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
            "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
            "split_candidate_text", "ORACLE_MODES"]
 
@@ -60,10 +62,6 @@ METRIC_KEYS = metric_keys("ksn_logprob")
 RAW_DELIMITER = " "
 CHAT_DELIMITER = ""
 ORACLE_MODES = ("oracle", "collapse")
-#: Below this valid mass a problem's ``ks_distance`` is the distance of a vanishing law (a model that writes a
-#: valid answer once in a million replies): left out of the run's mean (NaN, the spec's reason) and kept in the
-#: payload as ``ks_distance_low_mass`` (issue 42, item 4). ``p_pass@N`` still counts the problem (near 0).
-MIN_DISTANCE_MASS = 1e-3
 #: ``end_of_answer`` option values besides a literal text (:func:`end_texts`); the default is ``eos``.
 END_OF_ANSWER = ("eos", "none")
 
@@ -215,12 +213,10 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
             scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0)
             return scores, {"q": None, "bad_logprobs": reason}
         scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0, missing_mass=1.0)
-        from .bounds import missing_mass_bounds  # the unlisted mass may still be valid, anywhere
-
+        # the unlisted mass (all of it) may still be valid, anywhere
         bounds = missing_mass_bounds(math.nan, {int(n): math.nan for n in ns}, 0.0, known_invalid,
                                      max(1.0 - known_invalid, 0.0), slots, max_attempts)
-        return scores, {"q": None, "unlisted_mass": 1.0,
-                        **{k: v for k, v in bounds.items() if not k.startswith("p_pass@")}}
+        return scores, {"q": None, "unlisted_mass": 1.0, **bounds_only(bounds)}
     q = np.exp(np.asarray(lps, dtype=float) - log_total)
     valid = min(math.exp(log_total), 1.0)
     truth = problem.truth(size=truth_size, seed=truth_seed)
@@ -245,23 +241,12 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     return scores, payload
 
 
-def leave_out_vanishing_distance(scores: dict[str, float], payload: dict[str, Any]) -> None:
-    """Below :data:`MIN_DISTANCE_MASS` of valid mass, move ``ks_distance`` (and ``jsd``) out of the scores
-    (NaN: left out of the run's means) into the payload, where the problem's record keeps it."""
-    if 0.0 < scores.get("valid_mass", 1.0) < MIN_DISTANCE_MASS:
-        for key in ("ks_distance", "jsd"):
-            if key in scores and not math.isnan(scores[key]):
-                payload[f"{key}_low_mass"] = scores[key]
-                scores[key] = math.nan
-
-
 def _unlisted_bounds(problem: Problem, raw: dict[str, Any], valid: float, unlisted: float, known_invalid: float,
                      ns: Sequence[int], truth: Any, threshold: float, method: str, slots: int,
                      max_attempts: int) -> dict[str, Any]:
     """The bounds of :func:`score_candidate_logprobs` under the unlisted mass (its docstring): the reply tree's
     :func:`ub_core.logprob.bounds.missing_mass_bounds` with the candidates as leaves, ``known_invalid`` as
     the enumerated invalid mass and the rest of the unlisted mass as missing."""
-    from .bounds import missing_mass_bounds, threshold_test
     from .number_cells import critical_bracket
 
     invalid = min(max(float(known_invalid), 0.0), unlisted)
@@ -273,7 +258,7 @@ def _unlisted_bounds(problem: Problem, raw: dict[str, Any], valid: float, unlist
     out = missing_mass_bounds(raw["ks_distance"], {n: raw[per_n_key("p_pass", n)] for n in ns}, valid, invalid,
                               unlisted - invalid, slots, max_attempts, statistics or None, draws=draws,
                               brackets=brackets)
-    return {k: v for k, v in out.items() if not k.startswith("p_pass@")}
+    return bounds_only(out)
 
 
 # ------------------------------------------------------------------------------------------------ chat templates

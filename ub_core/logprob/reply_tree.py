@@ -43,7 +43,7 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
-  (:func:`_shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
+  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
   exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from interval statistics
   (:mod:`.number_cells`): on the paper's continuous test from its critical value
   (:func:`.number_cells.cell_p_pass`), on the permutation test (support ``mixed``, ``method="exact"``) from its
@@ -78,7 +78,7 @@ from ..metric_spec import per_n_key, values_without_data
 from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import p_enough_valid, p_pass_profile
 from ..problems.base import Problem
-from .bounds import _shift_bounds, missing_mass_bounds, threshold_test  # noqa: F401 - also importable from here
+from .bounds import leave_out_vanishing_distance, missing_mass_bounds, threshold_test
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
            "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
@@ -360,7 +360,8 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
 
     return await enumerate_reply_tree(
         next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
-        max_tokens=max_tokens, top_k=top_k, batch=batch, cell_of=functools.partial(number_cell, low=problem.low, high=problem.high) if use_cells else None,
+        max_tokens=max_tokens, top_k=top_k, batch=batch,
+        cell_of=functools.partial(number_cell, low=problem.low, high=problem.high) if use_cells else None,
         priority=(lambda mass, iv: cell_priority(mass, iv, truth)) if use_cells else None, done=done)
 
 
@@ -490,8 +491,6 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
                 results = {}
                 break
             results[n] = r
-    from .ksn_logprob import leave_out_vanishing_distance
-
     leave_out_vanishing_distance(scores, payload)
     if results:
         payload["eps"] = M / (valid + M)

@@ -160,12 +160,11 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
             state_cache["end"] = _reply_end(end_of_answer, state_cache["tokenizer"])
         tok, end = state_cache["tokenizer"], state_cache["end"]
         rec = state.metadata["ub"]
+        context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
         if rec.get("route") == "tree":
-            context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
             await _tree_into_store(state, context, tok, end, top_k, tree_opts)
             return state
         delim = delimiter if delimiter is not None else (RAW_DELIMITER if tok is None else CHAT_DELIMITER)
-        context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
         texts = candidate_continuations(rec["candidates"], delim, (end,))
         if state_cache.get("no_prompt_logprobs") and tree_opts.get("complete_listed"):
             await _tree_into_store(state, context, tok, end, top_k, tree_opts)  # learnt once per run (below)
@@ -195,8 +194,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
             # enumeration=auto: the list misses mass the bounds cannot place (valid answers written otherwise, or
             # invalid replies); the reply tree reads what the list cannot (issue 42, item 2)
             try:
-                await _tree_into_store(state, rec["prompt"] if tok is None else render_chat(tok, rec["prompt"]),
-                                       tok, end, top_k, tree_opts)
+                await _tree_into_store(state, context, tok, end, top_k, tree_opts)
             except LogprobsUnavailableError as exc:
                 log.warning(f"ksn_logprob: {state.sample_id}: the listed route's bounds are wide and the reply tree "
                             f"cannot complete them ({exc}); scored by the list, bounds as stated")
