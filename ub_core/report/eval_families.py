@@ -211,6 +211,12 @@ def _digits(n: int) -> str:
         return f"about {abs(n).bit_length() * math.log10(2):,.0f}"
 
 
+def _spec(eval_family: str, key: str):
+    """The metric spec of ``key`` in report eval family ``eval_family`` (the spec families it covers), or None."""
+    return next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
+                 if (m := find_metric(f, key)) is not None), None)
+
+
 def value_problem(eval_family: str, key: str, value: Any) -> str | None:
     """Why ``value`` cannot be shown as metric ``key`` of report eval family ``eval_family`` (one line), or None
     when it can.
@@ -218,8 +224,7 @@ def value_problem(eval_family: str, key: str, value: Any) -> str | None:
     Only numbers are judged: a bool where a number belongs (0/1 flags summed by ``total`` aside), an integer
     beyond the float range (309 digits and up), a finite number outside the metric's bounds. NaN and +/-inf mean
     "undefined" and anything that is not a number is a blank already: both are left as they are."""
-    spec = next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
-                 if (m := find_metric(f, key)) is not None), None)
+    spec = _spec(eval_family, key)
     if isinstance(value, bool):
         if spec is None or spec.aggregation == "total":
             return None
@@ -244,8 +249,7 @@ def clip_metric(eval_family: str, key: str, value: Any) -> tuple[Any, bool]:
     clipped)``. Anything else is returned as it is (:func:`value_problem` judges it)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return value, False
-    spec = next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
-                 if (m := find_metric(f, key)) is not None), None)
+    spec = _spec(eval_family, key)
     try:
         v = float(value)
     except OverflowError:
