@@ -1,19 +1,29 @@
 """The differential self-audit of sampling-free KS@N (issue 42), a CI slice: problems and writers drawn by the
 date (:func:`ub_core.logprob.audit.date_seed`), the route's bounds against the same model's own sampled runs
-(:mod:`ub_core.logprob.audit`). ``benchmarks/bench_bounds_audit.py`` runs the whole bank. Set
-``UB_AUDIT_SEED`` to replay a day's draw."""
+(:mod:`ub_core.logprob.audit`), and the listed route against drawn writers that put valid mass where no
+candidate text shows it. ``benchmarks/bench_bounds_audit.py`` runs the whole bank. Set ``UB_AUDIT_SEED`` to
+replay a day's draw."""
 
 from __future__ import annotations
 
+import math
 import os
+import random
 
+import numpy as np
 import pytest
 
 from ub_core.logprob.audit import audit_draw, audit_problem, date_seed
+from ub_core.logprob.ksn_logprob import score_candidate_logprobs
+from ub_core.logprob.reply_tree import ks_distance_to_draws
+from ub_core.metrics import p_enough_valid
+from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import load_bank
+from ub_core.problems.candidates import candidate_set
 
 SEED = int(os.environ.get("UB_AUDIT_SEED", date_seed()))
 DRAW = audit_draw(list(load_bank("ksn")), 4, SEED)
+NS = (100,)
 
 
 @pytest.mark.parametrize("problem, writer", DRAW, ids=[f"{p.id}-{w}" for p, w in DRAW])
@@ -21,3 +31,37 @@ def test_bounds_contain_the_models_own_sampled_runs(problem, writer):
     r = audit_problem(problem, writer, runs=30, max_requests=800, seed=SEED)
     print(f"seed {SEED}: {r}")
     assert r["holds"], r
+
+
+LISTED = [p for p in load_bank("ksn") if candidate_set(p) is not None]
+LISTED_DRAW = random.Random(SEED).sample(LISTED, 3)
+
+
+@pytest.mark.parametrize("problem", LISTED_DRAW, ids=[p.id for p in LISTED_DRAW])
+def test_listed_bounds_hold_for_drawn_writers_with_unlisted_valid_mass(problem):
+    """The listed route's class of fault (issue 42, item 2): a model that writes part of its valid answers in forms
+    no candidate text lists. A writer is drawn: a share c of the replies are the candidates as written (a random
+    law), a share v are valid answers written otherwise (another random law over the same values: the route cannot
+    see them), the rest invalid. The route sees only c; its bounds must hold the writer's exact valid mass and
+    p_pass@N (the writer's whole law through the same exact or Monte-Carlo computation, whose own error is
+    carried as 4 standard errors)."""
+    rng = np.random.default_rng(SEED + sum(map(ord, problem.id)))
+    cs = candidate_set(problem)
+    k = len(cs)
+    c = float(rng.uniform(0.5, 1.0))
+    v = float(rng.uniform(0.0, 1.0 - c))
+    listed_law, other_law = rng.dirichlet(np.ones(k)), rng.dirichlet(np.ones(k))
+    lps = [math.log(c * x) if x > 0 else -math.inf for x in listed_law]
+    true_q = c * listed_law + v * other_law
+    scores, payload = score_candidate_logprobs(problem, lps, ns=NS)
+    assert scores["valid_mass"] <= c + v + 1e-9 <= scores["valid_mass"] + scores["missing_mass"] + 1e-9
+    truth = problem.truth()
+    for n in NS:
+        r = p_pass_at_n(true_q, cs.values, truth, n, support=problem.support)
+        exact = p_enough_valid(c + v, n, 100, 5) * r["p_pass"]
+        slack = 4 * r["se"] + 1e-9
+        lo, hi = payload[f"p_pass_bounds@{n}"]
+        assert lo - slack <= exact <= hi + slack, (problem.id, n, c, v, lo, exact, hi)
+    d_true = ks_distance_to_draws(true_q, cs.values, truth)
+    ks_lo, ks_hi = payload["ks_distance_bounds"]
+    assert ks_lo - 1e-9 <= d_true <= ks_hi + 1e-9, (problem.id, c, v, ks_lo, d_true, ks_hi)

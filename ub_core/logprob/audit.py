@@ -7,8 +7,9 @@ answers can be listed, else the reply tree with cells, :func:`ub_core.logprob.re
 and an independent route: ``runs`` sampled runs of N replies drawn from the same law, read by the KS@N scorer's
 parser and tested by its own KS@N (:func:`ub_core.metrics.ks_at_n`). The bounds hold when the sampled pass count
 is consistent with some pass probability inside ``p_pass_bounds@N``: its two-sided Clopper-Pearson interval at
-``level`` meets the bounds. The KS distance of the law itself (its replies parsed, against the truth draws) must
-lie inside ``ks_distance_bounds``.
+``level`` meets the bounds. The KS distance of the law itself (its replies parsed) must lie inside
+``ks_distance_bounds``, measured as each route defines ``ks_distance``: against the truth draws for the tree,
+against the truth's pmf on the candidates for the listed route.
 
 The problems and writers are drawn, not listed (:func:`audit_draw`): a seed from the date picks them, so no list
 can be tuned to; ``tests/ksn_logprob/test_differential_audit.py`` runs a slice in CI and
@@ -57,6 +58,7 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     KS distance to the truth draws), ``requests``, ``stopped`` and ``holds`` (the interval meets the bounds and
     the law's distance lies in its bounds, within 1e-9)."""
     from ..metrics import ks_at_n
+    from ..metrics.answer_distribution import ks_distance
     from ..problems.candidates import candidate_set
     from .eos import OFFLINE_EOS
     from .ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
@@ -80,7 +82,13 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
         route, requests, stopped = "tree", tree.requests, tree.stopped
     texts, probs = law.texts, law.probs / law.probs.sum()
     values, masses, _ = read_leaves(problem, dict(zip(texts, probs)))
-    ks_law = ks_distance_to_draws(masses, values, truth) if masses.sum() > 0 else math.nan
+    if masses.sum() <= 0:
+        ks_law = math.nan
+    elif route == "listed":  # the listed route's distance is to the truth's pmf on the candidates
+        pmf = np.array([float(np.sum(np.asarray(cs.p)[np.asarray(cs.values, dtype=float) == v])) for v in values])
+        ks_law = ks_distance(masses, pmf, values)
+    else:  # the tree's is to the truth draws KS@N tests against
+        ks_law = ks_distance_to_draws(masses, values, truth)
     rng = np.random.default_rng(seed)
     passed = 0
     for _ in range(runs):
