@@ -121,6 +121,15 @@ def test_listed_route_bounds_hold_for_a_writer_with_valid_replies_the_list_does_
     assert ks_lo - 1e-12 <= d_true <= ks_hi + 1e-12 and d_true > scores["ks_distance"] + 0.01  # teeth
 
 
+def test_known_invalid_mass_must_fit_in_the_unlisted_mass():
+    p = get_problem("te-poisson-conc")
+    lps = [math.log(0.8 * x) if x > 0 else -math.inf for x in candidate_set(p).p]
+    assert score_candidate_logprobs(p, lps, ns=(10,), known_invalid=0.1)[1]["eps"] == pytest.approx(0.1 / 0.9)
+    for bad in (0.5, -0.1, 2.0):  # more invalid mass than is unlisted, or not a mass: a contradiction, refused
+        with pytest.raises(ValueError, match="known_invalid"):
+            score_candidate_logprobs(p, lps, ns=(10,), known_invalid=bad)
+
+
 def test_listed_route_with_no_listed_mass_leaves_the_rest_open():
     p = get_problem("te-poisson-conc")
     scores, payload = score_candidate_logprobs(p, [-math.inf] * len(candidate_set(p)), ns=(10,))

@@ -202,6 +202,8 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
+    if not 0.0 <= float(known_invalid) <= 1.0:
+        raise ValueError(f"known_invalid = {known_invalid!r}: a mass, in [0, 1]")
     lps, reason = clean_logprobs(logprobs, none_is_zero) if len(logprobs) == len(cs) else (
         [], f"{len(logprobs)} log-probabilities for {len(cs)} candidates")
     log_total = -math.inf if reason else _logsumexp(lps)
@@ -249,6 +251,9 @@ def _unlisted_bounds(problem: Problem, raw: dict[str, Any], valid: float, unlist
     the enumerated invalid mass and the rest of the unlisted mass as missing."""
     from .number_cells import critical_bracket
 
+    if not -1e-9 <= float(known_invalid) <= unlisted + 1e-6:  # a measured share: round-off, never a contradiction
+        raise ValueError(f"known_invalid = {known_invalid!r}: a mass of replies outside the candidates, in "
+                         f"[0, {unlisted:.6g}] (1 - the candidates' mass)")
     invalid = min(max(float(known_invalid), 0.0), unlisted)
     statistics = {n: raw.get(per_n_key("p_pass_statistics", n)) for n in ns}
     statistics = {n: s for n, s in statistics.items() if s}
