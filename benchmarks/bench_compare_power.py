@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from ub_core.compare import minimum_detectable_effect, sampling_noise_removed
+from ub_core.metrics.paired import minimum_detectable_effect, sampling_noise_removed
 from ub_core.logprob.ksn_logprob import _collapse_index, score_candidate_logprobs
 from ub_core.problems import load_bank
 from ub_core.problems.candidates import candidate_set

@@ -394,7 +394,8 @@ def _cmd_compare(args) -> int:
     """Paired comparison of two runs (``ub_core.compare``); exit 2 with one line when they cannot be compared."""
     import logging
 
-    from .compare import compare_runs, format_comparisons
+    from .compare import format_comparisons
+    from .report.compare_runs import compare_runs
 
     report_log = logging.getLogger("ub_core.report")
     level = report_log.level

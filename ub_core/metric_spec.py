@@ -43,6 +43,7 @@ from typing import Callable
 
 import numpy as np
 
+from .metric_keys import per_n_key, split_key
 from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "KINDS", "find_metric", "MetricSpec", "AGGREGATIONS",
@@ -81,20 +82,6 @@ _DERIVED = object()  # a field whose value follows from ``kind`` unless given
 
 
 # ------------------------------------------------------------------------------------------------ key vocabulary
-
-def split_key(key: str) -> tuple[str, int | None]:
-    """The one parser of metric keys: ``"ks@100"`` -> ``("ks", 100)``, ``"p_pass@20"`` -> ``("p_pass", 20)``, a key
-    that is not per-N -> ``(key, None)``. A per-N key is ``<prefix>@<N>``, N a positive decimal integer."""
-    head, sep, n = str(key).rpartition("@")
-    if sep and head and n.isdigit() and n[0] != "0":
-        return head, int(n)
-    return str(key), None
-
-
-def per_n_key(prefix: str, n: int) -> str:
-    """The one formatter of per-N keys: ``per_n_key("ks", 100) == "ks@100"``."""
-    return f"{prefix}@{int(n)}"
-
 
 def _accepts(fn: Callable, *args, **kwargs) -> bool:
     try:
@@ -357,7 +344,7 @@ _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
 #: items) and mean KS statistic (sampling items), PM (the numeric-calibration paper's mass on the options), the
 #: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
 #: and TARa (the non-determinism paper's agreement of parsed answers).
-HEADLINES: dict[str, str] = {"ksn": "ks@100", "ksn_logprob": "p_pass@100", "odds_question": "abs_error",
+HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100), "odds_question": "abs_error",
                              "odds_sampling": "ks_stat", "calibration": "pm", "implicit": "chebyshev",
                              "explicit": "mcq_acc", "stability": "tar_a"}
 

@@ -15,13 +15,13 @@ metrics (retry rate, grid rates) and counts (:func:`totals`). Per-category value
 
 from __future__ import annotations
 
-import fnmatch
 import math
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from ub_core.metric_spec import headline as spec_headline
-from ub_core.metric_spec import metric_specs, split_key
+from ub_core.metric_keys import key_matches, per_n_pattern, split_key
+from ub_core.metric_spec import metric_specs
 
 from ._naming import registry_name
 
@@ -169,7 +169,7 @@ def _headline_key(key: str, scores: list[SampleScore]) -> str:
         return key
     for s in scores:
         if isinstance(s.score.value, dict):
-            found = [k for k in s.score.value if fnmatch.fnmatchcase(k, key) and split_key(k)[1] is not None]
+            found = [k for k in s.score.value if key_matches(k, key) and split_key(k)[1] is not None]
             if found:
                 return max(found, key=lambda k: split_key(k)[1])
     return key
@@ -254,11 +254,13 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
             return {}
         wanted, stderr_of = (keys or [], with_stderr or []) if eval_family is None else \
             _spec_patterns(eval_family)[:2]
-        first = next((s.score.value for s in scores if isinstance(s.score.value, dict)), {})
+        # every key any score has, in first-seen order (a key the first score lacks, e.g. a problem that failed
+        # before it was scored, is still averaged over the scores that have it)
+        seen = dict.fromkeys(k for s in scores if isinstance(s.score.value, dict) for k in s.score.value)
         skip = _headline_key(headline, scores) if headline else None
         out: dict[str, float] = {}
         for pattern in wanted:
-            for key in (k for k in first if fnmatch.fnmatchcase(k, pattern)):
+            for key in (k for k in seen if key_matches(k, pattern)):
                 if key == skip or key in out:
                     continue
                 cells = []
@@ -287,7 +289,7 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
 
 def _pattern(spec) -> str:
     """A spec entry's Score key, or for a per-N entry the pattern of its keys at any N (``ks@*``)."""
-    return f"{spec.prefix}@*" if spec.per_n else spec.key
+    return per_n_pattern(spec.prefix) if spec.per_n else spec.key
 
 
 def _spec_patterns(eval_family: str) -> tuple[list[str], list[str], list[str]]:

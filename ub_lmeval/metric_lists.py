@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ub_core.metric_keys import split_key
 from ub_core.metric_spec import direction, run_specs
 
 __all__ = ["metric_list", "group_metric_list", "sync", "SPEC_YAMLS", "main"]
@@ -102,7 +103,7 @@ def _node(rows: list[dict]):
         for k, v in row.items():
             if isinstance(v, str) and v.startswith(f"{_FUNCTION} "):
                 v = TaggedScalar(value=v[len(_FUNCTION) + 1:], tag=_FUNCTION)
-            elif isinstance(v, str) and "@" in v:  # "ks@100", quoted as the YAMLs always wrote it
+            elif isinstance(v, str) and split_key(v)[1] is not None:  # "ks@100", quoted as the YAMLs always wrote it
                 v = DoubleQuotedScalarString(v)
             item[k] = v
         item.fa.set_flow_style()

@@ -15,7 +15,8 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from ub_core import cli  # noqa: E402
-from ub_core.compare import JSON_KEYS, CompareError, compare_runs  # noqa: E402
+from ub_core.compare import JSON_KEYS, CompareError  # noqa: E402
+from ub_core.report.compare_runs import compare_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = ["shuffling"]  # 20 problems

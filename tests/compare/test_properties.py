@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ub_core.compare import P_FLOOR, _tango_z, mcnemar_score, paired_difference, tango_interval
+from ub_core.metrics.paired import P_FLOOR, _tango_z, mcnemar_score, paired_difference, tango_interval
 from ub_core.metrics.intervals import (ROUNDOFF, clip_roundoff, clustered_interval, floored_interval,
                                        summarize_values, wilson_interval)
 

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..problems.base import Problem
+from ..metric_keys import per_n_key
 from .number_cells import clopper_pearson
 
 __all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem"]
@@ -96,11 +97,11 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
         drawn = [v for v in drawn if v is not None]
         passed += bool(ks_at_n(drawn, truth, ns=(n,), support=problem.support)[n]["pass"])
     ci = clopper_pearson(passed, runs, 1.0 - level)
-    lo, hi = payload.get(f"p_pass_bounds@{n}", (0.0, 1.0))
+    lo, hi = payload.get(per_n_key("p_pass_bounds", n), (0.0, 1.0))
     ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
     holds = ci[0] <= hi + 1e-9 and ci[1] >= lo - 1e-9 and (
         math.isnan(ks_law) or ks_lo - 1e-9 <= ks_law <= ks_hi + 1e-9)
-    return {"id": problem.id, "writer": writer, "route": route, "p_pass": scores.get(f"p_pass@{n}"),
+    return {"id": problem.id, "writer": writer, "route": route, "p_pass": scores.get(per_n_key("p_pass", n)),
             "p_pass_bounds": [float(lo), float(hi)], "sampled": passed / runs, "sampled_ci": list(ci),
             "ks_distance_bounds": [float(ks_lo), float(ks_hi)], "ks_law": ks_law, "requests": requests,
             "stopped": stopped, "holds": bool(holds)}

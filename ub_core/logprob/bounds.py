@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..metric_spec import per_n_key
+from ..metric_keys import per_n_key, split_key
 from ..metrics.answer_distribution import p_enough_valid
 from ..problems.base import Problem
 
@@ -122,7 +122,7 @@ def threshold_test(problem: Problem, method: str) -> bool:
 
 def bounds_only(out: dict[str, Any]) -> dict[str, Any]:
     """:func:`missing_mass_bounds` without its point values (``p_pass@N``): a route that states its own."""
-    return {k: v for k, v in out.items() if not k.startswith("p_pass@")}
+    return {k: v for k, v in out.items() if split_key(k)[0] != "p_pass"}
 
 
 def leave_out_vanishing_distance(scores: dict[str, float], payload: dict[str, Any]) -> None:

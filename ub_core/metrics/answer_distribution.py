@@ -44,6 +44,8 @@ import numpy as np
 from scipy import special
 
 from .inputs import _sample
+from .sampling import DEFAULT_NS, ks_at_n
+from ..metric_keys import per_n_key
 
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
            "p_pass_profile", "answer_distribution_scores", "p_enough_valid", "P_PASS_DRAWS", "P_PASS_MODES"]
@@ -272,8 +274,6 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     without screening, also ``statistics``: per distinct drawn vector ``(KS statistic, passed, times drawn)``, or
     for an exact sum per count vector ``(KS statistic, passed, probability)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
     """
-    from ub_core.metrics import ks_at_n
-
     qa, va = _masses(q, "q"), _values(values)
     _same_length(q=qa, values=va)
     n = _positive_int(n, "n")
@@ -324,7 +324,7 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     n_comp = _compositions(n, k)
     if mode == "exact" or (mode == "auto" and n_comp <= limit):
         if n_comp > _EXACT_HARD_LIMIT:
-            raise ValueError(f"exact p_pass@{n} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); use mode='mc'")
+            raise ValueError(f"exact {per_n_key('p_pass', n)} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); use mode='mc'")
         rows = np.array([np.bincount(np.asarray(c, dtype=np.int64), minlength=k)
                          for c in itertools.combinations_with_replacement(range(k), n)], dtype=np.int64)
         ok = decide(rows)
@@ -475,8 +475,6 @@ def p_enough_valid(valid: float, n: int, slots: int = 100, max_attempts: int = 5
 def p_pass_profile(q: Any, values: Any, truth_draws: Any, ns: Sequence[int] | None = None, threshold: float = 1e-4,
                    **kw) -> dict[int, dict[str, Any]]:
     """:func:`p_pass_at_n` for each N of ``ns`` (default: the KS@N default Ns, 1, 2, 5, 10, 20, 50, 100)."""
-    from ub_core.metrics import DEFAULT_NS
-
     ns = DEFAULT_NS if ns is None else ns
     truth = _truth_draws(truth_draws)
     return {int(n): p_pass_at_n(q, values, truth, n, threshold, **kw) for n in sorted({int(n) for n in ns})}
@@ -496,10 +494,10 @@ def answer_distribution_scores(q: Any, p: Any, values: Any, truth_draws: Any, *,
     out: dict[str, Any] = {"valid_mass": valid_mass(q), "ks_distance": ks_distance(q, p, values),
                            "jsd": jsd_pmf(q, p), "entropy_ratio": entropy_ratio(q, p)}
     for n, r in p_pass_profile(q, values, truth_draws, ns, threshold, **kw).items():
-        out[f"p_pass@{n}"] = r["p_pass"]
-        out[f"p_pass_se@{n}"] = r["se"]
-        out[f"p_pass_exact@{n}"] = r["exact"]
+        out[per_n_key("p_pass", n)] = r["p_pass"]
+        out[per_n_key("p_pass_se", n)] = r["se"]
+        out[per_n_key("p_pass_exact", n)] = r["exact"]
         if "statistics" in r:  # keep_statistics: the statistic's law, for bounds under unlisted mass
-            out[f"p_pass_statistics@{n}"] = r["statistics"]
-            out[f"p_pass_draws@{n}"] = r.get("draws")
+            out[per_n_key("p_pass_statistics", n)] = r["statistics"]
+            out[per_n_key("p_pass_draws", n)] = r.get("draws")
     return out

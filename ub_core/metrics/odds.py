@@ -20,6 +20,7 @@ from scipy import stats
 
 from .intervals import summarize_values
 from .sampling import ks_at_n
+from ..metric_keys import per_n_key
 from ..parsing.odds import parse_percentile, parse_probability  # noqa: F401  (re-exported: the odds scorers' readers)
 
 __all__ = ["ODDS_KS_NS", "absolute_error", "mae", "nearest_shot_answer", "ks_statistic", "across_distributions",
@@ -178,7 +179,7 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
         out = {"ks_stat": ks_statistic(values, truth) if values else math.nan}
         ks = ks_at_n(np.asarray(values, dtype=float), truth, ns=ns, support=item.support)
         for n in ns:
-            out[f"ks@{n}"] = 1.0 if ks[n]["pass"] else 0.0
+            out[per_n_key("ks", n)] = 1.0 if ks[n]["pass"] else 0.0
         out["n_valid"] = float(len(values))
         out["n_failed"] = float(n_failed)
         return out

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .base import ANSWER_FORMATS, SUPPORT_KINDS, Problem, instruction_for, seed_sequence
+from .base import ANSWER_FORMATS, SUPPORT_KINDS, Bank, Problem, instruction_for, seed_sequence
 from .option_item import OPTION_LOGPROB_BANKS, OptionItem
 
 #: Former names of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` (renamed in issue 29 item 8 so that
@@ -84,25 +83,6 @@ def edition_note(name: str) -> str | None:
 
 #: the task option that picks the edition, where it is not ``size``
 EDITION_OPTION = {"odds": "edition"}
-
-
-@dataclass(frozen=True)
-class Bank:
-    """One registered problem bank.
-
-    ``load(size)`` returns its items (``size`` is ``None``, ``"subset"`` or ``"full"``); ``version()`` returns its
-    ``BANK_VERSION`` (a callable, so a bank's module is imported only when it is used); ``id_prefixes`` are the
-    prefixes every id of the bank starts with (empty: any id may belong to it, and every lookup searches it);
-    ``find(text)`` is the bank's prompt index: the item whose prompt ``text`` states, as the offline reference
-    models receive it (a prompt, possibly followed by a continuation or an appended instruction), else ``None``.
-    The offline models (``ub/oracle``, ``ub-oracle``) ask every bank through :func:`find_item`.
-    """
-
-    name: str
-    load: Callable[[str | None], Sequence]
-    version: Callable[[], str]
-    id_prefixes: tuple[str, ...] = ()
-    find: Callable[[str], Any] | None = None
 
 
 #: name -> Bank, in registration order.

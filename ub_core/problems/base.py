@@ -280,3 +280,22 @@ def _jsonable(x: Any) -> Any:
     if isinstance(x, np.floating):
         return float(x)
     return x
+
+
+@dataclass(frozen=True)
+class Bank:
+    """One registered problem bank.
+
+    ``load(size)`` returns its items (``size`` is ``None``, ``"subset"`` or ``"full"``); ``version()`` returns its
+    ``BANK_VERSION`` (a callable, so a bank's module is imported only when it is used); ``id_prefixes`` are the
+    prefixes every id of the bank starts with (empty: any id may belong to it, and every lookup searches it);
+    ``find(text)`` is the bank's prompt index: the item whose prompt ``text`` states, as the offline reference
+    models receive it (a prompt, possibly followed by a continuation or an appended instruction), else ``None``.
+    The offline models (``ub/oracle``, ``ub-oracle``) ask every bank through :func:`find_item`.
+    """
+
+    name: str
+    load: Callable[[str | None], Sequence]
+    version: Callable[[], str]
+    id_prefixes: tuple[str, ...] = ()
+    find: Callable[[str], Any] | None = None

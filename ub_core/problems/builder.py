@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .. import distributions as D
-from .base import Problem
+from .base import Bank, Problem
 
 __all__ = ["scalar_problem", "answer_format", "problem_bank", "prompt_index"]
 
@@ -90,8 +90,6 @@ def problem_bank(name: str, version: str, problems: Callable[[], Sequence[Proble
     """A :class:`~ub_core.problems.Bank` of the problems ``problems()`` returns (called once, on first use), at
     ``version``, with a prompt index. ``id_prefixes`` (every id of the bank starts with one of them) route an id
     lookup to it without loading the other banks. One edition: the ``size`` a loader is asked for is ignored."""
-    from . import Bank
-
     load_once = lru_cache(maxsize=1)(lambda: tuple(problems()))
     return Bank(name, load=lambda size=None: load_once(), version=lambda: str(version),
                 id_prefixes=tuple(id_prefixes), find=prompt_index(load_once))

@@ -21,7 +21,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..metric_keys import per_n_key
 from .records import SampleRecord, finite_or_none
+from .summary import KSN_HEADLINE_N
 
 __all__ = ["ksn_curve", "ksn_histograms", "calibration_heatmaps", "behaviour_bars", "implicit_bars", "odds_shots",
            "safe_name"]
@@ -191,8 +193,8 @@ def ksn_histograms(records: Sequence[SampleRecord], out_dir: Path, max_problems:
             for ax, ((model, fw), vals) in zip(axes.flat, panels.items()):
                 values = np.asarray(vals, dtype=float)
                 _hist_panel(ax, values, truth, _is_discrete(support, values, truth), labels)
-                ks = [r.metric("ks@100") for r in recs if (r.model, r.framework) == (model, fw)]
-                ks_txt = "" if not ks or ks[0] is None else f"  KS@100 {'pass' if ks[0] else 'fail'}"
+                ks = [r.metric(per_n_key("ks", KSN_HEADLINE_N)) for r in recs if (r.model, r.framework) == (model, fw)]
+                ks_txt = "" if not ks or ks[0] is None else f"  KS@{KSN_HEADLINE_N} {'pass' if ks[0] else 'fail'}"
                 ax.set_title(f"{_label(model, fw)}\n{values.size} values{ks_txt}", fontsize=7)
                 ax.tick_params(labelsize=6)
             if axes.flat[0].get_legend_handles_labels()[0]:  # a panel with nothing drawn has no legend

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, split_key
+from ..compare import (comparable_settings, compare_records, headline_key, holm, minimum_detectable_effect,
+                       sampling_noise_removed, se_floor)
+from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, per_n_key, split_key
 from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, clustered_stderr, grid_behaviour_rates,
                        wilson_interval)
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
@@ -170,13 +172,13 @@ def _own_ks(recs: Sequence[SampleRecord], key_top: str) -> str | None:
     if any(r.metric(key_top) is not None for r in recs):
         return None
     n = top_n(recs)
-    return f"ks@{n}" if n is not None else None
+    return per_n_key("ks", n) if n is not None else None
 
 
 def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
     by_model = _group(records, lambda r: (r.model, r.framework))
     n_top = KSN_HEADLINE_N
-    key_top = f"ks@{n_top}"
+    key_top = per_n_key("ks", n_top)
     categories = sorted({r.category for r in records})
     lead = Table("ksn_leaderboard", f"UnpredictaBench leaderboard (KS@{n_top}, 95% Wilson interval)", "ksn",
                  ["model", "framework", "problems", key_top, "ci_low", "ci_high",
@@ -188,7 +190,7 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
                    keys=("model", "framework", "category"))
     ns = ks_ns_of(records)
     curve = Table("ksn_curve", "KS@N at every N (UnpredictaBench, table 3)", "ksn",
-                  ["model", "framework", "problems", *[f"ks@{n}" for n in ns]])
+                  ["model", "framework", "problems", *[per_n_key("ks", n) for n in ns]])
     def own_columns(table: Table, key: str, at: str) -> None:
         for c in (key, f"{key}_ci_low", f"{key}_ci_high"):
             if c not in table.columns:
@@ -227,8 +229,8 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
         lead.rows.append(row)
         crow = {"model": model, "framework": fw, "problems": len(recs)}
         for n in ns:
-            rn = _rate(recs, f"ks@{n}")
-            crow[f"ks@{n}"] = rn["mean"]
+            rn = _rate(recs, per_n_key("ks", n))
+            crow[per_n_key("ks", n)] = rn["mean"]
             if rn["n"]:
                 curve.points.append({"model": model, "framework": fw, "N": n, "ks": rn["mean"], "ci_low": rn["low"],
                                      "ci_high": rn["high"], "problems": rn["n"]})
@@ -355,7 +357,7 @@ def _model_key(model: str) -> str:
 def _ksn_logprob_tables(records, ksn_records=()):
     """Means by category, and where the same model (provider prefix aside) was also sampled with KS@N on the same
     problems, the predicted ``p_pass@N`` next to the sampled KS@N pass rate on those problems."""
-    keys = ["valid_mass", "ks_distance", *[f"p_pass@{n}" for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio"]
+    keys = ["valid_mass", "ks_distance", *[per_n_key("p_pass", n) for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio"]
     tables = [_means_by_category(records, "ksn_logprob_by_category", "Sampling-free KS@N by category (answer "
                                  "distribution from candidate log-probabilities)", "ksn_logprob", keys)]
     sampled = {}
@@ -370,8 +372,8 @@ def _ksn_logprob_tables(records, ksn_records=()):
             continue
         for cat, cpairs in [("all", pairs)] + sorted(_group(pairs, lambda pr: pr[0].category).items()):
             for n in ks_ns_of_p_pass(records):
-                pred = [r.metric(f"p_pass@{n}") for r, _ in cpairs]
-                obs = [s.metric(f"ks@{n}") for _, ss in cpairs for s in ss]
+                pred = [r.metric(per_n_key("p_pass", n)) for r, _ in cpairs]
+                obs = [s.metric(per_n_key("ks", n)) for _, ss in cpairs for s in ss]
                 pred, obs = [x for x in pred if x is not None], [x for x in obs if x is not None]
                 if pred and obs:
                     t.rows.append({"model": model, "category": cat, "problems": len(cpairs), "N": n,
@@ -536,8 +538,6 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
     2.80 * sqrt(2) * SE of the row's headline mean (clustered as in ``ub_core.compare``). For the sampling-free
     p_pass@N, ``mde_if_sampled`` is the same for sampled KS@N verdicts of the same model (its within-problem
     noise added back): what the sampling-free route saves."""
-    from ..compare import headline_key, minimum_detectable_effect, sampling_noise_removed, se_floor
-
     lead = _leaderboard(tables)
     if lead is None:
         return
@@ -549,8 +549,8 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
         # the mde belongs to the metric beside it: the table's headline (ksn: KS@100), else the row's own key
         column = "mde"
         if fam == "ksn":
-            own = _own_ks(recs, f"ks@{KSN_HEADLINE_N}")
-            key = own or f"ks@{KSN_HEADLINE_N}"
+            own = _own_ks(recs, per_n_key("ks", KSN_HEADLINE_N))
+            key = own or per_n_key("ks", KSN_HEADLINE_N)
             if own is not None:
                 column = f"{own}_mde"
         vals = [(r.metric(key), r.payload.get("cluster")) for r in recs] if key else []
@@ -569,7 +569,7 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
             se = max(se, se_floor(len(xs), bounds[1] - bounds[0]))
         row[column] = minimum_detectable_effect(math.sqrt(2) * se)
         added.add(column)
-        if key.startswith("p_pass@"):
+        if split_key(key)[0] == "p_pass" and split_key(key)[1] is not None:
             row["mde_if_sampled"] = sampling_noise_removed(xs)["mde_sampled"]
             added.add("mde_if_sampled")
     lead.columns += [c for c in ("mde", "mde_if_sampled", *sorted(added - {"mde", "mde_if_sampled"}))
@@ -593,8 +593,6 @@ def _pairwise_table(fam: str, tables: list[Table], table: SampleTable) -> Table 
     family's headline, its 95% interval, the p-value and Holm's adjustment across the pairs shown (significant:
     adjusted p < 0.05), and the minimum detectable effect. Partial runs and runs whose settings differ (other than
     model and seed) are never paired; None when no two complete runs share a configuration."""
-    from ..compare import compare_records, comparable_settings, headline_key, holm
-
     lead = _leaderboard(tables)
     if lead is None:
         return None

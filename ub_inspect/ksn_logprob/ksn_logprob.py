@@ -31,7 +31,7 @@ from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text
 from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
                                          candidate_record, end_texts, load_chat_tokenizer, render_chat,
                                          score_candidate_logprobs)
-from ub_core.metric_spec import per_n_key
+from ub_core.metric_keys import per_n_key
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
 from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH, ReplyTree,
@@ -306,7 +306,7 @@ def ksn_logprob_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-
         return Score(value=scores, answer=answer,
                      explanation=(f"valid mass {scores['valid_mass']:.3g} (unlisted {scores['missing_mass']:.3g}); KS "
                                   f"distance {scores['ks_distance']:.3g}; P(KS@{max(ks_ns)} passes) "
-                                  f"{scores[f'p_pass@{max(ks_ns)}']:.3g} in "
+                                  f"{scores[per_n_key('p_pass', max(ks_ns))]:.3g} in "
                                   f"[{_bound(payload, max(ks_ns), 0):.3g}, {_bound(payload, max(ks_ns), 1):.3g}]"),
                      metadata={"ub": {**payload, "p": rec["p"], "values": rec["values"],
                                       "candidates": rec["candidates"], "logprobs": list(record.logprobs),
@@ -336,7 +336,7 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass ({len(tree.leaves)} replies, "
                               f"{len(tree.cells)} numeric cells holding {sum(tree.cells.values()):.3g}) in "
                               f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
-                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[f'p_pass@{n}']:.3g} "
+                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[per_n_key('p_pass', n)]:.3g} "
                               f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"),
                  metadata={"ub": {**payload, "route": "tree", "context": record.context, "end": record.end,
                                   "leaves": dict(sorted(tree.leaves.items(), key=lambda kv: -kv[1])[:200]),
