@@ -10,6 +10,9 @@ program imports lm-eval itself. Then, right after lm-eval's own module has run,
 - ``lm_eval.models``: our models are registered (``ub-oracle``, ``ub-collapse``, ``ub-vllm``,
   ``ub-openai-completions``, ``ub-openai-chat``), as ``import ub_lmeval`` does.
 
+- ``lm_eval._cli.run``: ``lm_eval run`` checks ``--metadata`` against the ub tasks of ``--tasks`` before loading a
+  model (:func:`precheck`), and ``lm_eval.__main__``: a bad ub option ends the run with one line and status 2.
+
 So ``lm_eval --tasks ub_logit``, ``lm_eval ls tasks`` and ``lm_eval validate --tasks ub_ksn`` work after a normal
 install, and ``pip uninstall unpredictabench`` removes the ``.pth`` and this module with the rest: nothing is
 written inside lm-eval. Set ``UB_LM_EVAL_HOOK=0`` to turn the hook off for one process. A failure inside the hook
@@ -30,7 +33,7 @@ import sys
 import warnings
 
 #: the modules whose loading we follow, and what to do right after each has run
-_WATCHED = ("lm_eval.tasks.manager", "lm_eval.models")
+_WATCHED = ("lm_eval.tasks.manager", "lm_eval.models", "lm_eval._cli.run", "lm_eval.__main__")
 
 
 def tasks_dir() -> str:
@@ -75,7 +78,73 @@ def _register_models(module) -> None:
     import ub_lmeval.models  # noqa: F401  (its @register_model decorators fill lm-eval's registry)
 
 
-_AFTER = {"lm_eval.tasks.manager": _patch_task_manager, "lm_eval.models": _register_models}
+def _task_names(tasks) -> list[str]:
+    if tasks is None:
+        return []
+    items = [tasks] if isinstance(tasks, str) else list(tasks)
+    return [t.strip() for item in items for t in str(item).split(",") if t.strip()]
+
+
+def precheck(args) -> None:
+    """``lm_eval run``'s ``--metadata`` checked against the ub tasks of ``--tasks`` before any model is loaded
+    (:func:`ub_core.option_registry.precheck_run`): a bad value, a near miss of one of our option names or an option
+    these tasks cannot take raises a one-line ``OptionValueError``; keys no ub task of the run takes are named in
+    one warning (lm-eval hands them to every task: they may be another task's)."""
+    metadata = getattr(args, "metadata", None)
+    if not metadata:
+        return
+    from ub_core.option_registry import precheck_run
+
+    names = _task_names(getattr(args, "tasks", None))
+    unknown = precheck_run(names, metadata)
+    if unknown:
+        import logging
+
+        logging.getLogger("lm_eval").warning(
+            "--metadata %s: not an option of the ub tasks in this run; passed on to the other tasks, which may take "
+            "%s", ", ".join(unknown), "them" if len(unknown) > 1 else "it")
+
+
+def _patch_run(module) -> None:
+    """``Run._execute`` (the ``lm_eval run`` subcommand) checks ``--metadata`` first (:func:`precheck`)."""
+    cls = module.Run
+    original = cls._execute
+    if getattr(original, "_ub_checked", False):
+        return
+
+    def _execute(args):
+        precheck(args)
+        return original(args)
+
+    _execute._ub_checked = True  # type: ignore[attr-defined]
+    _execute.__wrapped__ = original  # type: ignore[attr-defined]
+    cls._execute = staticmethod(_execute)
+
+
+def _patch_main(module) -> None:
+    """``lm_eval``'s entry point prints a bad ub option (``OptionValueError``, from :func:`precheck` or a ub task's
+    hook) as one line, ``lm_eval: error: ...``, and exits with status 2, as argparse does for a bad argument."""
+    original = module.cli_evaluate
+    if getattr(original, "_ub_checked", False):
+        return
+
+    def cli_evaluate(*args, **kwargs):
+        from ub_core.options import OptionValueError
+
+        try:
+            return original(*args, **kwargs)
+        except OptionValueError as e:
+            print(f"lm_eval: error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    cli_evaluate._ub_checked = True  # type: ignore[attr-defined]
+    cli_evaluate.__wrapped__ = original  # type: ignore[attr-defined]
+    cli_evaluate.__doc__ = original.__doc__
+    module.cli_evaluate = cli_evaluate
+
+
+_AFTER = {"lm_eval.tasks.manager": _patch_task_manager, "lm_eval.models": _register_models,
+          "lm_eval._cli.run": _patch_run, "lm_eval.__main__": _patch_main}
 
 
 class _Loader(importlib.abc.Loader):

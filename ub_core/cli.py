@@ -286,7 +286,8 @@ def _cmd_score(args) -> int:
     """Exit status: 0 when every line was scored, 1 when some were skipped (each named on stderr), 2 when
     nothing could be scored (an empty input included) or on a usage error."""
     from .metrics import KS_METHODS
-    from .ksn_scoring import DEFAULT_NS, score_jsonl
+    from .ksn_scoring import score_jsonl
+    from .option_registry import default_of
 
     if args.method is not None and args.method not in KS_METHODS:
         raise CLIError(f"--method must be one of {', '.join(KS_METHODS)}")
@@ -294,7 +295,7 @@ def _cmd_score(args) -> int:
     _check_range(args.workers, "--workers", 1, MAX_WORKERS)
     lines, log_options, log_problems, log_dataset = _score_input(args)
     # explicit options win; else what the Inspect run used; else the defaults
-    options = dict(method="paper", ns=DEFAULT_NS, threshold=1e-4)
+    options = {k: default_of("ksn", name) for k, name in (("method", "method"), ("ns", "ks_ns"), ("threshold", "threshold"))}
     options.update(log_options)
     for key in ("method", "ns", "threshold"):
         if getattr(args, key) is not None:
@@ -401,7 +402,9 @@ def _cmd_compare(args) -> int:
     level = report_log.level
     report_log.setLevel(logging.ERROR)  # the skips are printed below, once each
     try:
-        rows, skipped = compare_runs(args.a, args.b, args.metric)
+        _check_range(args.alpha, "--alpha", 0, 1, open_ends=True)
+        _check_range(args.power, "--power", 0, 1, open_ends=True)
+        rows, skipped = compare_runs(args.a, args.b, args.metric, alpha=args.alpha, power=args.power)
     finally:
         report_log.setLevel(level)  # the process may go on to build a report (tests, a notebook)
     for line in skipped:
@@ -411,7 +414,7 @@ def _cmd_compare(args) -> int:
                   default=lambda v: None)
         sys.stdout.write("\n")
     else:
-        print(format_comparisons(rows))
+        print(format_comparisons(rows, alpha=args.alpha))
     return 0
 
 
@@ -454,6 +457,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from .ksn_scoring import DEFAULT_NS
     from .metrics import KS_METHODS
+    from .option_registry import default_of, format_default
     from .problems import BANK_SIZES, bank_names
 
     ap = argparse.ArgumentParser(prog="ub", description="Distributional LLM evaluation (UnpredictaBench and "
@@ -498,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--method", default=None, metavar="|".join(KS_METHODS),
                     help="KS test: paper (the published dispatch) or exact (default: paper, or an Inspect log's own)")
     sc.add_argument("--ns", type=_ns, default=None, help="comma-separated N values for KS@N (default "
-                    + ",".join(map(str, DEFAULT_NS)) + ")")
+                    + format_default(default_of("ksn", "ks_ns")) + ")")
     sc.add_argument("--threshold", type=float, default=None, help="KS p-value threshold, 0 < t < 1 (default 1e-4)")
     sc.add_argument("--json", action="store_true", help="JSON instead of a table")
     sc.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
@@ -513,7 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--category", action="append", help="only this category (repeatable; default: all)")
     rn.add_argument("--seed", type=int, default=0, help="seed of the model's draws")
     rn.add_argument("--method", default="paper", metavar="|".join(KS_METHODS), help="KS test: paper or exact")
-    rn.add_argument("--ns", type=_ns, default=DEFAULT_NS, help="comma-separated N values for KS@N")
+    rn.add_argument("--ns", type=_ns, default=DEFAULT_NS, help="comma-separated N values for KS@N (default "
+                    + format_default(default_of("ksn", "ks_ns")) + ")")
     rn.add_argument("--samples-out", help="also write the replies as a JSONL for `ub score`")
     rn.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes (default: all cores)")
     rn.add_argument("--json", action="store_true", help="JSON instead of a table")
@@ -523,7 +528,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("paths", nargs="+", help="Inspect logs (.eval/.json), lm-eval output folders or files")
     rp.add_argument("--out", required=True, help="output folder (index.html, summary.*, figures)")
     rp.add_argument("--title", default="UnpredictaBench report", help="the page's title")
-    rp.add_argument("--max-histograms", type=int, default=None, help="draw at most this many per-problem plots")
+    rp.add_argument("--max-histograms", type=int, default=None, help="draw at most this many per-problem plots "
+                    "(default: one per problem of the ksn runs)")
     rp.add_argument("--model-alias", action="append", metavar="NAME=ALIAS",
                     help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
                          "into ub-oracle (likewise collapse) by default")
@@ -535,6 +541,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("b", help="run B, the same kinds")
     cp.add_argument("--metric", action="append", help="compare this metric instead of each family's headline "
                     "(repeatable; e.g. wdz, jsd, ks@10)")
+    cp.add_argument("--alpha", type=float, default=0.05, help="the test's level; the interval is at 1 - alpha "
+                    "(default 0.05)")
+    cp.add_argument("--power", type=float, default=0.8, help="the power of the minimum detectable effect (MDE) "
+                    "(default 0.8)")
     cp.add_argument("--json", action="store_true", help="a JSON list, one object per metric: metric, mean_a, mean_b, "
                     "diff, se, ci_low, ci_high, p_value, n_pairs, n_unmatched, and more")
     cp.set_defaults(func=_cmd_compare)

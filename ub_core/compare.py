@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from .metric_keys import per_n_key, split_key
 from .metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric
+from .option_registry import FAMILIES
 from .metrics.intervals import MIN_CLUSTERS
 from .metrics.paired import (P_FLOOR, holm, mcnemar_exact, mcnemar_score, minimum_detectable_effect,
                              paired_difference, sampling_noise_removed, se_floor, tango_interval)
@@ -46,9 +47,18 @@ JSON_KEYS = ("metric", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p
 #: seed), and what does not change what is measured (report.records.NOT_CONFIGURATION)
 _MAY_DIFFER = frozenset({"seed", "model", "pretrained", "temperature_seed"})
 
-#: the value a task uses for a setting a run leaves unset (lm-eval's metadata lists only what was given)
-_DEFAULTS = {"n_samples": 100, "threshold": 1e-4, "method": "paper", "gt_size": 10_000, "list_size": 1,
-             "value_source": "final", "convention": "paper", "size": "subset", "edition": "subset"}
+#: settings a run may leave unset (lm-eval's metadata lists only what was given): an unset one is the family's
+#: default (:func:`ub_core.option_registry.default_of`) when the other run records it
+_DEFAULTED = ("n_samples", "threshold", "method", "gt_size", "list_size", "value_source", "convention", "size",
+              "edition")
+
+
+def _default(fam: str, key: str) -> Any:
+    fam_options = FAMILIES[fam].inspect if fam in FAMILIES else {}
+    return fam_options[key] if key in _DEFAULTED and key in fam_options else _UNSET
+
+
+_UNSET = object()
 
 
 class CompareError(ValueError):
@@ -122,8 +132,8 @@ def _check_settings(fam: str, a: tuple[dict, str | None], b: tuple[dict, str | N
     for key in sorted((set(sa) | set(sb)) - _MAY_DIFFER):
         if key in sa and key in sb:
             x, y = sa[key], sb[key]
-        elif key in _DEFAULTS:
-            x, y = sa.get(key, _DEFAULTS[key]), sb.get(key, _DEFAULTS[key])
+        elif (default := _default(fam, key)) is not _UNSET:
+            x, y = sa.get(key, default), sb.get(key, default)
         else:
             continue  # a setting only one framework records (its generation keys, its dataset plumbing)
         if json.dumps(x, sort_keys=True, default=str) != json.dumps(y, sort_keys=True, default=str):
@@ -165,10 +175,11 @@ def _bounds(fam: str, key: str) -> tuple[float, float] | None:
 
 
 def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_a: str = "A",
-                   name_b: str = "B") -> list[Comparison]:
+                   name_b: str = "B", alpha: float = 0.05, power: float = 0.8) -> list[Comparison]:
     """Compare two read runs (:class:`ub_core.report.records.SampleTable`) family by family, for every family both
     hold: their headline (or ``metrics``), matched by (problem id, epoch). Unmatched problems (in one run only, or
-    without a value in one) are counted by reason. :class:`CompareError` when the runs cannot be compared."""
+    without a value in one) are counted by reason. :class:`CompareError` when the runs cannot be compared.
+    ``alpha``: the test's level (the interval is at 1 - alpha); ``power``: the MDE's power."""
     sides_a, sides_b = _side(table_a, name_a), _side(table_b, name_b)
     common = [f for f in sides_a if f in sides_b]
     if not common:
@@ -182,12 +193,12 @@ def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_
         if not keys:
             raise CompareError(f"{fam}: no metric both runs report" + (f" among {', '.join(metrics)}" if metrics
                                                                          else ""))
-        out += [compare_records(fam, key, ra, rb, name_a, name_b) for key in keys]
+        out += [compare_records(fam, key, ra, rb, name_a, name_b, alpha, power) for key in keys]
     return out
 
 
 def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str = "A",
-                    name_b: str = "B") -> Comparison:
+                    name_b: str = "B", alpha: float = 0.05, power: float = 0.8) -> Comparison:
     """One metric of two models' records of one eval family (:class:`ub_core.report.records.SampleRecord`),
     matched by (problem id, epoch); clustered by the records' ``cluster`` where both runs give every problem the
     same one. Problems in one run only, or without a value in one, are counted in ``unmatched`` by reason."""
@@ -208,7 +219,7 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
             continue
         why[reason] = why.get(reason, 0) + 1
     clusters = cl if cl and all(c is not None for c in cl) else None
-    res = paired_difference(xs, ys, clusters, bounds=_bounds(fam, key))
+    res = paired_difference(xs, ys, clusters, confidence=1 - alpha, bounds=_bounds(fam, key), power=power)
     cmp = Comparison(metric=key, n_unmatched=sum(why.values()), family=fam, unmatched=why, clipped=res["clipped"],
                      higher_is_better=_direction(fam, key), model_a=ra[0].model if ra else "",
                      model_b=rb[0].model if rb else "",
@@ -236,13 +247,13 @@ def comparable_settings(settings: Any, bank_version: Any) -> str:
     return json.dumps({"bank_version": bank_version, "settings": kept}, sort_keys=True, default=str)
 
 
-def format_comparisons(rows: Sequence[Comparison]) -> str:
-    """A text table: one line per metric, then what was left out."""
+def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
+    """A text table: one line per metric (the interval at 1 - ``alpha``), then what was left out."""
     def f(v, signed=False):
         return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else \
             (f"{v:+.4f}" if signed else f"{v:.4f}")
 
-    lines = [f"{'family':12s} {'metric':12s} {'A':>8s} {'B':>8s} {'A-B':>8s} {'95% CI':>19s} {'p':>8s} "
+    lines = [f"{'family':12s} {'metric':12s} {'A':>8s} {'B':>8s} {'A-B':>8s} {f'{100 * (1 - alpha):.4g}% CI':>19s} {'p':>8s} "
              f"{'pairs':>6s} {'MDE':>7s}  test"]
     for r in rows:
         ci = f"[{f(r.ci_low, True)}, {f(r.ci_high, True)}]"

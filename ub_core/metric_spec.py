@@ -23,7 +23,8 @@ iterates the spec: the Inspect scorer's ``Score.value`` and metrics (read when t
 and checked against the spec), ``ub score``'s aggregate and table (:func:`ub_core.ksn_scoring.aggregate`), and the
 report. A spec that no adapter could honour (``ad@1`` with N bound in, a compute with the wrong signature, a key
 given twice) is a ValueError when it is written. ``tests/generic/test_spec_values.py`` registers a toy per-N
-metric and follows it through all three frameworks.
+metric and follows it through all three frameworks. A rate built on a library p-value must be able to reach the
+threshold: ``scipy.stats.anderson_ksamp`` clips its p-value to [0.001, 0.25], so an AD@N on it never fails at 1e-4.
 
 Aggregations (from ``kind``): ``mean`` (every problem has a value: rates, counts), ``nanmean`` (mean over the
 problems where the value is defined: NaN and +/-inf are left out, never turned into 0, and counted; why is the

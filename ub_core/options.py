@@ -1,6 +1,7 @@
-"""Checking the options of a ub task, one set of rules for every front door: Inspect's ``-T`` options
+"""The checkers of ub task options, one set of rules for every front door: Inspect's ``-T`` options
 (:mod:`ub_inspect._options` wraps these helpers so that Inspect prints their errors as one line), lm-eval's
-``--metadata`` (:func:`check_metadata`, called by every ub lm-eval ``custom_dataset`` hook) and ``ub``'s flags.
+``--metadata`` and ``ub``'s flags. Which option takes which checker, its default and its families is
+:mod:`ub_core.option_registry`'s.
 
 Values arrive untyped (Inspect passes ``-T`` values through ``yaml.safe_load``, lm-eval ``--metadata`` through
 ``json.loads``): ``ks_ns=1,10,100`` may be a string, ``n_samples`` an int or a string. Every helper names the option
@@ -10,10 +11,10 @@ and what it expects and raises :class:`OptionValueError` (a ValueError) with one
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Sequence
 
-__all__ = ["OptionValueError", "integer", "positive_int", "real", "int_list", "str_list", "choice",
-           "UB_OPTION_NAMES", "MODEL_ARG_NAMES", "check_metadata", "threshold", "ks_method"]
+__all__ = ["OptionValueError", "integer", "positive_int", "real", "int_list", "str_list", "choice", "boolean",
+           "threshold", "ks_method"]
 
 
 class OptionValueError(ValueError):
@@ -127,45 +128,3 @@ def ks_method(value: Any, name: str = "method") -> str:
     from .metrics import KS_METHODS
 
     return choice(value, name, KS_METHODS)
-
-
-#: Every option name of a ub task in either framework (Inspect's ``-T`` options of the ub tasks; lm-eval's
-#: ``--metadata`` keys). lm-eval hands a task its ``--metadata`` and its ``--model_args`` as one dict, so a hook
-#: cannot refuse every key it does not take (``pretrained=`` is the model's); it refuses a ub option name that
-#: its task family does not take (``categories``, ``n_samples``: Inspect's, which lm-eval would drop silently).
-#: ``tests/frameworks/test_inspect_options.py`` checks that every Inspect ub task's options are listed here.
-UB_OPTION_NAMES = frozenset({
-    "bank", "bbh", "categories", "chat_template", "context", "convention", "dataset", "delimiter", "draws",
-    "edition", "end_of_answer", "enumeration", "families", "ground_truth", "gt_size", "ids", "limit_per_category",
-    "list_size", "max_attempts", "max_missing", "max_requests", "max_tokens", "method", "mmlu", "n_runs",
-    "n_samples", "replies", "seed", "shot_type", "shots", "size", "source", "split", "subtask", "subtasks", "task",
-    "temperature", "threshold", "top_k", "value_source", "ks_ns", "category", "epochs", "limit", "mode", "kl_floor",
-    "cells", "target_ks_width", "target_p_pass_width",
-})
-
-
-#: Option names that are --model_args of some lm-eval models too (``seed=`` of a vLLM or ub-openai model): lm-eval
-#: mixes them into the metadata, so a hook cannot tell them from a misplaced ub option and lets them pass.
-MODEL_ARG_NAMES = frozenset({"seed", "temperature", "max_tokens", "chat_template", "tokenizer", "pretrained",
-                             "trust_remote_code"})
-
-
-def check_metadata(task: str, metadata: Mapping[str, Any], accepted: Mapping[str, Callable[[Any, str], Any] | None],
-                   ) -> dict[str, Any]:
-    """lm-eval's ``--metadata`` for the ub task family ``task``, checked as Inspect checks ``-T`` options:
-    ``accepted`` maps each option the family takes to its checker (``None``: taken as it is, checked by the hook),
-    and the checked values are returned. A ub option the family does not take (:data:`UB_OPTION_NAMES`) is an
-    :class:`OptionValueError` naming the ones it does; other keys (``--model_args``' ``pretrained=``, lm-eval's
-    ``version``) pass untouched. ``None`` values are left as they are (the hook's default)."""
-    out: dict[str, Any] = {}
-    for key, value in metadata.items():
-        if key in accepted:
-            check = accepted[key]
-            try:
-                out[key] = value if check is None or value is None else check(value, key)
-            except OptionValueError as exc:
-                raise OptionValueError(f"{task}: {exc}") from None
-        elif key in UB_OPTION_NAMES and key not in MODEL_ARG_NAMES:
-            raise OptionValueError(f"{task}: option {key} is not an option of these lm-eval tasks (it would be "
-                                   f"ignored); they take {', '.join(sorted(accepted))}")
-    return out

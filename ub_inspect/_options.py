@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import functools
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from rich.markup import escape
 
+from ub_core import option_registry
 from ub_core import options as _core
 from ub_core.problems import UnknownProblemError
 
 from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
 __all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice", "boolean",
-           "threshold", "ks_method",
+           "threshold", "ks_method", "registry_checked",
            "select_ids", "first_per_category"]
 
 
@@ -39,10 +40,26 @@ class OptionError(_CleanlyPrinted, ValueError):
         self.message = f"ERROR: {escape(message)}"  # Inspect prints it through rich: brackets stay literal
 
 
+def registry_checked(family: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Each of ``family``'s options in ``given`` (the task function's arguments) checked by its checker in
+    :mod:`ub_core.option_registry`, the one table every front door reads; a bad value is an :class:`OptionError`."""
+    out = {}
+    for name, opt in option_registry.family_options(family, "inspect").items():
+        if name in given:
+            try:
+                out[name] = opt.checked(given[name])
+            except _core.OptionValueError as exc:
+                raise OptionError(str(exc)) from None
+    return out
+
+
 @contextmanager
-def task_options(task: str) -> Iterator[None]:
-    """Wrap a task function's body: a ValueError, unknown category / id or missing file raised while the task is
-    built becomes an :class:`OptionError` (``<task>: <message>``)."""
+def task_options(task: str, given: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """Wrap a task function's body: its arguments ``given`` (``locals()`` on entry) are first checked against the
+    option registry (:func:`registry_checked`, family ``task``); a ValueError, unknown category / id or missing
+    file raised while the task is built becomes an :class:`OptionError` (``<task>: <message>``)."""
+    if given is not None:
+        registry_checked(task, given)
     try:
         yield
     except OptionError:

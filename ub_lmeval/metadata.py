@@ -12,28 +12,28 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Mapping
 
-from ub_core import options
+from ub_core import option_registry as registry
 
 __all__ = ["checked", "KSN_OPTIONS", "KSN_LOGPROB_OPTIONS", "ODDS_OPTIONS", "OPTION_LOGPROB_OPTIONS",
            "STABILITY_OPTIONS", "print_metadata_note_once"]
 
-#: The ``--metadata`` options of each ub lm-eval task family, with their checkers (None: the hook checks it).
-#: ``category`` and ``version`` come from the task YAMLs' own ``metadata``.
-KSN_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = {
-    "category": None, "ids": None, "bank": None, "threshold": options.threshold, "method": options.ks_method}
-KSN_LOGPROB_OPTIONS = {**KSN_OPTIONS, "end_of_answer": None}
-ODDS_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
-    ("task", "shots", "shot_type", "context", "families", "edition", "list_size", "convention", "yaml_task",
-     "replies"))
-OPTION_LOGPROB_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
-    ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor"))
-STABILITY_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
-    ("subtask", "source", "bbh", "mmlu", "split", "size", "convention"))
+
+def _accepted(family: str) -> dict[str, Callable[[Any, str], Any] | None]:
+    """The ``--metadata`` options of ``family``'s lm-eval tasks with their checkers (None: the hook checks it), from
+    :mod:`ub_core.option_registry`. ``category`` and ``version`` come from the task YAMLs' own ``metadata``."""
+    return {name: opt.check for name, opt in registry.family_options(family, "lmeval").items()}
+
+
+KSN_OPTIONS = _accepted("ksn")
+KSN_LOGPROB_OPTIONS = _accepted("ksn_logprob")
+ODDS_OPTIONS = _accepted("odds")
+OPTION_LOGPROB_OPTIONS = {**_accepted("calibration"), **_accepted("implicit")}
+STABILITY_OPTIONS = _accepted("stability")
 
 
 def checked(task: str, metadata: Mapping[str, Any], accepted: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of ``accepted`` in ``metadata``, checked (:func:`ub_core.options.check_metadata`)."""
-    return options.check_metadata(task, metadata, accepted)
+    """The options of ``accepted`` in ``metadata``, checked (:func:`ub_core.option_registry.check_metadata`)."""
+    return registry.check_metadata(task, metadata, accepted)
 
 
 class _Once(logging.Filter):

@@ -84,16 +84,17 @@ def test_ub_lm_eval_prints_one_line_and_exits_2():
                           "--metadata", '{"n_samples": -3}'], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stderr[-2000:]
     assert run.stderr.rstrip().splitlines()[-1] == (
-        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks (it would be ignored); "
+        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks (lm-eval fixes it as the task "
+        "YAML's repeats); "
         "they take bank, category, ids, method, threshold")
 
 
 def test_every_inspect_option_name_is_known_to_the_lmeval_check():
     """A ``-T`` option of any ub Inspect task, given to lm-eval, is refused by a family that does not take it
-    (``ub_core.options.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that name."""
+    (``ub_core.option_registry.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that name."""
     import inspect
 
-    from ub_core.options import UB_OPTION_NAMES
+    from ub_core.option_registry import UB_OPTION_NAMES
     from ub_inspect.calibration import calibration
     from ub_inspect.explicit import explicit
     from ub_inspect.implicit import implicit

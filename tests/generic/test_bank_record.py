@@ -245,3 +245,33 @@ def test_seed_sequence_never_aliases_large_seeds_and_keeps_small_ones():
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(ValueError, match="seed must be an integer >= 0"):
             seed_sequence("te-normal-conc", bad)
+
+
+def _layers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph between layers: a module stands for its layer, ``ub_core.report.summary`` for ``ub_core.report``."""
+    def layer(m: str) -> str:
+        return ".".join(m.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for m, deps in graph.items():
+        out.setdefault(layer(m), set()).update(layer(d) for d in deps if d in graph and layer(d) != layer(m))
+    for deps in list(out.values()):
+        for d in deps:
+            out.setdefault(d, set())
+    return out
+
+
+def test_a_circle_between_layers_is_found():
+    """Issue 45 item 7: ``compare`` imported ``report.readers`` inside a function and ``report.summary`` imported
+    ``compare``: no two modules form a circle, the two layers do."""
+    graph = {"ub_core.compare": {"ub_core.report.readers"}, "ub_core.report": set(), "ub_core.report.readers": set(),
+             "ub_core.report.summary": {"ub_core.compare"}}
+    _assert_no_circle({m: set(d) for m, d in graph.items()})
+    with pytest.raises(AssertionError, match="ub_core.compare -> ub_core.report -> ub_core.compare"):
+        _assert_no_circle(_layers(graph))
+
+
+def test_no_import_circles_between_layers():
+    """Every import, wherever it is, between the layers of ub_core (compare, report, metrics, problems, ...) and the
+    adapters: the statistics live in ub_core.metrics, reading files in the report or the CLI."""
+    _assert_no_circle(_layers(_import_graph(inside_functions=True)))

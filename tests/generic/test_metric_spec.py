@@ -9,26 +9,65 @@ from pathlib import Path
 import pytest
 
 from ub_core import metric_spec
+from ub_core.metric_keys import per_n_key
 from ub_core.metric_spec import KSN_METRICS, MetricSpec, direction, metric, metric_keys, run_specs, split_key
+from ub_core.metrics import DEFAULT_NS
 from support.lmeval_tasks import LMEVAL_AGGREGATION, load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ksn_yaml_metric_list_equals_the_spec():
-    doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/_ub_ksn_template_yaml")
+def check_ksn_metric_list(folder: Path) -> None:
+    doc = load_task_yaml(folder / "ksn/_ub_ksn_template_yaml")
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     expected = [(k, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for k, m in run_specs("ksn", adapter="lmeval")]
     assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
 
 
-def test_ksn_group_yaml_aggregates_the_spec_rates():
-    """The group's ``aggregate_metric_list`` (issue 29: it was checked by no test) is the spec's rates, the KS@N."""
-    doc = load_task_yaml(ROOT / "ub_lmeval/task_yamls/ksn/ub_ksn.yaml")
+def check_ksn_group_list(folder: Path) -> None:
+    """The expected list is derived from the spec (its rates), so a metric added by the README's recipe is
+    expected here too (issue 45 item 5: this test once pinned ks@1 ... ks@100)."""
+    doc = load_task_yaml(folder / "ksn/ub_ksn.yaml")
     listed = [m["metric"] for m in doc["aggregate_metric_list"]]
     assert listed == [k for k, m in run_specs("ksn", adapter="lmeval") if m.kind == "rate"]
-    assert listed == [f"ks@{n}" for n in (1, 2, 5, 10, 20, 50, 100)]
+    assert {per_n_key("ks", n) for n in DEFAULT_NS} <= set(listed)
     assert all(m["filter_list"] == "take_100" and m["weight_by_size"] for m in doc["aggregate_metric_list"])
+
+
+def test_ksn_yaml_metric_list_equals_the_spec():
+    check_ksn_metric_list(ROOT / "ub_lmeval/task_yamls")
+
+
+def test_ksn_group_yaml_aggregates_the_spec_rates():
+    """The group's ``aggregate_metric_list`` (issue 29: it was checked by no test) is the spec's rates, the KS@N."""
+    check_ksn_group_list(ROOT / "ub_lmeval/task_yamls")
+
+
+def _toy_ad(values, truth, *, n, threshold, method):
+    """A toy per-N rate for the recipe's test (not Anderson-Darling: scipy's anderson_ksamp clips its p-value to
+    [0.001, 0.25], so an AD@N built on it could never fail at the KS threshold 1e-4)."""
+    return 1.0
+
+
+def test_the_readme_recipe_for_a_per_n_metric_works_as_written(tmp_path):
+    """Issue 45 item 5: add a per-N rate as the README says (a spec entry, then ``python -m ub_lmeval.metric_lists
+    --write``), on a copy of the task folder: the YAML tests above pass on what it wrote."""
+    import shutil
+
+    from ub_lmeval import metric_lists
+
+    folder = tmp_path / "task_yamls"
+    shutil.copytree(ROOT / "ub_lmeval/task_yamls", folder)
+    metric_spec.register_metric("ksn", MetricSpec("toy", "TOY@{n}", True, "rate", per_n=True, compute=_toy_ad))
+    try:
+        for rel, key, family, filter_list in metric_lists.SPEC_YAMLS:
+            metric_lists.sync(folder / rel, key, family, filter_list, write=True)
+        check_ksn_metric_list(folder)
+        check_ksn_group_list(folder)
+        assert per_n_key("toy", 100) in metric_keys("ksn", "lmeval")
+    finally:
+        metric_spec.unregister_metric("ksn", "toy")
+    assert per_n_key("toy", 100) not in metric_keys("ksn", "lmeval")
 
 
 def test_lmeval_hooks_report_exactly_the_spec_keys():

@@ -155,7 +155,8 @@ def _range_width(bounds: tuple[float, float] | None, x: np.ndarray, y: np.ndarra
 
 
 def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence[Any] | None = None,
-                      confidence: float = 0.95, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+                      confidence: float = 0.95, bounds: tuple[float, float] | None = None,
+                      power: float = 0.8) -> dict[str, Any]:
     """The mean difference of paired per-problem scores, one interval and the p-value of the same procedure
     (Miller 2024, sec. 4), in range and never of zero width.
 
@@ -177,7 +178,8 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
     * With no spread and no range at all (every value of both runs equal, open bounds) or one non-binary pair,
       nothing can be said: interval, p-value and MDE are None and ``test`` says why.
 
-    ``mde`` is :func:`minimum_detectable_effect` of the SE (floored, so never 0). p-values are never below
+    ``mde`` is :func:`minimum_detectable_effect` of the SE (floored, so never 0) at level 1 - ``confidence`` and
+    ``power``. p-values are never below
     :data:`P_FLOOR`. Returns ``{"mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value", "test",
     "n_pairs", "clusters", "clustered", "mde", "clipped"}``."""
     x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
@@ -209,7 +211,7 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
         low, high = tango_interval(n10, n01, n, conf)
         se_obs = float(np.std(d, ddof=1) / math.sqrt(n)) if n >= 2 else 0.0
         se = max(se_obs, se_floor(n, 1.0, conf))
-        out.update(ci_low=low, ci_high=high, p_value=mcnemar_score(x, y), se=se, mde=minimum_detectable_effect(se),
+        out.update(ci_low=low, ci_high=high, p_value=mcnemar_score(x, y), se=se, mde=minimum_detectable_effect(se, 1 - conf, power),
                    test="McNemar score (Tango interval)")
         return out
     if n < 2:
@@ -230,7 +232,7 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
     if known:
         low, high = max(low, -width), min(high, width)
     out.update(se=se, ci_low=low, ci_high=high, p_value=max(P_FLOOR, float(2 * stats.t.sf(abs(diff) / se, df))),
-               mde=minimum_detectable_effect(se), test="paired t" + (" (SE floor)" if se_obs < floor else ""))
+               mde=minimum_detectable_effect(se, 1 - conf, power), test="paired t" + (" (SE floor)" if se_obs < floor else ""))
     return out
 
 

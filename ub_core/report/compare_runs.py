@@ -15,9 +15,11 @@ __all__ = ["compare_runs"]
 
 
 def compare_runs(a: str | Path | Sequence[str | Path], b: str | Path | Sequence[str | Path],
-                 metrics: Sequence[str] | None = None) -> tuple[list[Comparison], list[str]]:
+                 metrics: Sequence[str] | None = None, alpha: float = 0.05,
+                 power: float = 0.8) -> tuple[list[Comparison], list[str]]:
     """Read the runs at ``a`` and ``b`` (files or folders: Inspect logs, lm-eval output) and compare them
-    (:func:`compare_tables`). Returns the comparisons and the inputs each side skipped (one line each)."""
+    (:func:`ub_core.compare.compare_tables`, at level ``alpha``, the MDE at ``power``). Returns the comparisons and
+    the inputs each side skipped (one line each)."""
     def read(paths, name):
         paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
         table = load_inputs(paths)
@@ -28,4 +30,4 @@ def compare_runs(a: str | Path | Sequence[str | Path], b: str | Path | Sequence[
 
     ta, tb = read(a, "A"), read(b, "B")
     skipped = [f"A: {s}" for s in ta.skips] + [f"B: {s}" for s in tb.skips]
-    return compare_tables(ta, tb, metrics), skipped
+    return compare_tables(ta, tb, metrics, alpha=alpha, power=power), skipped

@@ -34,7 +34,7 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.logprob.option_logprob``.
     """
-    with task_options("calibration"):
+    with task_options("calibration", locals()):
         convention = check_convention(convention)
         parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids)
     parts["metadata"] = {**parts["metadata"], "convention": convention}

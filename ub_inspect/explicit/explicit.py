@@ -33,7 +33,7 @@ def explicit(categories: str | list[str] | None = None, size: str = "subset", li
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.logprob.option_logprob``.
     """
-    with task_options("explicit"):
+    with task_options("explicit", locals()):
         convention = check_convention(convention)
         parts = option_logprob_task_parts("explicit", categories, size, limit_per_category, mode, ids)
     parts["metadata"] = {**parts["metadata"], "convention": convention}

@@ -38,7 +38,7 @@ def implicit(categories: str | list[str] | None = None, size: str = "subset", li
         kl_floor: the floor the model's probabilities are raised to inside KL(ideal || model) (default 1e-12,
             ``ub_core.metrics.KL_FLOOR``); ``kl_floored`` counts the items where it sets the value.
     """
-    with task_options("implicit"):
+    with task_options("implicit", locals()):
         convention = check_convention(convention)
         floor = None if kl_floor is None else _floor(kl_floor)
         parts = option_logprob_task_parts("implicit", categories, size, limit_per_category, mode, ids)

@@ -90,7 +90,7 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
             registered by its package under the entry-point group ``unpredictabench.banks``
             (``examples/custom_bank``).
     """
-    with task_options("ksn"):
+    with task_options("ksn", locals()):
         bank = str(bank)
         cats = str_list(categories, "categories")
         n_samples = positive_int(n_samples, "n_samples")

@@ -115,6 +115,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
                      metadata={"values": values, "outputs_digest": _digest(list(record.outputs)),
                                "failures": failures, "requests": record.requests,
                                "skipped_slots": record.skipped_slots, "problem_id": problem.id,
-                               "method": method, "gt_size": gt_size, "gt_seed": gt_seed})
+                               "method": method, "threshold": threshold, "ks_ns": list(ks_ns),
+                               "gt_size": gt_size, "gt_seed": gt_seed})
 
     return score

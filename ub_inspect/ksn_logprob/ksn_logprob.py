@@ -392,7 +392,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
         target_p_pass_width: ... and the p_pass bounds at the largest N at most this wide (default 0.1), or at
             ``max_requests``.
     """
-    with task_options("ksn_logprob"):
+    with task_options("ksn_logprob", locals()):
         bank = str(bank)
         cats = str_list(categories, "categories")
         ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")

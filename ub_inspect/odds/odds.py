@@ -183,7 +183,7 @@ def odds(task: str = "percentile", shots: str | int | list[int] | None = None, s
         convention: ``paper`` (default: what the odds paper states) or ``release`` (what its public code computes; see
             the README's conventions table).
     """
-    with task_options("odds"):
+    with task_options("odds", locals()):
         task_name = choice(task, "task", TASKS)
         k = positive_int(list_size, "list_size")
         if task_name != "sampling" and k != 1:

@@ -20,7 +20,7 @@ from ub_core.problems.stability import StabilityItem, load_stability_items
 from .._naming import package_task, registry_name
 from ub_core.metrics.stability import CONVENTIONS
 
-from .._options import choice, integer, positive_int, str_list
+from .._options import choice, integer, positive_int, registry_checked, str_list
 from ..reducers import tar_a
 from .scorer import stability_scorer
 
@@ -61,6 +61,7 @@ def stability(epochs: int | None = None, subtasks: str | list[str] | None = None
         convention: ``paper`` (default: the paper's definitions, our reader) or ``release`` (the rules of the
             paper's public release ``llm-stability``: its reader, its TARa, spread = best - worst; see README).
     """
+    registry_checked("stability", locals())
     convention = choice(convention, "convention", CONVENTIONS)
     n = DEFAULT_EPOCHS if epochs is None else positive_int(epochs, "epochs")
     cap = positive_int(limit, "limit") if limit is not None else None
