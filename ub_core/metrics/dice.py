@@ -20,11 +20,14 @@ distance as its primary distance (section 4). Two conventions (:data:`DICE_CONVE
 
 - continuous laws: the exact one-sample KS test against the law's CDF (:func:`scipy.stats.kstest`,
   ``method="exact"``), :func:`exact_pvalue`;
-- discrete laws: Pearson's chi-square statistic over every cell of the support, unpooled (Poisson: 0..K-1 and a
-  tail bin ``>= K`` with ``K`` the first value where the tail mass is under 1e-6), its p-value the exact-in-
-  expectation Monte-Carlo tail ``(1 + #{T* >= T}) / (1 + B)`` over ``B`` multinomial draws of the law under a fixed
-  seed (Monte-Carlo standard error at most ``0.5 / sqrt(B)``; no chi-square approximation, no pooling); a draw
-  off the support (not an integer, out of range) cannot come from the law and makes ``p = 0``;
+- discrete laws: the likelihood-ratio statistic ``G = 2 sum_k O_k ln(O_k / E_k)`` over every cell of the
+  support, unpooled (Poisson: 0..K-2 and a tail cell ``>= K-1``, with ``K`` the first value where the tail mass is
+  under 1e-6), its p-value the Monte-Carlo tail ``(1 + #{G* >= G}) / (1 + B)`` over ``B`` multinomial draws of the
+  law under a fixed seed (a valid test at every ``n``: no chi-square approximation, no pooling; Monte-Carlo
+  standard error at most ``0.5 / sqrt(B)``). ``G`` rather than Pearson's statistic: a draw in a cell of tiny
+  expectation ``e`` adds about ``2 ln(1/e)`` to ``G`` but ``1/e`` to Pearson's, which would let one rare draw
+  outweigh a collapse. A draw off the support (not an integer, out of range) cannot come from the law and makes
+  ``p = 0``;
 - W1 against ``DEFAULT_TRUTH_DRAWS`` seeded draws of the law (:func:`law_draws`).
 
 The downstream MCQ task (section 6): the correct-answer letters of generated four-option questions should be
@@ -186,7 +189,7 @@ def _discrete_cells(name: str) -> np.ndarray:
 
 def exact_pvalue(name: str, samples: Any, *, seed: int = 0, draws: int = DEFAULT_MC_DRAWS) -> float:
     """The default convention's p-value (see the module docstring): the exact one-sample KS test for a
-    continuous law; for a discrete law the Monte-Carlo tail of Pearson's statistic over the unpooled support
+    continuous law; for a discrete law the Monte-Carlo tail of the likelihood-ratio statistic over the unpooled support
     (``draws`` multinomial draws from ``numpy.random.default_rng(seed)``), 0 when a draw is off the support."""
     law = _law_of(name)
     x = _finite_array(samples)
@@ -206,11 +209,13 @@ def exact_pvalue(name: str, samples: Any, *, seed: int = 0, draws: int = DEFAULT
     n = x.size
     expected = n * probs
 
-    def pearson(counts: np.ndarray) -> np.ndarray:
-        return np.sum((counts - expected) ** 2 / expected, axis=-1)
+    def g_statistic(counts: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(counts > 0, counts * np.log(counts / expected), 0.0)
+        return 2.0 * np.sum(terms, axis=-1)
 
-    t = float(pearson(observed))
-    sims = pearson(np.random.default_rng(seed).multinomial(n, probs, size=int(draws)).astype(float))
+    t = float(g_statistic(observed))
+    sims = g_statistic(np.random.default_rng(seed).multinomial(n, probs, size=int(draws)).astype(float))
     return float((1 + np.sum(sims >= t - 1e-9 * max(1.0, t))) / (1 + int(draws)))
 
 
