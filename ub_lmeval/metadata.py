@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from ub_core import options
 
 __all__ = ["checked", "KSN_OPTIONS", "KSN_LOGPROB_OPTIONS", "ODDS_OPTIONS", "OPTION_LOGPROB_OPTIONS",
-           "STABILITY_OPTIONS", "print_metadata_note_once"]
+           "STABILITY_OPTIONS", "DICE_OPTIONS", "print_metadata_note_once"]
 
 #: The ``--metadata`` options of each ub lm-eval task family, with their checkers (None: the hook checks it).
 #: ``category`` and ``version`` come from the task YAMLs' own ``metadata``.
@@ -29,6 +29,8 @@ OPTION_LOGPROB_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromk
     ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor"))
 STABILITY_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
     ("subtask", "source", "bbh", "mmlu", "split", "size", "convention"))
+DICE_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
+    ("protocol", "n", "laws", "convention", "alpha", "seed", "replies"))
 
 
 def checked(task: str, metadata: Mapping[str, Any], accepted: Mapping[str, Any]) -> dict[str, Any]:
