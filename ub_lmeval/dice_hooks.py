@@ -14,11 +14,10 @@ science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Ins
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ub_core import options
-from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_scores, law_draws
+from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
 from ub_core.parsing import parse_number, parse_number_list
 from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
 
@@ -28,8 +27,6 @@ from .metadata import DICE_OPTIONS, checked
 __all__ = ["dice_docs", "dice_dataset", "process_results_dice", "nanmean", "DICE_KEYS"]
 
 DICE_KEYS = ("passed", "w1", "p_value", "n_values", "count_error")
-#: the release convention's reference draws (size, seed), as in the Inspect task
-RELEASE_REFERENCE = (1000, 42)
 
 
 def dice_docs(protocol: str, n: Any = 1000, laws: Any = None, convention: str = "default", alpha: Any = DICE_ALPHA,
@@ -76,13 +73,5 @@ def _values(doc: dict, results: list) -> list[float]:
 
 def process_results_dice(doc: dict, results: list) -> dict:
     """One law's generation(s) -> its dice scores (the Inspect scorer's keys)."""
-    values = [v for v in _values(doc, results) if math.isfinite(v)]
-    n = int(doc["n"])
-    row = {"passed": 0.0, "w1": math.nan, "p_value": math.nan, "n_values": float(len(values)),
-           "count_error": abs(len(values) - n) / n}
-    if values:
-        ref = law_draws(doc["law"], *RELEASE_REFERENCE) if doc["convention"] == "release" else None
-        s = dice_scores(doc["law"], values, convention=doc["convention"], reference=ref, alpha=float(doc["alpha"]),
-                        seed=int(doc["seed"]))
-        row.update(passed=float(s["passed"]), w1=s["w1"], p_value=s["p_value"])
-    return row
+    return dice_row(doc["law"], _values(doc, results), int(doc["n"]), convention=doc["convention"],
+                    alpha=float(doc["alpha"]), seed=int(doc["seed"]))

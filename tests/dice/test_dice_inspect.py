@@ -4,8 +4,6 @@ options are one line. The bank answers its own prompts through find_item."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from ub_core.metrics.dice import DICE_LAWS, DICE_ORDER

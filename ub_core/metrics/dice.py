@@ -46,7 +46,7 @@ from scipy import stats
 
 __all__ = ["DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
            "DEFAULT_TRUTH_DRAWS", "DEFAULT_MC_DRAWS", "MCQ_LETTERS", "release_chi2", "release_pvalue",
-           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate"]
+           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate", "RELEASE_REFERENCE_DRAWS", "dice_row"]
 
 DICE_CONVENTIONS = ("default", "release")
 #: The paper's significance level (section 4): the draws pass when ``p > DICE_ALPHA``.
@@ -54,6 +54,9 @@ DICE_ALPHA = 0.01
 DEFAULT_TRUTH_DRAWS = 100_000
 DEFAULT_MC_DRAWS = 20_000
 MCQ_LETTERS = ("A", "B", "C", "D")
+#: Where the release's own reference draws are not at hand (a live run): the release convention's reference is
+#: this many draws of the law under this seed (the release's size and seed; our generator, so not its draws).
+RELEASE_REFERENCE_DRAWS = (1000, 42)
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,23 @@ def dice_scores(name: str, samples: Any, *, convention: str = "default", referen
         if reference is None:
             reference = law_draws(name, seed=seed)
     return {"n": int(x.size), "p_value": p, "w1": dice_w1(x, reference), "passed": passes(p, alpha)}
+
+
+def dice_row(name: str, values: Sequence[float], n_asked: int, *, convention: str = "default",
+             alpha: float = DICE_ALPHA, seed: int = 0) -> dict[str, float]:
+    """One law's per-problem score as the Inspect scorer and the lm-eval hook report it: ``passed`` (0/1),
+    ``w1``, ``p_value``, ``n_values`` and ``count_error = |n_values - n_asked| / n_asked``. Non-finite values are
+    left out; without values the law fails with ``w1`` and ``p_value`` undefined (NaN). The release convention's
+    reference is :data:`RELEASE_REFERENCE_DRAWS` draws of the law."""
+    kept = [float(v) for v in values if math.isfinite(float(v))]
+    n_asked = max(1, int(n_asked))
+    row = {"passed": 0.0, "w1": math.nan, "p_value": math.nan, "n_values": float(len(kept)),
+           "count_error": abs(len(kept) - n_asked) / n_asked}
+    if kept:
+        ref = law_draws(name, *RELEASE_REFERENCE_DRAWS) if convention == "release" else None
+        s = dice_scores(name, kept, convention=convention, reference=ref, alpha=alpha, seed=seed)
+        row.update(passed=float(s["passed"]), w1=s["w1"], p_value=s["p_value"])
+    return row
 
 
 def passes(p_value: float, alpha: float = DICE_ALPHA) -> bool:

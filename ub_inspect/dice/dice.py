@@ -18,7 +18,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_scores, law_draws
+from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
 from ub_core.parsing import parse_number_list
 from ub_core.problems import Problem, bank_version
 from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
@@ -31,9 +31,6 @@ from ub_inspect.metrics import spec_metrics
 
 __all__ = ["dice", "dice_scorer", "batch_values", "load_items", "record_to_sample"]
 
-#: The release convention's reference sample: 1,000 draws of the law, seed 42 (the release's size and seed; our
-#: generator, so not its exact draws).
-RELEASE_REFERENCE = (1000, 42)
 MAX_N = 100_000
 
 
@@ -76,12 +73,7 @@ def dice_scorer(convention: str = "default", alpha: float = DICE_ALPHA, seed: in
         law = item.metadata["law"]
         n_asked = int(state.metadata.get("n", 0)) or 1
         values = [float(v) for v in state.store_as(CollectedValues).values if math.isfinite(float(v))]
-        row = {"passed": 0.0, "w1": math.nan, "p_value": math.nan, "n_values": float(len(values)),
-               "count_error": abs(len(values) - n_asked) / n_asked}
-        if values:
-            ref = law_draws(law, *RELEASE_REFERENCE) if convention == "release" else None
-            s = dice_scores(law, values, convention=convention, reference=ref, alpha=alpha, seed=seed)
-            row.update(passed=float(s["passed"]), w1=s["w1"], p_value=s["p_value"])
+        row = dice_row(law, values, n_asked, convention=convention, alpha=alpha, seed=seed)
         explanation = (f"{len(values)} values (asked {n_asked}); "
                        + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read"))
         return Score(value=row, answer=", ".join(f"{v:g}" for v in values[:10]), explanation=explanation,
