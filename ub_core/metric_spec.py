@@ -49,7 +49,7 @@ from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "KINDS", "find_metric", "MetricSpec", "AGGREGATIONS",
            "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
-           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "BEHAVIOURS", "HEADLINES",
+           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "DICE_METRICS", "BEHAVIOURS", "HEADLINES",
            "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value", "metric",
            "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
            "fill_missing_rates", "left_out_reason"]
@@ -318,6 +318,17 @@ ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ks_stat_dist_se", "SE across distributions", False, "diagnostic", per_category=False,
                adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
+#: The "Bad Dice Players" paper (issue 47): per law, whether its test passes at alpha (p > alpha), the Wasserstein-1
+#: distance to the law, the p-value itself, how many values were read and how far that is from the N asked
+#: (``|n - N| / N``; batch replies rarely hold exactly N). ``ub_core.metrics.dice``.
+DICE_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("passed", "pass rate (p > alpha)", True, "rate", group="tier"),
+    MetricSpec("w1", "Wasserstein-1", False, group="tier", bounds=NONNEGATIVE, why_undefined="no valid value"),
+    MetricSpec("p_value", "p-value", True, "diagnostic", per_category=False, bounds=UNIT,
+               why_undefined="no valid value"),
+    MetricSpec("n_values", "values read", True, "count", per_category=False),
+    MetricSpec("count_error", "count error |n - N| / N", False, per_category=False, bounds=NONNEGATIVE),
+)
 #: Run-to-run stability (the non-determinism paper): total agreement of raw replies (TARr) and of parsed answers
 #: (TARa) over N runs, the best, worst and median run accuracy, their spread (best - worst) and the share of
 #: unreadable replies. Inspect computes them over epochs with its own metrics (``ub_inspect.stability.scorer``).
@@ -337,7 +348,7 @@ STABILITY_METRICS: tuple[MetricSpec, ...] = (
 _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
                          "odds_question": ODDS_QUESTION_METRICS, "odds_sampling": ODDS_SAMPLING_METRICS,
                          "stability": STABILITY_METRICS, "calibration": CALIBRATION_METRICS,
-                         "implicit": IMPLICIT_METRICS, "explicit": EXPLICIT_METRICS}
+                         "implicit": IMPLICIT_METRICS, "explicit": EXPLICIT_METRICS, "dice": DICE_METRICS}
 
 
 #: Each eval family's headline: the one number a run is summarised and ranked by (Inspect shows it as the run's score).
@@ -347,7 +358,7 @@ _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
 #: and TARa (the non-determinism paper's agreement of parsed answers).
 HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100), "odds_question": "abs_error",
                              "odds_sampling": "ks_stat", "calibration": "pm", "implicit": "chebyshev",
-                             "explicit": "mcq_acc", "stability": "tar_a"}
+                             "explicit": "mcq_acc", "stability": "tar_a", "dice": "passed"}
 
 
 #: The eval families whose scoring calls a spec entry's ``compute`` (:func:`ub_core.ksn_scoring.score_values`);

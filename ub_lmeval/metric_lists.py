@@ -41,6 +41,7 @@ SPEC_YAMLS: tuple[tuple[str, str, str, str | None], ...] = (
     ("odds/_ub_odds_template_yaml", "metric_list", "odds_question", None),
     ("odds/ub_odds_sampling.yaml", "metric_list", "odds_sampling", None),
     ("stability/_ub_tar_template_yaml", "metric_list", "stability", None),
+    ("dice/_ub_dice_template_yaml", "metric_list", "dice", None),
 )
 
 _HOOKS = {"nanmean": "nanmean", "total": "total"}  # spec aggregation -> our hook in the task folder's utils.py

@@ -3,7 +3,7 @@
 Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
 (which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
 id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
-``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``calibration``, ``implicit``, ``explicit``; and
+``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``dice``, ``calibration``, ``implicit``, ``explicit``; and
 every bank an installed package declares under the entry-point group ``unpredictabench.banks``
 (:mod:`ub_core.plugins`), found on first use. A lab builds its problems with :func:`scalar_problem` and its bank
 record with :func:`problem_bank` (:mod:`.builder`; ``examples/custom_bank/``).
@@ -52,9 +52,10 @@ EDITIONS: dict[str, dict[str | None, int]] = {
     "calibration": {"subset": 3_546, "full": 203_040},
     "implicit": {"subset": 528, "full": 1_405},
     "explicit": {"subset": 528, "full": 1_405},
+    "dice": {None: 15},
 }
 ORACLE_SECONDS_PER_ITEM = {"ksn": 0.2, "odds": 0.02, "stability": 0.13, "calibration": 0.09, "implicit": 0.33,
-                           "explicit": 0.17}
+                           "explicit": 0.17, "dice": 0.1}
 
 
 def rough_duration(seconds: float) -> str:
@@ -162,6 +163,7 @@ register_bank(_module_bank("ksn", "ksn_problems", ("te-", "ti-", "ce-", "ci-", "
 register_bank(_module_bank("odds", "odds_problems", ("odds-",), find="ub_core.problems.odds:find_odds_problem"))
 register_bank(_module_bank("stability", "stability_items", ("stab_",),
                            find="ub_core.problems.stability:find_stability_item"))
+register_bank(_module_bank("dice", "dice_items", ("dice-",), find="ub_core.problems.dice:find_dice_item"))
 for _name, _loader, _prefix, _size in (("calibration", "calibration_items", "cal-", "subset"),
                                        ("implicit", "implicit_items", "imp-", None),
                                        ("explicit", "explicit_items", "exp-", None)):

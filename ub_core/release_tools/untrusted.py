@@ -23,7 +23,7 @@ from collections import Counter
 from typing import Any
 
 __all__ = ["UntrustedJSONError", "UntrustedFileError", "NotRegularFileError", "loads", "read_text", "short",
-           "ErrorSummary", "open_regular"]
+           "ErrorSummary", "open_regular", "read_bytes"]
 
 
 class UntrustedJSONError(ValueError):
@@ -117,10 +117,10 @@ def loads(data: str | bytes | bytearray, *, unique_keys: bool = False) -> Any:
         raise UntrustedJSONError(f"unreadable JSON ({str(e).split(';')[0]})") from None
 
 
-def read_text(path: Any, max_bytes: int) -> str:
-    """The UTF-8 text of an outside file of at most ``max_bytes`` bytes, or :class:`UntrustedFileError` with a
-    one-line reason (missing, not a regular file, too large, unreadable, not UTF-8). Reads at most ``max_bytes + 1``
-    bytes whatever the file claims, so a file that grows or a device cannot make it read without bound."""
+def read_bytes(path: Any, max_bytes: int) -> bytes:
+    """The bytes of an outside file of at most ``max_bytes`` bytes, or :class:`UntrustedFileError` with a one-line
+    reason (missing, not a regular file, too large, unreadable). Reads at most ``max_bytes + 1`` bytes whatever the
+    file claims, so a file that grows or a device cannot make it read without bound."""
     from pathlib import Path
 
     p = Path(path)
@@ -135,10 +135,18 @@ def read_text(path: Any, max_bytes: int) -> str:
         raise UntrustedFileError(f"{short(str(p), 120)}: cannot be read ({e.strerror or type(e).__name__})") from None
     if len(data) > max_bytes:
         raise UntrustedFileError(f"{short(str(p), 120)}: larger than the {max_bytes:,}-byte limit")
+    return data
+
+
+def read_text(path: Any, max_bytes: int) -> str:
+    """The UTF-8 text of an outside file of at most ``max_bytes`` bytes (:func:`read_bytes`), or
+    :class:`UntrustedFileError` with a one-line reason (missing, not a regular file, too large, unreadable, not
+    UTF-8)."""
+    data = read_bytes(path, max_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise UntrustedFileError(f"{short(str(p), 120)}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
+        raise UntrustedFileError(f"{short(str(path), 120)}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset "
                                  f"{e.start})") from None
 
 

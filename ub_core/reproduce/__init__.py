@@ -1,8 +1,8 @@
-"""``ub reproduce stability|odds --release DIR``: a paper's tables recomputed from its public release's outputs,
+"""``ub reproduce stability|odds|dice --release DIR``: a paper's tables recomputed from its public release's outputs,
 beside the release's own figures and the paper's, cell by cell (issue 27, section 3); ``ub reproduce calibration``:
 the numeric-calibration paper's baseline rows, which need no model, beside ours on our bank (issue 38).
 
-Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.calibration`) exposes ``add_parser(subparsers)``, which adds
+Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.dice`, :mod:`.calibration`) exposes ``add_parser(subparsers)``, which adds
 its sub-command.
 """
 
@@ -15,11 +15,12 @@ __all__ = ["add_parser"]
 
 def add_parser(sub: Any) -> None:
     """Register ``ub reproduce`` and its sub-commands on the ``ub`` subparsers."""
-    from . import calibration, odds, stability
+    from . import calibration, dice, odds, stability
 
     rp = sub.add_parser("reproduce", help="recompute a paper's tables from its public release (stability, "
-                                          "odds) or its baselines (calibration), beside the paper's figures")
+                                          "odds, dice) or its baselines (calibration), beside the paper's figures")
     rsub = rp.add_subparsers(dest="reproduce_command", required=True)
     stability.add_parser(rsub)
     odds.add_parser(rsub)
     calibration.add_parser(rsub)
+    dice.add_parser(rsub)

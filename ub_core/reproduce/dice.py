@@ -1,0 +1,452 @@
+"""``ub reproduce dice --release DIR``: the "Bad Dice Players" paper's main table and downstream MCQ table
+recomputed from its public release's own files (``Mininda/LLM_Bad_Dice_Player``, which the user clones).
+
+What is read (the release's layout):
+
+- ``data/raw_results/<protocol>/<Distribution>/*.json`` (``batch``, ``independent``): one file per model, a JSON
+  object with the model's id under ``model`` (or ``model_name``) and its parsed draws under ``samples``. As the
+  release does: files are taken in name order, those named ``*backup*`` / ``*retest*`` are left out, the first
+  file of a model wins, and a file with fewer than 10 draws is not scored (here a named gap);
+- ``data/reference/reference_samples_aligned_seed42_n1000.npz``: the 1,000 reference draws of each law per
+  protocol (``<protocol>/<Distribution>``), checked against the SHA-256 the release's JSON sidecar states;
+- ``data/downstream/mcq/raw_outputs/<model>/all_questions.json``: the generated questions (``content``, and the
+  release's ``parsed_answer``); where it is missing, the counts of ``answer_statistics.json`` (named as the
+  row's ``source`` and listed as a gap);
+- ``data/processed/recomputed_main_results.json`` and ``data/processed/downstream/downstream_results.json``: the
+  release's own figures, compared cell by cell (max absolute differences in the output).
+
+Scoring is :mod:`ub_core.metrics.dice` in the chosen convention: ``release`` (two-sample KS against the reference
+draws, pooled chi-square for the discrete laws; MCQ letters as the release parsed them) or ``default`` (exact
+one-sample tests against the stated law, W1 against seeded draws of the law; MCQ letters read by
+:func:`~ub_core.parsing.answer_key.read_answer_key`).
+
+The files are outside input: each is read with a size cap (:data:`MAX_FILE_BYTES`), JSON through
+:func:`~ub_core.release_tools.untrusted.loads`; a missing or damaged file, a non-finite or non-numeric draw (counted
+and dropped), a stated count that disagrees with the draws, a missing model cell, is one named, counted gap, never
+a crash. The exit status is 1 when there is a gap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, MCQ_LETTERS, dice_scores,
+                            law_draws, letter_uniformity, passes)
+from ..parsing.answer_key import read_answer_key
+from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, loads, read_bytes,
+                                       read_text, short)
+
+__all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "display_name",
+           "reproduce_dice", "format_report", "add_parser"]
+
+PROTOCOLS = ("batch", "independent")
+#: The paper's 11 models, in its table order.
+MODELS = ("GPT-5.2", "Gemini-3", "GPT-4o", "DeepSeek-V3.2", "Qwen3", "Gemma-3", "Mistral-3.2", "Kimi-K2",
+          "Llama-3.3", "Llama-4", "GPT-OSS")
+#: The MCQ task's models and their folders under ``data/downstream/mcq/raw_outputs``.
+MCQ_MODELS = {"GPT-4o": "gpt4o", "Llama-3.3": "llama33", "DeepSeek-V3.2": "deepseek", "Qwen3": "qwen3",
+              "Llama-4": "llama4", "GPT-OSS": "gptoss"}
+#: The paper's pass rates (percent of the 15 laws with p > 0.01) per protocol and model (its Table 1).
+PAPER_PASS_PERCENT: dict[str, dict[str, int]] = {
+    "batch": {"GPT-5.2": 13, "Gemini-3": 13, "GPT-4o": 40, "DeepSeek-V3.2": 7, "Qwen3": 0, "Gemma-3": 7,
+              "Mistral-3.2": 0, "Kimi-K2": 20, "Llama-3.3": 0, "Llama-4": 7, "GPT-OSS": 13},
+    "independent": {**{m: 0 for m in MODELS}, "Llama-4": 7},
+}
+#: The paper's headline: median batch pass rate (percent); models passing no law under independent requests.
+PAPER_HEADLINE = {"batch_median_pass_percent": 7, "independent_models_passing_none": 10}
+#: Larger than any released file (the largest raw file is about 0.2 MB, a question file about 1.2 MB).
+MAX_FILE_BYTES = 32 * 2**20
+MIN_DRAWS = 10
+#: Gaps named one by one (all of a complete release's 330 cells and 12 MCQ files fit); the rest are counted.
+MAX_GAPS_NAMED = 2000
+REFERENCE = "data/reference/reference_samples_aligned_seed42_n1000"
+RAW = "data/raw_results"
+MCQ_DIR = "data/downstream/mcq/raw_outputs"
+MAIN_RESULTS = "data/processed/recomputed_main_results.json"
+MCQ_RESULTS = "data/processed/downstream/downstream_results.json"
+
+# normalised model id (lower case, runs of / _ - . as one _) -> the paper's name
+_MODEL_KEYS = (("gpt_5_2", "GPT-5.2"), ("gemini_3", "Gemini-3"), ("gpt_4o", "GPT-4o"), ("deepseek_v3_2", "DeepSeek-V3.2"),
+               ("qwen3", "Qwen3"), ("gemma_3", "Gemma-3"), ("mistral_small_3_2", "Mistral-3.2"),
+               ("kimi_k2", "Kimi-K2"), ("llama_3_3", "Llama-3.3"), ("llama_4", "Llama-4"), ("gpt_oss", "GPT-OSS"))
+
+
+def display_name(model_id: Any) -> str:
+    """The paper's name of a release model id (``meta-llama/Llama-3.3-70B-Instruct-Turbo`` -> ``Llama-3.3``);
+    an unknown id is returned as written (cut to 60 characters)."""
+    key = re.sub(r"[/_.\-]+", "_", str(model_id).lower())
+    for part, name in _MODEL_KEYS:
+        if part in key:
+            return name
+    return str(model_id)[:60]
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged file") -> Any:
+    """The decoded JSON of a release file, or None after one named gap (missing, too large, not JSON)."""
+    rel = _rel(path, root)
+    try:
+        return loads(read_text(path, MAX_FILE_BYTES))
+    except UntrustedFileError as e:
+        gaps.add("missing file" if "missing" in str(e) else kind, f"{rel}: {str(e).rsplit(': ', 1)[-1]}")
+    except UntrustedJSONError as e:
+        gaps.add(kind, f"{rel}: {e}")
+    return None
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return short(str(path.relative_to(root)), 160).strip("'\"")
+    except ValueError:
+        return short(path.name, 160).strip("'\"")
+
+
+def _numbers(values: Any, rel: str, gaps: ErrorSummary) -> np.ndarray:
+    """The finite numbers of a list (``bool`` is not a number); the rest are counted in one gap."""
+    good = [float(v) for v in values
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v)]
+    if len(good) != len(values):
+        gaps.add("rejected values", f"{rel}: {len(values) - len(good):,} of {len(values):,} draws not finite "
+                                    f"numbers, dropped")
+    return np.asarray(good, float)
+
+
+def _finite(v: Any) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer too large for a float
+        return False
+
+
+def _stated_count(payload: Mapping) -> Any:
+    stats = payload.get("statistics")
+    for holder, key in ((payload, "actual_samples"), (stats, "total_samples")):
+        if isinstance(holder, Mapping) and isinstance(holder.get(key), int):
+            return holder[key]
+    return None
+
+
+def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -> dict[str, dict[str, Any]]:
+    """model -> ``{"samples", "file", "requested"}`` for one release folder (the release's file rules, see the
+    module docstring); every problem is a named gap."""
+    folder = root / RAW / protocol / distribution
+    if not folder.is_dir():
+        gaps.add("missing folder", f"{_rel(folder, root)}: missing")
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    files = sorted(p for p in folder.glob("*.json") if "backup" not in p.name.lower()
+                   and "retest" not in p.name.lower())
+    for path in files:
+        rel = _rel(path, root)
+        payload = _read_json(path, root, gaps)
+        if payload is None:
+            continue
+        if not isinstance(payload, dict) or not isinstance(payload.get("samples"), list):
+            gaps.add("damaged file", f"{rel}: no list of draws under 'samples'")
+            continue
+        model = display_name(payload.get("model") or payload.get("model_name") or "unknown")
+        if model in out:
+            continue  # the release keeps the first file of a model
+        draws = _numbers(payload["samples"], rel, gaps)
+        stated = _stated_count(payload)
+        if stated is not None and stated != len(payload["samples"]):
+            gaps.add("count mismatch", f"{rel}: states {stated:,} draws, holds {len(payload['samples']):,}")
+        if draws.size < MIN_DRAWS:
+            gaps.add("too few draws", f"{rel}: {draws.size} usable draws, under {MIN_DRAWS}; not scored")
+            continue
+        requested = payload.get("requested_samples")
+        if not isinstance(requested, int) and isinstance(payload.get("statistics"), Mapping):
+            requested = payload["statistics"].get("requested_samples")
+        out[model] = {"samples": draws, "file": rel, "requested": requested if isinstance(requested, int) else None}
+    return out
+
+
+def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
+    """``"<protocol>/<Distribution>"`` -> the release's reference draws; each array whose SHA-256 disagrees with
+    the sidecar JSON, or that is not a finite 1-D float array, is a gap and left out."""
+    path = root / f"{REFERENCE}.npz"
+    try:
+        data = read_bytes(path, MAX_FILE_BYTES)
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {k: np.asarray(npz[k]) for k in npz.files}
+    except UntrustedFileError as e:
+        gaps.add("missing file" if "missing" in str(e) else "damaged file",
+                 f"{_rel(path, root)}: {str(e).rsplit(': ', 1)[-1]}")
+        return {}
+    except Exception as e:  # noqa: BLE001 - numpy raises many types on a damaged archive
+        gaps.add("damaged file", f"{_rel(path, root)}: not a readable .npz ({short(str(e) or type(e).__name__, 80)})")
+        return {}
+    sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps) or {}
+    sums = sidecar.get("references", {}) if isinstance(sidecar, dict) else {}
+    out = {}
+    for key, arr in arrays.items():
+        protocol, _, dist = key.partition("/")
+        if arr.ndim != 1 or arr.dtype.kind not in "fi" or not np.all(np.isfinite(arr)):
+            gaps.add("damaged reference", f"{key}: not a finite 1-D array of numbers")
+            continue
+        arr = arr.astype(np.float64)
+        want = sums.get(protocol, {}).get(dist, {}).get("sha256") if isinstance(sums.get(protocol), dict) else None
+        if isinstance(want, str) and hashlib.sha256(arr.tobytes()).hexdigest() != want:
+            gaps.add("damaged reference", f"{key}: SHA-256 differs from the sidecar JSON")
+            continue
+        out[key] = arr
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+def _main_rows(root: Path, convention: str, alpha: float, seed: int, gaps: ErrorSummary) -> list[dict[str, Any]]:
+    refs = read_references(root, gaps) if convention == "release" else {}
+    rows = []
+    for protocol in PROTOCOLS:
+        for dist in DICE_ORDER:
+            found = read_raw(root, protocol, dist, gaps)
+            ref = refs.get(f"{protocol}/{dist}") if convention == "release" else law_draws(dist, seed=seed)
+            if convention == "release" and ref is None and found:
+                gaps.add("missing reference", f"{protocol}/{dist}: no usable reference draws; "
+                                              f"{len(found)} model(s) not scored")
+                continue
+            for model in [*MODELS, *sorted(set(found) - set(MODELS))]:
+                item = found.get(model)
+                if item is None:
+                    if (root / RAW / protocol / dist).is_dir():
+                        gaps.add("missing cell", f"{protocol}/{dist}/{model}: no file")
+                    continue
+                s = dice_scores(dist, item["samples"], convention=convention, reference=ref, alpha=alpha, seed=seed)
+                rows.append({"table": "main", "protocol": protocol, "distribution": dist, "model": model,
+                             "n": s["n"], "p_value": s["p_value"], "w1": s["w1"], "passed": s["passed"],
+                             "requested": item["requested"], "tier": DICE_LAWS[dist].tier, "file": item["file"]})
+    return rows
+
+
+def _mcq_letters(questions: Any, convention: str, rel: str, gaps: ErrorSummary) -> dict[str, int] | None:
+    if not isinstance(questions, list):
+        gaps.add("damaged file", f"{rel}: not a list of questions")
+        return None
+    counts = dict.fromkeys(MCQ_LETTERS, 0)
+    unread = 0
+    for q in questions:
+        if not isinstance(q, dict):
+            unread += 1
+            continue
+        letter = q.get("parsed_answer") if convention == "release" else read_answer_key(q.get("content"))
+        if isinstance(letter, str) and letter in counts:
+            counts[letter] += 1
+        else:
+            unread += 1
+    if unread:  # the release counts the questions it could read; so do we, and say how many it could not
+        gaps.add("unread questions", f"{rel}: {unread:,} of {len(questions):,} questions without an A-D answer key")
+    return counts
+
+
+def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str, Any]]:
+    rows = []
+    for model, folder in MCQ_MODELS.items():
+        path = root / MCQ_DIR / folder / "all_questions.json"
+        source = "all_questions"
+        questions = _read_json(path, root, gaps)
+        counts = None if questions is None else _mcq_letters(questions, convention, _rel(path, root), gaps)
+        if counts is None:  # the release's own tally, where the questions cannot be read
+            stats_path = root / MCQ_DIR / folder / "answer_statistics.json"
+            st = _read_json(stats_path, root, gaps)
+            dist = st.get("distribution") if isinstance(st, dict) else None
+            if not isinstance(dist, dict) or not all(isinstance(dist.get(k, 0), int) and not isinstance(
+                    dist.get(k, 0), bool) and dist.get(k, 0) >= 0 for k in MCQ_LETTERS):
+                if st is not None:
+                    gaps.add("damaged file", f"{_rel(stats_path, root)}: no A-D counts under 'distribution'")
+                continue
+            counts, source = {k: dist.get(k, 0) for k in MCQ_LETTERS}, "answer_statistics"
+        if sum(counts.values()) == 0:
+            gaps.add("unread questions", f"{model}: no question with an A-D answer key")
+            continue
+        res = letter_uniformity(counts)
+        rows.append({"table": "mcq", "model": model, "n": res["n"], "counts": res["counts"], "chi2": res["chi2"],
+                     "p_value": res["p_value"], "source": source})
+    return rows
+
+
+def _compare(rows: list[dict], root: Path, gaps: ErrorSummary) -> dict[str, Any]:
+    """Max |difference| between our rows and the release's processed files, cell by cell."""
+    out: dict[str, Any] = {}
+    main = _read_json(root / MAIN_RESULTS, root, gaps)
+    if isinstance(main, dict):
+        dp, dw, cells, unmatched = [], [], 0, 0
+        for r in (r for r in rows if r["table"] == "main"):
+            theirs = main.get(r["protocol"], {}).get(r["distribution"], {}) if isinstance(
+                main.get(r["protocol"]), dict) else {}
+            cell = theirs.get(r["model"]) if isinstance(theirs, dict) else None
+            if not isinstance(cell, dict) or not all(isinstance(cell.get(k), (int, float)) for k in ("pval", "w1")):
+                unmatched += 1
+                continue
+            cells += 1
+            r["release_p_value"], r["release_w1"] = float(cell["pval"]), float(cell["w1"])
+            dp.append(abs(r["p_value"] - cell["pval"]))
+            dw.append(abs(r["w1"] - cell["w1"]))
+        out["main"] = {"cells": cells, "unmatched": unmatched, "max_abs_dp": max(dp, default=None),
+                       "max_abs_dw1": max(dw, default=None)}
+    mcq = _read_json(root / MCQ_RESULTS, root, gaps)
+    if isinstance(mcq, dict) and isinstance(mcq.get("mcq"), dict):
+        same, dp, cells = 0, [], 0
+        for r in (r for r in rows if r["table"] == "mcq"):
+            cell = mcq["mcq"].get(r["model"])
+            if not isinstance(cell, dict) or not isinstance(cell.get("p_value"), (int, float)):
+                continue
+            cells += 1
+            theirs = cell.get("counts") if isinstance(cell.get("counts"), dict) else {}
+            same += all(theirs.get(k) == r["counts"][k] for k in MCQ_LETTERS)
+            r["release_p_value"] = float(cell["p_value"])
+            dp.append(abs(r["p_value"] - cell["p_value"]))
+        out["mcq"] = {"models": cells, "counts_equal": same, "max_abs_dp": max(dp, default=None)}
+    return out
+
+
+def _summary(rows: list[dict], alpha: float) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for protocol in PROTOCOLS:
+        per = {}
+        for model in MODELS:
+            ps = [r["p_value"] for r in rows if r["table"] == "main" and r["protocol"] == protocol
+                  and r["model"] == model]
+            if ps:
+                per[model] = {"passed": sum(passes(p, alpha) for p in ps), "scored": len(ps),
+                              "pass_percent": round(100 * sum(passes(p, alpha) for p in ps) / len(ps)),
+                              "paper_pass_percent": PAPER_PASS_PERCENT[protocol].get(model)}
+        out[protocol] = {"models": per,
+                         "median_pass_percent": statistics.median(v["pass_percent"] for v in per.values())
+                         if per else None,
+                         "models_passing_none": sum(v["passed"] == 0 for v in per.values())}
+    out["paper"] = dict(PAPER_HEADLINE)
+    return out
+
+
+def reproduce_dice(release: str | Path, convention: str = "release", alpha: float = DICE_ALPHA,
+                   seed: int = 0) -> dict[str, Any]:
+    """Both tables from a release checkout. Returns ``{"convention", "alpha", "rows", "summary", "comparison",
+    "gaps": ErrorSummary}``; a folder without the release's layout or an unknown convention is a one-line
+    ValueError."""
+    if convention not in DICE_CONVENTIONS:
+        raise ValueError(f"--convention must be one of {', '.join(DICE_CONVENTIONS)}, got {convention!r}")
+    root = Path(release)
+    if not (root / RAW).is_dir():
+        raise ValueError(f"{short(str(release), 120)}: not a checkout of the dice release (no {RAW} folder)")
+    gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
+    rows = _main_rows(root, convention, alpha, seed, gaps) + _mcq_rows(root, convention, gaps)
+    comparison = _compare(rows, root, gaps)
+    return {"convention": convention, "alpha": alpha, "rows": rows, "summary": _summary(rows, alpha),
+            "comparison": comparison, "gaps": gaps}
+
+
+# ------------------------------------------------------------------------------------------------ output
+
+def _w1(x: float) -> str:
+    return f"{x:.0e}" if x < 0.01 else f"{x:.2f}" if x < 1 else f"{x:.1f}" if x < 1e4 else f"{x:.1e}"
+
+
+def _num(x: Any, fmt: str) -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def format_report(result: Mapping[str, Any]) -> str:
+    """Per protocol a law x model table of W1 (``*``: passed at alpha), each model's pass rate beside the
+    paper's; the MCQ table; the headline beside the paper's; the comparison with the release's files; the gaps."""
+    rows, summary = result["rows"], result["summary"]
+    lines = [f"Bad Dice Players, {result['convention']} convention, alpha = {result['alpha']}: W1 per cell, "
+             f"'*' where the test passes (p > alpha)"]
+    width = 9
+    for protocol in PROTOCOLS:
+        cells = {(r["distribution"], r["model"]): r for r in rows if r["table"] == "main" and r["protocol"] == protocol}
+        models = [m for m in MODELS if any(k[1] == m for k in cells)]
+        lines += ["", f"{protocol}", f"{'law':<14}" + "".join(f"{m[:width - 1]:>{width}}" for m in models)]
+        for dist in DICE_ORDER:
+            lines.append(f"{dist:<14}" + "".join(
+                f"{(_w1(cells[dist, m]['w1']) + ('*' if cells[dist, m]['passed'] else ' ')) if (dist, m) in cells else '-':>{width}}"
+                for m in models))
+        per = summary[protocol]["models"]
+        lines.append(f"{'pass % (ours)':<14}" + "".join(f"{per[m]['pass_percent']:>{width}}" for m in models))
+        lines.append(f"{'pass % (paper)':<14}" + "".join(
+            f"{_num(per[m]['paper_pass_percent'], 'd'):>{width}}" for m in models))
+    lines += ["", "MCQ answer-key letters (uniform over A-D expected)",
+              f"{'model':<15}{'A':>6}{'B':>6}{'C':>6}{'D':>6}{'n':>7}{'chi2':>10}{'p':>12}  source"]
+    for r in (r for r in rows if r["table"] == "mcq"):
+        c = r["counts"]
+        lines.append(f"{r['model']:<15}" + "".join(f"{c[k]:>6}" for k in MCQ_LETTERS)
+                     + f"{r['n']:>7}{r['chi2']:>10.2f}{r['p_value']:>12.3g}  {r['source']}")
+    b, i, paper = summary["batch"], summary["independent"], summary["paper"]
+    lines += ["", "headline (ours | paper):",
+              f"  batch: median pass rate {_num(b['median_pass_percent'], 'g')}% | "
+              f"{paper['batch_median_pass_percent']}%",
+              f"  independent: {i['models_passing_none']} of {len(i['models'])} models pass no law | "
+              f"{paper['independent_models_passing_none']} of {len(MODELS)}"]
+    cmp_ = result["comparison"]
+    if "main" in cmp_:
+        m = cmp_["main"]
+        lines.append(f"against the release's {MAIN_RESULTS}: {m['cells']} cells, max |dp| "
+                     f"{_num(m['max_abs_dp'], '.3g')}, max |dW1| {_num(m['max_abs_dw1'], '.3g')}"
+                     + (f", {m['unmatched']} of our cells not in it" if m["unmatched"] else ""))
+    if "mcq" in cmp_:
+        m = cmp_["mcq"]
+        lines.append(f"against the release's MCQ results: {m['counts_equal']} of {m['models']} models with equal "
+                     f"counts, max |dp| {_num(m['max_abs_dp'], '.3g')}")
+    gaps: ErrorSummary = result["gaps"]
+    if gaps.total:
+        lines += ["", f"{gaps.total} gap(s): " + ", ".join(f"{n} x {k}" for k, n in gaps.counts.most_common())]
+        lines += [f"gap: {g}" for g in gaps.lines()]
+    return "\n".join(lines)
+
+
+def _json_value(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _json_value(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_value(v) for v in x]
+    return x
+
+
+def _cmd(args: Any) -> int:
+    result = reproduce_dice(args.release, convention=args.convention, alpha=args.alpha)
+    gaps: ErrorSummary = result["gaps"]
+    if args.json:
+        doc = {"convention": result["convention"], "alpha": result["alpha"], "rows": result["rows"],
+               "summary": result["summary"], "comparison": result["comparison"],
+               "gaps": gaps.lines(), "gap_count": gaps.total, "gap_kinds": dict(gaps.counts)}
+        print(json.dumps(_json_value(doc), allow_nan=False))
+    else:
+        print(format_report(result))
+    return 1 if gaps.total else 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``dice`` on the ``ub reproduce`` subparsers."""
+    p = sub.add_parser("dice", help="the Bad Dice Players paper's main and MCQ tables from its release's files")
+    p.add_argument("--release", required=True, help="a checkout of Mininda/LLM_Bad_Dice_Player")
+    p.add_argument("--convention", choices=DICE_CONVENTIONS, default="release",
+                   help="release: the release's tests (two-sample KS against its reference draws, pooled chi2); "
+                        "default: exact one-sample tests against the stated law (default: release)")
+    p.add_argument("--alpha", type=_alpha, default=DICE_ALPHA, help="significance level (default 0.01)")
+    p.add_argument("--json", action="store_true", help="one JSON document: rows (table main / mcq), summary, "
+                                                       "comparison, gaps, gap_count, gap_kinds")
+    p.set_defaults(func=_cmd)
+
+
+def _alpha(text: str) -> float:
+    import argparse
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, got {text!r}")
+    return v

@@ -1,0 +1,135 @@
+""""Bad Dice Players" (Zhao, Du, Wang, ACL 2026) as an Inspect task: ``inspect eval ub_inspect/dice -T protocol=batch``.
+
+One sample per law (15 laws, three tiers). ``protocol=batch`` sends one request for ``n`` values and reads every
+number of the reply (:func:`~ub_core.parsing.parse_number_list`; a count other than ``n`` is recorded, as the
+paper does); ``protocol=independent`` collects ``n`` one-value replies with
+:func:`ub_inspect.ksn.solver.collect_values`. The values are scored by :func:`ub_core.metrics.dice.dice_scores`:
+the test of the law at alpha (the headline: the pass rate), the Wasserstein-1 distance, the p-value, the count.
+The science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; see README.md beside this file.
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
+from ub_core.parsing import parse_number_list
+from ub_core.problems import Problem, bank_version
+from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
+
+from ub_inspect._naming import package_task, registry_name
+from ub_inspect._options import choice, integer, positive_int, real, str_list, task_options
+from ub_inspect._problems import lookup_problem
+from ub_inspect.ksn.solver import CollectedValues, collect_values
+from ub_inspect.metrics import spec_metrics
+
+__all__ = ["dice", "dice_scorer", "batch_values", "load_items", "record_to_sample"]
+
+MAX_N = 100_000
+
+
+def record_to_sample(item: Problem, protocol: str, n: int) -> Sample:
+    """One law -> one Sample whose input is the protocol's request."""
+    m = item.metadata
+    return Sample(id=item.id, input=protocol_prompt(item, protocol, n), target="",
+                  metadata={"law": m["law"], "tier": m["tier"], "protocol": protocol, "n": n,
+                            "list_size": n if protocol == "batch" else 1})
+
+
+@solver(name=registry_name("dice_batch_values"))
+def batch_values(max_tokens: int | None = None) -> Solver:
+    """One request; every number of the reply is a value (a reply without one is a recorded failure)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state = await generate(state, max_tokens=max_tokens) if max_tokens else await generate(state)
+        text = state.output.completion if state.output else ""
+        record = state.store_as(CollectedValues)
+        parsed = parse_number_list(text)
+        record.outputs = [text[:20_000]]
+        record.attempts = record.requests = record.slots = 1
+        if parsed.ok:
+            record.values = [float(v) for v in parsed.value]
+        else:
+            record.failures = [str(parsed.reason)[:300]]
+        return state
+
+    return solve
+
+
+@scorer(metrics=spec_metrics("dice"), name=registry_name("dice_scorer"))
+def dice_scorer(convention: str = "default", alpha: float = DICE_ALPHA, seed: int = 0,
+                version: str | None = None) -> Scorer:
+    """The law's test (pass: p > alpha) and W1 of the collected values, in ``convention`` (:mod:`ub_core.metrics.dice`);
+    a sample without values fails with undefined W1 and p-value."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        item = lookup_problem(state.sample_id, "dice", version)
+        law = item.metadata["law"]
+        n_asked = int(state.metadata.get("n", 0)) or 1
+        values = [float(v) for v in state.store_as(CollectedValues).values if math.isfinite(float(v))]
+        row = dice_row(law, values, n_asked, convention=convention, alpha=alpha, seed=seed)
+        explanation = (f"{len(values)} values (asked {n_asked}); "
+                       + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read"))
+        return Score(value=row, answer=", ".join(f"{v:g}" for v in values[:10]), explanation=explanation,
+                     metadata={"law": law, "tier": item.metadata["tier"], "item_id": item.id,
+                               "protocol": state.metadata.get("protocol"), "convention": convention,
+                               "values": values[:MAX_N]})
+
+    return score
+
+
+def load_items(laws: str | list[str] | None = None, limit: int | None = None) -> list[Problem]:
+    """The items a run asks: every law, or the comma list ``laws`` (release names, e.g. ``Gaussian,Cauchy``)."""
+    names = str_list(laws, "laws")
+    items = dice_items() if names in (None, ("all",)) else [dice_item(choice(n, "laws", DICE_ORDER)) for n in names]
+    return items[: positive_int(limit, "limit")] if limit is not None else items
+
+
+@task(name=registry_name("dice"))
+def dice(protocol: str = "batch", n: int = 1000, convention: str = "default", laws: str | list[str] | None = None,
+         limit: int | None = None, alpha: float = DICE_ALPHA, seed: int = 0, temperature: float = 1.0,
+         max_tokens: int | None = None, max_attempts: int = 5) -> Task:
+    """Bad Dice Players: can the model sample from 15 stated laws?
+
+    Args:
+        protocol: ``batch`` (one request for ``n`` values, the default) or ``independent`` (``n`` one-value requests).
+        n: values asked per law (the paper: 1,000).
+        convention: ``default`` (exact one-sample tests against the law) or ``release`` (the release's tests:
+            two-sample KS against 1,000 seeded draws, pooled chi-square); see the README.
+        laws: comma list of laws by their release names (default all 15).
+        limit: keep the first N laws.
+        alpha: significance level (the paper's 0.01; a law passes when p > alpha).
+        seed: seed of the default convention's Monte-Carlo test and reference draws.
+        temperature: the paper's 1.0.
+        max_tokens: per reply (default 24 per value asked in batch, 64 in independent).
+        max_attempts: independent: attempts per value before its slot is skipped.
+    """
+    with task_options("dice", locals()):
+        protocol = choice(protocol, "protocol", DICE_PROTOCOLS)
+        n = integer(n, "n", low=1, high=MAX_N)
+        convention = choice(convention, "convention", DICE_CONVENTIONS)
+        alpha = real(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
+        seed = integer(seed, "seed", low=0)
+        temperature = real(temperature, "temperature", low=0)
+        tokens = positive_int(max_tokens, "max_tokens") if max_tokens is not None else (
+            24 * n + 64 if protocol == "batch" else 64)
+        items = load_items(laws, limit)
+        version = bank_version("dice")
+        solve: Solver = (batch_values(max_tokens=tokens) if protocol == "batch" else
+                         collect_values(n_samples=n, list_size=1, max_attempts=positive_int(max_attempts, "max_attempts"),
+                                        temperature=temperature, max_tokens=tokens, bank="dice", version=version))
+    return package_task(
+        dataset=MemoryDataset([record_to_sample(p, protocol, n) for p in items], name=f"dice-{protocol}"),
+        solver=solve,
+        scorer=dice_scorer(convention=convention, alpha=alpha, seed=seed, version=version),
+        config=GenerateConfig(temperature=temperature, max_tokens=tokens),
+        metadata={"bank": "dice", "protocol": protocol, "n": n, "convention": convention, "alpha": alpha,
+                  "n_items": len(items)},
+        version=version,
+    )
