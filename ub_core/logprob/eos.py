@@ -20,7 +20,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-__all__ = ["OFFLINE_EOS", "eos_text", "load_local_tokenizer", "served_eos_text", "server_urls"]
+__all__ = ["OFFLINE_EOS", "eos_text", "load_local_tokenizer", "served_eos_text", "served_logprobs", "server_urls"]
 
 #: The most bytes read from a server's ``/v1/models`` or ``/tokenizer_info`` reply.
 MAX_SERVER_REPLY_BYTES = 1 << 20
@@ -77,24 +77,52 @@ def server_urls(base_url: str) -> tuple[str, str]:
     return models, info
 
 
-def _get_json(url: str, api_key: str | None, timeout: float, max_bytes: int) -> Any:
-    """The JSON body of ``GET url``, read up to ``max_bytes``; a one-line ``ValueError`` for anything else."""
+def _get_json(url: str, api_key: str | None, timeout: float, max_bytes: int, post: dict | None = None) -> Any:
+    """The JSON body of ``GET url`` (``POST`` of the JSON ``post``), read up to ``max_bytes``; a one-line
+    ``ValueError`` for anything else."""
+    verb = "GET" if post is None else "POST"
     request = urllib.request.Request(url, headers={"Accept": "application/json",
-                                                   **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+                                                   **({"Content-Type": "application/json"} if post is not None
+                                                      else {}),
+                                                   **({"Authorization": f"Bearer {api_key}"} if api_key else {})},
+                                     data=None if post is None else json.dumps(post).encode())
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:  # noqa: S310 - http(s) only (server_urls)
             body = reply.read(max_bytes + 1)
     except urllib.error.HTTPError as exc:
-        raise ValueError(f"GET {url}: HTTP {exc.code}") from None
+        raise ValueError(f"{verb} {url}: HTTP {exc.code}") from None
     except Exception as exc:  # noqa: BLE001 - timeouts, refused connections, bad chunking: one line
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"GET {url}: {first[:200]}") from None
+        raise ValueError(f"{verb} {url}: {first[:200]}") from None
     if len(body) > max_bytes:
-        raise ValueError(f"GET {url}: the reply is longer than {max_bytes} bytes")
+        raise ValueError(f"{verb} {url}: the reply is longer than {max_bytes} bytes")
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        raise ValueError(f"GET {url}: the reply is not JSON") from None
+        raise ValueError(f"{verb} {url}: the reply is not JSON") from None
+
+
+def served_logprobs(base_url: str, model: str, api_key: str | None = None, timeout: float = SERVER_TIMEOUT_S,
+                    max_bytes: int = MAX_SERVER_REPLY_BYTES) -> dict[str, bool]:
+    """What log-probabilities the completions server at ``base_url`` reports for ``model``, from one request of
+    one token: ``{"prompt_logprobs": ..., "top_logprobs": ...}`` (vLLM's per-prompt-token ``prompt_logprobs``;
+    the top-k list of the generated token, ``logprobs.top_logprobs``). A server that refuses the
+    ``prompt_logprobs`` parameter (HTTP 400) is asked again without it. A one-line ``ValueError`` when the server
+    does not answer a completions request at all."""
+    url = server_urls(base_url)[0].removesuffix("/models") + "/completions"
+    body = {"model": model, "prompt": "1", "max_tokens": 1, "temperature": 0, "logprobs": 2}
+    try:
+        reply = _get_json(url, api_key, timeout, max_bytes, post={**body, "prompt_logprobs": 1})
+    except ValueError as exc:
+        if "HTTP 400" not in str(exc):
+            raise
+        reply = _get_json(url, api_key, timeout, max_bytes, post=body)
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    prompt = choice.get("prompt_logprobs")
+    top = (choice.get("logprobs") or {}).get("top_logprobs") if isinstance(choice.get("logprobs"), dict) else None
+    return {"prompt_logprobs": isinstance(prompt, list) and any(isinstance(x, dict) and x for x in prompt),
+            "top_logprobs": isinstance(top, list) and any(isinstance(x, dict) and x for x in top)}
 
 
 def _token_text(value: Any) -> str | None:

@@ -27,7 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
-from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text
+from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text, served_logprobs
 from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
                                          candidate_record, end_texts, load_chat_tokenizer, render_chat,
                                          score_candidate_logprobs)
@@ -137,6 +137,42 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
             error = f"{error}; {str(exc).removeprefix('end_of_answer=eos: ')}"
     raise OptionError(f"option {error}; give -T end_of_answer=<the text that ends a reply> (e.g. </s>) or "
                       f"-T end_of_answer=none (score reply prefixes)")
+
+
+def _preflight(chat_template: str | None, end_of_answer: str, enumeration: str, routes: dict[str, str]) -> None:
+    """Before the run, where the evaluated model is known (``inspect eval --model M`` builds the task with M
+    active): the text that ends a reply, and for a served model what log-probabilities its server reports, so that
+    a run that could score nothing is refused with one line and a non-zero exit instead of failing in its first
+    sample (Inspect then exits 0). Without an active model (the Python API builds the task first), the solver
+    checks the same things."""
+    try:
+        model = get_model()
+    except Exception:  # noqa: BLE001 - no active model: the solver checks
+        return
+    if isinstance(model.api, UBModelAPI):
+        return
+    _reply_end(end_of_answer, _chat_tokenizer(chat_template))
+    base_url = getattr(model.api, "base_url", None)
+    if not base_url or not type(model.api).__name__.lower().endswith("completionsapi"):
+        return
+    served = getattr(model.api, "service_model_name", None)
+    try:
+        has = served_logprobs(str(base_url), served() if callable(served) else model.name,
+                              getattr(model.api, "api_key", None))
+    except ValueError as exc:
+        raise OptionError(f"ksn_logprob: the server answers no completions request ({exc})") from None
+    n_tree = sum(r == "tree" for r in routes.values())
+    n_listed = len(routes) - n_tree
+    if not has["prompt_logprobs"] and not has["top_logprobs"]:
+        raise OptionError("ksn_logprob: the server reports neither prompt_logprobs nor top_logprobs; sampling-free "
+                          "scoring reads one of them (vLLM's completions server reports both)")
+    if n_tree and not has["top_logprobs"]:
+        raise OptionError(f"ksn_logprob: {n_tree} of the {len(routes)} problems need the reply tree, which reads "
+                          f"top_logprobs, and the server reports none; -T enumeration=listed scores the problems "
+                          f"whose answers can be listed (from prompt_logprobs)")
+    if n_listed and not has["prompt_logprobs"] and enumeration == "listed":
+        raise OptionError("ksn_logprob: the listed route reads prompt_logprobs and the server reports none; "
+                          "-T enumeration=auto or tree reads the reply tree from top_logprobs instead")
 
 
 @solver(name=registry_name("candidate_logprobs"))
@@ -434,6 +470,7 @@ def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | li
                         f"reply tree")
         routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
                   ("listed" if enumeration == "listed" else "tree") for p in problems}
+        _preflight(chat_template, end_of_answer, enumeration, routes)
     return package_task(
         dataset=MemoryDataset([record_to_sample(p, routes[p.id]) for p in problems],
                               name="unpredictabench-ksn-logprob"),
