@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from support.linearity import assert_linear
 
 from ub_core.release_tools.official_output import MAX_VALUE_CHARS, OutputReader, parse_output
 
@@ -123,13 +124,6 @@ def test_counts_are_checked():
 
 # ------------------------------------------------------------------------------------------------ linear time
 
-#: A linear reader takes ~20x longer on an output 20 times longer, a quadratic one ~400x. Wall time on a shared
-#: machine is noisy, so the ratio counts only when the long read also misses GOAL_S; the quadratic reader this
-#: guards against froze the parent for over a minute on "[" and 40,000 digits arriving in small pieces.
-MAX_RATIO = 60.0
-GOAL_S = 1.0
-
-
 def _hostile_shapes() -> list:
     """(name, function of a length n giving an output of about n characters)."""
     rng = random.Random(35)
@@ -172,7 +166,6 @@ def _read_time(text: str, chunk: int) -> float:
 @pytest.mark.parametrize("name,make", _hostile_shapes(), ids=lambda x: x if isinstance(x, str) else "")
 def test_reading_is_linear_whatever_the_output(name, make):
     """Outputs built to hurt backtracking patterns and rescans, fed in 16-byte pieces (as a program that flushes
-    often sends them): 20 times the output takes about 20 times as long, not 400."""
-    small = min(_read_time(make(2_000), 16) for _ in range(3))
-    big = min(_read_time(make(40_000), 16) for _ in range(2))
-    assert big < GOAL_S or big / max(small, 1e-6) < MAX_RATIO, f"{name}: {big:.3f} s vs {small:.4f} s"
+    often sends them): 4 times the output takes about 4 times as long, not 16."""
+    small, big = make(10_000), make(40_000)
+    assert_linear(lambda text: _read_time(text, 16), small, big, len(big) / len(small), name)
