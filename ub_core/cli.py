@@ -380,9 +380,15 @@ def _cmd_report(args) -> int:
         if not sep or not name.strip() or not alias.strip():
             raise CLIError(f"--model-alias: expected NAME=ALIAS, got {spec!r}")
         aliases[name.strip()] = alias.strip()
+    published = {}
+    for spec in args.published or ():
+        fam, sep, folder = spec.partition("=")
+        if not sep or not fam.strip() or not folder.strip():
+            raise CLIError(f"--published: expected FAMILY=DIR (e.g. dice=LLM_Bad_Dice_Player), got {spec!r}")
+        published[fam.strip()] = folder.strip()
     try:
         res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms,
-                           model_aliases=aliases)
+                           model_aliases=aliases, published=published)
     except ImportError as e:
         raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
             from None
@@ -533,6 +539,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--model-alias", action="append", metavar="NAME=ALIAS",
                     help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
                          "into ub-oracle (likewise collapse) by default")
+    rp.add_argument("--published", action="append", metavar="FAMILY=DIR",
+                    help="a paper's published models as reference rows beside the runs of their setting, read from "
+                         "its release checkout: dice=DIR (Mininda/LLM_Bad_Dice_Player), scored in the runs' "
+                         "convention; marked '(published)', never pooled with a run")
     rp.set_defaults(func=_cmd_report)
 
     cp = sub.add_parser("compare", help="compare two runs of one task problem by problem: paired difference, "

@@ -65,7 +65,7 @@ _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": Fal
                    # the pairwise table: a difference has the metric's direction only through the metric column
                    "diff": None, "p_value": None, "p_holm": None, "significant": None, "mde": None,
                    "mde_if_sampled": None,
-                   "n_pairs": None, "n_unmatched": None}
+                   "n_pairs": None, "n_unmatched": None, "w1_median": False, "setting": None}
 
 
 def column_direction(eval_family: str, column: str) -> bool | None:
@@ -502,11 +502,15 @@ def _stability_tables(records, aggregates) -> list[Table]:
 
 # ------------------------------------------------------------------------------------------------ all
 
-def build_tables(table: SampleTable) -> dict[str, list[Table]]:
-    """``{family: [Table, ...]}`` for every family with data, in report order."""
+def build_tables(table: SampleTable, published: Any = None) -> dict[str, list[Table]]:
+    """``{family: [Table, ...]}`` for every family with data, in report order. ``published``: a
+    :class:`~ub_core.report.dice.PublishedRelease` whose models join the dice leaderboard as reference rows
+    (:func:`~ub_core.report.dice.add_published`), after every step that reads runs (they are no run)."""
+    from .dice import add_published, dice_tables
+
     out: dict[str, list[Table]] = {}
     builders = {"ksn": _ksn_tables, "calibration": _calibration_tables, "implicit": _implicit_tables,
-                "explicit": _explicit_tables, "odds": _odds_tables}
+                "explicit": _explicit_tables, "odds": _odds_tables, "dice": lambda recs: dice_tables(recs, table)}
     for fam, build in builders.items():
         recs = table.of_eval_family(fam)
         if recs:
@@ -524,6 +528,8 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
         pairs = _pairwise_table(fam, ts, table)
         if pairs is not None:
             ts.append(pairs)
+    if published is not None:
+        add_published(out, table, published)
     return out
 
 
@@ -701,7 +707,8 @@ def md_text(v: Any) -> str:
 def markdown_table(t: Table) -> str:
     head = "| " + " | ".join(md_text(c) for c in t.columns) + " |"
     sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
-    body = ["| " + " | ".join(md_text(_complete_text(r.get(c)) if c == "complete" else _fmt(r.get(c)))
+    body = ["| " + " | ".join(md_text(("published" if r.get("published") else _complete_text(r.get(c)))
+                                      if c == "complete" else _fmt(r.get(c)))
                               for c in t.columns) + " |" for r in t.rows]
     return "\n".join([head, sep, *body])
 
