@@ -410,7 +410,17 @@ def _cmd_compare(args) -> int:
     try:
         _check_range(args.alpha, "--alpha", 0, 1, open_ends=True)
         _check_range(args.power, "--power", 0, 1, open_ends=True)
-        rows, skipped = compare_runs(args.a, args.b, args.metric, alpha=args.alpha, power=args.power)
+        if (args.b is None) == (args.published is None):
+            raise CLIError("ub compare: give run B, or --published DIR --model NAME (a published model), not both")
+        if args.published is not None:
+            if not args.model:
+                raise CLIError("ub compare --published needs --model NAME (one of the release's models, e.g. GPT-4o)")
+            from .report.compare_runs import compare_published
+
+            rows, skipped = compare_published(args.a, args.published, args.model, args.metric, alpha=args.alpha,
+                                              power=args.power)
+        else:
+            rows, skipped = compare_runs(args.a, args.b, args.metric, alpha=args.alpha, power=args.power)
     finally:
         report_log.setLevel(level)  # the process may go on to build a report (tests, a notebook)
     for line in skipped:
@@ -548,7 +558,11 @@ def build_parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("compare", help="compare two runs of one task problem by problem: paired difference, "
                                         "its interval and p-value, minimum detectable effect")
     cp.add_argument("a", help="run A: an Inspect log, an lm-eval output folder or file, or a folder of one run")
-    cp.add_argument("b", help="run B, the same kinds")
+    cp.add_argument("b", nargs="?", help="run B, the same kinds (or --published)")
+    cp.add_argument("--published", metavar="DIR", help="B is a published model of the dice release at DIR "
+                    "(Mininda/LLM_Bad_Dice_Player), scored from its raw draws in run A's convention and paired with "
+                    "A law by law; needs --model")
+    cp.add_argument("--model", help="with --published: the release's model, by its paper name (e.g. GPT-4o)")
     cp.add_argument("--metric", action="append", help="compare this metric instead of each family's headline "
                     "(repeatable; e.g. wdz, jsd, ks@10)")
     cp.add_argument("--alpha", type=float, default=0.05, help="the test's level; the interval is at 1 - alpha "
