@@ -28,6 +28,7 @@ from ..metrics import wilson_interval
 from ..metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, DICE_TIERS
 from ..release_tools.untrusted import short
 from .records import SampleRecord, SampleTable, finite_or_none
+from .tables import PROVENANCE, Table
 
 __all__ = ["DiceSetting", "PUBLISHED_FRAMEWORK", "PublishedRelease", "dice_tables", "add_published", "run_setting",
            "published_records", "published_name", "placement_problem"]
@@ -211,8 +212,6 @@ def _law_rows(model: str, framework: str, setting: DiceSetting, recs: Sequence[S
 def dice_tables(records: list[SampleRecord], table: SampleTable | None) -> list:
     """The dice leaderboard (per model and setting: the pass rate over the laws with its Wilson interval, per tier,
     median and mean W1, values read, count error) and the per-law table."""
-    from .summary import Table
-
     lead = Table("dice_leaderboard", "Bad Dice Players leaderboard (share of laws whose test passes, p > alpha; "
                  "95% Wilson interval), grouped by setting", "dice",
                  ["model", "framework", "setting", "laws", "passed", "ci_low", "ci_high", *_TIER_COLUMNS,
@@ -245,7 +244,6 @@ def add_published(tables: dict[str, list], table: SampleTable, release: Publishe
     run, or none of the release's setting), the release's rows in its own convention at alpha 0.01 for both
     protocols, in groups of their own. Notes say which groups got published rows and which did not, and why."""
     from ..reproduce.dice import PROTOCOLS, RELEASE_N, RELEASE_TEMPERATURE
-    from .summary import PROVENANCE
 
     if "dice" not in tables:
         tables["dice"] = dice_tables([], table)
