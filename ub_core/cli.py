@@ -359,6 +359,17 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _key_values(specs, flag: str, form: str) -> dict[str, str]:
+    """``KEY=VALUE`` arguments of a repeatable flag as a dict; one line for a malformed one."""
+    out = {}
+    for spec in specs or ():
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise CLIError(f"{flag}: expected {form}, got {spec!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _cmd_report(args) -> int:
     """HTML + CSV/JSON/Markdown report of Inspect logs and lm-eval output (``ub_core.report``)."""
     import logging
@@ -374,18 +385,8 @@ def _cmd_report(args) -> int:
     if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
         report_log.addHandler(_Stderr(logging.WARNING))
         report_log.propagate = False
-    aliases = {}
-    for spec in args.model_alias or ():
-        name, sep, alias = spec.partition("=")
-        if not sep or not name.strip() or not alias.strip():
-            raise CLIError(f"--model-alias: expected NAME=ALIAS, got {spec!r}")
-        aliases[name.strip()] = alias.strip()
-    published = {}
-    for spec in args.published or ():
-        fam, sep, folder = spec.partition("=")
-        if not sep or not fam.strip() or not folder.strip():
-            raise CLIError(f"--published: expected FAMILY=DIR (e.g. dice=LLM_Bad_Dice_Player), got {spec!r}")
-        published[fam.strip()] = folder.strip()
+    aliases = _key_values(args.model_alias, "--model-alias", "NAME=ALIAS")
+    published = _key_values(args.published, "--published", "FAMILY=DIR (e.g. dice=LLM_Bad_Dice_Player)")
     try:
         res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms,
                            model_aliases=aliases, published=published)

@@ -33,13 +33,10 @@ def release(tmp_path_factory) -> Path:
 
 
 def _oracle_log(folder: Path, **kw) -> Path:
-    from inspect_ai import eval as inspect_eval
-
+    from support.inspect_run import run_task
     from ub_inspect.dice import dice
 
-    log = inspect_eval(dice(**kw), model="ub/oracle", log_dir=str(folder), display="none")[0]
-    assert log.status == "success", log.error
-    return Path(log.location)
+    return Path(run_task(dice(**kw), "ub/oracle", folder)[1].location)
 
 
 @pytest.fixture(scope="module")
