@@ -60,7 +60,8 @@ class DiceSetting:
         return (self.protocol, self.n, self.convention, self.alpha, self.temperature)
 
     def label(self) -> str:
-        return (f"{self.protocol or 'protocol ?'}, n={self.n if self.n is not None else '?'}, {self.convention}, "
+        protocol = short(self.protocol, 40).strip("'\"") if self.protocol else "protocol ?"
+        return (f"{protocol}, n={self.n if self.n is not None else '?'}, {self.convention}, "
                 f"alpha={self.alpha:g}" + (f", T={self.temperature:g}" if self.temperature is not None else ""))
 
 
