@@ -359,6 +359,17 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _key_values(specs, flag: str, form: str) -> dict[str, str]:
+    """``KEY=VALUE`` arguments of a repeatable flag as a dict; one line for a malformed one."""
+    out = {}
+    for spec in specs or ():
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise CLIError(f"{flag}: expected {form}, got {spec!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _cmd_report(args) -> int:
     """HTML + CSV/JSON/Markdown report of Inspect logs and lm-eval output (``ub_core.report``)."""
     import logging
@@ -374,15 +385,11 @@ def _cmd_report(args) -> int:
     if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
         report_log.addHandler(_Stderr(logging.WARNING))
         report_log.propagate = False
-    aliases = {}
-    for spec in args.model_alias or ():
-        name, sep, alias = spec.partition("=")
-        if not sep or not name.strip() or not alias.strip():
-            raise CLIError(f"--model-alias: expected NAME=ALIAS, got {spec!r}")
-        aliases[name.strip()] = alias.strip()
+    aliases = _key_values(args.model_alias, "--model-alias", "NAME=ALIAS")
+    published = _key_values(args.published, "--published", "FAMILY=DIR (e.g. dice=LLM_Bad_Dice_Player)")
     try:
         res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms,
-                           model_aliases=aliases)
+                           model_aliases=aliases, published=published)
     except ImportError as e:
         raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
             from None
@@ -404,7 +411,17 @@ def _cmd_compare(args) -> int:
     try:
         _check_range(args.alpha, "--alpha", 0, 1, open_ends=True)
         _check_range(args.power, "--power", 0, 1, open_ends=True)
-        rows, skipped = compare_runs(args.a, args.b, args.metric, alpha=args.alpha, power=args.power)
+        if (args.b is None) == (args.published is None):
+            raise CLIError("ub compare: give run B, or --published DIR --model NAME (a published model), not both")
+        if args.published is not None:
+            if not args.model:
+                raise CLIError("ub compare --published needs --model NAME (one of the release's models, e.g. GPT-4o)")
+            from .report.compare_runs import compare_published
+
+            rows, skipped = compare_published(args.a, args.published, args.model, args.metric, alpha=args.alpha,
+                                              power=args.power)
+        else:
+            rows, skipped = compare_runs(args.a, args.b, args.metric, alpha=args.alpha, power=args.power)
     finally:
         report_log.setLevel(level)  # the process may go on to build a report (tests, a notebook)
     for line in skipped:
@@ -533,12 +550,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--model-alias", action="append", metavar="NAME=ALIAS",
                     help="show model NAME as ALIAS (repeatable); ub/oracle, ub-oracle and ub-oracle/... are folded "
                          "into ub-oracle (likewise collapse) by default")
+    rp.add_argument("--published", action="append", metavar="FAMILY=DIR",
+                    help="a paper's published models as reference rows beside the runs of their setting, read from "
+                         "its release checkout: dice=DIR (Mininda/LLM_Bad_Dice_Player), scored in the runs' "
+                         "convention; marked '(published)', never pooled with a run")
     rp.set_defaults(func=_cmd_report)
 
     cp = sub.add_parser("compare", help="compare two runs of one task problem by problem: paired difference, "
                                         "its interval and p-value, minimum detectable effect")
     cp.add_argument("a", help="run A: an Inspect log, an lm-eval output folder or file, or a folder of one run")
-    cp.add_argument("b", help="run B, the same kinds")
+    cp.add_argument("b", nargs="?", help="run B, the same kinds (or --published)")
+    cp.add_argument("--published", metavar="DIR", help="B is a published model of the dice release at DIR "
+                    "(Mininda/LLM_Bad_Dice_Player), scored from its raw draws in run A's convention and paired with "
+                    "A law by law; needs --model")
+    cp.add_argument("--model", help="with --published: the release's model, by its paper name (e.g. GPT-4o)")
     cp.add_argument("--metric", action="append", help="compare this metric instead of each family's headline "
                     "(repeatable; e.g. wdz, jsd, ks@10)")
     cp.add_argument("--alpha", type=float, default=0.05, help="the test's level; the interval is at 1 - alpha "

@@ -164,7 +164,8 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
     # Bad Dice Players
     Option("protocol", _choice("batch", "independent"),
            "batch (one request for n values) or independent (n one-value requests)"),
-    Option("n", lambda value, name: o.integer(value, name, low=1, high=100_000), "values asked per law"),
+    Option("n", lambda value, name: o.integer(value, name, low=1, high=100_000),
+           "values asked per law (dice); questions asked (dice_mcq)"),
     Option("laws", o.str_list, "the laws to run, by the release's names (a list or a comma-separated string)"),
     Option("alpha", lambda value, name: o.real(value, name, 0, 1, low_open=True, high_open=True),
            "the significance level: a law passes when p > alpha"),
@@ -223,11 +224,15 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                     "alpha": 0.01, "seed": 0, "temperature": 1.0, "max_tokens": None, "max_attempts": 5},
            lmeval=("protocol", "n", "laws", "convention", "alpha", "seed", "replies"), lmeval_tasks=("ub_dice",),
            conventions=("default", "release")),
+    # the dice paper's downstream MCQ task: n generated questions, their answer keys tested for uniformity over A-D
+    Family("dice_mcq", {"n": 1000, "alpha": 0.01, "temperature": 1.0, "max_tokens": None}, lmeval=("n", "alpha"),
+           lmeval_tasks=("ub_dice_mcq",)),
 )}
 
 #: lm-eval's ub task families: a hook's label -> the families whose --metadata options it takes
 LMEVAL_FAMILIES = {"ub_ksn": ("ksn",), "ub_ksn_logprob": ("ksn_logprob",), "ub_logit": ("calibration", "implicit"),
-                   "ub_explicit": ("explicit",), "ub_odds": ("odds",), "ub_tar": ("stability",), "ub_dice": ("dice",)}
+                   "ub_explicit": ("explicit",), "ub_odds": ("odds",), "ub_tar": ("stability",), "ub_dice": ("dice",),
+                   "ub_dice_mcq": ("dice_mcq",)}
 
 #: Every option name of a ub task in either framework.
 UB_OPTION_NAMES = frozenset(VOCABULARY)

@@ -37,10 +37,13 @@ def text_reply(item, mode: str) -> str | None:
     """The one reply of the offline models to a question with a single right answer (a stability item: the
     correct letter for the oracle, always ``A`` for collapse), ``None`` for an item they answer otherwise
     (sampled problems are drawn, log-probability items are scored)."""
+    from .problems.dice_mcq import DiceMcqItem, mcq_reply
     from .problems.stability import StabilityItem
 
     if isinstance(item, StabilityItem):
         return f"ANSWER: {item.answer if mode == 'oracle' else 'A'}"
+    if isinstance(item, DiceMcqItem):  # a generated question whose answer key is the point (dice MCQ task)
+        return mcq_reply(item, mode)
     return None
 
 

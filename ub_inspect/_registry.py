@@ -6,6 +6,8 @@ from ._inspect_private import register_unqualified_alias
 from .calibration import calibration
 from .dice import dice
 from .dice.dice import dice_scorer
+from .dice_mcq import dice_mcq
+from .dice_mcq.dice_mcq import dice_mcq_scorer
 from .explicit import explicit
 from .implicit import implicit
 from .ksn import ksn
@@ -22,7 +24,7 @@ from .stability.scorer import stability_scorer
 # `inspect score LOG` rebuilds each scorer by the unqualified name the log records
 # (ub_inspect._inspect_private.register_unqualified_alias)
 for _scorer in (ksn_scorer, ksn_logprob_scorer, calibration_scorer, implicit_scorer, explicit_scorer,
-                odds_question_scorer, odds_sampling_scorer, stability_scorer, dice_scorer):
+                odds_question_scorer, odds_sampling_scorer, stability_scorer, dice_scorer, dice_mcq_scorer):
     register_unqualified_alias(_scorer)
 
 
@@ -34,5 +36,5 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "ksn_logprob", "calibration", "implicit", "explicit", "odds", "stability", "dice", "tar_a", "tar_r", "tar",
+__all__ = ["ksn", "ksn_logprob", "calibration", "implicit", "explicit", "odds", "stability", "dice", "dice_mcq", "tar_a", "tar_r", "tar",
            "tar_raw", "ub"]

@@ -6,6 +6,11 @@ science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Ins
   protocol and ``n`` are fixed by the YAML (``dataset_kwargs``: ``protocol``, and for ``independent`` the YAML's
   ``repeats``); ``--metadata`` sets ``laws``, ``convention``, ``alpha``, ``seed`` and, for ``batch``, ``n``.
   Anything else, or a value out of range, is a one-line ValueError naming the option.
+- :func:`dice_mcq_dataset` / :func:`process_results_mcq` (``ub_dice_mcq``, the downstream MCQ task): one document
+  per requested question (``--metadata`` ``n``, ``alpha``), the reply's answer key read with
+  :func:`~ub_core.parsing.answer_key.read_answer_key`; the run's keys tested for uniformity over A-D
+  (:func:`~ub_core.metrics.dice.letter_uniformity`) by the aggregations :func:`letter_p_value`,
+  :func:`letter_chi2` and :func:`letters_uniform` (p > alpha), ``read`` the share of replies with a key.
 - :func:`process_results_dice`: the document's generation(s) -> ``passed``, ``w1``, ``p_value``, ``n_values``,
   ``count_error``. Batch: every number of the one reply (:func:`~ub_core.parsing.parse_number_list`; a count other
   than ``n`` is recorded). Independent: one number per reply (:func:`~ub_core.parsing.parse_number`), an unreadable
@@ -22,9 +27,10 @@ from ub_core.parsing import parse_number, parse_number_list
 from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
 
 from .ksn_hooks import nanmean  # noqa: F401  (the YAMLs name utils.nanmean)
-from .metadata import DICE_OPTIONS, checked
+from .metadata import DICE_MCQ_OPTIONS, DICE_OPTIONS, checked
 
-__all__ = ["dice_docs", "dice_dataset", "process_results_dice", "nanmean", "DICE_KEYS"]
+__all__ = ["dice_docs", "dice_dataset", "process_results_dice", "nanmean", "DICE_KEYS", "mcq_docs", "dice_mcq_dataset",
+           "process_results_mcq", "letter_p_value", "letter_chi2", "letters_uniform"]
 
 DICE_KEYS = ("passed", "w1", "p_value", "n_values", "count_error")
 
@@ -75,3 +81,61 @@ def process_results_dice(doc: dict, results: list) -> dict:
     """One law's generation(s) -> its dice scores (the Inspect scorer's keys)."""
     return dice_row(doc["law"], _values(doc, results), int(doc["n"]), convention=doc["convention"],
                     alpha=float(doc["alpha"]), seed=int(doc["seed"]))
+
+
+# ------------------------------------------------------------------------------------------------ MCQ
+
+
+def mcq_docs(n: Any = 1000, alpha: Any = DICE_ALPHA) -> list[dict]:
+    """One document per requested question (:mod:`ub_core.problems.dice_mcq`), the options checked."""
+    from ub_core.problems.dice_mcq import MAX_QUESTIONS, mcq_items
+
+    n = options.integer(n, "n", low=1, high=MAX_QUESTIONS)
+    alpha = options.real(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
+    return [{"id": item.id, "index": item.index, "topic": item.topic, "alpha": alpha, "prompt": item.prompt}
+            for item in mcq_items(n)]
+
+
+def dice_mcq_dataset(n: Any = 1000, alpha: Any = DICE_ALPHA, **kwargs: Any):
+    """``custom_dataset`` hook of ``ub_dice_mcq``."""
+    from datasets import Dataset, DatasetDict
+
+    checked("ub_dice_mcq", kwargs, DICE_MCQ_OPTIONS)
+    return DatasetDict({"test": Dataset.from_list(mcq_docs(n, alpha))})
+
+
+def process_results_mcq(doc: dict, results: list) -> dict:
+    """One reply -> its answer key (``""`` when none) for the run-level test, with the document's alpha."""
+    from ub_core.parsing.answer_key import read_answer_key
+
+    gen = results[0] if results else ""
+    letter = read_answer_key(gen[0] if isinstance(gen, (list, tuple)) and gen else gen) or ""
+    keyed = [letter, float(doc["alpha"])]
+    return {"letter_p_value": keyed, "letter_chi2": keyed, "letters_uniform": keyed, "read": float(bool(letter))}
+
+
+def _uniformity(items: list) -> tuple[dict | None, float]:
+    from ub_core.metrics.dice import MCQ_LETTERS, letter_uniformity
+
+    letters = [str(it[0]) for it in items if it and str(it[0]) in MCQ_LETTERS]
+    alpha = float(items[0][1]) if items else DICE_ALPHA
+    if not letters:
+        return None, alpha
+    return letter_uniformity({k: letters.count(k) for k in MCQ_LETTERS}), alpha
+
+
+def letter_p_value(items: list) -> float:
+    """Aggregation: the p-value of the run's answer keys against uniform over A-D (NaN when none was read)."""
+    res, _ = _uniformity(items)
+    return res["p_value"] if res else float("nan")
+
+
+def letter_chi2(items: list) -> float:
+    res, _ = _uniformity(items)
+    return res["chi2"] if res else float("nan")
+
+
+def letters_uniform(items: list) -> float:
+    """Aggregation: 1 when the keys pass the uniformity test (p > alpha), else 0."""
+    res, alpha = _uniformity(items)
+    return float(res is not None and res["p_value"] > alpha)

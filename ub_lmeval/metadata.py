@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 from ub_core import option_registry as registry
 
 __all__ = ["checked", "KSN_OPTIONS", "KSN_LOGPROB_OPTIONS", "ODDS_OPTIONS", "OPTION_LOGPROB_OPTIONS",
-           "STABILITY_OPTIONS", "DICE_OPTIONS", "print_metadata_note_once"]
+           "STABILITY_OPTIONS", "DICE_OPTIONS", "DICE_MCQ_OPTIONS", "print_metadata_note_once"]
 
 
 def _accepted(family: str) -> dict[str, Callable[[Any, str], Any] | None]:
@@ -30,6 +30,7 @@ ODDS_OPTIONS = _accepted("odds")
 OPTION_LOGPROB_OPTIONS = {**_accepted("calibration"), **_accepted("implicit")}
 STABILITY_OPTIONS = _accepted("stability")
 DICE_OPTIONS = _accepted("dice")
+DICE_MCQ_OPTIONS = _accepted("dice_mcq")
 
 
 def checked(task: str, metadata: Mapping[str, Any], accepted: Mapping[str, Any]) -> dict[str, Any]:

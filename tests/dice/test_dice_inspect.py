@@ -14,14 +14,10 @@ inspect_ai = pytest.importorskip("inspect_ai")
 
 
 def _run(tmp_path, model, **kw):
-    from inspect_ai import eval as inspect_eval
-
+    from support.inspect_run import run_task
     from ub_inspect.dice import dice
 
-    log = inspect_eval(dice(**kw), model=model, log_dir=str(tmp_path), display="none")[0]
-    assert log.status == "success", log.error
-    (score,) = log.results.scores
-    return {k: v.value for k, v in score.metrics.items()}, log
+    return run_task(dice(**kw), model, tmp_path)
 
 
 def test_the_bank_states_the_papers_laws_and_finds_its_prompts():

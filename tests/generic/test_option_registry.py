@@ -13,6 +13,7 @@ from ub_core.options import OptionValueError
 
 from ub_inspect.calibration import calibration
 from ub_inspect.dice import dice
+from ub_inspect.dice_mcq import dice_mcq
 from ub_inspect.explicit import explicit
 from ub_inspect.implicit import implicit
 from ub_inspect.ksn import ksn
@@ -22,7 +23,7 @@ from ub_inspect.stability import stability
 from ub_inspect._options import OptionError
 
 TASKS = {"ksn": ksn, "ksn_logprob": ksn_logprob, "calibration": calibration, "implicit": implicit,
-         "explicit": explicit, "odds": odds, "stability": stability, "dice": dice}
+         "explicit": explicit, "odds": odds, "stability": stability, "dice": dice, "dice_mcq": dice_mcq}
 
 
 def _signature(task):

@@ -87,4 +87,12 @@ def protocol_prompt(item: Problem, protocol: str, n: int) -> str:
     return item.list_prompt(int(n)) if protocol == "batch" else item.full_prompt
 
 
-find_dice_item = prompt_index(dice_items)
+_find_law_item = prompt_index(dice_items)
+
+
+def find_dice_item(text: str):
+    """The dice bank's prompt index: a law's item (:func:`dice_items`), else a request of the MCQ task
+    (:func:`ub_core.problems.dice_mcq.find_mcq_item`), else None."""
+    from .dice_mcq import find_mcq_item
+
+    return _find_law_item(text) or find_mcq_item(text)

@@ -31,6 +31,7 @@ from ..metrics.intervals import clip_roundoff
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
            "IMPLICIT_KEYS", "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS",
+           "DICE_KEYS", "DICE_META",
            "extract_all", "value_problem", "clip_metric"]
 
 # ------------------------------------------------------------------------------------------------ key names
@@ -65,6 +66,11 @@ ODDS_META = ("family", "task", "shots", "shot_type", "context", "distribution")
 #: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
 #: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
 STABILITY_KEYS = (*(k for k in metric_keys("stability") if k != "acc"), "run_accuracies")
+#: dice (the "Bad Dice Players" paper): one record per law; its configuration (protocol, N asked, convention, and
+#: the lm-eval document's alpha and seed) from Inspect ``Sample.metadata`` / ``Score.metadata`` or the lm-eval
+#: ``doc``. The values themselves (up to 100,000 per law) are not kept: the scores are.
+DICE_KEYS = metric_keys("dice")
+DICE_META = ("law", "tier", "protocol", "n", "convention", "alpha", "seed")
 
 
 Extracted = tuple[str, dict[str, Any], dict[str, Any]]  # (category, metrics, payload)
@@ -191,6 +197,16 @@ def _stability(values, meta, doc) -> Extracted:
     return _category(doc), metrics, {}
 
 
+def _dice(values, meta, doc) -> Extracted:
+    payload = {}
+    for k in DICE_META:
+        for src in (meta, doc):
+            if k in src and isinstance(src[k], (str, int, float)) and not isinstance(src[k], bool):
+                payload[k] = src[k]
+                break
+    return str(payload.get("tier", _category(doc))), _pick(values, DICE_KEYS), payload
+
+
 EVAL_FAMILIES: tuple[EvalFamily, ...] = (
     EvalFamily("ksn", "UnpredictaBench (KS@N)", _is_ksn, _ksn),
     EvalFamily("ksn_logprob", "Sampling-free KS@N (log-probabilities)", lambda v: "ks_distance" in v, _ksn_logprob),
@@ -200,6 +216,7 @@ EVAL_FAMILIES: tuple[EvalFamily, ...] = (
     EvalFamily("explicit", "Explicit MCQ", lambda v: "mcq_acc" in v, _explicit),
     EvalFamily("odds", "What are the odds", lambda v: any(k in v for k in ODDS_KEYS), _odds),
     EvalFamily("stability", "Run-to-run stability", lambda v: "tar_r" in v or "tar_a" in v, _stability),
+    EvalFamily("dice", "Bad Dice Players (sampling from stated laws)", lambda v: "passed" in v and "w1" in v, _dice),
 )
 EVAL_FAMILY_NAMES = tuple(f.name for f in EVAL_FAMILIES)
 

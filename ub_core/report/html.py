@@ -149,22 +149,43 @@ def render_html(context: dict[str, Any]) -> str:
     return env.get_template("index.html.j2").render(**context)
 
 
+#: the families whose paper's published results ``build_report(published=...)`` can read
+PUBLISHED_FAMILIES = ("dice",)
+
+
+def _published_release(published: dict[str, str | Path] | None):
+    if not published:
+        return None
+    unknown = sorted(set(published) - set(PUBLISHED_FAMILIES))
+    if unknown:
+        raise ValueError(f"--published {unknown[0]}=...: no published results for that family (known: "
+                         f"{', '.join(PUBLISHED_FAMILIES)})")
+    from .dice import PublishedRelease
+
+    return PublishedRelease(published["dice"])
+
+
 def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str = "UnpredictaBench report",
-                 max_histograms: int | None = None, model_aliases: dict[str, str] | None = None) -> ReportResult:
+                 max_histograms: int | None = None, model_aliases: dict[str, str] | None = None,
+                 published: dict[str, str | Path] | None = None) -> ReportResult:
     """Read ``paths`` (files or folders, any mix of Inspect logs and lm-eval output), write ``out_dir/index.html``
     with its PNG figures, ``summary.csv``, ``summary.json``, ``summary.md`` and ``tables/*.csv``.
 
     Unusable inputs are counted in ``result.table.skips`` (and listed in the page and the summaries); raises
     ValueError only when no input held any usable data. ``model_aliases`` (``{name: report name}``) folds names
     of one model (the offline models' names are folded by default: :func:`~ub_core.report.records.model_alias`).
+    ``published`` (``{"dice": release folder}``): a paper's published models as reference rows beside the runs of
+    their setting (:mod:`ub_core.report.dice`); an unknown family or a folder that is no release is a one-line
+    ValueError.
     """
     out = Path(out_dir)
+    release = _published_release(published)
     table = load_inputs(paths, exclude=out, model_aliases=model_aliases)
     if not table.records and not table.aggregates:
         reasons = "; ".join(str(s) for s in table.skips[:3]) or "no inputs"
         raise ValueError(f"no usable data in the inputs ({len(table.skips)} skipped: {reasons})")
     out.mkdir(parents=True, exist_ok=True)
-    tables = build_tables(table)
+    tables = build_tables(table, release)
     used = {r.source for r in table.records} | set(table.aggregate_sources.values())  # superseded runs left out
     figs, gallery, files = _figures(tables, table, out, max_histograms)
     info = {"records": len(table.records), "files": sorted(set(table.files_read)),

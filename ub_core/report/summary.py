@@ -12,86 +12,19 @@ import json
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..compare import (comparable_settings, compare_records, headline_key, holm, minimum_detectable_effect,
                        sampling_noise_removed, se_floor)
-from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric, left_out_reason, per_n_key, split_key
+from ..metric_spec import REPORT_SPEC_FAMILIES, find_metric, left_out_reason, per_n_key, split_key
 from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, clustered_stderr, grid_behaviour_rates,
                        wilson_interval)
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from .records import SampleRecord, SampleTable, finite_or_none
+from .tables import _REPORT_COLUMNS, ID_COLUMNS, PROVENANCE, Table, _jsonable, column_direction  # noqa: F401
 
 __all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean", "column_direction"]
-
-ID_COLUMNS = ("model", "framework")
-
-
-@dataclass
-class Table:
-    name: str
-    title: str
-    eval_family: str
-    columns: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    note: str = ""
-    #: columns that identify a row (the rest are values); the long CSV melts the value columns
-    keys: tuple[str, ...] = ID_COLUMNS
-    #: data for a figure that is not a table column (not written to the summaries)
-    points: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """Columns, rows and, for dashboards, ``higher_is_better`` per value column (:func:`column_direction`:
-        null where no direction ranks it) and each row's ``provenance`` where its runs are known."""
-        rows = []
-        for r in self.rows:
-            row = {c: _jsonable(r.get(c)) for c in self.columns}
-            if PROVENANCE in r:
-                row[PROVENANCE] = r[PROVENANCE]
-            rows.append(row)
-        return {"title": self.title, "family": self.eval_family, "columns": self.columns, "keys": list(self.keys),
-                "higher_is_better": {c: column_direction(self.eval_family, c) for c in self.columns if c not in self.keys},
-                "note": self.note, "rows": rows}
-
-
-#: the row key that holds its runs' provenance (:meth:`SampleTable.provenance`); not a column
-PROVENANCE = "provenance"
-#: the spec eval families whose metrics a report eval family's columns are
-#: report columns that are no spec metric, with their direction (None: counts and labels, not ranked)
-_REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": False, "predicted_p_pass": True,
-                   "sampled_ks_pass": True, "mae": False, "baseline_mae": False, "complete": None,
-                   # the pairwise table: a difference has the metric's direction only through the metric column
-                   "diff": None, "p_value": None, "p_holm": None, "significant": None, "mde": None,
-                   "mde_if_sampled": None,
-                   "n_pairs": None, "n_unmatched": None}
-
-
-def column_direction(eval_family: str, column: str) -> bool | None:
-    """True when a higher value of a summary column is better, False when lower is, None when no direction ranks it:
-    interval bounds, counts of items, two-sided metrics such as RE (``ub_core.metric_spec.direction``)."""
-    if column in _REPORT_COLUMNS:
-        return _REPORT_COLUMNS[column]
-    if column in ("ci_low", "ci_high") or column.endswith(("_ci_low", "_ci_high")):
-        return None
-    key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
-    if key.startswith("grid_"):
-        key = "behaviour_" + key[5:]
-    for fam in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,)):
-        spec = find_metric(fam, key)
-        if spec is not None:
-            return direction(spec)
-    return None
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        return _jsonable(v.item())
-    return v
-
 
 def nanmean(values: Iterable[Any]) -> float | None:
     vals = [v for v in (finite_or_none(x) for x in values) if v is not None]
@@ -502,11 +435,15 @@ def _stability_tables(records, aggregates) -> list[Table]:
 
 # ------------------------------------------------------------------------------------------------ all
 
-def build_tables(table: SampleTable) -> dict[str, list[Table]]:
-    """``{family: [Table, ...]}`` for every family with data, in report order."""
+def build_tables(table: SampleTable, published: Any = None) -> dict[str, list[Table]]:
+    """``{family: [Table, ...]}`` for every family with data, in report order. ``published``: a
+    :class:`~ub_core.report.dice.PublishedRelease` whose models join the dice leaderboard as reference rows
+    (:func:`~ub_core.report.dice.add_published`), after every step that reads runs (they are no run)."""
+    from .dice import add_published, dice_tables
+
     out: dict[str, list[Table]] = {}
     builders = {"ksn": _ksn_tables, "calibration": _calibration_tables, "implicit": _implicit_tables,
-                "explicit": _explicit_tables, "odds": _odds_tables}
+                "explicit": _explicit_tables, "odds": _odds_tables, "dice": lambda recs: dice_tables(recs, table)}
     for fam, build in builders.items():
         recs = table.of_eval_family(fam)
         if recs:
@@ -524,6 +461,8 @@ def build_tables(table: SampleTable) -> dict[str, list[Table]]:
         pairs = _pairwise_table(fam, ts, table)
         if pairs is not None:
             ts.append(pairs)
+    if published is not None:
+        add_published(out, table, published)
     return out
 
 
@@ -701,7 +640,8 @@ def md_text(v: Any) -> str:
 def markdown_table(t: Table) -> str:
     head = "| " + " | ".join(md_text(c) for c in t.columns) + " |"
     sep = "|" + "|".join("---" if c in t.keys else "---:" for c in t.columns) + "|"
-    body = ["| " + " | ".join(md_text(_complete_text(r.get(c)) if c == "complete" else _fmt(r.get(c)))
+    body = ["| " + " | ".join(md_text(("published" if r.get("published") else _complete_text(r.get(c)))
+                                      if c == "complete" else _fmt(r.get(c)))
                               for c in t.columns) + " |" for r in t.rows]
     return "\n".join([head, sep, *body])
 

@@ -45,13 +45,16 @@ from ..parsing.answer_key import read_answer_key
 from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, loads, read_bytes,
                                        read_text, short)
 
-__all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "display_name",
-           "reproduce_dice", "format_report", "add_parser"]
+__all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "RELEASE_N",
+           "RELEASE_TEMPERATURE", "display_name", "reproduce_dice", "main_table", "format_report", "add_parser"]
 
 PROTOCOLS = ("batch", "independent")
 #: The paper's 11 models, in its table order.
 MODELS = ("GPT-5.2", "Gemini-3", "GPT-4o", "DeepSeek-V3.2", "Qwen3", "Gemma-3", "Mistral-3.2", "Kimi-K2",
           "Llama-3.3", "Llama-4", "GPT-OSS")
+#: Both protocols of the release ask for 1,000 values per law at temperature 1.0 (its configs/protocols.json).
+RELEASE_N = 1000
+RELEASE_TEMPERATURE = 1.0
 #: The MCQ task's models and their folders under ``data/downstream/mcq/raw_outputs``.
 MCQ_MODELS = {"GPT-4o": "gpt4o", "Llama-3.3": "llama33", "DeepSeek-V3.2": "deepseek", "Qwen3": "qwen3",
               "Llama-4": "llama4", "GPT-OSS": "gptoss"}
@@ -205,10 +208,11 @@ def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
 
 # ------------------------------------------------------------------------------------------------ scoring
 
-def _main_rows(root: Path, convention: str, alpha: float, seed: int, gaps: ErrorSummary) -> list[dict[str, Any]]:
+def _main_rows(root: Path, convention: str, alpha: float, seed: int, gaps: ErrorSummary,
+               protocols: tuple[str, ...] = PROTOCOLS) -> list[dict[str, Any]]:
     refs = read_references(root, gaps) if convention == "release" else {}
     rows = []
-    for protocol in PROTOCOLS:
+    for protocol in protocols:
         for dist in DICE_ORDER:
             found = read_raw(root, protocol, dist, gaps)
             ref = refs.get(f"{protocol}/{dist}") if convention == "release" else law_draws(dist, seed=seed)
@@ -329,16 +333,36 @@ def _summary(rows: list[dict], alpha: float) -> dict[str, Any]:
     return out
 
 
-def reproduce_dice(release: str | Path, convention: str = "release", alpha: float = DICE_ALPHA,
-                   seed: int = 0) -> dict[str, Any]:
-    """Both tables from a release checkout. Returns ``{"convention", "alpha", "rows", "summary", "comparison",
-    "gaps": ErrorSummary}``; a folder without the release's layout or an unknown convention is a one-line
-    ValueError."""
+def _checked_root(release: str | Path, convention: str) -> Path:
     if convention not in DICE_CONVENTIONS:
         raise ValueError(f"--convention must be one of {', '.join(DICE_CONVENTIONS)}, got {convention!r}")
     root = Path(release)
     if not (root / RAW).is_dir():
         raise ValueError(f"{short(str(release), 120)}: not a checkout of the dice release (no {RAW} folder)")
+    return root
+
+
+def main_table(release: str | Path, protocols: Any = PROTOCOLS, convention: str = "release",
+               alpha: float = DICE_ALPHA, seed: int = 0) -> tuple[list[dict[str, Any]], ErrorSummary]:
+    """The main table's rows of ``protocols`` only (one row per protocol, law and model, as :func:`reproduce_dice`
+    gives them) and the gaps met reading them: what ``ub report --published`` and ``ub compare --published``
+    put beside a lab's run. A folder without the release's layout, an unknown convention or protocol is a
+    one-line ValueError."""
+    root = _checked_root(release, convention)
+    protocols = tuple(protocols)
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad:
+        raise ValueError(f"unknown dice protocol {bad[0]!r}; the release has {', '.join(PROTOCOLS)}")
+    gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
+    return _main_rows(root, convention, alpha, seed, gaps, protocols), gaps
+
+
+def reproduce_dice(release: str | Path, convention: str = "release", alpha: float = DICE_ALPHA,
+                   seed: int = 0) -> dict[str, Any]:
+    """Both tables from a release checkout. Returns ``{"convention", "alpha", "rows", "summary", "comparison",
+    "gaps": ErrorSummary}``; a folder without the release's layout or an unknown convention is a one-line
+    ValueError."""
+    root = _checked_root(release, convention)
     gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
     rows = _main_rows(root, convention, alpha, seed, gaps) + _mcq_rows(root, convention, gaps)
     comparison = _compare(rows, root, gaps)
