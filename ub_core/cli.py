@@ -381,18 +381,22 @@ def _cmd_report(args) -> int:
             print(f"ub: {record.getMessage()}", file=sys.stderr)
 
     _check_range(args.max_histograms, "--max-histograms", 0, 10**9)
-    report_log = logging.getLogger("ub_core.report")
-    if not any(type(h).__name__ == "_Stderr" for h in report_log.handlers):
-        report_log.addHandler(_Stderr(logging.WARNING))
-        report_log.propagate = False
     aliases = _key_values(args.model_alias, "--model-alias", "NAME=ALIAS")
     published = _key_values(args.published, "--published", "FAMILY=DIR (e.g. dice=LLM_Bad_Dice_Player)")
+    # the skips go to stderr for this command only: a process that goes on (a test, a notebook) keeps its logging
+    report_log = logging.getLogger("ub_core.report")
+    handler, propagate = _Stderr(logging.WARNING), report_log.propagate
+    report_log.addHandler(handler)
+    report_log.propagate = False
     try:
         res = build_report(args.paths, args.out, title=args.title, max_histograms=args.max_histograms,
                            model_aliases=aliases, published=published)
     except ImportError as e:
         raise CLIError(f"ub report needs matplotlib and jinja2 (pip install 'unpredictabench[report]'): {e}") \
             from None
+    finally:
+        report_log.removeHandler(handler)
+        report_log.propagate = propagate
     print(f"wrote {res.index} ({len(res.table)} scored samples, {len(res.figures)} figures, "
           f"{res.skipped} inputs skipped)")
     return 0
