@@ -26,7 +26,7 @@ ODDS_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
     ("task", "shots", "shot_type", "context", "families", "edition", "list_size", "convention", "yaml_task",
      "replies"))
 OPTION_LOGPROB_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
-    ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor"))
+    ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor", "equal_counts"))
 STABILITY_OPTIONS: dict[str, Callable[[Any, str], Any] | None] = dict.fromkeys(
     ("subtask", "source", "bbh", "mmlu", "split", "size", "convention"))
 

@@ -42,9 +42,9 @@ import logging
 from typing import Any, Sequence
 
 from ub_core.logprob.ksn_logprob import clean_logprobs
-from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
+from ub_core.metrics import UNDETERMINED, check_equal_counts, grid_behaviour_rates
 from ub_core.logprob.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
-                                    flatten_variants, option_mass, scored_sample, unresolved_prefixes)
+                                    flatten_variants, item_set, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
 from .ksn_hooks import nanmean, select_ids, total
@@ -90,15 +90,21 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
 
 def option_logprob_docs(bank: str, category: str | None = None, size: str | None = "subset",
                tokenizer=None, ids: Any = None, convention: str = "exclusive",
-               kl_floor: Any = None) -> list[dict]:
-    """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
+               kl_floor: Any = None, equal_counts: Any = None) -> list[dict]:
+    """One document per item (for calibration, of the equal-count rule ``equal_counts``, default ``drop``: the
+    baselines' item set, :func:`ub_core.logprob.option_logprob.item_set`; the count left out is logged): ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
     ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
     kl_floor = None if kl_floor in (None, "") else float(kl_floor)
     if kl_floor is not None and not 0 < kl_floor < 1:
         raise ValueError(f"kl_floor must be in (0, 1), got {kl_floor!r}")
-    items = select_ids(load_bank(bank, categories=[category] if category else None, size=size), ids, bank, size)
+    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size),
+                               None if equal_counts in (None, "") else check_equal_counts(equal_counts))
+    if left_out:
+        log.info("ub logit tasks: %s %s: %d item(s) with equal counts left out (equal_counts=drop, as the "
+                 "baselines)", bank, category or "", left_out)
+    items = select_ids(items, ids, bank, size)
     docs = []
     for item in items:
         choices, owners = flatten_variants(item)
@@ -119,7 +125,7 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
 
 def option_logprob_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
-                  convention: Any = "exclusive", kl_floor: Any = None, **kwargs: Any):
+                  convention: Any = "exclusive", kl_floor: Any = None, equal_counts: Any = None, **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
     model_args keys (``pretrained``, ``tokenizer``); a ub option these tasks do not take is a one-line error
     (:mod:`ub_lmeval.metadata`)."""
@@ -131,7 +137,8 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive", kl_floor)
+    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive", kl_floor,
+                               equal_counts)
     return DatasetDict({"test": Dataset.from_list(docs)})
 
 

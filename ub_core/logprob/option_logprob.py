@@ -47,7 +47,7 @@ from ..problems.option_item import OptionItem
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
            "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities",
-           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS"]
+           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS", "item_set"]
 
 #: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
 CONVENTIONS = ("exclusive", "paper")
@@ -149,6 +149,19 @@ def _checked_logprob(variant: str, value: Any) -> float:
     if math.isnan(lp) or lp > _LOGPROB_SLACK:
         raise ValueError(f"log-probability of {variant!r} must be <= 0, got {lp!r}")
     return min(lp, 0.0)
+
+
+def item_set(bank: str, items: Sequence[OptionItem], equal_counts: str | None = None) -> tuple[list[OptionItem], int]:
+    """The items a run of ``bank`` scores, and how many the equal-count rule left out: for calibration,
+    :func:`ub_core.metrics.calibration_item_set` (``equal_counts``, default ``"drop"``: the baselines' rule, so a
+    model run and a baseline cover one item set); other banks take every item and refuse the option (one line)."""
+    if bank != "calibration":
+        if equal_counts is not None:
+            raise ValueError(f"equal_counts applies to the calibration bank only, not {bank!r}")
+        return list(items), 0
+    from ..metrics.calibration import calibration_item_set
+
+    return calibration_item_set(items, "drop" if equal_counts is None else equal_counts)
 
 
 def check_convention(convention: Any) -> str:
