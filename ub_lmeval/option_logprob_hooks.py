@@ -57,7 +57,7 @@ __all__ = ["option_logprob_docs", "option_logprob_dataset", "process_results_opt
 
 #: The metrics whose standard error is clustered (by option pair or scenario), by bank.
 CLUSTERED_KEYS = {"calibration": ("pm", "wd", "re", "abs_re"),
-                  "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
+                  "implicit": ("chebyshev", "manhattan", "kl", "jsd_bits", "missing_mass", "argmax_acc"),
                   "explicit": ("mcq_acc", "p_correct")}
 
 log = logging.getLogger(__name__)

@@ -68,6 +68,9 @@ COUNT_KEYS = {"calibration": ("prefix_unresolved",), "implicit": ("no_mass", "kl
 _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
             "explicit": "explicit_item_scores"}
 
+# log P(v) below log P(w) by more than this (float round-off of summed token log-probabilities): v's tokens cannot
+# begin w's (:func:`unresolved_prefixes`)
+_DECIDED = 1e-9
 # A log-probability this far above 0 is rounding noise (probability 1 + 1e-6); beyond it the input is broken.
 _LOGPROB_SLACK = 1e-6
 
@@ -228,14 +231,21 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     of another option's observed variant while the tokens of either are unknown: for those, the ``exclusive``
     convention cannot tell whether the shorter one's log-probability holds the longer one's mass (digit-by-digit
     tokenizers) or not (tokenizers that keep ``"12"`` whole), so :func:`option_mass` reads it as given. 0 when
-    every such pair has tokens."""
+    every such pair has tokens.
+
+    The values decide a pair the tokens would: a continuation's probability is at most that of any prefix of its
+    tokens (``P(v + rest) = P(v) P(rest | v)``), so ``logprob(v) < logprob(w) - 1e-9`` means v's tokens do not
+    begin w's, and v's value holds none of w's mass: nothing to subtract, the pair is resolved whatever the
+    framework knows of the tokens (issue 44, item 10: lm-eval without token ids counted such pairs that Inspect,
+    with the tokens, did not). Only a shorter variant at least as likely as the longer one stays unresolved."""
     choices, owners = flatten_variants(item)
     known = variant_token_ids or {}
-    seen = [(v, o) for v, o in zip(choices, owners)
+    seen = [(v, o, float(variant_logprobs[v])) for v, o in zip(choices, owners)
             if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
-    return sum(1 for v, ov in seen
-               if any(w != v and ow != ov and w.startswith(v) and (known.get(v) is None or known.get(w) is None)
-                      for w, ow in seen))
+    return sum(1 for v, ov, lv in seen
+               if any(w != v and ow != ov and w.startswith(v) and lv >= lw - _DECIDED
+                      and (known.get(v) is None or known.get(w) is None)
+                      for w, ow, lw in seen))
 
 
 def _extends(longer: tuple, shorter: tuple) -> bool:
@@ -307,8 +317,11 @@ def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | 
       two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a single label per
       item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
-    - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
-      unique mode, excluded by the NaN-skipping means);
+    - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``kl_floor_share`` (the item's ``kl_floored`` flag, whose
+      mean is the share of items whose KL the floor set), ``jsd_bits`` (Jensen-Shannon, bits, in [0, 1]),
+      ``missing_mass``, ``argmax_acc`` (NaN on items without a unique mode, excluded by the NaN-skipping means);
+      an item without mass on any outcome has the distances of all mass outside them
+      (:func:`ub_core.metrics.no_mass_distances`);
     - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``;
     - and the bank's :data:`COUNT_KEYS` flags the scores carry (``no_mass``, ``kl_floored``).
     """
@@ -328,9 +341,10 @@ def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]
         row["abs_re"] = abs(row["re"])  # RE's distance from its target 0 (NaN stays NaN)
         return row
     if item.bank == "implicit":
-        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
+        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "jsd_bits", "missing_mass")}
         row["argmax_acc"] = _num(s.get("argmax_correct"))
         row["no_mass"], row["kl_floored"] = float(s["no_mass"]), float(s["kl_floored"] or 0.0)
+        row["kl_floor_share"] = row["kl_floored"]  # its mean is the share of items whose KL the floor set
         return row
     return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"]), "no_mass": float(s["no_mass"])}
 
