@@ -140,15 +140,16 @@ def no_mass_distances(p: Any, floor: float = KL_FLOOR) -> dict[str, float]:
     outside the valid ones: with ``p' = (p, 0)`` and ``q' = (0, ..., 0, 1)`` over the outcomes plus "other",
 
         Chebyshev = max|p' - q'| = 1,   Manhattan = sum|p' - q'| = 2,   JSD = 1 bit (disjoint supports),
-        KL = KL(p' || q') with q' floored (:func:`kl_divergence`) = sum_i p_i ln(p_i (1 + k floor) / floor)
+        KL = KL(p' || q') with q' floored (:func:`kl_divergence`) = sum_{p_i > 0} p_i ln(p_i (1 + k+ floor) / floor)
 
-    (k outcomes), the worst value of each and the KL floor's (``kl_floored`` 1). The one reading that needs no
-    renormalisation: the model's mass, all of it, is outside the outcomes."""
+    (k+ the outcomes the ideal allows, each raised to ``floor``), the worst value of each and the KL floor's
+    (``kl_floored`` 1). The one reading that needs no renormalisation: the model's mass, all of it, is outside the
+    outcomes. Chebyshev, Manhattan and JSD are returned as these exact values (summing p' in floats can leave
+    Manhattan at 2 - 2e-16)."""
     a = _vector(p, "p")
     _distribution(a, "p")
     pe, qe = np.append(a, 0.0), np.append(np.zeros_like(a), 1.0)
-    return {"chebyshev": chebyshev_distance(pe, qe), "manhattan": manhattan_distance(pe, qe),
-            "kl": kl_divergence(pe, qe, floor=floor), "jsd_bits": js_divergence_bits(pe, qe),
+    return {"chebyshev": 1.0, "manhattan": 2.0, "kl": kl_divergence(pe, qe, floor=floor), "jsd_bits": 1.0,
             "kl_floored": float(kl_floor_decides(pe, qe, floor))}
 
 
