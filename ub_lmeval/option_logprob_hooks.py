@@ -92,15 +92,17 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
                tokenizer=None, ids: Any = None, convention: str = "exclusive",
                kl_floor: Any = None, equal_counts: Any = None) -> list[dict]:
     """One document per item (for calibration, of the equal-count rule ``equal_counts``, default ``drop``: the
-    baselines' item set, :func:`ub_core.logprob.option_logprob.item_set`; the count left out is logged): ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
+    baselines' item set, :func:`ub_core.logprob.option_logprob.item_set`; the count left out is logged; other banks
+    ignore it, as ``--metadata`` reaches every task of the ``ub_logit`` group): ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
     ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
     kl_floor = None if kl_floor in (None, "") else float(kl_floor)
     if kl_floor is not None and not 0 < kl_floor < 1:
         raise ValueError(f"kl_floor must be in (0, 1), got {kl_floor!r}")
-    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size),
-                               None if equal_counts in (None, "") else check_equal_counts(equal_counts))
+    # --metadata reaches every task of a group (ub_logit: calibration and implicit), so other banks ignore the rule
+    rule = None if equal_counts in (None, "") or bank != "calibration" else check_equal_counts(equal_counts)
+    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size), rule)
     if left_out:
         log.info("ub logit tasks: %s %s: %d item(s) with equal counts left out (equal_counts=drop, as the "
                  "baselines)", bank, category or "", left_out)

@@ -44,7 +44,9 @@ def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
     kept = option_logprob_docs("calibration", "colors", equal_counts="keep")
     assert len(kept) == 1650 == calibration_baselines(colors, equal_counts="keep")["pick_higher"]["n"]
     with pytest.raises(ValueError, match="equal_counts"):
-        option_logprob_docs("implicit", "coins", equal_counts="drop")
+        option_logprob_docs("calibration", "colors", equal_counts="neither")
+    # --metadata reaches the whole ub_logit group: the implicit tasks ignore the calibration rule
+    assert len(option_logprob_docs("implicit", "coins", equal_counts="keep")) == len(load_bank("implicit", categories=["coins"]))
 
 
 def test_inspect_task_scores_the_same_item_set_and_says_so():
