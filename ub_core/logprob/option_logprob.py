@@ -341,10 +341,14 @@ def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]
         row["abs_re"] = abs(row["re"])  # RE's distance from its target 0 (NaN stays NaN)
         return row
     if item.bank == "implicit":
-        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "jsd_bits", "missing_mass")}
+        floored = float(s["kl_floored"] or 0.0)
+        # spec order (METRIC_KEYS), then the count flags; kl_floor_share's mean is the share of items whose KL the
+        # floor set
+        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl")}
+        row["kl_floor_share"] = floored
+        row.update({k: _num(s[k]) for k in ("jsd_bits", "missing_mass")})
         row["argmax_acc"] = _num(s.get("argmax_correct"))
-        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), float(s["kl_floored"] or 0.0)
-        row["kl_floor_share"] = row["kl_floored"]  # its mean is the share of items whose KL the floor set
+        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), floored
         return row
     return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"]), "no_mass": float(s["no_mass"])}
 

@@ -498,10 +498,12 @@ def check_equal_counts(rule: Any) -> str:
 
 
 def has_equal_counts(item: Any) -> bool:
-    """Whether ``item`` is a two-option colors or wordproblems item whose counts are equal (a uniform ideal), where
-    Pick Higher and Pick Lower are undefined (the numeric-calibration paper, section 3.5). Distributions items,
+    """Whether ``item`` is a two-option colors or wordproblems item whose counts are equal, read from its ideal
+    (``|q_1 - q_2| <= 1e-12``; the bank's ``higher`` metadata is None on exactly these items), where Pick Higher
+    and Pick Lower are undefined (the numeric-calibration paper, section 3.5). Distributions items,
     uniform by construction, are never such items."""
-    return item.category != "distributions" and len(item.options) == 2 and _item_indices(item)[0] is None
+    q = item.probabilities
+    return item.category != "distributions" and len(q) == 2 and abs(float(q[0]) - float(q[1])) <= _TIE
 
 
 def calibration_item_set(items: Iterable[Any], equal_counts: str = "drop") -> tuple[list[Any], int]:

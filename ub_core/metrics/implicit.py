@@ -124,11 +124,11 @@ def js_divergence_bits(p: Any, q: Any) -> float:
     a, b = _pair(p, q)
     _distribution(a, "p")
     _distribution(b, "q")
-    m = (a + b) / 2
+    total = a + b  # x / m = 2 x / (a + b): m = total / 2 underflows to 0 beside a subnormal x (5e-324)
 
     def half(x: np.ndarray) -> float:
         on = x > 0
-        return float(np.sum(x[on] * np.log2(x[on] / m[on])))
+        return float(np.sum(x[on] * np.log2(2 * x[on] / total[on])))
 
     return float(min(1.0, max(0.0, 0.5 * half(a) + 0.5 * half(b))))
 
