@@ -108,7 +108,8 @@ def _items_left_out(bank: str, categories: Any, size: str, limit_per_category: A
                     equal_counts: str | None) -> tuple[list[OptionItem], int]:
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
-    items, left_out = item_set(bank, load_bank(bank, categories=cats, size=size), equal_counts)
+    items, left_out = item_set(bank, load_bank(bank, categories=cats, size=size), equal_counts,
+                               str_list(ids, "ids") or ())
     return select_ids(first_per_category(items, limit_per_category), ids), left_out
 
 

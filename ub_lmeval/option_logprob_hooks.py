@@ -93,7 +93,8 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
                kl_floor: Any = None, equal_counts: Any = None) -> list[dict]:
     """One document per item (for calibration, of the equal-count rule ``equal_counts``, default ``drop``: the
     baselines' item set, :func:`ub_core.logprob.option_logprob.item_set`; the count left out is logged; other banks
-    ignore it, as ``--metadata`` reaches every task of the ``ub_logit`` group): ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
+    ignore it, as ``--metadata`` reaches every task of the ``ub_logit`` group): ``id``, ``category``, ``prompt``,
+    ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
     ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
@@ -102,7 +103,10 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
         raise ValueError(f"kl_floor must be in (0, 1), got {kl_floor!r}")
     # --metadata reaches every task of a group (ub_logit: calibration and implicit), so other banks ignore the rule
     rule = None if equal_counts in (None, "") or bank != "calibration" else check_equal_counts(equal_counts)
-    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size), rule)
+    wanted = ([s.strip() for s in ids.split(",")] if isinstance(ids, str)
+              else list(ids) if isinstance(ids, (list, tuple)) else [])
+    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size), rule,
+                               wanted)
     if left_out:
         log.info("ub logit tasks: %s %s: %d item(s) with equal counts left out (equal_counts=drop, as the "
                  "baselines)", bank, category or "", left_out)

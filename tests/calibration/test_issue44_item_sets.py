@@ -45,6 +45,10 @@ def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
     assert len(kept) == 1650 == calibration_baselines(colors, equal_counts="keep")["pick_higher"]["n"]
     with pytest.raises(ValueError, match="equal_counts"):
         option_logprob_docs("calibration", "colors", equal_counts="neither")
+    tie = next(i for i in colors if has_equal_counts(i))
+    with pytest.raises(ValueError, match="equal_counts=keep"):  # asked for by id: said, not silently left out
+        option_logprob_docs("calibration", "colors", ids=tie.id)
+    assert len(option_logprob_docs("calibration", "colors", ids=tie.id, equal_counts="keep")) == 1
     # --metadata reaches the whole ub_logit group: the implicit tasks ignore the calibration rule
     assert len(option_logprob_docs("implicit", "coins", equal_counts="keep")) == len(load_bank("implicit", categories=["coins"]))
 
@@ -60,6 +64,9 @@ def test_inspect_task_scores_the_same_item_set_and_says_so():
     assert task.metadata["equal_counts"] == "drop" and task.metadata["equal_counts_left_out"] == 284
     assert not any(has_equal_counts(i) for i in kept)
     assert len(calibration(categories="colors", equal_counts="keep").dataset) == 1650
+    tie = next(i for i in items if has_equal_counts(i))
+    with pytest.raises(ValueError, match="equal_counts=keep"):
+        calibration(ids=tie.id)
 
 
 @pytest.mark.slow

@@ -154,17 +154,28 @@ def _checked_logprob(variant: str, value: Any) -> float:
     return min(lp, 0.0)
 
 
-def item_set(bank: str, items: Sequence[OptionItem], equal_counts: str | None = None) -> tuple[list[OptionItem], int]:
+def item_set(bank: str, items: Sequence[OptionItem], equal_counts: str | None = None,
+             ids: Sequence[str] = ()) -> tuple[list[OptionItem], int]:
     """The items a run of ``bank`` scores, and how many the equal-count rule left out: for calibration,
     :func:`ub_core.metrics.calibration_item_set` (``equal_counts``, default ``"drop"``: the baselines' rule, so a
-    model run and a baseline cover one item set); other banks take every item and refuse the option (one line)."""
+    model run and a baseline cover one item set); other banks take every item and refuse the option (one line).
+    ``ids`` (the ids a run asks for) that the rule left out are a one-line ValueError naming them and the way to
+    keep them, not a silent omission."""
     if bank != "calibration":
         if equal_counts is not None:
             raise ValueError(f"equal_counts applies to the calibration bank only, not {bank!r}")
         return list(items), 0
     from ..metrics.calibration import calibration_item_set
 
-    return calibration_item_set(items, "drop" if equal_counts is None else equal_counts)
+    items = list(items)
+    kept, left_out = calibration_item_set(items, "drop" if equal_counts is None else equal_counts)
+    asked = set(ids) - {i.id for i in kept}
+    dropped = sorted(asked & {i.id for i in items})
+    if dropped:
+        raise ValueError(f"ids: {', '.join(dropped[:3])}{' ...' if len(dropped) > 3 else ''}: "
+                         f"{len(dropped)} item(s) with equal counts, left out by equal_counts=drop (the baselines' "
+                         f"item set); pass equal_counts=keep to score them")
+    return kept, left_out
 
 
 def check_convention(convention: Any) -> str:
