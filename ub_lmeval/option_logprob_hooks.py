@@ -12,7 +12,10 @@
   ``" 12"``) is not counted twice (:func:`ub_core.logprob.option_logprob.exclusive_probabilities`): the same definition as
   the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
   text prefix of another's cannot be resolved: it is scored as given and counted in ``prefix_unresolved`` (pass
-  ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it).
+  ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it), unless the model reports its tokens with
+  its log-probabilities (:class:`~ub_lmeval.results_json.TokenizedLogprob`: the offline ``ub-oracle`` and
+  ``ub-collapse``, as Inspect's ``ub/`` providers do) or the values decide the pair
+  (:func:`ub_core.logprob.option_logprob.unresolved_prefixes`).
 - :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
   the bank's scores (:func:`ub_core.logprob.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
   ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
@@ -164,6 +167,9 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
     if why is not None:
         return {}, {}, why
     token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)
+    if token_ids is None:  # a model that reports its tokens with its log-probabilities (TokenizedLogprob)
+        told = [getattr(r[0] if isinstance(r, (tuple, list)) and r else r, "tokens", None) for r in results]
+        token_ids = told if told and all(t is not None for t in told) else None
     if token_ids is not None and len(token_ids) != len(choices):
         raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
     convention = check_convention(doc.get("convention") or "exclusive")
