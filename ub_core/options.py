@@ -140,7 +140,7 @@ UB_OPTION_NAMES = frozenset({
     "list_size", "max_attempts", "max_missing", "max_requests", "max_tokens", "method", "mmlu", "n_runs",
     "n_samples", "replies", "seed", "shot_type", "shots", "size", "source", "split", "subtask", "subtasks", "task",
     "temperature", "threshold", "top_k", "value_source", "ks_ns", "category", "epochs", "limit", "mode", "kl_floor",
-    "cells", "target_ks_width", "target_p_pass_width",
+    "cells", "target_ks_width", "target_p_pass_width", "equal_counts",
 })
 
 
