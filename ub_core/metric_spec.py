@@ -262,6 +262,10 @@ IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("chebyshev", "Chebyshev", False, UNIT, _NO_ITEM_READ),
     _nanmean("manhattan", "Manhattan", False, (0.0, 2.0), _NO_ITEM_READ),
     _nanmean("kl", "KL", False, NONNEGATIVE, _NO_ITEM_READ),
+    # beside KL: the share of its items whose value the 1e-12 floor set (ub_core.metrics.kl_floor_decides), a
+    # description of the KL mean, not a rank; then a bounded divergence that needs no floor (issue 44, item 9)
+    MetricSpec("kl_floor_share", "KL floor share", False, "diagnostic", bounds=UNIT, why_undefined=_NO_ITEM_READ),
+    _nanmean("jsd_bits", "JSD (bits)", False, UNIT, _NO_ITEM_READ),
     # at most 1; below 0 under convention="paper", where an outcome that begins another keeps that one's mass too
     _nanmean("missing_mass", "missing mass", False, (-math.inf, 1.0), _NO_ITEM_READ),
     MetricSpec("argmax_acc", "argmax accuracy", True, "rate", missing_value=None,

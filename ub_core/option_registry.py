@@ -149,6 +149,8 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
     Option("draws", o.positive_int, "Monte-Carlo draws of P(KS@N passes) (at least 2000)", lmeval_reason=_BY_YAML),
     Option("convention", _text, "paper (default) or release (the released code's) where they differ"),
     Option("kl_floor", _optional(_positive_real), "the floor the model's probabilities are raised to inside KL"),
+    Option("equal_counts", _choice("drop", "keep", "uniform"),
+           "calibration items with equal counts: drop (default, as the papers' baselines) or keep (uniform: keep)"),
     Option("enumeration", _choice("listed", "tree", "auto"),
            "listed (candidate texts), tree (reply tree) or auto (listed where possible)",
            lmeval_reason="lm-eval scores listed candidates only (loglikelihood requests)"),
@@ -187,7 +189,8 @@ class Family:
 
 _OPTION_LOGPROB = {"categories": None, "size": "subset", "limit_per_category": None, "mode": "prompt_logprobs",
                    "ids": None, "convention": "exclusive"}
-_OPTION_LOGPROB_LMEVAL = ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor")
+_OPTION_LOGPROB_LMEVAL = ("bank", "category", "size", "ids", "trust_remote_code", "convention", "kl_floor",
+                         "equal_counts")
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ksn", {"categories": None, "n_samples": 100, "ks_ns": DEFAULT_NS, "threshold": 1e-4, "method": "paper",
@@ -203,7 +206,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
                            "target_p_pass_width": 0.1},
            lmeval=("category", "ids", "bank", "threshold", "method", "end_of_answer"),
            lmeval_tasks=("ub_ksn_logprob",)),
-    Family("calibration", _OPTION_LOGPROB, lmeval=_OPTION_LOGPROB_LMEVAL,
+    Family("calibration", {**_OPTION_LOGPROB, "equal_counts": "drop"}, lmeval=_OPTION_LOGPROB_LMEVAL,
            lmeval_tasks=("ub_logit", "ub_calibration"), conventions=("exclusive", "paper")),
     Family("implicit", {**_OPTION_LOGPROB, "kl_floor": None}, lmeval=_OPTION_LOGPROB_LMEVAL,
            lmeval_tasks=("ub_logit", "ub_implicit"), conventions=("exclusive", "paper")),

@@ -50,6 +50,7 @@ from ub_core.logprob.option_logprob import (
     unresolved_prefixes,
     variant_logprobs_from_choices,
 )
+from ub_core.logprob.option_logprob import item_set
 from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
@@ -96,12 +97,20 @@ def record_to_sample(item: OptionItem) -> Sample:
 
 
 def load_items(bank: str, categories: Any = None, size: str = "subset",
-               limit_per_category: Any = None, ids: Any = None) -> list[OptionItem]:
-    """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here)."""
+               limit_per_category: Any = None, ids: Any = None, equal_counts: str | None = None) -> list[OptionItem]:
+    """The bank's items (``-T categories``, ``size``, ``limit_per_category``, ``ids`` coerced here); for
+    calibration, the items of the equal-count rule ``equal_counts`` (:func:`ub_core.metrics.calibration_item_set`,
+    the baselines' rule; applied before ``limit_per_category``)."""
+    return _items_left_out(bank, categories, size, limit_per_category, ids, equal_counts)[0]
+
+
+def _items_left_out(bank: str, categories: Any, size: str, limit_per_category: Any, ids: Any,
+                    equal_counts: str | None) -> tuple[list[OptionItem], int]:
     cats = str_list(categories, "categories")
     size = choice(size, "size", ("subset", "full"))
-    items = first_per_category(load_bank(bank, categories=cats, size=size), limit_per_category)
-    return select_ids(items, ids)
+    items, left_out = item_set(bank, load_bank(bank, categories=cats, size=size), equal_counts,
+                               str_list(ids, "ids") or ())
+    return select_ids(first_per_category(items, limit_per_category), ids), left_out
 
 
 # ------------------------------------------------------------------------------------------------ solver
@@ -368,13 +377,16 @@ def explicit_scorer(convention: str = "exclusive") -> Scorer:
 
 
 def option_logprob_task_parts(bank: str, categories: Any = None, size: str = "subset", limit_per_category: Any = None,
-                     mode: str = "prompt_logprobs", ids: Any = None) -> dict[str, Any]:
+                     mode: str = "prompt_logprobs", ids: Any = None, equal_counts: str | None = None) -> dict[str, Any]:
     """Dataset, solver and metadata shared by the three task functions (each adds its scorer and builds the Task
-    with :func:`ub_inspect._naming.package_task`)."""
+    with :func:`ub_inspect._naming.package_task`). Calibration's metadata state the equal-count rule and how many
+    items it left out (``equal_counts``, ``equal_counts_left_out``)."""
     from inspect_ai.dataset import MemoryDataset
 
     mode = choice(mode, "mode", MODES)
-    items = load_items(bank, categories, size, limit_per_category, ids)
+    items, left_out = _items_left_out(bank, categories, size, limit_per_category, ids, equal_counts)
+    metadata: dict[str, Any] = {"bank": bank, "size": size, "mode": mode}
+    if bank == "calibration":
+        metadata.update(equal_counts=equal_counts or "drop", equal_counts_left_out=left_out)
     return {"dataset": MemoryDataset([record_to_sample(i) for i in items], name=f"unpredictabench-{bank}"),
-            "solver": option_logprobs(mode),
-            "metadata": {"bank": bank, "size": size, "mode": mode}, "version": bank_version(bank)}
+            "solver": option_logprobs(mode), "metadata": metadata, "version": bank_version(bank)}

@@ -24,6 +24,7 @@ from ub_core.problems.base import requested_list_size
 from ub_core.problems.candidates import candidate_set
 
 from .grouping import generate_grouped, group_repeats  # noqa: F401  (re-exported: tests and ub-vllm use them)
+from .results_json import TokenizedLogprob
 
 __all__ = ["UBOracleLM", "UBCollapseLM", "group_repeats", "UBVLLMPlaceholder"]
 
@@ -78,7 +79,8 @@ class _UBLM(LM):
             if isinstance(item, OptionItem) and item.prompt == ctx:  # see ub_core.logprob.option_logprob_oracle
                 lp = oracle_option_logprob(item, str(cont), self.mode)
                 top = item.options[oracle_choice(item, self.mode)]
-                out.append((lp, lp > -math.inf and str(cont) == f" {top}"))
+                # each continuation is one "token", as the Inspect ub/ providers report it
+                out.append((TokenizedLogprob(lp, (str(cont),)), lp > -math.inf and str(cont) == f" {top}"))
                 continue
             problem = item if isinstance(item, Problem) else None
             if problem is not None and ctx == problem.full_prompt and candidate_set(problem) is not None:

@@ -12,7 +12,10 @@
   ``" 12"``) is not counted twice (:func:`ub_core.logprob.option_logprob.exclusive_probabilities`): the same definition as
   the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
   text prefix of another's cannot be resolved: it is scored as given and counted in ``prefix_unresolved`` (pass
-  ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it).
+  ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it), unless the model reports its tokens with
+  its log-probabilities (:class:`~ub_lmeval.results_json.TokenizedLogprob`: the offline ``ub-oracle`` and
+  ``ub-collapse``, as Inspect's ``ub/`` providers do) or the values decide the pair
+  (:func:`ub_core.logprob.option_logprob.unresolved_prefixes`).
 - :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
   the bank's scores (:func:`ub_core.logprob.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
   ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
@@ -42,9 +45,9 @@ import logging
 from typing import Any, Sequence
 
 from ub_core.logprob.ksn_logprob import clean_logprobs
-from ub_core.metrics import UNDETERMINED, grid_behaviour_rates
+from ub_core.metrics import UNDETERMINED, check_equal_counts, grid_behaviour_rates
 from ub_core.logprob.option_logprob import (BEHAVIOURS, COUNT_KEYS, METRIC_KEYS, check_convention, dedup_by_token_ids,
-                                    flatten_variants, option_mass, scored_sample, unresolved_prefixes)
+                                    flatten_variants, item_set, option_mass, scored_sample, unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
 from .ksn_hooks import nanmean, select_ids, total
@@ -57,7 +60,7 @@ __all__ = ["option_logprob_docs", "option_logprob_dataset", "process_results_opt
 
 #: The metrics whose standard error is clustered (by option pair or scenario), by bank.
 CLUSTERED_KEYS = {"calibration": ("pm", "wd", "re", "abs_re"),
-                  "implicit": ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc"),
+                  "implicit": ("chebyshev", "manhattan", "kl", "jsd_bits", "missing_mass", "argmax_acc"),
                   "explicit": ("mcq_acc", "p_correct")}
 
 log = logging.getLogger(__name__)
@@ -90,15 +93,27 @@ def continuation_token_ids(tokenizer, context: str, continuation: str) -> list[i
 
 def option_logprob_docs(bank: str, category: str | None = None, size: str | None = "subset",
                tokenizer=None, ids: Any = None, convention: str = "exclusive",
-               kl_floor: Any = None) -> list[dict]:
-    """One document per item: ``id``, ``category``, ``prompt``, ``options``, ``choices``, ``choice_option``,
+               kl_floor: Any = None, equal_counts: Any = None) -> list[dict]:
+    """One document per item (for calibration, of the equal-count rule ``equal_counts``, default ``drop``: the
+    baselines' item set, :func:`ub_core.logprob.option_logprob.item_set`; the count left out is logged; other banks
+    ignore it, as ``--metadata`` reaches every task of the ``ub_logit`` group): ``id``, ``category``, ``prompt``,
+    ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
     ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
     kl_floor = None if kl_floor in (None, "") else float(kl_floor)
     if kl_floor is not None and not 0 < kl_floor < 1:
         raise ValueError(f"kl_floor must be in (0, 1), got {kl_floor!r}")
-    items = select_ids(load_bank(bank, categories=[category] if category else None, size=size), ids, bank, size)
+    # --metadata reaches every task of a group (ub_logit: calibration and implicit), so other banks ignore the rule
+    rule = None if equal_counts in (None, "") or bank != "calibration" else check_equal_counts(equal_counts)
+    wanted = ([s.strip() for s in ids.split(",")] if isinstance(ids, str)
+              else list(ids) if isinstance(ids, (list, tuple)) else [])
+    items, left_out = item_set(bank, load_bank(bank, categories=[category] if category else None, size=size), rule,
+                               wanted)
+    if left_out:
+        log.info("ub logit tasks: %s %s: %d item(s) with equal counts left out (equal_counts=drop, as the "
+                 "baselines)", bank, category or "", left_out)
+    items = select_ids(items, ids, bank, size)
     docs = []
     for item in items:
         choices, owners = flatten_variants(item)
@@ -119,7 +134,7 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
 
 def option_logprob_dataset(bank: str | None = None, category: str | None = None, size: str | None = "subset",
                   pretrained: Any = None, tokenizer: Any = None, trust_remote_code: Any = False, ids: Any = None,
-                  convention: Any = "exclusive", kl_floor: Any = None, **kwargs: Any):
+                  convention: Any = "exclusive", kl_floor: Any = None, equal_counts: Any = None, **kwargs: Any):
     """``custom_dataset`` hook, called with the task metadata (``bank``, ``category``, ``size``) and the
     model_args keys (``pretrained``, ``tokenizer``); a ub option these tasks do not take is a one-line error
     (:mod:`ub_lmeval.metadata`)."""
@@ -131,7 +146,8 @@ def option_logprob_dataset(bank: str | None = None, category: str | None = None,
         raise ValueError("ub logit task: metadata must name the bank (calibration, implicit or explicit)")
     name = tokenizer if isinstance(tokenizer, str) and tokenizer else pretrained
     tok = _tokenizer(str(name), str(trust_remote_code).lower() == "true") if isinstance(name, str) and name else None
-    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive", kl_floor)
+    docs = option_logprob_docs(str(bank), category, size or "subset", tok, ids, convention or "exclusive", kl_floor,
+                               equal_counts)
     return DatasetDict({"test": Dataset.from_list(docs)})
 
 
@@ -151,6 +167,9 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
     if why is not None:
         return {}, {}, why
     token_ids = doc.get("choice_token_ids") or None  # [] when the tokenizer was unknown (string dedup)
+    if token_ids is None:  # a model that reports its tokens with its log-probabilities (TokenizedLogprob)
+        told = [getattr(r[0] if isinstance(r, (tuple, list)) and r else r, "tokens", None) for r in results]
+        token_ids = told if told and all(t is not None for t in told) else None
     if token_ids is not None and len(token_ids) != len(choices):
         raise ValueError(f"{doc.get('id')}: {len(token_ids)} token id lists for {len(choices)} choices")
     convention = check_convention(doc.get("convention") or "exclusive")

@@ -23,7 +23,7 @@ import logging
 import math
 from typing import Any, Callable, MutableMapping
 
-__all__ = ["SAMPLE_KEY", "log_only", "with_stderr", "install_stderr_hook", "ClusteredValue"]
+__all__ = ["SAMPLE_KEY", "log_only", "with_stderr", "install_stderr_hook", "ClusteredValue", "TokenizedLogprob"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,24 @@ class ClusteredValue(float):
 
     def __reduce__(self):  # pickled when lm-eval gathers metrics across ranks
         return (ClusteredValue, (float(self), self.cluster))
+
+
+class TokenizedLogprob(float):
+    """A continuation's log-probability that carries the tokens it was read as: what an offline model (``ub-oracle``,
+    ``ub-collapse``: every continuation is one "token", as Inspect's ``ub/`` providers report it) returns, so that
+    ``process_results`` knows the tokens without a tokenizer, as the Inspect scorer does from the provider's token
+    texts (the ``exclusive`` convention and ``prefix_unresolved`` then agree between the frameworks, issue 44
+    item 10). Everywhere else it is the float."""
+
+    __slots__ = ("tokens",)
+
+    def __new__(cls, value: Any, tokens: Any) -> "TokenizedLogprob":
+        obj = super().__new__(cls, value)
+        obj.tokens = tuple(str(t) for t in tokens)
+        return obj
+
+    def __reduce__(self):  # pickled by lm-eval's request cache and across ranks
+        return (TokenizedLogprob, (float(self), self.tokens))
 
 
 def with_stderr(stderr: Callable[[list], float]) -> Callable[[Callable], Callable]:

@@ -453,7 +453,7 @@ def test_baselines_drop_equal_count_items_by_default(paired_subset):
     assert out["pick_higher"]["wd"]["mean"] == pytest.approx(
         np.mean([math.sqrt(2) * (1 - max(i.probabilities)) for i in kept]), abs=1e-12)
     with pytest.raises(ValueError, match="equal_counts"):
-        calibration_baselines(paired_subset[:2], equal_counts="keep")
+        calibration_baselines(paired_subset[:2], equal_counts="neither")
 
 
 def test_pick_higher_baselines_equal_their_closed_form(baselines, paired_subset):

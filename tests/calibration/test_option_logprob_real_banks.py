@@ -133,7 +133,9 @@ def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
         # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
         assert row["behaviour_calibrated,none"] == 1.0, cat
         assert row["grid_calibrated,none"] + row["grid_undetermined,none"] == pytest.approx(1.0), cat
-        assert row["grid_calibrated,none"] > 0, cat
+        # colors' first 12 scored items are 12 ordered pairs of one item each (equal-count items left out, issue 44
+        # item 8): every grid is undetermined; wordproblems' hold both orders of two pairs
+        assert row["grid_calibrated,none"] > 0 or cat == "colors", cat
         assert row["grid_pick_first,none"] == 0.0 and row["grid_null,none"] == 0.0
     for cat in IMP:
         row = r[f"ub_implicit_{cat}"]
@@ -154,7 +156,8 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
     from support.lmeval_tasks import ub_task_manager
 
     grid = [i for i in load_bank("calibration", categories=["colors"], size="full")
-            if tuple(i.options) == ("red", "blue") and i.metadata["template"] == "t0"][:40]
+            if tuple(i.options) == ("red", "blue") and i.metadata["template"] == "t0"
+            and i.metadata["higher"] is not None][:40]  # the runs leave equal-count items out (issue 44 item 8)
     n_first_higher = sum(i.metadata["higher"] == "red" for i in grid)
     n_second_higher = sum(i.metadata["higher"] == "blue" for i in grid)
     assert n_first_higher and n_second_higher  # the grid is balanced enough to tell the behaviours apart

@@ -41,6 +41,8 @@ def test_few_clusters_fall_back_to_the_unclustered_error():
 
 @pytest.mark.slow
 def test_pooled_and_per_dataset_figures_agree_between_frameworks(tmp_path):
+    from ub_core.metrics import calibration_item_set
+
     """The collapsed model on 12 items of each calibration dataset: lm-eval's per-task and group figures equal
     Inspect's per-dataset (``<category>_<key>``) and pooled ones, standard errors included (Inspect pooled the SE
     over all items as one clustered sample, about 2x lm-eval's group SE)."""
@@ -51,7 +53,8 @@ def test_pooled_and_per_dataset_figures_agree_between_frameworks(tmp_path):
     from ub_inspect.calibration import calibration
 
     cats = ("colors", "wordproblems", "distributions")
-    ids = [i.id for c in cats for i in load_bank("calibration", categories=[c])[:12]]
+    # the first 12 items of each category that the runs score (equal-count items are left out by default)
+    ids = [i.id for c in cats for i in calibration_item_set(load_bank("calibration", categories=[c]))[0][:12]]
     res = simple_evaluate(model="ub-collapse", tasks=["ub_calibration"],
                           task_manager=ub_task_manager({"ids": ",".join(ids)}))["results"]
     (log,) = inspect_eval(calibration(ids=",".join(ids)), model="ub/collapse", log_dir=str(tmp_path), display="none")

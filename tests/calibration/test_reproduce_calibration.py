@@ -21,7 +21,8 @@ def test_json_rows_and_colors_reproduce(capsys):
     assert main(["reproduce", "calibration", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == len(PAPER_BASELINES) * len(DATASETS)
-    assert all(set(r) == {"table", "baseline", "dataset", "paper", "ours"} for r in rows)
+    assert all(set(r) == {"table", "baseline", "dataset", "paper", "ours", "per_seed", "sd", "min", "max", "edition",
+                          "seeds", "equal_counts", "n_items", "n_left_out", "note"} for r in rows)
     # "-" in the paper is "-" in ours (Pick Higher / Lower do not apply to uniform ideals), and the reverse
     assert all((r["paper"] is None) == (r["ours"] is None) for r in rows)
     gaps = _colors_gaps(rows)
@@ -45,4 +46,4 @@ def test_text_says_why_columns_cannot_match(capsys):
     assert "equal counts left out" in out
     assert "mean ideal entropy" in out and "contradict" in out
     with pytest.raises(SystemExit):
-        main(["reproduce", "calibration", "--equal-counts", "keep"])
+        main(["reproduce", "calibration", "--equal-counts", "neither"])

@@ -216,3 +216,98 @@ def test_bounded_scores_interval_covers_at_small_n():
             res = paired_difference(a, b, bounds=UNIT)
             covered += res["ci_low"] <= (0.5 / 3.5 - 0.5 / 4.5) <= res["ci_high"]
         assert covered / reps >= 0.95 - _mc(0.95, reps) - 0.015, (n, covered / reps)
+
+
+# ----------------------------------------------------------------------------------------------- issue 44 items 9, 10
+# The implicit family's bounded divergence and its distance means on degenerate inputs.
+
+from ub_core.logprob.option_logprob import score_row  # noqa: E402
+from ub_core.metrics.implicit import (chebyshev_distance, js_divergence_bits, kl_divergence,  # noqa: E402
+                                      manhattan_distance, no_mass_distances)
+from ub_core.problems import OptionItem  # noqa: E402
+
+
+@st.composite
+def distributions(draw, k=None):
+    """A distribution over k outcomes: random, one-hot, uniform, or with zeros (degenerate supports)."""
+    k = k or draw(st.integers(1, 8))
+    kind = draw(st.sampled_from(["random", "one_hot", "uniform", "zeros"]))
+    if kind == "one_hot":
+        x = np.zeros(k)
+        x[draw(st.integers(0, k - 1))] = 1.0
+        return x
+    if kind == "uniform":
+        return np.full(k, 1.0 / k)
+    w = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k)))
+    if kind == "zeros":
+        w = w * np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=k, max_size=k)))
+    if w.sum() <= 0:
+        w[draw(st.integers(0, k - 1))] = 1.0
+    return w / w.sum()
+
+
+@st.composite
+def distribution_pairs(draw):
+    k = draw(st.integers(1, 8))
+    return draw(distributions(k)), draw(distributions(k))
+
+
+@SETTINGS
+@given(distribution_pairs())
+def test_jsd_in_range_symmetric_and_zero_iff_equal(pair):
+    """JSD in bits lies in [0, 1], is symmetric, is 0 when p = q and positive when they differ (by more than
+    round-off), 1 on disjoint supports, and never exceeds the bound JSD <= TV (Lin 1991, theorem 3, in bits:
+    JSD <= sum|p - q| / 2)."""
+    p, q = pair
+    d = js_divergence_bits(p, q)
+    assert 0.0 <= d <= 1.0
+    assert d == pytest.approx(js_divergence_bits(q, p), abs=1e-12)
+    assert js_divergence_bits(p, p) == pytest.approx(0.0, abs=1e-12)
+    tv = manhattan_distance(p, q) / 2
+    assert d <= tv + 1e-12
+    if tv > 1e-6:
+        assert d > 0.0
+    if not np.any((p > 0) & (q > 0)):
+        assert d == pytest.approx(1.0, abs=1e-12)
+
+
+@SETTINGS
+@given(distributions(), st.sampled_from([1e-12, 1e-6, 1e-3]))
+def test_no_mass_distances_are_the_worst_of_each_and_kl_is_the_floors(p, floor):
+    """A zero-mass item reads as all mass outside the outcomes: the largest Chebyshev (1), Manhattan (2) and JSD
+    (1) any prediction can have, and KL = sum_{p_i > 0} p_i ln(p_i (1 + k+ floor) / floor), k+ = #{p_i > 0}: finite,
+    and set by the floor."""
+    d = no_mass_distances(p, floor)
+    assert (d["chebyshev"], d["manhattan"], d["jsd_bits"], d["kl_floored"]) == (1.0, 2.0, 1.0, 1.0)
+    k = len(p)
+    on = p > 0
+    assert d["kl"] == pytest.approx(float(np.sum(p[on] * np.log(p[on] * (1 + on.sum() * floor) / floor))), rel=1e-9)
+    assert math.isfinite(d["kl"])
+    for q in np.eye(k):  # every real prediction is at most as far
+        assert chebyshev_distance(p, q) <= 1.0 and manhattan_distance(p, q) <= 2.0
+        assert js_divergence_bits(p, q) <= 1.0
+
+
+@SETTINGS
+@given(st.integers(2, 6), st.data())
+def test_every_distance_is_defined_on_every_degenerate_mass(k, data):
+    """Any option mass (all zero, one-hot, tiny, summing to less than 1): every distance of the row is a finite
+    number in its range, so no item leaves a mean."""
+    p = data.draw(distributions(k))
+    kind = data.draw(st.sampled_from(["zero", "one_hot", "tiny", "partial"]))
+    if kind == "zero":
+        m = np.zeros(k)
+    elif kind == "one_hot":
+        m = np.eye(k)[data.draw(st.integers(0, k - 1))]
+    else:
+        m = data.draw(distributions(k)) * (1e-300 if kind == "tiny" else data.draw(st.floats(0.01, 1.0)))
+    item = OptionItem(id="h", bank="implicit", category="coins", cluster="c", family="f", params={}, prompt="p",
+                      options=tuple(str(i + 1) for i in range(k)), probabilities=tuple(float(x) for x in p))
+    row = score_row(item, m)
+    for key, (lo, hi) in (("chebyshev", (0, 1)), ("manhattan", (0, 2)), ("jsd_bits", (0, 1)),
+                          ("kl", (0, math.inf)), ("kl_floor_share", (0, 1))):
+        assert math.isfinite(row[key]) and lo <= row[key] <= hi, (key, row[key])
+    assert row["no_mass"] == float(not np.any(m > 0))
+    if row["no_mass"] == 0.0:
+        q = m / m.sum()
+        assert row["kl"] == pytest.approx(kl_divergence(p, q), rel=1e-12, abs=1e-15)

@@ -21,10 +21,12 @@ def _item(bank="implicit", probs=(2 / 3, 1 / 3), answer_index=None):
 
 def test_all_zero_mass_is_missing_mass_one_and_counted():
     """Was a ValueError in the core (so Inspect's scorer raised and lm-eval logged the item as malformed,
-    bad_logprobs, every score NaN). Now: missing mass 1.0, no_mass counted, the undefined scores NaN."""
+    bad_logprobs, every score NaN). Now: missing mass 1.0, no_mass counted, and (issue 44 item 10) the distances of
+    all mass outside the outcomes, so the item stays in every mean; argmax wrong."""
     row = score_row(_item(), [0.0, 0.0])
     assert row["missing_mass"] == 1.0 and row["no_mass"] == 1.0
-    assert all(math.isnan(row[k]) for k in ("chebyshev", "manhattan", "kl", "argmax_acc"))
+    assert (row["chebyshev"], row["manhattan"], row["jsd_bits"], row["argmax_acc"]) == (1.0, 2.0, 1.0, 0.0)
+    assert row["kl_floored"] == 1.0 and row["kl"] > 20
     mcq = score_row(_item("explicit", (0.1, 0.2, 0.3, 0.2, 0.2), answer_index=2), [0.0] * 5)
     assert mcq["mcq_acc"] == 0.0 and math.isnan(mcq["p_correct"]) and mcq["no_mass"] == 1.0
     assert score_row(_item(), [0.5, 0.25])["no_mass"] == 0.0
@@ -50,7 +52,7 @@ def test_all_zero_mass_in_lmeval_and_inspect():
     record.logprobs = [None] * len(record.choices)
     score = asyncio.run(implicit_scorer()(state, None))
     assert score.value["missing_mass"] == 1.0 and score.value["no_mass"] == 1.0
-    assert math.isnan(score.value["kl"])
+    assert score.value["kl"] == float(row["kl"]) and score.value["kl_floored"] == 1.0
 
 
 def test_kl_floor_decides_a_confident_model_and_is_counted():

@@ -47,7 +47,7 @@ from ..problems.option_item import OptionItem
 __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant", "flatten_variants",
            "dedup_by_token_ids", "variant_logprobs_from_choices", "option_mass", "normalise", "item_scores",
            "score_row", "sample_payload", "behaviour_entry", "scored_sample", "exclusive_probabilities",
-           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS"]
+           "CONVENTIONS", "check_convention", "unresolved_prefixes", "COUNT_KEYS", "item_set"]
 
 #: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
 CONVENTIONS = ("exclusive", "paper")
@@ -68,6 +68,9 @@ COUNT_KEYS = {"calibration": ("prefix_unresolved",), "implicit": ("no_mass", "kl
 _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item_scores",
             "explicit": "explicit_item_scores"}
 
+# log P(v) below log P(w) by more than this (float round-off of summed token log-probabilities): v's tokens cannot
+# begin w's (:func:`unresolved_prefixes`)
+_DECIDED = 1e-9
 # A log-probability this far above 0 is rounding noise (probability 1 + 1e-6); beyond it the input is broken.
 _LOGPROB_SLACK = 1e-6
 
@@ -151,6 +154,30 @@ def _checked_logprob(variant: str, value: Any) -> float:
     return min(lp, 0.0)
 
 
+def item_set(bank: str, items: Sequence[OptionItem], equal_counts: str | None = None,
+             ids: Sequence[str] = ()) -> tuple[list[OptionItem], int]:
+    """The items a run of ``bank`` scores, and how many the equal-count rule left out: for calibration,
+    :func:`ub_core.metrics.calibration_item_set` (``equal_counts``, default ``"drop"``: the baselines' rule, so a
+    model run and a baseline cover one item set); other banks take every item and refuse the option (one line).
+    ``ids`` (the ids a run asks for) that the rule left out are a one-line ValueError naming them and the way to
+    keep them, not a silent omission."""
+    if bank != "calibration":
+        if equal_counts is not None:
+            raise ValueError(f"equal_counts applies to the calibration bank only, not {bank!r}")
+        return list(items), 0
+    from ..metrics.calibration import calibration_item_set
+
+    items = list(items)
+    kept, left_out = calibration_item_set(items, "drop" if equal_counts is None else equal_counts)
+    asked = set(ids) - {i.id for i in kept}
+    dropped = sorted(asked & {i.id for i in items})
+    if dropped:
+        raise ValueError(f"ids: {', '.join(dropped[:3])}{' ...' if len(dropped) > 3 else ''}: "
+                         f"{len(dropped)} item(s) with equal counts, left out by equal_counts=drop (the baselines' "
+                         f"item set); pass equal_counts=keep to score them")
+    return kept, left_out
+
+
 def check_convention(convention: Any) -> str:
     """``convention`` if it is one of :data:`CONVENTIONS`, else a one-line ValueError."""
     if convention not in CONVENTIONS:
@@ -215,14 +242,21 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     of another option's observed variant while the tokens of either are unknown: for those, the ``exclusive``
     convention cannot tell whether the shorter one's log-probability holds the longer one's mass (digit-by-digit
     tokenizers) or not (tokenizers that keep ``"12"`` whole), so :func:`option_mass` reads it as given. 0 when
-    every such pair has tokens."""
+    every such pair has tokens.
+
+    The values decide a pair the tokens would: a continuation's probability is at most that of any prefix of its
+    tokens (``P(v + rest) = P(v) P(rest | v)``), so ``logprob(v) < logprob(w) - 1e-9`` means v's tokens do not
+    begin w's, and v's value holds none of w's mass: nothing to subtract, the pair is resolved whatever the
+    framework knows of the tokens (issue 44, item 10: lm-eval without token ids counted such pairs that Inspect,
+    with the tokens, did not). Only a shorter variant at least as likely as the longer one stays unresolved."""
     choices, owners = flatten_variants(item)
     known = variant_token_ids or {}
-    seen = [(v, o) for v, o in zip(choices, owners)
+    seen = [(v, o, float(variant_logprobs[v])) for v, o in zip(choices, owners)
             if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
-    return sum(1 for v, ov in seen
-               if any(w != v and ow != ov and w.startswith(v) and (known.get(v) is None or known.get(w) is None)
-                      for w, ow in seen))
+    return sum(1 for v, ov, lv in seen
+               if any(w != v and ow != ov and w.startswith(v) and lv >= lw - _DECIDED
+                      and (known.get(v) is None or known.get(w) is None)
+                      for w, ow, lw in seen))
 
 
 def _extends(longer: tuple, shorter: tuple) -> bool:
@@ -294,8 +328,11 @@ def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | 
       two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a single label per
       item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
-    - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``missing_mass``, ``argmax_acc`` (NaN on items without a
-      unique mode, excluded by the NaN-skipping means);
+    - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``kl_floor_share`` (the item's ``kl_floored`` flag, whose
+      mean is the share of items whose KL the floor set), ``jsd_bits`` (Jensen-Shannon, bits, in [0, 1]),
+      ``missing_mass``, ``argmax_acc`` (NaN on items without a unique mode, excluded by the NaN-skipping means);
+      an item without mass on any outcome has the distances of all mass outside them
+      (:func:`ub_core.metrics.no_mass_distances`);
     - explicit: ``mcq_acc`` (1.0 when the most probable letter is the correct one), ``p_correct``;
     - and the bank's :data:`COUNT_KEYS` flags the scores carry (``no_mass``, ``kl_floored``).
     """
@@ -315,9 +352,14 @@ def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]
         row["abs_re"] = abs(row["re"])  # RE's distance from its target 0 (NaN stays NaN)
         return row
     if item.bank == "implicit":
-        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl", "missing_mass")}
+        floored = float(s["kl_floored"] or 0.0)
+        # spec order (METRIC_KEYS), then the count flags; kl_floor_share's mean is the share of items whose KL the
+        # floor set
+        row = {k: _num(s[k]) for k in ("chebyshev", "manhattan", "kl")}
+        row["kl_floor_share"] = floored
+        row.update({k: _num(s[k]) for k in ("jsd_bits", "missing_mass")})
         row["argmax_acc"] = _num(s.get("argmax_correct"))
-        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), float(s["kl_floored"] or 0.0)
+        row["no_mass"], row["kl_floored"] = float(s["no_mass"]), floored
         return row
     return {"mcq_acc": _num(s["mcq_correct"]), "p_correct": _num(s["p_correct"]), "no_mass": float(s["no_mass"])}
 

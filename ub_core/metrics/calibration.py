@@ -52,6 +52,9 @@ __all__ = [
     "grid_behaviour_rates",
     "UNDETERMINED",
     "EQUAL_COUNTS",
+    "check_equal_counts",
+    "has_equal_counts",
+    "calibration_item_set",
 ]
 
 #: Reference behaviours (the numeric-calibration paper, section 3.5), in tie-break order.
@@ -477,8 +480,46 @@ def _one_hot(k: int, i: int) -> list[float]:
     return v
 
 
-#: How :func:`calibration_baselines` treats two-option items with equal counts (a tenth of colors and wordproblems).
-EQUAL_COUNTS = ("drop", "uniform")
+#: The equal-count rule: which items a calibration score covers, the same for the baselines and for model runs
+#: (:func:`calibration_item_set`). ``drop`` (default) leaves the two-option colors and wordproblems items that name
+#: the same count twice (a tenth of each) out; ``keep`` keeps them.
+EQUAL_COUNTS = ("drop", "keep")
+# the name the rule "keep" had when only the baselines took it (Pick Higher / Lower read such an item as uniform)
+_EQUAL_COUNTS_ALIASES = {"uniform": "keep"}
+
+
+def check_equal_counts(rule: Any) -> str:
+    """``rule`` as one of :data:`EQUAL_COUNTS` (``"uniform"`` is the older name of ``"keep"``), else a one-line
+    ValueError naming ``equal_counts``."""
+    rule = _EQUAL_COUNTS_ALIASES.get(rule, rule)
+    if rule not in EQUAL_COUNTS:
+        raise ValueError(f"equal_counts must be one of {', '.join(EQUAL_COUNTS)}, got {rule!r}")
+    return str(rule)
+
+
+def has_equal_counts(item: Any) -> bool:
+    """Whether ``item`` is a two-option colors or wordproblems item whose counts are equal, read from its ideal
+    (``|q_1 - q_2| <= 1e-12``; the bank's ``higher`` metadata is None on exactly these items), where Pick Higher
+    and Pick Lower are undefined (the numeric-calibration paper, section 3.5). Distributions items,
+    uniform by construction, are never such items."""
+    q = item.probabilities
+    return item.category != "distributions" and len(q) == 2 and abs(float(q[0]) - float(q[1])) <= _TIE
+
+
+def calibration_item_set(items: Iterable[Any], equal_counts: str = "drop") -> tuple[list[Any], int]:
+    """The items a calibration score covers under the equal-count rule, and how many it left out:
+    ``(kept, left_out)``. ``"drop"`` leaves out every item with :func:`has_equal_counts`; ``"keep"`` keeps all.
+
+    One rule for both sides of a comparison: :func:`calibration_baselines`, ``ub reproduce calibration`` and the
+    model runs (Inspect ``-T equal_counts=``, lm-eval metadata ``equal_counts``) all select their items here, so a
+    model that behaves exactly like a baseline scores the baseline's number (issue 44, item 8). The paper does not
+    state the rule; its Tables 4 and 5 imply ``drop`` for the baselines (:func:`calibration_baselines`)."""
+    rule = check_equal_counts(equal_counts)
+    items = list(items)
+    if rule == "keep":
+        return items, 0
+    kept = [i for i in items if not has_equal_counts(i)]
+    return kept, len(items) - len(kept)
 
 
 def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7,
@@ -502,19 +543,18 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
       d = u1 - u2 and the integral of the binary entropy of a sigmoid). Against the colors ideal entropy of 0.86
       bits, these give RE +0.11 and -0.80, the values the table prints.
 
-    Equal counts (``equal_counts``). A tenth of the colors and wordproblems items name the same count twice (a
-    uniform ideal), where Pick Higher and Pick Lower are undefined. ``"drop"`` (default) leaves those items out of
-    every baseline on those two datasets (counted in ``skipped`` and ``equal_counts``): the paper does not say so,
-    but its Tables 4 and 5 imply it; with them left out every colors row is within 0.02 of the printed one (Pick
-    Higher WD 0.46 / 0.47, Pick Lower 0.95 / 0.95, RE -0.87 / -0.86), with them in, Pick Higher and Lower read them
-    as uniform and give WD 0.42 and 0.86, RE -0.78. ``"uniform"`` keeps them so (our earlier rule).
+    Equal counts (``equal_counts``, :func:`calibration_item_set`, the rule model runs use too). A tenth of the
+    colors and wordproblems items name the same count twice (a uniform ideal), where Pick Higher and Pick Lower
+    are undefined. ``"drop"`` (default) leaves those items out of every baseline on those two datasets (counted in
+    ``skipped`` and ``equal_counts``): the paper does not say so, but its Tables 4 and 5 imply it; with them left
+    out every colors row is within 0.02 of the printed one (Pick Higher WD 0.46 / 0.47, Pick Lower 0.95 / 0.95,
+    RE -0.87 / -0.86), with them in, Pick Higher and Lower read them as uniform and give WD 0.42 and 0.86, RE
+    -0.78. ``"keep"`` (older name ``"uniform"``) keeps them so.
 
     The random draws come from ``numpy.random.default_rng(seed)``, taken in item order, so the result is
     deterministic.
     """
-    if equal_counts not in EQUAL_COUNTS:
-        raise ValueError(f"equal_counts must be one of {', '.join(EQUAL_COUNTS)}, got {equal_counts!r}")
-    items = list(items)
+    items, dropped = calibration_item_set(items, equal_counts)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must lie in [0, 1], got {p!r}")
     if len(temperatures) != 2 or any(not (t > 0) for t in temperatures):
@@ -523,17 +563,11 @@ def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7
     names = (f"pick_higher_{p:g}", "pick_higher", "pick_lower", "pick_first", "pick_second", "random_softmax",
              "random_softmax_cold")
     collected: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
-    skipped = dict.fromkeys(names, 0)
-    dropped = 0
+    skipped = dict.fromkeys(names, dropped)
     for item in items:
         q = _ideal(item.probabilities, None)
         k = len(q)
         higher, first = _item_indices(item)
-        if equal_counts == "drop" and item.category != "distributions" and k == 2 and higher is None:
-            dropped += 1
-            for name in names:
-                skipped[name] += 1
-            continue
         h_ideal, grid = _entropy(q), _grid_key(item)
         masses: dict[str, list[float] | None] = {}
         paired = item.category != "distributions"

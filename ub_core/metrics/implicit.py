@@ -7,7 +7,11 @@ outcomes (section 3.4). The ideal distribution ``p`` is ``item.probabilities``.
 
 Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one per option; anything else raises
 a one-line ``ValueError``. All-zero mass is a valid answer (the model puts nothing on any outcome): missing mass
-1.0, the distances, KL and argmax undefined (None, left out of their means) and ``no_mass`` 1 (counted). Under the
+1.0 and ``no_mass`` 1 (counted). Its renormalisation is undefined, so the model's distribution is taken to put all
+its mass on "other", an outcome outside the valid ones (:func:`no_mass_distances`): Chebyshev 1, Manhattan 2,
+JSD 1 bit, KL set by its floor, argmax wrong. Every distance mean therefore counts every item (issue 44, item 10):
+a model that reads as no mass in one mode (``top_logprobs``, an outcome outside the lists) scores the worst
+distance there instead of leaving the mean. Under the
 ``paper`` convention of :mod:`ub_core.logprob.option_logprob` the sum may exceed 1 when one outcome's tokens are a prefix
 of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not clipped.
 """
@@ -23,7 +27,8 @@ from .intervals import clustered_interval
 
 __all__ = ["chebyshev_distance", "manhattan_distance", "kl_divergence", "missing_mass", "unique_mode",
            "predicted_distribution", "implicit_item_scores", "explicit_item_scores", "summarize_implicit",
-           "KL_FLOOR", "IMPLICIT_SCORE_KEYS", "EXPLICIT_SCORE_KEYS", "kl_floor_decides"]
+           "KL_FLOOR", "IMPLICIT_SCORE_KEYS", "EXPLICIT_SCORE_KEYS", "kl_floor_decides", "js_divergence_bits",
+           "no_mass_distances"]
 
 #: Floor for predicted probabilities inside the KL logarithm (see :func:`kl_divergence`).
 KL_FLOOR = 1e-12
@@ -31,7 +36,8 @@ KL_FLOOR = 1e-12
 _ROUND_OFF = 1e-15
 _MASS_TOL = 1e-6
 _SUM_TOL = 1e-6
-IMPLICIT_SCORE_KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_correct", "no_mass", "kl_floored")
+IMPLICIT_SCORE_KEYS = ("chebyshev", "manhattan", "kl", "jsd_bits", "missing_mass", "argmax_correct", "no_mass",
+                       "kl_floored")
 EXPLICIT_SCORE_KEYS = ("mcq_correct", "p_correct", "no_mass")
 
 
@@ -102,6 +108,51 @@ def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
     return float(max(0.0, np.sum(a[mask] * np.log(a[mask] / b[mask]))))
 
 
+def js_divergence_bits(p: Any, q: Any) -> float:
+    """Jensen-Shannon divergence in bits (Lin 1991, "Divergence measures based on the Shannon entropy", IEEE Trans.
+    Inf. Theory 37(1), eq. 4.1 with equal weights), a bounded companion of :func:`kl_divergence` (issue 44, item 9):
+
+        JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m),   m = (p + q) / 2,   logarithms base 2
+                  = H(m) - (H(p) + H(q)) / 2
+
+    It lies in [0, 1]: 0 exactly when p = q, 1 exactly when the supports are disjoint; it is symmetric and needs
+    no floor (m > 0 wherever p or q is), so a confident wrong prediction costs at most 1 bit instead of the
+    floor's ~27.6 nats; its square root is a metric (Endres and Schindelin 2003). Not the KS@N family's ``jsd``
+    (:func:`ub_core.metrics.jsd`: natural log, between kernel density estimates). Both inputs must be
+    distributions (entries >= 0, sum 1 within 1e-6); round-off outside [0, 1] is clipped.
+    """
+    a, b = _pair(p, q)
+    _distribution(a, "p")
+    _distribution(b, "q")
+    total = a + b  # x / m = 2 x / (a + b): m = total / 2 underflows to 0 beside a subnormal x (5e-324)
+
+    def half(x: np.ndarray) -> float:
+        on = x > 0
+        return float(np.sum(x[on] * np.log2(2 * x[on] / total[on])))
+
+    return float(min(1.0, max(0.0, 0.5 * half(a) + 0.5 * half(b))))
+
+
+def no_mass_distances(p: Any, floor: float = KL_FLOOR) -> dict[str, float]:
+    """The distances of an item where the model puts no mass on any outcome (issue 44, item 10).
+
+    ``m / sum(m)`` is undefined there, so the model's distribution is taken as all mass on "other", an outcome
+    outside the valid ones: with ``p' = (p, 0)`` and ``q' = (0, ..., 0, 1)`` over the outcomes plus "other",
+
+        Chebyshev = max|p' - q'| = 1,   Manhattan = sum|p' - q'| = 2,   JSD = 1 bit (disjoint supports),
+        KL = KL(p' || q') with q' floored (:func:`kl_divergence`) = sum_{p_i > 0} p_i ln(p_i (1 + k+ floor) / floor)
+
+    (k+ the outcomes the ideal allows, each raised to ``floor``), the worst value of each and the KL floor's
+    (``kl_floored`` 1). The one reading that needs no renormalisation: the model's mass, all of it, is outside the
+    outcomes. Chebyshev, Manhattan and JSD are returned as these exact values (summing p' in floats can leave
+    Manhattan at 2 - 2e-16)."""
+    a = _vector(p, "p")
+    _distribution(a, "p")
+    pe, qe = np.append(a, 0.0), np.append(np.zeros_like(a), 1.0)
+    return {"chebyshev": 1.0, "manhattan": 2.0, "kl": kl_divergence(pe, qe, floor=floor), "jsd_bits": 1.0,
+            "kl_floored": float(kl_floor_decides(pe, qe, floor))}
+
+
 def missing_mass(option_mass: Any) -> float:
     """Probability the model puts outside the valid outcomes: ``1 - sum_i option_mass_i`` (the implicit-reasoning paper, section 3.5,
     table 1). It can be negative when one outcome's tokens are a prefix of another's (see the module docstring)."""
@@ -162,26 +213,31 @@ def implicit_item_scores(item: Any, option_mass: Any, kl_floor: float = KL_FLOOR
     - ``chebyshev`` = max |p - q|;
     - ``manhattan`` = sum |p - q|;
     - ``kl`` = KL(p || q) in nats, ``q`` floored at ``kl_floor`` (:func:`kl_divergence`);
-    - ``kl_floored`` = 1.0 when the floor decides the KL value (:func:`kl_floor_decides`), else 0.0;
+    - ``kl_floored`` = 1.0 when the floor decides the KL value (:func:`kl_floor_decides`), else 0.0; its mean over
+      the items is the share of the KL mean the floor decided (``kl_floor_share``, reported beside KL);
+    - ``jsd_bits`` = JSD(p, q) in bits, in [0, 1] (:func:`js_divergence_bits`), the bounded divergence beside KL;
     - ``missing_mass`` = 1 - sum(option_mass);
     - ``argmax_correct``:
       - 1.0 when q's strict maximum sits on p's unique mode, and 0.0 when it does not (a tie for q's top counts
         as 0.0, so a flat prediction earns no credit);
       - None when p has no unique mode.
-    - ``no_mass`` = 1.0 when every outcome gets zero mass: then ``q`` does not exist, the missing mass is 1.0 and
-      the distances, KL, ``kl_floored`` and argmax are None (left out of their means, counted here); else 0.0.
+    - ``no_mass`` = 1.0 when every outcome gets zero mass, else 0.0: then ``q`` does not exist, the missing mass is
+      1.0, the distances are those of all mass outside the outcomes (:func:`no_mass_distances`: Chebyshev 1,
+      Manhattan 2, JSD 1, KL floored) and argmax is 0.0 where p has a unique mode (no outcome predicted: wrong),
+      so every item counts in every mean.
     """
     p = np.asarray(item.probabilities, dtype=float)
     m = _mass(option_mass, len(item.options))
-    if float(m.sum()) <= 0:
-        return {"chebyshev": None, "manhattan": None, "kl": None, "missing_mass": missing_mass(m),
-                "argmax_correct": None, "no_mass": 1.0, "kl_floored": None}
-    q = predicted_distribution(m)
     mode = unique_mode(p)
+    if float(m.sum()) <= 0:
+        return {**no_mass_distances(p, kl_floor), "missing_mass": missing_mass(m),
+                "argmax_correct": None if mode is None else 0.0, "no_mass": 1.0}
+    q = predicted_distribution(m)
     return {
         "chebyshev": chebyshev_distance(p, q),
         "manhattan": manhattan_distance(p, q),
         "kl": kl_divergence(p, q, floor=kl_floor),
+        "jsd_bits": js_divergence_bits(p, q),
         "missing_mass": missing_mass(option_mass),
         "argmax_correct": None if mode is None else float(_strict_argmax(q) == mode),
         "no_mass": 0.0,

@@ -4,7 +4,15 @@ The baselines need no model: each is a fixed rule for the option masses (:func:`
 Pick Higher, Pick Higher p=0.7, Pick Lower, Pick First / Second, and two random softmax baselines), scored on our
 bank like a model, per dataset (colors, wordproblems, distributions) as the paper reports them: Table 4 the
 Wasserstein distance, Table 5 the relative entropy (bits). Items with equal counts are left out of the colors and
-wordproblems baselines (``equal_counts="drop"``, as the paper's numbers imply); the output counts them.
+wordproblems baselines (``equal_counts="drop"``, as the paper's numbers imply), by the rule model runs apply too
+(:func:`~ub_core.metrics.calibration_item_set`); the output counts them.
+
+Every JSON row carries its settings: the bank ``edition``, the ``seeds`` of the random baselines, the
+``equal_counts`` rule, ``n_items`` (scored) and ``n_left_out`` (equal-count items left out) for its dataset, and the
+``note`` on why its column cannot match (empty where none). A random row's ``ours`` is the mean over the seeds (default
+five: one draw per item and seed), with ``per_seed``, ``sd`` (sample standard deviation over seeds), ``min`` and
+``max``: one seed's cell can land on the paper's value by luck (wordproblems Random T=0.01 WD is 0.691, 0.702 and
+0.671 for seeds 0, 1 and 2). The other rows do not depend on the seed (``per_seed``, ``sd``, ``min``, ``max`` None).
 
 Where a cell cannot match, the output says why (:data:`NOTES`): our wordproblems ideals are less skewed than the
 paper's (mean ideal entropy, printed), and the paper's distributions WD rows contradict each other.
@@ -17,7 +25,7 @@ import math
 from typing import Any, Mapping
 
 from ..metrics import calibration_baselines
-from ..metrics.calibration import EQUAL_COUNTS, _entropy
+from ..metrics.calibration import EQUAL_COUNTS, _entropy, calibration_item_set, check_equal_counts
 from ..problems import load_bank
 
 __all__ = ["PAPER_BASELINES", "DATASETS", "reproduce_calibration", "format_table", "add_parser"]
@@ -45,6 +53,9 @@ PAPER_BASELINES: dict[tuple[str, str], tuple[float | None, float | None, float |
 _OURS = {"Pick Higher": ("pick_higher",), "Pick Higher p=0.7": ("pick_higher_0.7",), "Pick Lower": ("pick_lower",),
          "Pick Higher/Lower": ("pick_higher", "pick_lower"), "Pick First/Second": ("pick_first", "pick_second"),
          "Random T=0.01": ("random_softmax_cold",), "Random T=1": ("random_softmax",)}
+_RANDOM = frozenset({"random_softmax", "random_softmax_cold"})
+#: How many seeds the random baselines are drawn with by default (seeds ``seed``, ``seed + 1``, ...).
+N_SEEDS = 5
 
 #: Why a column cannot match, printed under the table (the wordproblems entropy is filled in from the bank).
 NOTES = {
@@ -59,31 +70,53 @@ NOTES = {
 }
 
 
-def reproduce_calibration(size: str = "subset", seed: int = 0, equal_counts: str = "drop") -> dict[str, Any]:
-    """The paper's baseline cells beside ours: ``{"rows": [{table, baseline, dataset, paper, ours}, ...],
-    "counts": {dataset: {"items", "equal_counts"}}, "entropy": {dataset: mean ideal entropy in bits of the items
-    scored}}``; ``ours`` is None where the baseline does not apply (the paper's "-")."""
-    if equal_counts not in EQUAL_COUNTS:
-        raise ValueError(f"equal_counts must be one of {', '.join(EQUAL_COUNTS)}, got {equal_counts!r}")
+def _spread(values: list[float]) -> dict[str, float | None]:
+    mean = math.fsum(values) / len(values)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    return {"ours": mean, "sd": sd, "min": min(values), "max": max(values)}
+
+
+def _note(dataset: str, entropy: float | None) -> str:
+    note = NOTES.get(dataset, "")
+    return note.format(entropy=float("nan") if entropy is None else entropy) if note else ""
+
+
+def reproduce_calibration(size: str = "subset", seed: int = 0, equal_counts: str = "drop",
+                          n_seeds: int = N_SEEDS) -> dict[str, Any]:
+    """The paper's baseline cells beside ours: ``{"rows": [{table, baseline, dataset, paper, ours, per_seed, sd,
+    min, max, edition, seeds, equal_counts, n_items, n_left_out, note}, ...], "counts": {dataset: {"items",
+    "equal_counts"}}, "entropy": {dataset: mean ideal entropy in bits of the items scored}, "seeds": [...]}``;
+    ``ours`` is None where the baseline does not apply (the paper's "-"), and for a random baseline the mean over
+    the seeds ``seed .. seed + n_seeds - 1`` (module docstring)."""
+    rule = check_equal_counts(equal_counts)
+    if int(n_seeds) < 1:
+        raise ValueError(f"n_seeds must be at least 1, got {n_seeds!r}")
+    seeds = [int(seed) + k for k in range(int(n_seeds))]
     items = load_bank("calibration", size=size)
     results, counts, entropy = {}, {}, {}
     for d in DATASETS:
-        mine = [i for i in items if i.category == d]
-        results[d] = calibration_baselines(mine, seed=seed, equal_counts=equal_counts)
-        scored = [i for i in mine if not (equal_counts == "drop" and d != "distributions" and len(i.options) == 2
-                                          and (i.metadata or {}).get("higher") is None)]
-        counts[d] = {"items": len(mine), "equal_counts": results[d]["pick_first"]["equal_counts"]}
+        scored, left_out = calibration_item_set([i for i in items if i.category == d], rule)
+        results[d] = [calibration_baselines(scored, seed=s, equal_counts=rule) for s in seeds]
+        counts[d] = {"items": len(scored) + left_out, "scored": len(scored), "equal_counts": left_out}
         entropy[d] = math.fsum(_entropy(list(i.probabilities)) for i in scored) / len(scored) if scored else None
     rows = []
     for (table, baseline), paper in PAPER_BASELINES.items():
         key = "wd" if table.startswith("Table 4") else "re"
+        name = _OURS[baseline][0]
         for d, p in zip(DATASETS, paper):
-            summary = results[d][_OURS[baseline][0]]
-            value = (summary.get(key) or {}).get("mean")
-            rows.append({"table": table, "baseline": baseline, "dataset": d, "paper": p,
-                         "ours": None if value is None else float(value)})
-    return {"rows": rows, "counts": counts, "entropy": entropy, "size": size, "seed": seed,
-            "equal_counts": equal_counts}
+            values = [(r[name].get(key) or {}).get("mean") for r in results[d]]
+            row: dict[str, Any] = {"table": table, "baseline": baseline, "dataset": d, "paper": p, "ours": None,
+                                   "per_seed": None, "sd": None, "min": None, "max": None}
+            if values[0] is not None:
+                if name in _RANDOM:
+                    row.update(_spread([float(v) for v in values]), per_seed=[float(v) for v in values])
+                else:
+                    row["ours"] = float(values[0])
+            row.update(edition=size, seeds=seeds, equal_counts=rule, n_items=counts[d]["scored"],
+                       n_left_out=counts[d]["equal_counts"], note=_note(d, entropy[d]))
+            rows.append(row)
+    return {"rows": rows, "counts": counts, "entropy": entropy, "size": size, "seed": seeds[0], "seeds": seeds,
+            "equal_counts": rule}
 
 
 def _cell(paper: float | None, ours: float | None) -> str:
@@ -110,25 +143,29 @@ def format_table(result: Mapping[str, Any]) -> str:
         lines.append(f"{baseline:<20}" + "".join(f" {_cell(cells[d]['paper'], cells[d]['ours'])}" for d in DATASETS))
     lines.append("")
     counts = result["counts"]
-    lines.append(f"Our bank ({result['size']} edition, seed {result['seed']}): "
+    seeds = result["seeds"]
+    lines.append(f"Our bank ({result['size']} edition, random baselines: mean over seeds {seeds[0]}-{seeds[-1]}): "
                  + "; ".join(f"{d} {c['items']} items" + (f", {c['equal_counts']} with equal counts left out"
                                                           if c["equal_counts"] else "")
                              for d, c in counts.items())
-                 + (" (equal_counts=uniform: kept, Pick Higher/Lower read them as uniform)"
-                    if result["equal_counts"] == "uniform" else
+                 + (" (equal_counts=keep: kept, Pick Higher/Lower read them as uniform)"
+                    if result["equal_counts"] == "keep" else
                     " (left out of every colors and wordproblems baseline, as the paper's numbers imply)."))
-    ent = result["entropy"].get("wordproblems")
+    lines.append("The random rows over the seeds (min-max): " + "; ".join(
+        f"{r['baseline']} {r['table'][:7]} {r['dataset']} {r['min']:+.3f} to {r['max']:+.3f}"
+        for r in result["rows"] if r["per_seed"] is not None))
     lines.append("Where a column cannot match:")
-    lines.append("- " + NOTES["wordproblems"].format(entropy=float("nan") if ent is None else ent))
-    lines.append("- " + NOTES["distributions"])
+    lines.append("- " + _note("wordproblems", result["entropy"].get("wordproblems")))
+    lines.append("- " + _note("distributions", None))
     lines.append("The paper prints two decimals: at that precision every colors row is within 0.02 of ours. The random "
-                 "rows are one draw per item (numpy seed above); the paper gives no temperatures, ours are 0.01 and 1 "
-                 "(no single T fits both its T=0.01 cells: WD asks for a colder one, RE for a warmer one).")
+                 "rows are one draw per item and seed (numpy seeds above), averaged over the seeds; the paper gives no "
+                 "temperatures, ours are 0.01 and 1 (no single T fits both its T=0.01 cells: WD asks for a colder "
+                 "one, RE for a warmer one).")
     return "\n".join(lines)
 
 
 def _cmd(args: Any) -> int:
-    result = reproduce_calibration(args.size, seed=args.seed, equal_counts=args.equal_counts)
+    result = reproduce_calibration(args.size, seed=args.seed, equal_counts=args.equal_counts, n_seeds=args.n_seeds)
     if args.json:
         print(json.dumps(result["rows"], indent=1))
     else:
@@ -142,10 +179,13 @@ def add_parser(sub: Any) -> None:
                                            "ours on our bank")
     p.add_argument("--size", choices=("subset", "full"), default="subset",
                    help="bank edition (default subset, about 1 s; full: 203,040 items, a few minutes)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random baselines (default 0)")
-    p.add_argument("--equal-counts", choices=EQUAL_COUNTS, default="drop",
-                   help="equal-count items: drop (default, as the paper's numbers imply) or uniform (kept, read as "
-                        "uniform by Pick Higher/Lower)")
+    p.add_argument("--seed", type=int, default=0, help="first seed of the random baselines (default 0)")
+    p.add_argument("--n-seeds", type=int, default=N_SEEDS,
+                   help=f"how many seeds the random baselines are averaged over (default {N_SEEDS})")
+    p.add_argument("--equal-counts", choices=EQUAL_COUNTS + ("uniform",), default="drop",
+                   help="equal-count items: drop (default, as the paper's numbers imply; model runs use the same "
+                        "rule) or keep (uniform: the older name; Pick Higher/Lower read them as uniform)")
     p.add_argument("--json", action="store_true",
-                   help="JSON: a list of {table, baseline, dataset, paper, ours}")
+                   help="JSON: a list of {table, baseline, dataset, paper, ours, per_seed, sd, min, max, edition, "
+                        "seeds, equal_counts, n_items, n_left_out, note}")
     p.set_defaults(func=_cmd)

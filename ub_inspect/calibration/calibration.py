@@ -12,6 +12,7 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from ub_core.logprob.option_logprob import check_convention
+from ub_core.metrics import check_equal_counts
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._options import task_options
 from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_parts
@@ -20,7 +21,7 @@ from ub_inspect.option_logprob import calibration_scorer, option_logprob_task_pa
 @task(name=registry_name("calibration"))
 def calibration(categories: str | list[str] | None = None, size: str = "subset", limit_per_category: int | None = None,
                 mode: str = "prompt_logprobs", ids: str | list[str] | None = None,
-                convention: str = "exclusive") -> Task:
+                convention: str = "exclusive", equal_counts: str = "drop") -> Task:
     """Numeric calibration of next-token probabilities.
 
     Args:
@@ -33,9 +34,13 @@ def calibration(categories: str | list[str] | None = None, size: str = "subset",
         convention: ``exclusive`` (default: the probability that the reply is the option; a variant whose tokens
             begin another's loses that one's mass) or ``paper`` (the literal joint probability of the tokens);
             ``ub_core.logprob.option_logprob``.
+        equal_counts: ``drop`` (default) leaves the colors and wordproblems items with equal counts out, as the
+            baselines of ``ub reproduce calibration`` do, or ``keep`` (``ub_core.metrics.calibration_item_set``);
+            the task metadata state the rule and the count left out.
     """
     with task_options("calibration", locals()):
         convention = check_convention(convention)
-        parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids)
+        parts = option_logprob_task_parts("calibration", categories, size, limit_per_category, mode, ids,
+                                          check_equal_counts(equal_counts))
     parts["metadata"] = {**parts["metadata"], "convention": convention}
     return package_task(**parts, scorer=calibration_scorer(convention))
