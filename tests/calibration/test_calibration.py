@@ -215,7 +215,7 @@ def test_load_bank_registration():
     assert len(load_bank("calibration", size="subset", categories=["wordproblems"])) == 1008
     assert {i.category for i in load_bank("calibration", size="full", categories=["distributions"])} == {
         "distributions"}
-    assert bank_version("calibration") == C.BANK_VERSION == "1"
+    assert bank_version("calibration") == C.BANK_VERSION == "2"
     with pytest.raises(ValueError, match="unknown calibration bank size"):
         C.calibration_items("huge")
 
