@@ -1,0 +1,179 @@
+"""Client throughput per family on the offline model, printed as a table (not a test; issue 46).
+
+For each family (the Inspect tasks ``ub_inspect/<family>``) this runs ``--limit`` items on ``ub/oracle``
+in-process (``inspect_ai.eval``, logs in a temporary folder), and a bare Inspect task with the same samples and
+epochs whose model (``ubbare/now``, registered here) answers at once and whose scorer returns 1. Each run is
+timed by its sample phase (first sample start to last sample end, from the log) and by the client CPU
+(``time.process_time`` around ``eval``). The table shows, per family: generate calls per item, sample phase per
+item (ms), CPU per item (ms), the ratio of the sample phase to bare Inspect's, and a projected time for the full
+edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
+``--repeat`` runs each pair that many times, family and bare back to back, and prints medians (a shared machine's
+load moves every figure; the ratio of two runs made back to back moves least). ``--lmeval`` adds the lm-eval route
+(``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall seconds per item.
+
+Usage: python benchmarks/bench_families.py [--limit 200] [--families ksn,calibration,...] [--repeat 1] [--lmeval]
+Goal (issue 46): per item at most 2x bare Inspect for every family, 3x for ksn (100 answers scored per item).
+
+Measured (issue 46; 200 items, stability 200 items x 5 epochs; 2 CPU cores shared with other jobs, so each ratio
+is against the bare run made just before it):
+
+  see the table in README.md, "The families" (issue 46 before/after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILIES = ("ksn", "calibration", "implicit", "explicit", "odds", "stability")
+#: the lm-eval group task of each family (``ub_lmeval/task_yamls``)
+LMEVAL_TASKS = {"ksn": "ub_ksn", "calibration": "ub_calibration", "implicit": "ub_implicit",
+                "explicit": "ub_explicit", "odds": "ub_odds", "stability": "ub_tar"}
+
+
+def _task(family: str):
+    import importlib
+
+    return getattr(importlib.import_module(f"ub_inspect.{family}"), family)()
+
+
+def _bare_model() -> str:
+    """``ubbare/now``: a model that answers ``{1}`` at once, every choice asked for."""
+    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelAPI, ModelOutput, modelapi
+
+    class Bare(ModelAPI):
+        def __init__(self, model_name, base_url=None, api_key=None, config=None, **kw):
+            from inspect_ai.model import GenerateConfig
+
+            super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+
+        def max_connections(self) -> int:
+            return 32
+
+        async def generate(self, input, tools, tool_choice, config):
+            n = max(1, int(config.num_choices or 1))
+            return ModelOutput(model="bare", choices=[ChatCompletionChoice(
+                message=ChatMessageAssistant(content="{1}", model="bare", source="generate"), stop_reason="stop")
+                for _ in range(n)])
+
+    modelapi(name="ubbare")(lambda: Bare)
+    return "ubbare/now"
+
+
+def _bare_task(samples: int, epochs: int):
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.scorer import Score, mean, scorer
+    from inspect_ai.solver import generate
+
+    @scorer(metrics=[mean()])
+    def one():
+        async def score(state, target):
+            return Score(value=1.0)
+
+        return score
+
+    return Task(dataset=MemoryDataset([Sample(id=i, input=f"Say {i}.") for i in range(samples)]),
+                solver=generate(), scorer=one(), epochs=epochs)
+
+
+def _run(task, model: str, limit: int) -> dict:
+    from inspect_ai import eval as inspect_eval
+
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    log = inspect_eval(task, model=model, limit=limit, display="none", seed=0,
+                       log_dir=tempfile.mkdtemp(prefix="ub-bench-families-"))[0]
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+    if log.status != "success":
+        raise SystemExit(f"{task.name} on {model} failed: {log.error}")
+    samples = log.samples or []
+    items = len({s.id for s in samples})
+    starts = [s.started_at for s in samples if s.started_at]
+    ends = [s.completed_at for s in samples if s.completed_at]
+    phase = (_time(max(ends)) - _time(min(starts))) if starts and ends else wall
+    calls = sum(1 for s in samples for e in s.events if e.event == "model")
+    return {"items": items, "samples": len(samples), "calls": calls, "phase": phase, "cpu": cpu, "wall": wall}
+
+
+def _time(stamp) -> float:
+    from datetime import datetime
+
+    return (datetime.fromisoformat(stamp) if isinstance(stamp, str) else stamp).timestamp()
+
+
+def _lmeval(family: str, limit: int) -> float:
+    """Wall seconds per evaluated document of the family's lm-eval group on ``ub-oracle`` (``limit`` per subtask)."""
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval
+
+    tm = TaskManager(include_path=str(ub_lmeval.tasks_dir()), include_defaults=False)
+    t0 = time.perf_counter()
+    res = simple_evaluate(model="ub-oracle", tasks=[LMEVAL_TASKS[family]], task_manager=tm, limit=limit,
+                          log_samples=False)
+    wall = time.perf_counter() - t0
+    docs = sum(int(v.get("effective", v.get("original", 0))) for v in (res or {}).get("n-samples", {}).values())
+    return wall / max(1, docs)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=200, help="items per family (default 200)")
+    ap.add_argument("--families", default=",".join(FAMILIES))
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each pair; the table shows medians")
+    ap.add_argument("--lmeval", action="store_true", help="also time lm-eval's ub-oracle route")
+    args = ap.parse_args()
+    sys.path.insert(0, str(REPO))
+    import ub_core
+    from ub_core.problems import EDITIONS
+
+    print(f"ub_core from {Path(ub_core.__file__).parent}", flush=True)
+    bare = _bare_model()
+    _run(_bare_task(4, 1), bare, 4)  # warm-up: Inspect's imports and first-eval costs
+    rows = []
+    for family in args.families.split(","):
+        task = _task(family)
+        epochs = int(getattr(task, "epochs", None) or 1)
+        _run(_task(family), "ub/oracle", 2)  # warm-up: the bank, its indexes and the ground-truth cache
+        runs = []
+        for _ in range(args.repeat):
+            ref = _run(_bare_task(args.limit, epochs), bare, args.limit)
+            got = _run(_task(family), "ub/oracle", args.limit)
+            runs.append((got, ref))
+        items = runs[0][0]["items"]
+        med = {k: statistics.median(g[k] for g, _ in runs) for k in ("calls", "phase", "cpu")}
+        ratio = statistics.median(g["phase"] / r["phase"] for g, r in runs)
+        bare_ms = statistics.median(r["phase"] for _, r in runs) / items * 1e3
+        full = max(EDITIONS[family].values())
+        per = med["phase"] / items
+        row = {"family": family, "items": items, "epochs": epochs, "calls": med["calls"] / items,
+               "ms": per * 1e3, "cpu_ms": med["cpu"] / items * 1e3, "bare_ms": bare_ms, "ratio": ratio,
+               "full_items": full, "full_s": per * full}
+        if args.lmeval:
+            row["lmeval_ms"] = _lmeval(family, args.limit) * 1e3
+        rows.append(row)
+        _print([row], header=len(rows) == 1, lmeval=args.lmeval)
+    return 0
+
+
+def _print(rows, header: bool, lmeval: bool) -> None:
+    if header:
+        print(f"{'family':12}{'items':>6}{'epochs':>7}{'calls/item':>11}{'ms/item':>9}{'cpu ms/item':>12}"
+              f"{'bare ms':>9}{'x bare':>8}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
+    for r in rows:
+        from ub_core.problems import rough_duration
+
+        full = f"{r['full_items']:,} items {rough_duration(r['full_s'])}"
+        print(f"{r['family']:12}{r['items']:>6}{r['epochs']:>7}{r['calls']:>11.1f}{r['ms']:>9.1f}{r['cpu_ms']:>12.1f}"
+              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{full:>22}"
+              + (f"{r['lmeval_ms']:>16.1f}" if lmeval else ""), flush=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
