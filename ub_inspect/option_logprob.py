@@ -56,7 +56,7 @@ from ._naming import registry_name
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
-__all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
+__all__ = ["MODES", "CONTINUATIONS", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
            "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
            "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "option_logprob_task_parts",
            "multi_token_variants"]
@@ -75,6 +75,13 @@ class OptionLogprobs(StoreModel):
     boundary_merged: int = 0  # variants whose first token also held the end of the prompt
     multi_token_variants: int = 0  # top_logprobs: variants begun by a listed token but not read to the end (read as 0)
     token_texts: list[list[str] | None] = Field(default_factory=list)  # each variant's tokens; None = not read
+
+#: A provider whose API class has this attribute set reads many continuations in one request: ``generate(prompt,
+#: config)`` with ``config.extra_body[CONTINUATIONS]`` the list of continuations returns one choice per
+#: continuation, in order, whose ``prompt_logprobs`` are those of ``prompt + continuation`` (what one request per
+#: continuation would return). The offline models do (:class:`ub_inspect.providers.UBModelAPI`); served providers
+#: get one request per continuation.
+CONTINUATIONS = "ub_continuations"
 
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
 # The papers read the model's own next-token distribution, i.e. at temperature 1. Servers report raw log-probabilities
@@ -176,10 +183,16 @@ async def continuation_reads(prompt: str, choices: Sequence[str], end: str = "")
     """:func:`continuation_logprobs` plus each choice's token texts (:func:`trailing_tokens`)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
-    outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
+    if getattr(model.api, CONTINUATIONS, False) and choices:  # one request reads every choice (below)
+        out = await model.generate(prompt, config=config.merge(GenerateConfig(
+            extra_body={CONTINUATIONS: list(choices)})))
+        read = [c.prompt_logprobs for c in out.choices] if len(out.choices) == len(choices) else [None]
+    else:
+        outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config)
+                                                            for v in choices])
+        read = [out.choices[0].prompt_logprobs if out.choices else None for out in outputs]
     logprobs, merged, texts = [], 0, []
-    for variant, out in zip(choices, outputs):
-        plp = out.choices[0].prompt_logprobs if out.choices else None
+    for variant, plp in zip(choices, read):
         if plp is None or not plp.content:
             raise _no_logprobs("prompt_logprobs", "prompt_logprobs")
         lp, m, toks = trailing_tokens(plp.content, variant, end)

@@ -51,6 +51,7 @@ from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 from ._options import OptionError
+from .option_logprob import CONTINUATIONS
 from ub_core.logprob.oracle_replies import MAX_DIGITS, MAX_NUMBER_TOKEN_DIGITS, ReplyWriter, oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
@@ -112,6 +113,9 @@ class UBModelAPI(ModelAPI):
         # without a seed, requests still differ from run to run
         self._entropy = int.from_bytes(os.urandom(4), "little")
 
+    #: reads many continuations in one request (:data:`ub_inspect.option_logprob.CONTINUATIONS`)
+    ub_continuations = True
+
     def max_connections(self) -> int:
         return 32
 
@@ -119,6 +123,20 @@ class UBModelAPI(ModelAPI):
         users = [m for m in input if getattr(m, "role", None) == "user"]
         text = _message_text(users[-1]) if users else ""
         n = max(1, int(config.num_choices or 1))
+        continuations = (config.extra_body or {}).get(CONTINUATIONS)
+        if continuations is None:
+            return self._answer(text, n, config)
+        # one request for many continuations (ub_inspect.option_logprob.CONTINUATIONS): each choice is the first
+        # of what the request ``text + continuation`` alone gets
+        outputs = [self._answer(text + str(c), 1, config) for c in continuations]
+        usage = [o.usage for o in outputs if o.usage is not None]
+        return ModelOutput(model=f"ub/{self.mode}", choices=[o.choices[0] for o in outputs],
+                           usage=ModelUsage(input_tokens=sum(u.input_tokens for u in usage),
+                                            output_tokens=sum(u.output_tokens for u in usage),
+                                            total_tokens=sum(u.total_tokens for u in usage)))
+
+    def _answer(self, text: str, n: int, config: GenerateConfig) -> ModelOutput:
+        """The reply to the user text ``text`` with ``n`` choices."""
         found = find_item(text)  # every bank's prompt index (ub_core.problems.Bank.find)
         item = found[1] if found is not None else None
         if isinstance(item, OptionItem):

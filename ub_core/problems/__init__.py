@@ -151,9 +151,12 @@ def __getattr__(name: str):
 def _lazy(target: str) -> Callable:
     """``"module:function"``, imported on first call (a bank's module is loaded only when it is used)."""
     path, _, attr = target.partition(":")
+    resolved: list[Callable] = []  # the function, once imported (a lookup per request need not import)
 
     def call(*args, **kwargs):
-        return getattr(__import__(path, fromlist=[attr]), attr)(*args, **kwargs)
+        if not resolved:
+            resolved.append(getattr(__import__(path, fromlist=[attr]), attr))
+        return resolved[0](*args, **kwargs)
 
     return call
 
