@@ -5,8 +5,9 @@ in-process (``inspect_ai.eval``, logs in a temporary folder), and a bare Inspect
 epochs whose model (``ubbare/now``, registered here) answers at once and whose scorer returns 1. Each run is
 timed by its sample phase (first sample start to last sample end, from the log) and by the client CPU
 (``time.process_time`` around ``eval``). The table shows, per family: generate calls per item, sample phase per
-item (ms), CPU per item (ms), the ratio of the sample phase to bare Inspect's, and a projected time for the full
-edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
+item (ms), CPU per item (ms), bare Inspect's sample phase per item and the ratio to it ("x bare"), bare Inspect's
+CPU per item and the ratio to it ("cpu x": this process's CPU, which other jobs on a shared machine move least),
+and a projected time for the full edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
 ``--repeat`` runs each pair that many times, family and bare back to back, and prints medians (a shared machine's
 load moves every figure; the ratio of two runs made back to back moves least). ``--lmeval`` adds the lm-eval route
 (``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall seconds per item.
@@ -143,17 +144,21 @@ def main() -> int:
         _run(_task(family), "ub/oracle", 2)  # warm-up: the bank, its indexes and the ground-truth cache
         runs = []
         for _ in range(args.repeat):
-            ref = _run(_bare_task(args.limit, epochs), bare, args.limit)
             got = _run(_task(family), "ub/oracle", args.limit)
+            # the same number of samples (a family may have fewer items than --limit), run right after
+            ref = _run(_bare_task(got["items"], epochs), bare, got["items"])
             runs.append((got, ref))
         items = runs[0][0]["items"]
         med = {k: statistics.median(g[k] for g, _ in runs) for k in ("calls", "phase", "cpu")}
         ratio = statistics.median(g["phase"] / r["phase"] for g, r in runs)
         bare_ms = statistics.median(r["phase"] for _, r in runs) / items * 1e3
+        bare_cpu = statistics.median(r["cpu"] for _, r in runs) / items * 1e3
+        cpu_ratio = statistics.median(g["cpu"] / r["cpu"] for g, r in runs)
         full = max(EDITIONS[family].values())
         per = med["phase"] / items
         row = {"family": family, "items": items, "epochs": epochs, "calls": med["calls"] / items,
                "ms": per * 1e3, "cpu_ms": med["cpu"] / items * 1e3, "bare_ms": bare_ms, "ratio": ratio,
+               "bare_cpu": bare_cpu, "cpu_ratio": cpu_ratio,
                "full_items": full, "full_s": per * full}
         if args.lmeval:
             row["lmeval_ms"] = _lmeval(family, args.limit) * 1e3
@@ -165,13 +170,13 @@ def main() -> int:
 def _print(rows, header: bool, lmeval: bool) -> None:
     if header:
         print(f"{'family':12}{'items':>6}{'epochs':>7}{'calls/item':>11}{'ms/item':>9}{'cpu ms/item':>12}"
-              f"{'bare ms':>9}{'x bare':>8}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
+              f"{'bare ms':>9}{'x bare':>8}{'bare cpu':>9}{'cpu x':>7}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
     for r in rows:
         from ub_core.problems import rough_duration
 
         full = f"{r['full_items']:,} items {rough_duration(r['full_s'])}"
         print(f"{r['family']:12}{r['items']:>6}{r['epochs']:>7}{r['calls']:>11.1f}{r['ms']:>9.1f}{r['cpu_ms']:>12.1f}"
-              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{full:>22}"
+              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{r['bare_cpu']:>9.1f}{r['cpu_ratio']:>7.2f}{full:>22}"
               + (f"{r['lmeval_ms']:>16.1f}" if lmeval else ""), flush=True)
 
 

@@ -36,6 +36,8 @@ Tokenizers that keep ``"12"`` as one token give the same numbers under both: ``"
 
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Any, Mapping, Sequence
 
@@ -72,6 +74,7 @@ _SCORERS = {"calibration": "calibration_item_scores", "implicit": "implicit_item
 _LOGPROB_SLACK = 1e-6
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of a string, asked for every option of every request
 def surface_variants(option: str) -> tuple[str, ...]:
     """The written forms of ``option`` whose probabilities add up to the option's probability.
 
