@@ -287,13 +287,25 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
                             "-T mode=top_logprobs reads them as probability 0", item.id, multi, TOP_K)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
-        record = state.store_as(OptionLogprobs)
-        record.mode, record.choices, record.logprobs = mode, list(choices), logprobs
-        record.token_texts = [None if k is None else list(k) for k in keys]
-        record.boundary_merged, record.multi_token_variants = merged, multi
+        _keep(state, mode=mode, choices=list(choices), logprobs=logprobs,
+              token_texts=[None if k is None else list(k) for k in keys], boundary_merged=merged,
+              multi_token_variants=multi)
         return state
 
     return solve
+
+
+def _keep(state: TaskState, **fields: Any) -> None:
+    """Write ``fields`` to the sample's :class:`OptionLogprobs`: in one validated construction bound to the
+    store when the store holds none of them yet (setting them one by one validates the whole model each time),
+    else field by field (a constructor would keep the stored values)."""
+    prefix = f"{OptionLogprobs.__name__}:"
+    if any(str(k).startswith(prefix) for k in state.store.keys()):
+        record = state.store_as(OptionLogprobs)
+        for name, value in fields.items():
+            setattr(record, name, value)
+    else:
+        OptionLogprobs(store=state.store, **fields)
 
 
 # ------------------------------------------------------------------------------------------------ metrics
@@ -316,13 +328,16 @@ def _metrics(bank: str) -> list:
 
 def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> Score:
     item = OptionItem.from_record(state.metadata["ub"])
-    record = state.store_as(OptionLogprobs)
-    if not record.mode:
+    # each field read once: a StoreModel field read validates the value it reads from the store
+    stored = state.store_as(OptionLogprobs)
+    mode, choices, read, token_texts = stored.mode, stored.choices, stored.logprobs, stored.token_texts
+    record = {"boundary_merged": stored.boundary_merged, "multi_token_variants": stored.multi_token_variants}
+    if not mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
-    keys = (dict(zip(record.choices, (None if k is None else tuple(k) for k in record.token_texts)))
-            if record.token_texts else None)  # logs written before tokens were kept have none
-    logprobs = variant_logprobs_from_choices(record.choices, record.logprobs)
+    keys = (dict(zip(choices, (None if k is None else tuple(k) for k in token_texts)))
+            if token_texts else None)  # logs written before tokens were kept have none
+    logprobs = variant_logprobs_from_choices(choices, read)
     mass = option_mass(item, logprobs, keys, convention)
     unresolved = unresolved_prefixes(item, logprobs, keys) if convention == "exclusive" else 0
     if unresolved:
@@ -337,11 +352,11 @@ def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> 
                  explanation=f"mass on the options {pm:.3g}; normalised "
                              + ("-" if predicted is None else ", ".join(
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
-                 metadata={"ub": {**item.to_record(), **payload, "mode": record.mode,
-                                  "choices": list(record.choices), "logprobs": list(record.logprobs),
-                                  "boundary_merged": int(record.boundary_merged), "convention": convention,
-                                  "token_texts": list(record.token_texts), "prefix_unresolved": unresolved,
-                                  "multi_token_variants": int(record.multi_token_variants)}})
+                 metadata={"ub": {**item.to_record(), **payload, "mode": mode,
+                                  "choices": list(choices), "logprobs": list(read),
+                                  "boundary_merged": int(record["boundary_merged"]), "convention": convention,
+                                  "token_texts": list(token_texts), "prefix_unresolved": unresolved,
+                                  "multi_token_variants": int(record["multi_token_variants"])}})
 
 
 @scorer(metrics=_metrics("calibration"), name=registry_name("calibration_scorer"))

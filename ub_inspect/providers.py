@@ -127,10 +127,16 @@ class UBModelAPI(ModelAPI):
         if continuations is None:
             return self._answer(text, n, config)
         # one request for many continuations (ub_inspect.option_logprob.CONTINUATIONS): each choice is the first
-        # of what the request ``text + continuation`` alone gets
+        # of what the request ``text + continuation`` alone gets, less the prompt's "token" (``text`` itself,
+        # the same in every choice; what is read is the continuation's tokens at the end)
         outputs = [self._answer(text + str(c), 1, config) for c in continuations]
+        choices = [o.choices[0] for o in outputs]
+        for choice in choices:
+            content = choice.prompt_logprobs.content if choice.prompt_logprobs is not None else []
+            if len(content) > 1 and content[0].token == text:
+                choice.prompt_logprobs = Logprobs(content=content[1:])
         usage = [o.usage for o in outputs if o.usage is not None]
-        return ModelOutput(model=f"ub/{self.mode}", choices=[o.choices[0] for o in outputs],
+        return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=sum(u.input_tokens for u in usage),
                                             output_tokens=sum(u.output_tokens for u in usage),
                                             total_tokens=sum(u.total_tokens for u in usage)))
