@@ -53,6 +53,7 @@ from ub_core.logprob.option_logprob import (
 from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
+from ._store import write_record
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
@@ -287,25 +288,12 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
                             "-T mode=top_logprobs reads them as probability 0", item.id, multi, TOP_K)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
-        _keep(state, mode=mode, choices=list(choices), logprobs=logprobs,
-              token_texts=[None if k is None else list(k) for k in keys], boundary_merged=merged,
-              multi_token_variants=multi)
+        write_record(state, OptionLogprobs, mode=mode, choices=list(choices), logprobs=logprobs,
+                     token_texts=[None if k is None else list(k) for k in keys], boundary_merged=merged,
+                     multi_token_variants=multi)
         return state
 
     return solve
-
-
-def _keep(state: TaskState, **fields: Any) -> None:
-    """Write ``fields`` to the sample's :class:`OptionLogprobs`: in one validated construction bound to the
-    store when the store holds none of them yet (setting them one by one validates the whole model each time),
-    else field by field (a constructor would keep the stored values)."""
-    prefix = f"{OptionLogprobs.__name__}:"
-    if any(str(k).startswith(prefix) for k in state.store.keys()):
-        record = state.store_as(OptionLogprobs)
-        for name, value in fields.items():
-            setattr(record, name, value)
-    else:
-        OptionLogprobs(store=state.store, **fields)
 
 
 # ------------------------------------------------------------------------------------------------ metrics
