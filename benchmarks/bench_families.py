@@ -7,7 +7,8 @@ timed by its sample phase (first sample start to last sample end, from the log) 
 (``time.process_time`` around ``eval``). The table shows, per family: generate calls per item, sample phase per
 item (ms), CPU per item (ms), bare Inspect's sample phase per item and the ratio to it ("x bare"), bare Inspect's
 CPU per item and the ratio to it ("cpu x": this process's CPU, which other jobs on a shared machine move least),
-and a projected time for the full edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
+the CPU ratio to bare Inspect making the same requests ("same req x": a bare task asking for as many choices per
+request as the family does, where it asks for several, as ksn's 100; else the bare run again), and a projected time for the full edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
 ``--repeat`` runs each pair that many times, family and bare back to back, and prints medians (a shared machine's
 load moves every figure; the ratio of two runs made back to back moves least). ``--lmeval`` adds the lm-eval route
 (``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall seconds per item.
@@ -66,11 +67,20 @@ def _bare_model() -> str:
     return "ubbare/now"
 
 
-def _bare_task(samples: int, epochs: int):
+def _bare_task(samples: int, epochs: int, choices: int = 1):
+    """A task of ``samples`` samples (and ``epochs``) whose solver makes one request for ``choices`` choices and
+    whose scorer returns 1."""
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.scorer import Score, mean, scorer
-    from inspect_ai.solver import generate
+    from inspect_ai.solver import solver
+
+    @solver
+    def generate():
+        async def solve(state, gen):
+            return await gen(state, num_choices=choices) if choices > 1 else await gen(state)
+
+        return solve
 
     @scorer(metrics=[mean()])
     def one():
@@ -97,8 +107,10 @@ def _run(task, model: str, limit: int) -> dict:
     starts = [s.started_at for s in samples if s.started_at]
     ends = [s.completed_at for s in samples if s.completed_at]
     phase = (_time(max(ends)) - _time(min(starts))) if starts and ends else wall
-    calls = sum(1 for s in samples for e in s.events if e.event == "model")
-    return {"items": items, "samples": len(samples), "calls": calls, "phase": phase, "cpu": cpu, "wall": wall}
+    events = [e for s in samples for e in s.events if e.event == "model"]
+    choices = sum(len(e.output.choices) for e in events) / max(1, len(events))
+    return {"items": items, "samples": len(samples), "calls": len(events), "choices": choices, "phase": phase,
+            "cpu": cpu, "wall": wall}
 
 
 def _time(stamp) -> float:
@@ -147,18 +159,22 @@ def main() -> int:
             got = _run(_task(family), "ub/oracle", args.limit)
             # the same number of samples (a family may have fewer items than --limit), run right after
             ref = _run(_bare_task(got["items"], epochs), bare, got["items"])
-            runs.append((got, ref))
+            # Inspect alone making the same requests (as many choices each), where a family asks for several
+            many = round(got["choices"]) if got["calls"] == got["samples"] and got["choices"] >= 2 else 1
+            floor = _run(_bare_task(got["items"], epochs, many), bare, got["items"]) if many > 1 else ref
+            runs.append((got, ref, floor))
         items = runs[0][0]["items"]
-        med = {k: statistics.median(g[k] for g, _ in runs) for k in ("calls", "phase", "cpu")}
-        ratio = statistics.median(g["phase"] / r["phase"] for g, r in runs)
-        bare_ms = statistics.median(r["phase"] for _, r in runs) / items * 1e3
-        bare_cpu = statistics.median(r["cpu"] for _, r in runs) / items * 1e3
-        cpu_ratio = statistics.median(g["cpu"] / r["cpu"] for g, r in runs)
+        med = {k: statistics.median(g[k] for g, _, _ in runs) for k in ("calls", "phase", "cpu")}
+        ratio = statistics.median(g["phase"] / r["phase"] for g, r, _ in runs)
+        bare_ms = statistics.median(r["phase"] for _, r, _ in runs) / items * 1e3
+        bare_cpu = statistics.median(r["cpu"] for _, r, _ in runs) / items * 1e3
+        cpu_ratio = statistics.median(g["cpu"] / r["cpu"] for g, r, _ in runs)
+        floor_ratio = statistics.median(g["cpu"] / f["cpu"] for g, _, f in runs)
         full = max(EDITIONS[family].values())
         per = med["phase"] / items
         row = {"family": family, "items": items, "epochs": epochs, "calls": med["calls"] / items,
                "ms": per * 1e3, "cpu_ms": med["cpu"] / items * 1e3, "bare_ms": bare_ms, "ratio": ratio,
-               "bare_cpu": bare_cpu, "cpu_ratio": cpu_ratio,
+               "bare_cpu": bare_cpu, "cpu_ratio": cpu_ratio, "floor_ratio": floor_ratio,
                "full_items": full, "full_s": per * full}
         if args.lmeval:
             row["lmeval_ms"] = _lmeval(family, args.limit) * 1e3
@@ -170,13 +186,13 @@ def main() -> int:
 def _print(rows, header: bool, lmeval: bool) -> None:
     if header:
         print(f"{'family':12}{'items':>6}{'epochs':>7}{'calls/item':>11}{'ms/item':>9}{'cpu ms/item':>12}"
-              f"{'bare ms':>9}{'x bare':>8}{'bare cpu':>9}{'cpu x':>7}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
+              f"{'bare ms':>9}{'x bare':>8}{'bare cpu':>9}{'cpu x':>7}{'same req x':>11}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
     for r in rows:
         from ub_core.problems import rough_duration
 
         full = f"{r['full_items']:,} items {rough_duration(r['full_s'])}"
         print(f"{r['family']:12}{r['items']:>6}{r['epochs']:>7}{r['calls']:>11.1f}{r['ms']:>9.1f}{r['cpu_ms']:>12.1f}"
-              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{r['bare_cpu']:>9.1f}{r['cpu_ratio']:>7.2f}{full:>22}"
+              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{r['bare_cpu']:>9.1f}{r['cpu_ratio']:>7.2f}{r['floor_ratio']:>11.2f}{full:>22}"
               + (f"{r['lmeval_ms']:>16.1f}" if lmeval else ""), flush=True)
 
 
