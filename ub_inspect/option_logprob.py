@@ -35,7 +35,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.model import GenerateConfig, Logprob, Logprobs, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
@@ -78,10 +78,12 @@ class OptionLogprobs(StoreModel):
     token_texts: list[list[str] | None] = Field(default_factory=list)  # each variant's tokens; None = not read
 
 #: A provider whose API class has this attribute set reads many continuations in one request: ``generate(prompt,
-#: config)`` with ``config.extra_body[CONTINUATIONS]`` the list of continuations returns one choice per
-#: continuation, in order, whose ``prompt_logprobs`` are those of ``prompt + continuation`` (what one request per
-#: continuation would return). The offline models do (:class:`ub_inspect.providers.UBModelAPI`); served providers
-#: get one request per continuation.
+#: config)`` with ``config.extra_body[CONTINUATIONS]`` the list of continuations returns, in
+#: ``output.metadata[CONTINUATIONS]``, one entry per continuation, in order: the ``[token, logprob]`` pairs of
+#: the ``prompt_logprobs`` of ``prompt + continuation`` (what one request per continuation would return; at least
+#: the tokens that spell the continuation), or None where there are none. Plain JSON, not one choice per
+#: continuation: Inspect handles each choice of an output at length. The offline models do
+#: (:class:`ub_inspect.providers.UBModelAPI`); served providers get one request per continuation.
 CONTINUATIONS = "ub_continuations"
 
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
@@ -187,7 +189,9 @@ async def continuation_reads(prompt: str, choices: Sequence[str], end: str = "")
     if getattr(model.api, CONTINUATIONS, False) and choices:  # one request reads every choice (below)
         out = await model.generate(prompt, config=config.merge(GenerateConfig(
             extra_body={CONTINUATIONS: list(choices)})))
-        read = [c.prompt_logprobs for c in out.choices] if len(out.choices) == len(choices) else [None]
+        pairs = (out.metadata or {}).get(CONTINUATIONS)
+        read = ([None if r is None else Logprobs(content=[Logprob(token=t, logprob=lp) for t, lp in r])
+                 for r in pairs] if isinstance(pairs, list) and len(pairs) == len(choices) else [None])
     else:
         outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config)
                                                             for v in choices])

@@ -223,6 +223,8 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     known = variant_token_ids or {}
     seen = [(v, o) for v, o in zip(choices, owners)
             if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
+    if all(known.get(v) is not None for v, _ in seen):  # every pair has tokens (the usual case): no pair search
+        return 0
     return sum(1 for v, ov in seen
                if any(w != v and ow != ov and w.startswith(v) and (known.get(v) is None or known.get(w) is None)
                       for w, ow in seen))
