@@ -186,7 +186,7 @@ async def continuation_reads(prompt: str, choices: Sequence[str], end: str = "")
     """:func:`continuation_logprobs` plus each choice's token texts (:func:`trailing_tokens`)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
-    if getattr(model.api, CONTINUATIONS, False) and choices:  # one request reads every choice (below)
+    if getattr(getattr(model, "api", None), CONTINUATIONS, False) and choices:  # one request reads them all
         out = await model.generate(prompt, config=config.merge(GenerateConfig(
             extra_body={CONTINUATIONS: list(choices)})))
         pairs = (out.metadata or {}).get(CONTINUATIONS)
