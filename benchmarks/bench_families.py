@@ -16,10 +16,24 @@ load moves every figure; the ratio of two runs made back to back moves least). `
 Usage: python benchmarks/bench_families.py [--limit 200] [--families ksn,calibration,...] [--repeat 1] [--lmeval]
 Goal (issue 46): per item at most 2x bare Inspect for every family, 3x for ksn (100 answers scored per item).
 
-Measured (issue 46; 200 items, stability 200 items x 5 epochs; 2 CPU cores shared with other jobs, so each ratio
-is against the bare run made just before it):
+Measured (issue 46; ``--repeat 3``, medians; 200 items, odds its 132 percentile items, stability 5 epochs; 2 CPU
+cores shared with other jobs at load 4-7, so ms/item moves with the load and each ratio is against the bare run
+made right after it; before = the tree at the start of issue 46 on PYTHONPATH):
 
-  see the table in README.md, "The families" (issue 46 before/after).
+  family       calls/item     ms/item       x bare         cpu x          same req x  full edition (after)
+               before  after  before after  before after   before after   after
+  ksn            1      1     162    74     3.44   4.10    3.85   3.95    1.35        448 problems ~33 s
+  calibration   12      1     172    40     7.67   1.63    5.05   1.87    1.87        203,040 items ~2 h
+  implicit      39      1     376    43     16.5   2.06    10.9   2.18    2.18        1,405 items ~61 s
+  explicit      20      1     222    25     5.09   1.55    6.36   1.73    1.73        1,405 items ~36 s
+  odds           1      1      20    16     1.11   1.17    1.37   1.72    1.72        9,372 items ~2 min
+  stability      5      5      97   100     1.26   1.10    1.37   1.13    1.13        1,210 questions ~2 min
+
+What changed (issue 46): the offline models read all of an item's continuations in one request
+(``ub_inspect.option_logprob.CONTINUATIONS``; 12-39 requests per item before), the prompt indexes answer without
+scans (stability's wrapped-prompt lookup, the option banks' split), store records are written in one validation
+(``ub_inspect._store.write_record``), and KS@N calls scipy's ks_2samp without its wrapper. ksn stays above 3x: Inspect
+alone takes about 3x a one-choice request's CPU to handle one 100-choice reply ("same req x" is the ratio to that).
 """
 
 from __future__ import annotations
