@@ -29,6 +29,10 @@ made right after it; before = the tree at the start of issue 46 on PYTHONPATH):
   odds           1      1      20    16     1.11   1.17    1.37   1.72    1.72        9,372 items ~2 min
   stability      5      5      97   100     1.26   1.10    1.37   1.13    1.13        1,210 questions ~2 min
 
+A rerun at lower load (bare 10-11 ms/item): x bare implicit 2.04, calibration 1.66, explicit 1.65, ksn 3.82 (same req
+x 1.41). ``--lmeval`` (50 per subtask, one run each, under load from other jobs): 6-54 ms per document before and
+after, within the noise of a single run.
+
 What changed (issue 46): the offline models read all of an item's continuations in one request
 (``ub_inspect.option_logprob.CONTINUATIONS``; 12-39 requests per item before), the prompt indexes answer without
 scans (stability's wrapped-prompt lookup, the option banks' split), store records are written in one validation
