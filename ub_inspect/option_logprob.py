@@ -57,8 +57,8 @@ from ._store import write_record
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
-__all__ = ["MODES", "CONTINUATIONS", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
-           "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
+__all__ = ["MODES", "CONTINUATIONS", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items",
+           "option_logprobs", "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
            "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "option_logprob_task_parts",
            "multi_token_variants"]
 
@@ -323,7 +323,7 @@ def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> 
     # each field read once: a StoreModel field read validates the value it reads from the store
     stored = state.store_as(OptionLogprobs)
     mode, choices, read, token_texts = stored.mode, stored.choices, stored.logprobs, stored.token_texts
-    record = {"boundary_merged": stored.boundary_merged, "multi_token_variants": stored.multi_token_variants}
+    boundary_merged, multi_token = stored.boundary_merged, stored.multi_token_variants
     if not mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
@@ -346,9 +346,9 @@ def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> 
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
                  metadata={"ub": {**item.to_record(), **payload, "mode": mode,
                                   "choices": list(choices), "logprobs": list(read),
-                                  "boundary_merged": int(record["boundary_merged"]), "convention": convention,
+                                  "boundary_merged": int(boundary_merged), "convention": convention,
                                   "token_texts": list(token_texts), "prefix_unresolved": unresolved,
-                                  "multi_token_variants": int(record["multi_token_variants"])}})
+                                  "multi_token_variants": int(multi_token)}})
 
 
 @scorer(metrics=_metrics("calibration"), name=registry_name("calibration_scorer"))
