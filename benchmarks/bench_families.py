@@ -8,10 +8,11 @@ timed by its sample phase (first sample start to last sample end, from the log) 
 item (ms), CPU per item (ms), bare Inspect's sample phase per item and the ratio to it ("x bare"), bare Inspect's
 CPU per item and the ratio to it ("cpu x": this process's CPU, which other jobs on a shared machine move least),
 the CPU ratio to bare Inspect making the same requests ("same req x": a bare task asking for as many choices per
-request as the family does, where it asks for several, as ksn's 100; else the bare run again), and a projected time for the full edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
+request as the family does, where it asks for several, as ksn's 100; else the bare run again), and a projected time
+for the full edition (sample phase per item x the items of ``ub_core.problems.EDITIONS``, the largest edition).
 ``--repeat`` runs each pair that many times, family and bare back to back, and prints medians (a shared machine's
 load moves every figure; the ratio of two runs made back to back moves least). ``--lmeval`` adds the lm-eval route
-(``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall seconds per item.
+(``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall milliseconds per document.
 
 Usage: python benchmarks/bench_families.py [--limit 200] [--families ksn,calibration,...] [--repeat 1] [--lmeval]
 Goal (issue 46): per item at most 2x bare Inspect for every family, 3x for ksn (100 answers scored per item).
@@ -204,13 +205,15 @@ def main() -> int:
 def _print(rows, header: bool, lmeval: bool) -> None:
     if header:
         print(f"{'family':12}{'items':>6}{'epochs':>7}{'calls/item':>11}{'ms/item':>9}{'cpu ms/item':>12}"
-              f"{'bare ms':>9}{'x bare':>8}{'bare cpu':>9}{'cpu x':>7}{'same req x':>11}{'full edition':>22}" + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
+              f"{'bare ms':>9}{'x bare':>8}{'bare cpu':>9}{'cpu x':>7}{'same req x':>11}{'full edition':>22}"
+              + (f"{'lm-eval ms/doc':>16}" if lmeval else ""))
     for r in rows:
         from ub_core.problems import rough_duration
 
         full = f"{r['full_items']:,} items {rough_duration(r['full_s'])}"
         print(f"{r['family']:12}{r['items']:>6}{r['epochs']:>7}{r['calls']:>11.1f}{r['ms']:>9.1f}{r['cpu_ms']:>12.1f}"
-              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{r['bare_cpu']:>9.1f}{r['cpu_ratio']:>7.2f}{r['floor_ratio']:>11.2f}{full:>22}"
+              f"{r['bare_ms']:>9.1f}{r['ratio']:>8.2f}{r['bare_cpu']:>9.1f}{r['cpu_ratio']:>7.2f}"
+              f"{r['floor_ratio']:>11.2f}{full:>22}"
               + (f"{r['lmeval_ms']:>16.1f}" if lmeval else ""), flush=True)
 
 
