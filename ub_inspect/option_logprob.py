@@ -35,7 +35,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.model import GenerateConfig, Logprob, Logprobs, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import StoreModel
@@ -54,11 +54,12 @@ from ub_core.logprob.option_logprob import item_set
 from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
+from ._store import write_record
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
-__all__ = ["MODES", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items", "option_logprobs",
-           "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
+__all__ = ["MODES", "CONTINUATIONS", "OptionLogprobs", "LogprobsUnavailableError", "record_to_sample", "load_items",
+           "option_logprobs", "calibration_scorer", "implicit_scorer", "explicit_scorer", "nan_mean", "nan_stderr",
            "variant_logprob_from_prompt_logprobs", "continuation_logprobs", "option_logprob_task_parts",
            "multi_token_variants"]
 
@@ -76,6 +77,15 @@ class OptionLogprobs(StoreModel):
     boundary_merged: int = 0  # variants whose first token also held the end of the prompt
     multi_token_variants: int = 0  # top_logprobs: variants begun by a listed token but not read to the end (read as 0)
     token_texts: list[list[str] | None] = Field(default_factory=list)  # each variant's tokens; None = not read
+
+#: A provider whose API class has this attribute set reads many continuations in one request: ``generate(prompt,
+#: config)`` with ``config.extra_body[CONTINUATIONS]`` the list of continuations returns, in
+#: ``output.metadata[CONTINUATIONS]``, one entry per continuation, in order: the ``[token, logprob]`` pairs of
+#: the ``prompt_logprobs`` of ``prompt + continuation`` (what one request per continuation would return; at least
+#: the tokens that spell the continuation), or None where there are none. Plain JSON, not one choice per
+#: continuation: Inspect handles each choice of an output at length. The offline models do
+#: (:class:`ub_inspect.providers.UBModelAPI`); served providers get one request per continuation.
+CONTINUATIONS = "ub_continuations"
 
 TOP_K = 20  # the most top log-probabilities OpenAI-compatible servers return
 # The papers read the model's own next-token distribution, i.e. at temperature 1. Servers report raw log-probabilities
@@ -185,10 +195,18 @@ async def continuation_reads(prompt: str, choices: Sequence[str], end: str = "")
     """:func:`continuation_logprobs` plus each choice's token texts (:func:`trailing_tokens`)."""
     model = get_model()
     config = GenerateConfig(prompt_logprobs=1, max_tokens=1, temperature=LOGPROB_TEMPERATURE)
-    outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config) for v in choices])
+    if getattr(getattr(model, "api", None), CONTINUATIONS, False) and choices:  # one request reads them all
+        out = await model.generate(prompt, config=config.merge(GenerateConfig(
+            extra_body={CONTINUATIONS: list(choices)})))
+        pairs = (out.metadata or {}).get(CONTINUATIONS)
+        read = ([None if r is None else Logprobs(content=[Logprob(token=t, logprob=lp) for t, lp in r])
+                 for r in pairs] if isinstance(pairs, list) and len(pairs) == len(choices) else [None])
+    else:
+        outputs: list[ModelOutput] = await asyncio.gather(*[model.generate(prompt + v, config=config)
+                                                            for v in choices])
+        read = [out.choices[0].prompt_logprobs if out.choices else None for out in outputs]
     logprobs, merged, texts = [], 0, []
-    for variant, out in zip(choices, outputs):
-        plp = out.choices[0].prompt_logprobs if out.choices else None
+    for variant, plp in zip(choices, read):
         if plp is None or not plp.content:
             raise _no_logprobs("prompt_logprobs", "prompt_logprobs")
         lp, m, toks = trailing_tokens(plp.content, variant, end)
@@ -283,10 +301,9 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
                             "-T mode=top_logprobs reads them as probability 0", item.id, multi, TOP_K)
         # JSON-safe: probability 0 is None (logs write -inf as null)
         logprobs = [None if v is None or v == -math.inf else float(v) for v in values]
-        record = state.store_as(OptionLogprobs)
-        record.mode, record.choices, record.logprobs = mode, list(choices), logprobs
-        record.token_texts = [None if k is None else list(k) for k in keys]
-        record.boundary_merged, record.multi_token_variants = merged, multi
+        write_record(state, OptionLogprobs, mode=mode, choices=list(choices), logprobs=logprobs,
+                     token_texts=[None if k is None else list(k) for k in keys], boundary_merged=merged,
+                     multi_token_variants=multi)
         return state
 
     return solve
@@ -312,13 +329,16 @@ def _metrics(bank: str) -> list:
 
 def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> Score:
     item = OptionItem.from_record(state.metadata["ub"])
-    record = state.store_as(OptionLogprobs)
-    if not record.mode:
+    # each field read once: a StoreModel field read validates the value it reads from the store
+    stored = state.store_as(OptionLogprobs)
+    mode, choices, read, token_texts = stored.mode, stored.choices, stored.logprobs, stored.token_texts
+    boundary_merged, multi_token = stored.boundary_merged, stored.multi_token_variants
+    if not mode:
         raise LogprobsUnavailableError(f"{item.id}: no log-probabilities in the store; run the option_logprobs "
                                        f"solver before this scorer")
-    keys = (dict(zip(record.choices, (None if k is None else tuple(k) for k in record.token_texts)))
-            if record.token_texts else None)  # logs written before tokens were kept have none
-    logprobs = variant_logprobs_from_choices(record.choices, record.logprobs)
+    keys = (dict(zip(choices, (None if k is None else tuple(k) for k in token_texts)))
+            if token_texts else None)  # logs written before tokens were kept have none
+    logprobs = variant_logprobs_from_choices(choices, read)
     mass = option_mass(item, logprobs, keys, convention)
     unresolved = unresolved_prefixes(item, logprobs, keys) if convention == "exclusive" else 0
     if unresolved:
@@ -333,11 +353,11 @@ def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> 
                  explanation=f"mass on the options {pm:.3g}; normalised "
                              + ("-" if predicted is None else ", ".join(
                                  f"{o}={q:.3g}" for o, q in zip(item.options, predicted))),
-                 metadata={"ub": {**item.to_record(), **payload, "mode": record.mode,
-                                  "choices": list(record.choices), "logprobs": list(record.logprobs),
-                                  "boundary_merged": int(record.boundary_merged), "convention": convention,
-                                  "token_texts": list(record.token_texts), "prefix_unresolved": unresolved,
-                                  "multi_token_variants": int(record.multi_token_variants)}})
+                 metadata={"ub": {**item.to_record(), **payload, "mode": mode,
+                                  "choices": list(choices), "logprobs": list(read),
+                                  "boundary_merged": int(boundary_merged), "convention": convention,
+                                  "token_texts": list(token_texts), "prefix_unresolved": unresolved,
+                                  "multi_token_variants": int(multi_token)}})
 
 
 @scorer(metrics=_metrics("calibration"), name=registry_name("calibration_scorer"))

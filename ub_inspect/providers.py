@@ -51,6 +51,7 @@ from ub_core.problems import OptionItem, Problem, find_item
 from ub_core.problems.base import requested_list_size
 
 from ._options import OptionError
+from .option_logprob import CONTINUATIONS
 from ub_core.logprob.oracle_replies import MAX_DIGITS, MAX_NUMBER_TOKEN_DIGITS, ReplyWriter, oracle_reply_law
 
 __all__ = ["UBModelAPI", "find_problem"]
@@ -112,6 +113,9 @@ class UBModelAPI(ModelAPI):
         # without a seed, requests still differ from run to run
         self._entropy = int.from_bytes(os.urandom(4), "little")
 
+    #: reads many continuations in one request (:data:`ub_inspect.option_logprob.CONTINUATIONS`)
+    ub_continuations = True
+
     def max_connections(self) -> int:
         return 32
 
@@ -119,6 +123,42 @@ class UBModelAPI(ModelAPI):
         users = [m for m in input if getattr(m, "role", None) == "user"]
         text = _message_text(users[-1]) if users else ""
         n = max(1, int(config.num_choices or 1))
+        continuations = (config.extra_body or {}).get(CONTINUATIONS)
+        if continuations is None:
+            return self._answer(text, n, config)
+        # one request for many continuations (ub_inspect.option_logprob.CONTINUATIONS): continuation i's prompt
+        # log-probabilities are those of the first choice of the request ``text + continuation`` alone, less the
+        # prompt's "token" (``text`` itself: what is read is the continuation's tokens at the end), written as
+        # ``[token, logprob]`` pairs in the output's metadata (None: no prompt_logprobs); the one choice is the
+        # reply to the first continuation
+        reads: list[list[list] | None] = []
+        first: list[ChatCompletionChoice] = []
+        n_in = n_out = 0
+        for c in continuations:
+            full = text + str(c)
+            found = find_item(full)
+            if isinstance(found[1] if found else None, OptionItem) and config.prompt_logprobs and first:
+                # what _answer would put in its choice's prompt_logprobs (_option_logprob_output), without the
+                # choice around it
+                item = found[1]
+                pairs = self._option_prompt_pairs(item, full[len(item.prompt):])
+                n_in, n_out = n_in + len(full.split()), n_out + 1
+            else:
+                out = self._answer(full, 1, config)
+                plp = out.choices[0].prompt_logprobs if out.choices else None
+                pairs = None if plp is None else [(t.token, t.logprob) for t in plp.content]
+                if out.usage is not None:
+                    n_in, n_out = n_in + out.usage.input_tokens, n_out + out.usage.output_tokens
+                if not first and out.choices:
+                    first.append(out.choices[0].model_copy(update={"prompt_logprobs": None}))
+            if pairs is not None and len(pairs) > 1 and pairs[0][0] == text:
+                pairs = pairs[1:]
+            reads.append(None if pairs is None else [[t, lp] for t, lp in pairs])
+        return ModelOutput(model=f"ub/{self.mode}", choices=first, metadata={CONTINUATIONS: reads},
+                           usage=ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out))
+
+    def _answer(self, text: str, n: int, config: GenerateConfig) -> ModelOutput:
+        """The reply to the user text ``text`` with ``n`` choices."""
         found = find_item(text)  # every bank's prompt index (ub_core.problems.Bank.find)
         item = found[1] if found is not None else None
         if isinstance(item, OptionItem):
@@ -172,11 +212,8 @@ class UBModelAPI(ModelAPI):
         reply = " " + item.options[oracle_choice(item, self.mode)]
         prompt_logprobs = None
         if config.prompt_logprobs:
-            content = [Logprob(token=item.prompt, logprob=0.0)]  # the conditioning text, as one "token"
-            if continuation:
-                content.append(Logprob(token=continuation,
-                                       logprob=_finite(oracle_option_logprob(item, continuation, self.mode))))
-            prompt_logprobs = Logprobs(content=content)
+            prompt_logprobs = Logprobs(content=[Logprob(token=t, logprob=lp)
+                                                for t, lp in self._option_prompt_pairs(item, continuation)])
         logprobs = None
         if config.logprobs:
             top = oracle_top_logprobs(item, self.mode, int(config.top_logprobs or 1))
@@ -190,6 +227,15 @@ class UBModelAPI(ModelAPI):
         return ModelOutput(model=f"ub/{self.mode}", choices=choices,
                            usage=ModelUsage(input_tokens=n_in, output_tokens=n, total_tokens=n_in + n))
 
+
+    def _option_prompt_pairs(self, item: OptionItem, continuation: str) -> list[tuple[str, float]]:
+        """The ``prompt_logprobs`` of an option item's prompt followed by ``continuation``, as ``(token,
+        logprob)`` pairs: the conditioning text as one "token", then the continuation with its true
+        log-probability (both routes: one request per continuation, and many in one)."""
+        pairs = [(item.prompt, 0.0)]
+        if continuation:
+            pairs.append((continuation, _finite(oracle_option_logprob(item, continuation, self.mode))))
+        return pairs
 
     def _candidate_output(self, problem: Problem, continuation: str, prompt: str, n: int) -> ModelOutput:
         """Sampling-free KS@N (``ub_inspect/ksn_logprob``): the prompt followed by a candidate answer gets

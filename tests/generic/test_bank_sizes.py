@@ -25,10 +25,10 @@ def test_bank_list_states_the_editions(capsys):
     assert cli.main(["bank", "list", "--bank", "stability", "--size", "full"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-2] == "1210 problems (full edition)"
-    assert out[-1] == ("stability editions: subset 328 items (~43 s on ub/oracle); full 1,210 items (~3 min on "
+    assert out[-1] == ("stability editions: subset 328 items (~33 s on ub/oracle); full 1,210 items (~2 min on "
                        "ub/oracle); subset is the default (Inspect -T size=full, lm-eval --metadata '{\"size\": "
                        "\"full\"}')")
-    assert "203,040 items (~5 h on ub/oracle)" in edition_note("calibration")
+    assert "203,040 items (~2 h on ub/oracle)" in edition_note("calibration")
     assert "-T edition=full" in edition_note("odds")
     assert edition_note("not-a-bank") is None
 

@@ -291,6 +291,24 @@ def test_ks_at_n_paper_dispatch():
             assert got[n]["pvalue"] == KX.ks_2samp_exact(dvals[:n], dtruth)[1]
 
 
+def test_ks_at_n_paper_route_equals_public_scipy_call():
+    """ks_at_n calls scipy's ks_2samp without its axis / NaN-policy wrapper (issue 46): the same values as the
+    public call, bit for bit, with ties, tiny samples and sizes where scipy falls back to the asymptotic law."""
+    rng = np.random.default_rng(46)
+    ns = (1, 2, 5, 10, 20, 50, 100)
+    for case in range(40):
+        truth = rng.normal(0, 1, int(rng.choice([50, 1_000, 10_000, 60_000])))
+        vals = rng.normal(rng.uniform(-0.3, 0.3), 1, 100)
+        if case % 3 == 0:
+            truth, vals = np.round(truth, 1), np.round(vals, 1)  # ties
+        got = M.ks_at_n(vals, truth, ns=ns, method="paper", support="continuous")
+        for n in ns:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ref = stats.ks_2samp(vals[:n], truth, method="exact")
+            assert (got[n]["statistic"], got[n]["pvalue"]) == (float(ref.statistic), float(ref.pvalue)), (case, n)
+
+
 def test_ks_at_n_uses_the_first_values_and_threshold():
     truth = np.arange(1000) / 1000.0
     vals = np.concatenate([np.full(5, 0.5), np.linspace(0.0, 1.0, 95)])  # collapsed first, spread later

@@ -36,6 +36,8 @@ Tokenizers that keep ``"12"`` as one token give the same numbers under both: ``"
 
 from __future__ import annotations
 
+import functools
+
 import math
 from typing import Any, Mapping, Sequence
 
@@ -75,6 +77,7 @@ _DECIDED = 1e-9
 _LOGPROB_SLACK = 1e-6
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of a string, asked for every option of every request
 def surface_variants(option: str) -> tuple[str, ...]:
     """The written forms of ``option`` whose probabilities add up to the option's probability.
 
@@ -253,6 +256,8 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     known = variant_token_ids or {}
     seen = [(v, o, float(variant_logprobs[v])) for v, o in zip(choices, owners)
             if variant_logprobs.get(v) is not None and float(variant_logprobs[v]) > -math.inf]
+    if all(known.get(v) is not None for v, _, _ in seen):  # every pair has tokens (the usual case): no pair search
+        return 0
     return sum(1 for v, ov, lv in seen
                if any(w != v and ow != ov and w.startswith(v) and lv >= lw - _DECIDED
                       and (known.get(v) is None or known.get(w) is None)

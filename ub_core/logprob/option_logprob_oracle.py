@@ -17,7 +17,6 @@ full editions on the first prompt the subset lacks. Both are rebuilt when a bank
 
 from __future__ import annotations
 
-import functools
 import math
 
 from .option_logprob import canonical_variant
@@ -45,12 +44,18 @@ def _banks_key() -> tuple:
     return tuple((name, BANKS.get(name)) for name in OPTION_LOGPROB_BANKS)
 
 
-def _index(size: str) -> dict[str, OptionItem]:
+def _refresh() -> None:
+    """Drop the indexes and the cached splits when a bank's record changed (compared by identity first: cheap)."""
     global _INDEX_KEY
     key = _banks_key()
     if key != _INDEX_KEY:
         _INDEXES.clear()
+        _SPLITS.clear()
         _INDEX_KEY = key
+
+
+def _index(size: str) -> dict[str, OptionItem]:
+    _refresh()
     if size not in _INDEXES:
         from ..problems import BANKS, load_bank
 
@@ -63,14 +68,14 @@ def _index(size: str) -> dict[str, OptionItem]:
     return _INDEXES[size]
 
 
-def _lookup(keys) -> tuple[OptionItem, int] | None:
-    """The first of ``keys`` (candidate prompts, in order of preference) that is an item's prompt, searching
-    the subset index and then the full one: ``(item, position in keys)``."""
-    keys = list(keys)
+def _lookup(text: str, cuts) -> tuple[OptionItem, int] | None:
+    """The first of the candidate prompts ``text[:cut]`` (``cuts`` in order of preference) that is an item's
+    prompt, searching the subset index and then the full one: ``(item, position in cuts)``. Each candidate is
+    sliced only when it is asked (the first cuts usually hit)."""
     for size in ("subset", "full"):
         idx = _index(size)
-        for pos, k in enumerate(keys):
-            item = idx.get(k)
+        for pos, cut in enumerate(cuts):
+            item = idx.get(text[:cut])
             if item is not None:
                 return item, pos
     return None
@@ -78,7 +83,8 @@ def _lookup(keys) -> tuple[OptionItem, int] | None:
 
 def find_option_item(text: str) -> OptionItem | None:
     """The log-probability item whose prompt is exactly ``text``, else ``None``."""
-    hit = _lookup([str(text)])
+    text = str(text)
+    hit = _lookup(text, (len(text),))
     return hit[0] if hit else None
 
 
@@ -86,24 +92,32 @@ def split_option_text(text: str) -> tuple[OptionItem, str] | None:
     """``(item, continuation)`` where ``text`` is the item's prompt followed by ``continuation`` (possibly
     empty), choosing the longest matching prompt; ``None`` when no item's prompt starts ``text``."""
     text = str(text)
-    cuts = list(range(len(text), max(0, len(text) - _MAX_CONTINUATION) - 1, -1))
-    hit = _lookup(text[:cut] for cut in cuts)
+    cuts = range(len(text), max(0, len(text) - _MAX_CONTINUATION) - 1, -1)
+    hit = _lookup(text, cuts)
     if hit is None:
         return None
     item, pos = hit
     return item, text[cuts[pos]:]
 
 
-@functools.lru_cache(maxsize=256)
-def _split_cached(text: str, key: tuple) -> tuple[OptionItem, str] | None:
-    return split_option_text(text)
+# The last texts' splits: the three banks' prompt indexes ask in turn for one text, and a request is often asked
+# again (the same prompt each epoch). Cleared with the indexes (:func:`_refresh`).
+_SPLITS: dict[str, tuple[OptionItem, str] | None] = {}
+_SPLITS_MAX = 256
 
 
 def _find_in(bank: str, text: str) -> OptionItem | None:
     """One option-logprob bank's prompt index (``Bank.find``): the item of ``bank`` whose prompt starts ``text``
     (a continuation may follow). The three banks share one index; the last lookups are cached, so asking the
     three in turn searches once."""
-    hit = _split_cached(str(text), _banks_key())
+    _refresh()
+    text = str(text)
+    if text in _SPLITS:
+        hit = _SPLITS[text]
+    else:
+        if len(_SPLITS) >= _SPLITS_MAX:
+            del _SPLITS[next(iter(_SPLITS))]  # the oldest
+        hit = _SPLITS[text] = split_option_text(text)
     return hit[0] if hit is not None and hit[0].bank == bank else None
 
 

@@ -43,8 +43,9 @@ class UnknownProblemError(KeyError):
 BANK_SIZES = ("subset", "full")
 
 #: Items in each edition of the built-in banks (``None``: the bank has one edition) and the rough seconds per item
-#: of an Inspect run on ``ub/oracle`` (measured on a shared 2-core CPU, Inspect's start-up excluded; a real model is
-#: slower). ``ub bank list`` prints them; a test keeps the counts equal to what the banks load.
+#: of an Inspect run on ``ub/oracle`` (measured on a shared 2-core CPU, Inspect's start-up excluded, the sample phase
+#: of ``benchmarks/bench_families.py`` after issue 46; a real model is slower). ``ub bank list`` prints them; a test
+#: keeps the counts equal to what the banks load.
 EDITIONS: dict[str, dict[str | None, int]] = {
     "ksn": {None: 448},
     "odds": {"subset": 576, "full": 9_372},
@@ -54,8 +55,8 @@ EDITIONS: dict[str, dict[str | None, int]] = {
     "explicit": {"subset": 528, "full": 1_405},
     "dice": {None: 15},
 }
-ORACLE_SECONDS_PER_ITEM = {"ksn": 0.2, "odds": 0.02, "stability": 0.13, "calibration": 0.09, "implicit": 0.33,
-                           "explicit": 0.17, "dice": 0.1}
+ORACLE_SECONDS_PER_ITEM = {"ksn": 0.06, "odds": 0.02, "stability": 0.1, "calibration": 0.03, "implicit": 0.04,
+                           "explicit": 0.03, "dice": 0.1}
 
 
 def rough_duration(seconds: float) -> str:
@@ -132,9 +133,12 @@ def __getattr__(name: str):
 def _lazy(target: str) -> Callable:
     """``"module:function"``, imported on first call (a bank's module is loaded only when it is used)."""
     path, _, attr = target.partition(":")
+    resolved: list[Callable] = []  # the function, once imported (a lookup per request need not import)
 
     def call(*args, **kwargs):
-        return getattr(__import__(path, fromlist=[attr]), attr)(*args, **kwargs)
+        if not resolved:
+            resolved.append(getattr(__import__(path, fromlist=[attr]), attr))
+        return resolved[0](*args, **kwargs)
 
     return call
 

@@ -553,6 +553,18 @@ def _prompt_index() -> dict[str, StabilityItem]:
     return {it.prompt: it for size in ("subset", "full") for it in _builtin(size)}
 
 
+@functools.lru_cache(maxsize=1)
+def _ending_index() -> tuple[int, dict[str, list[tuple[str, StabilityItem]]]]:
+    """The prompts by their last ``k`` characters (``k`` the shortest prompt's length), each bucket in the order
+    of :func:`_prompt_index`: a text that ends with a prompt ends with that prompt's last ``k`` characters."""
+    index = _prompt_index()
+    k = min((len(p) for p in index), default=0)
+    buckets: dict[str, list[tuple[str, StabilityItem]]] = {}
+    for prompt, item in index.items():
+        buckets.setdefault(prompt[len(prompt) - k:], []).append((prompt, item))
+    return k, buckets
+
+
 def find_stability_item(text: str) -> StabilityItem | None:
     """The built-in item whose prompt ``text`` is (or ends with, after a few-shot prefix or a system preamble)."""
     text = str(text)
@@ -560,8 +572,13 @@ def find_stability_item(text: str) -> StabilityItem | None:
     hit = index.get(text) or index.get(text.strip())
     if hit is not None:
         return hit
-    for prompt, item in index.items():  # rare path: the prompt was wrapped; match the question at the end
-        if text.rstrip().endswith(prompt):
+    # the prompt was wrapped: match the question at the end (the first in index order, as a scan would)
+    text = text.rstrip()
+    k, buckets = _ending_index()
+    if len(text) < k:
+        return None
+    for prompt, item in buckets.get(text[len(text) - k:], ()):
+        if text.endswith(prompt):
             return item
     return None
 

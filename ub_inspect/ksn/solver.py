@@ -31,6 +31,7 @@ from pydantic import Field
 from ub_core.parsing import find_numbers
 
 from .._problems import lookup_problem
+from .._store import write_record
 
 __all__ = ["collect_values", "reply_text", "CollectedValues"]
 
@@ -154,9 +155,7 @@ def collect_values(n_samples: int = 100, list_size: int = 1, max_attempts: int =
                     if not vals:
                         failed += 1
             record["values"] = record["values"][:n_samples]
-        stored = state.store_as(CollectedValues)
-        for key, value in record.items():
-            setattr(stored, key, value)
+        write_record(state, CollectedValues, **record)
         return state
 
     return solve
