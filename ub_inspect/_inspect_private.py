@@ -3,7 +3,8 @@
 No public route exists for these needs: printing a task-option error as one line without a traceback (Inspect's
 excepthook does this for ``PrerequisiteError``), asking how Inspect names our tasks in its registry, the names of
 the attributes in which Inspect records a task's source file and run folder (``ub_inspect._naming.package_task``
-keeps them empty), and registering a scorer under its unqualified name too (:func:`register_unqualified_alias`).
+keeps them empty), registering a scorer under its unqualified name too (:func:`register_unqualified_alias`), and
+whether a task function runs inside Inspect's own task loader (:func:`built_inside_eval`).
 ``tests/frameworks/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working (a
 traceback before the same last line; explicit ``ub_inspect/<name>`` task names; the attribute names of Inspect
 0.3.285; no alias, so ``inspect score`` needs ``--scorer ub_inspect/<name>``).
@@ -15,7 +16,7 @@ import inspect
 from typing import Any, Callable
 
 __all__ = ["CleanlyPrinted", "PRIVATE_IMPORTS_FOUND", "installed_package_name", "TASK_FILE_ATTR", "TASK_RUN_DIR_ATTR",
-           "register_unqualified_alias"]
+           "register_unqualified_alias", "built_inside_eval"]
 
 try:
     from inspect_ai._util.error import PrerequisiteError as CleanlyPrinted
@@ -77,3 +78,22 @@ def register_unqualified_alias(factory: Callable[..., Any], kind: str = "scorer"
     alias.__doc__, alias.__name__ = factory.__doc__, short
     registry_add(alias, RegistryInfo(type=kind, name=short, metadata=dict(info.metadata)))
     return True
+
+
+#: the module of Inspect's that builds a named task inside ``eval()``, once the run's model is active
+_TASK_LOADER = "inspect_ai._eval.loader"
+
+
+def built_inside_eval() -> bool:
+    """Whether the task function is being called by Inspect's task loader inside an ``eval()`` (``inspect eval
+    ub_inspect/x --model M``, or ``eval("ub_inspect/x", model=M)``), where ``get_model()`` is the run's own model.
+    A task object built by the caller before ``eval(task, model=...)`` is not: the active model is then whatever an
+    earlier run left, if any. Read from the call stack (Inspect has no public flag); False if Inspect moves it."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == _TASK_LOADER:
+            return True
+        frame = frame.f_back
+    return False

@@ -88,6 +88,7 @@ def test_the_preflight_refuses_exactly_the_runs_the_server_cannot_serve(monkeypa
     with StubServer(replies=[_vllm_like(prompt, top)]) as srv:
         model = SimpleNamespace(api=_CompletionsAPI(srv.base_url), name="stub/tiny")
         monkeypatch.setattr(task_module, "get_model", lambda: model)
+        monkeypatch.setattr(task_module, "built_inside_eval", lambda: True)
         monkeypatch.setattr(task_module, "_reply_end", lambda end, tok: "</s>")
         args = (None, "eos", enumeration, {f"p{i}": r for i, r in enumerate(routes)})
         if refused is None:
@@ -113,3 +114,19 @@ def test_a_model_without_a_tokenizer_is_refused_before_the_run(tmp_path):
                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
     text = (run.stdout + run.stderr).strip()
     assert run.returncode == 1 and "Traceback" not in text and "end_of_answer" in text, text[-1500:]
+
+
+def test_a_task_built_before_eval_is_not_judged_by_a_stale_model(monkeypatch):
+    """The Python API builds the task object first: the active model is then whatever an earlier run left (a CI
+    run found the preflight judging ``srvb/collapsed``, left by another test's eval). Only a task Inspect's own
+    loader builds, with the run's model active, is checked before the run."""
+    import importlib
+    from types import SimpleNamespace
+
+    task_module = importlib.import_module("ub_inspect.ksn_logprob.ksn_logprob")
+    stale = SimpleNamespace(api=_CompletionsAPI("http://127.0.0.1:9/v1"), name="srvb/collapsed")
+    monkeypatch.setattr(task_module, "get_model", lambda: stale)
+    task_module._preflight(None, "eos", "auto", {"p": "tree"})  # not inside eval(): nothing is judged
+    from ub_inspect._inspect_private import built_inside_eval
+
+    assert built_inside_eval() is False

@@ -40,6 +40,7 @@ from ub_core.logprob.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version
 from ub_inspect.ksn.ksn import load_problems
 
+from ub_inspect._inspect_private import built_inside_eval
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
 from ub_inspect._options import (OptionError, boolean, choice, first_per_category, int_list, integer, ks_method,
@@ -145,6 +146,8 @@ def _preflight(chat_template: str | None, end_of_answer: str, enumeration: str, 
     a run that could score nothing is refused with one line and a non-zero exit instead of failing in its first
     sample (Inspect then exits 0). Without an active model (the Python API builds the task first), the solver
     checks the same things."""
+    if not built_inside_eval():  # a task object built before eval(task, model=...): the solver checks
+        return
     try:
         model = get_model()
     except Exception:  # noqa: BLE001 - no active model: the solver checks
