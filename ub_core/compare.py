@@ -1,15 +1,7 @@
 """Comparing two models as an experiment: paired differences, clustered errors, minimum detectable effects.
 
-Following Miller (2024), "Adding Error Bars to Evals" (arXiv 2411.00640): the problems of a bank are a sample from a
-super-population of problems; two models run on the same problems are compared through the question-level
-differences d_i = a_i - b_i (sec. 4, "Comparing models": pairing removes the between-question variance that two
-independent intervals would count twice); where questions share a source their errors are clustered (sec. 3,
-"Clustered standard errors"); and a bank's power to tell models apart is planned from the observed variances
-(sec. 5, "Power analysis"). Next-token probabilities remove the within-question sampling noise (sec. 4.3): our
-sampling-free ``p_pass@N`` is a problem's expected KS@N verdict, not one pass/fail draw, and
-:func:`sampling_noise_removed` says how much variance that removes.
-
-The statistics are pure functions in :mod:`ub_core.metrics.paired` (re-exported here); this module matches two
+The experiment follows Miller (2024), "Adding Error Bars to Evals" (its design is in :mod:`ub_core.metrics.paired`,
+where the statistics live as pure functions, re-exported here). This module matches two
 read runs (:class:`ub_core.report.records.SampleTable`) problem by problem and compares them
 (:func:`compare_tables`). Reading the files is :func:`ub_core.report.compare_runs.compare_runs`'s; ``ub compare A
 B`` prints it.

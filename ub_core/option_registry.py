@@ -18,7 +18,7 @@ name in the families that take it (:data:`FAMILIES`, with the family's default).
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from . import options as o
@@ -184,7 +184,6 @@ class Family:
     lmeval: tuple[str, ...] = ()
     lmeval_tasks: tuple[str, ...] = ()  # lm-eval task / group name prefixes of this family
     conventions: tuple[str, ...] = ()
-    edition_default: Any = field(default=None)
 
 
 _OPTION_LOGPROB = {"categories": None, "size": "subset", "limit_per_category": None, "mode": "prompt_logprobs",
@@ -358,14 +357,13 @@ def precheck_run(task_names: Iterable[str], metadata: Mapping[str, Any]) -> list
     labels = list(dict.fromkeys(lb for t in task_names if (lb := lmeval_family_of(str(t).strip())) is not None))
     if not labels or not isinstance(metadata, Mapping):
         return []
-    accepted: dict[str, Option] = {}
-    for label in labels:
-        accepted.update(_lmeval_accepted(label))
+    by_label = {label: _lmeval_accepted(label) for label in labels}
+    accepted = {name: opt for opts in by_label.values() for name, opt in opts.items()}
     unknown = []
     for key, value in metadata.items():
         if key in accepted:
-            for label in labels:
-                if key in (mine := _lmeval_accepted(label)):
+            for label, mine in by_label.items():
+                if key in mine:
                     check_metadata(label, {key: value}, mine)
             continue
         why = _refusal(labels[0] if len(labels) == 1 else ", ".join(labels), key, accepted)

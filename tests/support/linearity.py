@@ -18,18 +18,18 @@ import time
 from typing import Any, Callable
 
 
+def _took(run: Callable[[Any], Any], arg: Any) -> float:
+    t0 = time.perf_counter()
+    run(arg)
+    return time.perf_counter() - t0
+
+
 def best_times(run: Callable[[Any], Any], small: Any, big: Any, repeats: int = 3) -> tuple[float, float]:
     """The best of ``repeats`` interleaved timings of ``run(small)`` and ``run(big)``."""
     best_small = best_big = math.inf
     for _ in range(repeats):
-        for which, arg in (("small", small), ("big", big)):
-            t0 = time.perf_counter()
-            run(arg)
-            took = time.perf_counter() - t0
-            if which == "small":
-                best_small = min(best_small, took)
-            else:
-                best_big = min(best_big, took)
+        best_small = min(best_small, _took(run, small))
+        best_big = min(best_big, _took(run, big))
     return best_small, best_big
 
 

@@ -140,6 +140,25 @@ def _reply_end(end_of_answer: str, chat_tok: Any) -> str:
                       f"-T end_of_answer=none (score reply prefixes)")
 
 
+#: the last ``_tokenizer_and_end`` result, so that the preflight's and the solver's reads of one run are one
+#: (a tokenizer load, or the server's /v1/models and /tokenizer_info): key -> (chat tokenizer, end text)
+_LAST_END: dict[tuple, tuple[Any, str]] = {}
+
+
+def _tokenizer_and_end(chat_template: str | None, end_of_answer: str) -> tuple[Any, str]:
+    """``(chat tokenizer or None, the text that ends a reply)`` for the active model (:func:`_chat_tokenizer`,
+    :func:`_reply_end`), read once per model, server and options; a failure is raised, never kept."""
+    model = get_model()
+    key = (model.name, str(getattr(model.api, "base_url", None)), type(model.api).__name__, chat_template,
+           end_of_answer)
+    if key not in _LAST_END:
+        tok = _chat_tokenizer(chat_template)
+        end = _reply_end(end_of_answer, tok)
+        _LAST_END.clear()
+        _LAST_END[key] = (tok, end)
+    return _LAST_END[key]
+
+
 def _preflight(chat_template: str | None, end_of_answer: str, enumeration: str, routes: dict[str, str]) -> None:
     """Before the run, where the evaluated model is known (``inspect eval --model M`` builds the task with M
     active): the text that ends a reply, and for a served model what log-probabilities its server reports, so that
@@ -154,7 +173,7 @@ def _preflight(chat_template: str | None, end_of_answer: str, enumeration: str, 
         return
     if isinstance(model.api, UBModelAPI):
         return
-    _reply_end(end_of_answer, _chat_tokenizer(chat_template))
+    _tokenizer_and_end(chat_template, end_of_answer)
     base_url = getattr(model.api, "base_url", None)
     if not base_url or not type(model.api).__name__.lower().endswith("completionsapi"):
         return
@@ -195,8 +214,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         if "tokenizer" not in state_cache:  # the active model is known only inside the solver
-            state_cache["tokenizer"] = _chat_tokenizer(chat_template)
-            state_cache["end"] = _reply_end(end_of_answer, state_cache["tokenizer"])
+            state_cache["tokenizer"], state_cache["end"] = _tokenizer_and_end(chat_template, end_of_answer)
         tok, end = state_cache["tokenizer"], state_cache["end"]
         rec = state.metadata["ub"]
         context = rec["prompt"] if tok is None else render_chat(tok, rec["prompt"])
