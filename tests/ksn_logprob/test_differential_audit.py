@@ -15,7 +15,7 @@ import pytest
 
 from ub_core.logprob.audit import audit_draw, audit_problem, date_seed
 from ub_core.logprob.ksn_logprob import score_candidate_logprobs
-from ub_core.logprob.reply_tree import ks_distance_to_draws
+from ub_core.logprob.reply_tree import TIGHT_GIVEN_GRAMMAR, ks_distance_to_draws
 from ub_core.metrics import p_enough_valid
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import load_bank
@@ -65,3 +65,35 @@ def test_listed_bounds_hold_for_drawn_writers_with_unlisted_valid_mass(problem):
     d_true = ks_distance_to_draws(true_q, cs.values, truth)
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_lo - 1e-9 <= d_true <= ks_hi + 1e-9, (problem.id, c, v, ks_lo, d_true, ks_hi)
+
+
+@pytest.mark.parametrize("pid", ["ci-chi_squared-conc", "ci-truncated_normal-spread"])
+def test_a_writer_that_takes_exponents_breaks_only_the_grammar_bounds_and_within_its_escape(pid):
+    """The finding the audit made on seed 20261128 (issue 42): at full precision with three-digit tokens the tree
+    stopped "tight" with KS-distance bounds that missed the law's own distance (chi-squared: [0.0112, 0.026]
+    against 0.01071), because ``repr`` writes draws below 1e-4 with an exponent after the mantissa a cell placed.
+    Now the stop says the bounds are tight only given the number grammar, the bounds without it hold the law, and
+    the plain bounds miss by no more than the writer's measured escape mass."""
+    from ub_core.problems import get_problem
+
+    r = audit_problem(get_problem(pid), (None, 3), runs=30, max_requests=800, seed=20261128)
+    assert r["stopped"] == TIGHT_GIVEN_GRAMMAR
+    assert r["escape_mass"] > 0 and r["holds_unassumed"] and r["holds"], r
+    ks_lo, ks_hi = r["ks_distance_bounds"]
+    miss = max(ks_lo - r["ks_law"], r["ks_law"] - ks_hi, 0.0)
+    assert miss <= r["escape_mass"] + 1e-9, r
+
+
+def test_the_escape_mass_counts_replies_that_leave_a_cells_interval():
+    """:func:`grammar_escape_mass` on a hand law: a plain number keeps to the grammar; a mantissa followed by an
+    exponent, or a fraction the reader accepts (``{5.4/2}`` reads 2.7), leaves the interval of its prefix (valid,
+    elsewhere); a second number makes the reply one the parser rejects (invalid)."""
+    from ub_core.logprob.audit import grammar_escape_mass
+    from ub_core.problems import get_problem
+
+    p = get_problem("ci-chi_squared-conc")
+    texts = ["{5.44}", "{5.44e-05}", "{5.4, 6}", "{5.4/2}", "{0.5}"]
+    probs = [0.4, 0.2, 0.1, 0.1, 0.2]
+    assert p.parse("{5.4/2}").value == pytest.approx(2.7) and not p.parse("{5.4, 6}").ok  # the reader, measured
+    escaping, invalid = grammar_escape_mass(p, texts, probs)
+    assert escaping == pytest.approx(0.4) and invalid == pytest.approx(0.1)

@@ -14,7 +14,8 @@ import pytest
 from ub_core.logprob.number_cells import (cell_p_pass, clopper_pearson, critical_bracket, interval_statistics,
                                           ks_distance_bounds, number_cell)
 from ub_core.logprob.oracle_replies import OracleReplyLaw
-from ub_core.logprob.reply_tree import (ReplyTree, enumerate_problem_tree_sync, enumerate_reply_tree_sync,
+from ub_core.logprob.reply_tree import (TIGHT_GIVEN_GRAMMAR, ReplyTree,
+                                        enumerate_problem_tree_sync, enumerate_reply_tree_sync,
                                         ks_distance_to_draws, missing_mass_bounds, score_reply_tree)
 from ub_core.metrics import ks_at_n
 from ub_core.metrics.answer_distribution import p_pass_at_n
@@ -179,7 +180,8 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
 
     tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
                                        max_requests=300)
-    assert tree.stopped == "tight" and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
+    # tight only with the cells placed by the number grammar (issue 42): the stop says so
+    assert tree.stopped == TIGHT_GIVEN_GRAMMAR and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
     scores, payload = score_reply_tree(p, tree, ns=(10, 100))
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_hi - ks_lo <= 0.02
@@ -188,7 +190,16 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
         assert hi - lo <= 0.1 and lo >= 0.95 and lo <= scores[f"p_pass@{n}"] <= hi
     # the law's own distance (every leaf of the 20,000-text law) lies inside
     values = np.array([float(t.strip("{}")) for t in law.texts])
-    assert ks_lo - 1e-12 <= ks_distance_to_draws(law.probs, values, p.truth(size=10_000, seed=0)) <= ks_hi + 1e-12
+    d_law = ks_distance_to_draws(law.probs, values, p.truth(size=10_000, seed=0))
+    assert ks_lo - 1e-12 <= d_law <= ks_hi + 1e-12
+    # what the assumption buys, stated beside it: the cells' mass, and bounds without it that hold the law too
+    assert payload["grammar_mass"] == pytest.approx(sum(tree.cells.values()))
+    u_lo, u_hi = payload["ks_distance_bounds_unassumed"]
+    assert u_lo - 1e-12 <= d_law <= u_hi + 1e-12 and u_hi - u_lo >= ks_hi - ks_lo
+    for n in (10, 100):
+        lo, hi = payload[f"p_pass_bounds@{n}"]
+        pu_lo, pu_hi = payload[f"p_pass_bounds_unassumed@{n}"]
+        assert pu_lo <= lo + 1e-12 and pu_hi >= hi - 1e-12
 
 
 def _three_digit_uniform(prefix: str, top_k: int):

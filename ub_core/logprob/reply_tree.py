@@ -83,7 +83,7 @@ from .bounds import leave_out_vanishing_distance, missing_mass_bounds, threshold
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
            "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
            "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS",
-           "TOP_K"]
+           "TOP_K", "without_grammar", "TIGHT_GIVEN_GRAMMAR"]
 
 #: Stop once the finished replies hold 1 - MAX_MISSING of the probability (coverage 0.99).
 MAX_MISSING = 0.01
@@ -99,6 +99,11 @@ TARGET_P_PASS_WIDTH = 0.1
 MIN_NODE_MASS = 1e-7
 #: The most top log-probabilities OpenAI-compatible servers return per token.
 TOP_K = 20
+
+#: The stop of a tree whose bounds are tight only with its cells placed by the number grammar (issue 42): a begun
+#: number finishes inside its interval, without an exponent. Without that assumption they are wider (the
+#: ``_unassumed`` bounds of :func:`score_reply_tree`).
+TIGHT_GIVEN_GRAMMAR = "tight given the number grammar"
 
 #: The keys :func:`score_reply_tree` adds to the sampling-free scores (besides the ``ksn_logprob`` spec's).
 TREE_KEYS = ("missing_mass",)
@@ -119,7 +124,8 @@ class ReplyTree:
     0): unexpanded text prefixes and tokens no list showed; ``requests`` the next-token distributions read;
     ``context_tokens`` the reply tokens those requests carried after the prompt (Σ over requests of the node's
     depth: the work a server without prefix caching repeats); ``stopped`` why the expansion ended (``covered``,
-    ``tight``: the bounds reached their targets, ``exhausted``: nothing left worth expanding, ``budget``);
+    ``tight``: the bounds reached their targets, :data:`TIGHT_GIVEN_GRAMMAR`: they did only with the cells placed
+    by the number grammar, ``exhausted``: nothing left worth expanding, ``budget``);
     ``number_mass`` the mass of the numeric prefixes expanded and ``number_escape`` the part of it their lists
     put outside the number grammar (the evidence for the cells' assumption); ``bad`` the reason a returned
     distribution was not a distribution (then the tree is unusable)."""
@@ -346,7 +352,7 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
     cells_bound_p_pass = threshold_test(problem, opts.get("method", "paper")) or truth_atom(truth) is not None
 
     def done(snapshot: ReplyTree) -> bool:
-        scores, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), **opts)
+        scores, payload = score_reply_tree(problem, snapshot, ns=(ns[-1],), unassumed=False, **opts)
         ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
         pp_lo, pp_hi = payload.get(per_n_key("p_pass_bounds", ns[-1]), (0.0, 1.0))
         if scores.get("no_mass") == 1.0 and pp_hi - pp_lo <= target_p_pass_width:
@@ -358,11 +364,14 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
         # cannot resolve, so the KS target alone stops
         return pp_hi - pp_lo <= target_p_pass_width or (use_cells and not cells_bound_p_pass and bool(snapshot.cells))
 
-    return await enumerate_reply_tree(
+    tree = await enumerate_reply_tree(
         next_tokens, ends=ends, stops=stops, max_missing=max_missing, max_requests=max_requests,
         max_tokens=max_tokens, top_k=top_k, batch=batch,
         cell_of=functools.partial(number_cell, low=problem.low, high=problem.high) if use_cells else None,
         priority=(lambda mass, iv: cell_priority(mass, iv, truth)) if use_cells else None, done=done)
+    if tree.stopped == "tight" and tree.cells and not done(without_grammar(tree)):
+        tree.stopped = TIGHT_GIVEN_GRAMMAR  # tight only where the unexpanded numbers keep to the grammar
+    return tree
 
 
 def enumerate_problem_tree_sync(problem: Problem, next_tokens: Callable[[str], Sequence[tuple[str, Any]]],
@@ -429,7 +438,8 @@ def _cell_rows(tree: ReplyTree) -> np.ndarray:
 
 def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
                      method: str = "paper", truth_size: int = 10_000, truth_seed: int = 0, draws: int = 2000,
-                     seed: int = 0, slots: int = 100, max_attempts: int = 5) -> tuple[dict[str, float], dict[str, Any]]:
+                     seed: int = 0, slots: int = 100, max_attempts: int = 5,
+                     unassumed: bool = True) -> tuple[dict[str, float], dict[str, Any]]:
     """One problem's enumerated reply tree -> ``(scores, payload)`` with the keys of the ``ksn_logprob`` spec
     (``jsd`` and ``entropy_ratio`` are NaN: they need the truth's pmf, which only listed supports have) plus
     ``missing_mass``. ``payload`` holds the bounds (module docstring; with cells, :mod:`.number_cells`), ``q``
@@ -439,14 +449,28 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     ``p_pass_odd_ties@N``, the share of Monte-Carlo samples with a tie the truth's atom does not explain (each
     counted a fail in the lower bound and a pass in the upper one).
 
-    ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`)."""
+    ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`). What that
+    assumption buys is stated beside it (issue 42): ``grammar_mass`` (the cells' mass, placed by the assumption
+    alone) and, with ``unassumed``, ``ks_distance_bounds_unassumed`` and per N ``p_pass_bounds_unassumed@N``,
+    the bounds with every cell's mass as missing (of unknown place and validity: a begun number may still take an
+    exponent, ``{5.44`` becoming ``{5.44e-05}``, or leave the grammar otherwise). Those rest on nothing the tree
+    has not read; the plain bounds hold for every model whose unexpanded numbers keep to the grammar."""
     from .number_cells import cell_p_pass, cell_p_pass_permutation, critical_bracket, ks_distance_bounds
+
+    if unassumed:
+        scores, payload = score_reply_tree(problem, tree, ns=ns, threshold=threshold, method=method,
+                                           truth_size=truth_size, truth_seed=truth_seed, draws=draws, seed=seed,
+                                           slots=slots, max_attempts=max_attempts, unassumed=False)
+        payload.update(_unassumed_bounds(problem, tree, payload, ns=ns, threshold=threshold, method=method,
+                                         truth_size=truth_size, truth_seed=truth_seed, draws=draws, seed=seed,
+                                         slots=slots, max_attempts=max_attempts))
+        return scores, payload
 
     ns = sorted({int(n) for n in ns})
     cells = _cell_rows(tree)
     cell_mass = float(math.fsum(cells[:, 2].tolist()))
     cost = {"requests": tree.requests, "context_tokens": tree.context_tokens, "leaves": len(tree.leaves),
-            "cells": len(cells), "cell_mass": cell_mass, "stopped": tree.stopped,
+            "cells": len(cells), "cell_mass": cell_mass, "grammar_mass": cell_mass, "stopped": tree.stopped,
             "number_mass": tree.number_mass, "number_escape": tree.number_escape}
     scores: dict[str, float] = values_without_data("ksn_logprob", ns)  # p_pass@N 0 until a valid answer is found
     if tree.bad:
@@ -523,3 +547,24 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
         payload[per_n_key("p_pass_se", n)] = prof[n]["se"]
         payload[per_n_key("p_pass_exact", n)] = prof[n]["exact"]
     return scores, payload
+
+
+def without_grammar(tree: ReplyTree) -> ReplyTree:
+    """``tree`` with every cell's mass moved to the missing mass: what the tree knows without the number-grammar
+    assumption (:mod:`.number_cells`)."""
+    cell_mass = math.fsum(tree.cells.values())
+    return ReplyTree(leaves=dict(tree.leaves), missing_mass=min(tree.missing_mass + cell_mass, 1.0),
+                     requests=tree.requests, context_tokens=tree.context_tokens, stopped=tree.stopped, bad=tree.bad,
+                     cells={}, number_mass=tree.number_mass, number_escape=tree.number_escape)
+
+
+def _unassumed_bounds(problem: Problem, tree: ReplyTree, payload: dict[str, Any], *, ns: Sequence[int],
+                      **options: Any) -> dict[str, Any]:
+    """The bounds of :func:`score_reply_tree` with the cells' mass as missing (its docstring): the same keys with
+    ``_unassumed`` added. Without cells they are the plain bounds."""
+    keys = ["ks_distance_bounds"] + [per_n_key("p_pass_bounds", int(n)) for n in ns]
+    if tree.cells and not tree.bad:
+        payload = score_reply_tree(problem, without_grammar(tree), ns=ns, unassumed=False, **options)[1]
+    named = {"ks_distance_bounds": "ks_distance_bounds_unassumed"}
+    named.update({per_n_key("p_pass_bounds", int(n)): per_n_key("p_pass_bounds_unassumed", int(n)) for n in ns})
+    return {named[k]: list(payload[k]) for k in keys if k in payload}
