@@ -247,7 +247,11 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
 
     ``strata`` (a sample metadata key, the option-logprob datasets' ``category``): each key is also reported per
     stratum, ``<stratum>_<key>`` and ``<stratum>_<key>_stderr`` (the papers report each dataset separately), and
-    the pooled SE is stratified (:func:`grouped_summary`)."""
+    the pooled SE is stratified (:func:`grouped_summary`).
+
+    ``<key>_left_out`` beside a mean counts the samples whose value is undefined (NaN: the spec's
+    ``why_undefined``, e.g. a KS distance of a valid mass below 1e-3), where any is; per-N keys are counted by
+    the headline's ``left_out``."""
 
     def compute(scores: list[SampleScore]):
         if not scores:  # the live display's first call
@@ -272,6 +276,9 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
                                       str(meta.get(strata, "unknown")) if strata else None))
                 summary = grouped_summary(key, cells, strata=bool(strata))
                 out[key] = summary[key]
+                undefined = sum(not math.isfinite(c[0]) for c in cells)
+                if undefined and split_key(key)[1] is None:  # issue 42: no mean leaves a problem out silently
+                    out[f"{key}_left_out"] = float(undefined)
                 if pattern in stderr_of:
                     out[f"{key}_stderr"] = summary["stderr"]
                 if strata:

@@ -61,6 +61,9 @@ def test_inspect_counts_the_mute_problem_as_a_fail(enumeration, tmp_path):
     for n in (1, 10):  # both problems in every mean: the mute one as 0
         assert metrics[f"p_pass@{n}"].value == pytest.approx(sum(v[f"p_pass@{n}"] for v in values.values()) / 2)
     assert metrics["left_out"].value == 0.0  # beside the headline: no problem left out
+    # the mute problem has no KS distance: the mean is the other's, and says it left one out (issue 42)
+    assert metrics["ks_distance"].value == pytest.approx(values[IDS[1]]["ks_distance"])
+    assert metrics["ks_distance_left_out"].value == 1.0
     assert metrics["no_mass"].value == 1.0
 
 
