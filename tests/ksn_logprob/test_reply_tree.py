@@ -292,3 +292,30 @@ def test_shift_bounds_hold_the_full_laws_pass_rate_on_a_continuous_support(where
     assert lo - 4 * 2 * se <= whole <= hi + 4 * 2 * se
     # and the bound is informative: narrower than the total-variation one (delta_50 = 1 - 0.97^50 = 0.78)
     assert hi - lo < 0.5
+
+
+def test_ks_distance_has_one_definition_per_problem_on_either_route():
+    """Issue 42: the listed route measured ``ks_distance`` against the truth's pmf and the tree against the 10,000
+    truth draws, so ``enumeration=auto`` averaged two quantities and a listed problem the tree completed changed
+    definition. Now a listable problem is measured against its pmf on both routes, an unlistable one against the
+    draws. The oracle's exact law scored by both routes gives the same distance (0 for q = p; the draws' own
+    distance from the pmf, about 0.005 here, was the tree's before)."""
+    from ub_core.logprob.ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
+    from ub_core.problems.candidates import candidate_set
+
+    p = get_problem("te-poisson-conc")
+    cs = candidate_set(p)
+    listed, listed_payload = score_candidate_logprobs(
+        p, [oracle_candidate_logprob(p, RAW_DELIMITER + t) for t in cs.texts], ns=(10,))
+    tree = ReplyTree(leaves={t: float(q) for t, q in zip(cs.texts, cs.p)},
+                     missing_mass=max(0.0, 1.0 - float(cs.p.sum())))
+    scores, payload = score_reply_tree(p, tree, ns=(10,))
+    assert payload["ks_distance_to"] == listed_payload["ks_distance_to"] == "pmf"
+    assert scores["ks_distance"] == pytest.approx(listed["ks_distance"], abs=1e-9)
+    lo, hi = payload["ks_distance_bounds"]
+    assert lo <= listed["ks_distance"] + 1e-9 and listed["ks_distance"] <= hi + 1e-9
+    draws = ks_distance_to_draws(cs.p, cs.values, p.truth(size=10_000, seed=0))
+    assert draws > 1e-3  # the other definition differs measurably: the test can tell them apart
+    continuous = score_reply_tree(get_problem("te-normal-conc"), ReplyTree(leaves={"{0.5}": 1.0}, missing_mass=0.0),
+                                  ns=(10,))[1]
+    assert continuous["ks_distance_to"] == "draws"

@@ -8,8 +8,8 @@ and an independent route: ``runs`` sampled runs of N replies drawn from the same
 parser and tested by its own KS@N (:func:`ub_core.metrics.ks_at_n`). The bounds hold when the sampled pass count
 is consistent with some pass probability inside ``p_pass_bounds@N``: its two-sided Clopper-Pearson interval at
 ``level`` meets the bounds. The KS distance of the law itself (its replies parsed) must lie inside
-``ks_distance_bounds``, measured as each route defines ``ks_distance``: against the truth draws for the tree,
-against the truth's pmf on the candidates for the listed route.
+``ks_distance_bounds``, measured as the problem defines ``ks_distance`` on either route
+(:func:`ub_core.logprob.reply_tree.truth_reference`: the truth's pmf where its answers can be listed, else its draws).
 
 The grammar assumption, audited (issue 42). The tree places a begun number's unexpanded mass inside its interval
 (:mod:`.number_cells`), which a writer breaks where it goes on from a cell's prefix otherwise: an exponent after a
@@ -104,12 +104,13 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     within 1e-9, the plain ones within the escape's slack), ``holds_unassumed`` and ``holds_without_slack``
     (the plain bounds with no slack: false where the writer's escape decided)."""
     from ..metrics import ks_at_n
-    from ..metrics.answer_distribution import ks_distance, p_enough_valid
+    from ..metrics.answer_distribution import p_enough_valid
     from ..problems.candidates import candidate_set
     from .eos import OFFLINE_EOS
     from .ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
     from .oracle_replies import oracle_reply_law
-    from .reply_tree import enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves, score_reply_tree
+    from .reply_tree import (enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves, score_reply_tree,
+                             truth_reference)
 
     digits, token_digits = writer
     truth = np.asarray(problem.truth(), dtype=float)
@@ -130,11 +131,8 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     values, masses, _ = read_leaves(problem, dict(zip(texts, probs)))
     if masses.sum() <= 0:
         ks_law = math.nan
-    elif route == "listed":  # the listed route's distance is to the truth's pmf on the candidates
-        pmf = np.array([float(np.sum(np.asarray(cs.p)[np.asarray(cs.values, dtype=float) == v])) for v in values])
-        ks_law = ks_distance(masses, pmf, values)
-    else:  # the tree's is to the truth draws KS@N tests against
-        ks_law = ks_distance_to_draws(masses, values, truth)
+    else:  # one definition per problem, whatever the route: the truth's pmf where listable, else its draws
+        ks_law = ks_distance_to_draws(masses, values, truth, truth_reference(problem, np.sort(truth))[0])
     rng = np.random.default_rng(seed)
     passed = 0
     for _ in range(runs):

@@ -226,7 +226,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
                                      support=problem.support, draws=draws, seed=seed, keep_statistics=True)
     unlisted = max(0.0, 1.0 - valid)
     scores: dict[str, float] = {"valid_mass": valid, "ks_distance": raw["ks_distance"]}
-    payload: dict[str, Any] = {"q": [float(x) for x in q], "unlisted_mass": unlisted}
+    payload: dict[str, Any] = {"q": [float(x) for x in q], "unlisted_mass": unlisted, "ks_distance_to": "pmf"}
     ns_sorted = sorted({int(n) for n in ns})
     for n in ns_sorted:  # in the spec's order (ub_core.metric_spec)
         enough = p_enough_valid(valid, n, slots, max_attempts)

@@ -74,7 +74,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
-           "clopper_pearson", "envelope_distances", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
+           "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
            "CP_LEVEL"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
@@ -165,26 +165,44 @@ def envelope_distances(lo: np.ndarray, hi: np.ndarray, f_at: np.ndarray, f_befor
     return np.minimum(d_lo, 1.0), np.minimum(d_hi, 1.0)
 
 
-def _grid(values: np.ndarray, cells: np.ndarray, truth: np.ndarray):
-    """The grid of every leaf value and cell end, F at it and just before it, and each item's positions."""
+def step_cdf(points: Any, weights: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """A reference CDF F as ``(xs, cum)``: its distinct jump points, increasing, and F at each. From draws
+    (``weights`` None: each draw 1 / their count, the empirical CDF) or from a pmf ``weights`` on ``points``
+    (renormalised: a support cut at 1 - 1e-6 of the mass moves F by at most 1e-6)."""
+    x = np.asarray(points, dtype=float)
+    w = np.ones(x.size) if weights is None else np.asarray(weights, dtype=float)
+    xs, inverse = np.unique(x, return_inverse=True)
+    cum = np.cumsum(np.bincount(inverse, weights=w, minlength=xs.size))
+    return xs, (cum / cum[-1] if cum.size and cum[-1] > 0 else cum)
+
+
+def cdf_at(reference: tuple[np.ndarray, np.ndarray], x: Any, side: str = "right") -> np.ndarray:
+    """F(x) (``side="right"``) or F(x-) (``"left"``) of a :func:`step_cdf` reference, elementwise."""
+    xs, cum = reference
+    i = np.searchsorted(xs, np.asarray(x, dtype=float), side=side)
+    return np.where(i > 0, cum[np.maximum(i - 1, 0)] if cum.size else 0.0, 0.0)
+
+
+def _grid(values: np.ndarray, cells: np.ndarray, reference: tuple[np.ndarray, np.ndarray]):
+    """The grid of every leaf value and cell end, F at it and just before it."""
     a, b = (cells[:, 0], cells[:, 1]) if len(cells) else (np.empty(0), np.empty(0))
     grid = np.unique(np.concatenate([values, a, b]))
-    f_at = np.searchsorted(truth, grid, side="right") / truth.size
-    f_before = np.searchsorted(truth, grid, side="left") / truth.size
-    return grid, f_at, f_before
+    return grid, cdf_at(reference, grid, "right"), cdf_at(reference, grid, "left")
 
 
-def ks_distance_bounds(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any) -> tuple[float, float]:
-    """Bounds of the KS distance between the model's valid law and the truth draws' CDF (module docstring):
+def ks_distance_bounds(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any,
+                       reference: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+    """Bounds of the KS distance between the model's valid law and the truth's CDF F (module docstring):
     ``values``/``masses`` the valid leaves, ``cells`` rows ``(a, b, mass)``, ``missing`` the mass of unknown
-    place and validity, ``truth_sorted`` the truth draws, sorted. ``(0, 1)`` when nothing valid is known."""
+    place and validity, ``truth_sorted`` the truth draws, sorted, whose empirical CDF is F unless ``reference``
+    (a :func:`step_cdf`, e.g. the truth's pmf where it can be listed) gives it. ``(0, 1)`` when nothing valid is
+    known."""
     v, w = np.asarray(values, dtype=float), np.asarray(masses, dtype=float)
     c = np.asarray(cells, dtype=float).reshape(-1, 3)
-    truth = np.asarray(truth_sorted, dtype=float)
     total = float(w.sum() + c[:, 2].sum() + missing)
     if w.sum() + c[:, 2].sum() <= 0 or total <= 0:
         return 0.0, 1.0
-    grid, f_at, f_before = _grid(v, c[:, :2], truth)
+    grid, f_at, f_before = _grid(v, c[:, :2], reference if reference is not None else step_cdf(truth_sorted))
     leaf = np.zeros(grid.size)
     np.add.at(leaf, np.searchsorted(grid, v), w)
     lo_mass, hi_mass = leaf.copy(), leaf.copy()

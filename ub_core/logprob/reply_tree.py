@@ -28,7 +28,9 @@ a reply, so q is the law of the scored values of the model's valid replies, and 
 of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missing:
 
 * ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised (cells at their midpoints), F
-  the empirical CDF of the problem's 10,000 truth draws (the draws KS@N tests against). The model's true valid law
+  the truth's CDF as the problem defines it whatever the route (:func:`truth_reference`, issue 42): its pmf where
+  its answers can be listed, as the listed route, else the empirical CDF of the problem's 10,000 truth draws (the
+  draws KS@N tests against); ``ks_distance_to`` in the payload says which. The model's true valid law
   is (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], and each cell anywhere in its
   interval, so its distance lies between the envelope bounds of
   :func:`ub_core.logprob.number_cells.ks_distance_bounds` (without cells at most ``eps = M / (V + M)`` from d).
@@ -83,7 +85,7 @@ from .bounds import leave_out_vanishing_distance, missing_mass_bounds, threshold
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
            "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
            "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS",
-           "TOP_K", "without_grammar", "TIGHT_GIVEN_GRAMMAR"]
+           "TOP_K", "without_grammar", "truth_reference", "TIGHT_GIVEN_GRAMMAR"]
 
 #: Stop once the finished replies hold 1 - MAX_MISSING of the probability (coverage 0.99).
 MAX_MISSING = 0.01
@@ -402,23 +404,40 @@ def read_leaves(problem: Problem, leaves: dict[str, float]) -> tuple[np.ndarray,
     return values, np.array([pooled[v] for v in values], dtype=float), invalid
 
 
-def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any) -> float:
+def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any,
+                        reference: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """``sup_x |Q(x) - F(x)|``: Q the CDF of the masses ``q`` (renormalised) at ``values``, F the empirical CDF of
     ``truth_draws``: the two-sample KS statistic of an infinite sample from q against the draws (UnpredictaBench
-    sec. 3.3, eq. 1, in the limit). Both are step functions, so the supremum is taken at their jump points."""
+    sec. 3.3, eq. 1, in the limit); or F a :func:`.number_cells.step_cdf` ``reference`` (the truth's pmf). Both are
+    step functions, so the supremum is taken at their jump points."""
+    from .number_cells import cdf_at, step_cdf
+
     qa = np.asarray(q, dtype=float)
     va = np.asarray(values, dtype=float)
-    truth = np.sort(np.asarray(truth_draws, dtype=float))
     if qa.size == 0 or qa.sum() <= 0:
         return math.nan
+    ref = reference if reference is not None else step_cdf(truth_draws)
     order = np.argsort(va, kind="stable")
     va, qa = va[order], qa[order] / qa.sum()
-    grid = np.union1d(va, truth)
+    grid = np.union1d(va, ref[0])
     model_cdf = np.zeros(grid.size)
     np.add.at(model_cdf, np.searchsorted(grid, va), qa)
     model_cdf = np.cumsum(model_cdf)
-    truth_cdf = np.searchsorted(truth, grid, side="right") / truth.size
-    return float(min(np.max(np.abs(model_cdf - truth_cdf)), 1.0))
+    return float(min(np.max(np.abs(model_cdf - cdf_at(ref, grid))), 1.0))
+
+
+def truth_reference(problem: Problem, truth_sorted: Any) -> tuple[tuple[np.ndarray, np.ndarray], str]:
+    """``(reference CDF, name)`` of a problem's ``ks_distance``, one definition whatever the route (issue 42): the
+    truth's pmf where its answers can be listed (:func:`ub_core.problems.candidates.candidate_set`; the listed
+    route's definition, so a listed problem the tree completes, or a listable one scored by the tree, keeps it),
+    else the empirical CDF of the truth draws KS@N tests against (``"draws"``)."""
+    from ..problems.candidates import candidate_set
+    from .number_cells import step_cdf
+
+    cs = candidate_set(problem)
+    if cs is not None:
+        return step_cdf(cs.values, cs.p), "pmf"
+    return step_cdf(truth_sorted), "draws"
 
 
 def _cell_rows(tree: ReplyTree) -> np.ndarray:
@@ -491,13 +510,15 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     point_masses = np.concatenate([masses, cells[:, 2]])
     order = np.argsort(point_values, kind="stable")
     point_values, point_masses = point_values[order], point_masses[order]
-    d = ks_distance_to_draws(point_masses, point_values, truth)
-    ks_bounds = list(ks_distance_bounds(values, masses, cells, tree.missing_mass, truth))
+    reference, reference_name = truth_reference(problem, truth)
+    d = ks_distance_to_draws(point_masses, point_values, truth, reference)
+    ks_bounds = list(ks_distance_bounds(values, masses, cells, tree.missing_mass, truth, reference))
     M = tree.missing_mass
     share = valid / (valid + invalid) if valid + invalid > 0 else 0.0
     v_point = min(valid + M * share, 1.0)
     payload: dict[str, Any] = {"q": (point_masses / valid).tolist(), "values": point_values.tolist(),
-                               "invalid_mass": invalid, **cost, "ks_distance_bounds": ks_bounds}
+                               "invalid_mass": invalid, **cost, "ks_distance_bounds": ks_bounds,
+                               "ks_distance_to": reference_name}
     scores["ks_distance"] = d
     results: dict[int, dict[str, Any]] = {}
     if len(cells) and threshold_test(problem, method):
