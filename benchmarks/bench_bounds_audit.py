@@ -2,7 +2,8 @@
 
 Every problem of the ``ksn`` bank (or ``--limit`` of them, drawn by the date seed) under each writer given
 (``--writers full:1,full:3`` = full precision with one- and three-digit number tokens; ``6:1`` = six significant
-digits), against ``--runs`` sampled runs of the same law. Prints one line per problem and a summary per writer:
+digits; ``full:3:random`` = three-digit tokens cut at random, a non-canonical tokenisation), against ``--runs``
+sampled runs of the same model. Prints one line per problem and a summary per writer:
 how many bounds held (exactly, or only within the writer's measured escape from the number grammar:
 ``ub_core.logprob.audit``), how many were at most 0.1 wide, how many stopped tight only given the grammar, the
 median requests, and the problems that failed.
@@ -25,9 +26,12 @@ from ub_core.logprob.reply_tree import TIGHT_GIVEN_GRAMMAR  # noqa: E402
 from ub_core.problems import load_bank  # noqa: E402
 
 
-def _writer(text: str) -> tuple[int | None, int]:
-    digits, _, tokens = text.partition(":")
-    return (None if digits == "full" else int(digits)), int(tokens or 1)
+def _writer(text: str) -> tuple:
+    """``full:3`` -> (None, 3); ``6:3:random`` -> (6, 3, "random") (digit runs cut at random)."""
+    digits, _, rest = text.partition(":")
+    tokens, _, split = rest.partition(":")
+    writer = ((None if digits == "full" else int(digits)), int(tokens or 1))
+    return writer + ((split,) if split else ())
 
 
 def main() -> None:

@@ -97,3 +97,13 @@ def test_the_escape_mass_counts_replies_that_leave_a_cells_interval():
     assert p.parse("{5.4/2}").value == pytest.approx(2.7) and not p.parse("{5.4, 6}").ok  # the reader, measured
     escaping, invalid = grammar_escape_mass(p, texts, probs)
     assert escaping == pytest.approx(0.4) and invalid == pytest.approx(0.1)
+
+
+def test_a_writer_with_non_canonical_tokenisations_is_audited_by_its_own_sampled_replies():
+    """The issue's writer that splits numbers otherwise than the tokenizer's canonical cut (issue 42): the tree
+    meets each text by many token paths. Its replies are drawn token by token, the law's distance and escape are
+    measured on them (their sampling error in the slack), and the bounds must hold."""
+    from ub_core.problems import get_problem
+
+    r = audit_problem(get_problem("te-normal-conc"), (6, 3, "random"), runs=30, max_requests=800, seed=SEED)
+    assert r["route"] == "tree" and r["holds"] and r["holds_unassumed"], r

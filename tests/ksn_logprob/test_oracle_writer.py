@@ -246,3 +246,28 @@ def test_a_server_that_allows_fewer_top_logprobs_stops_with_one_line(monkeypatch
         asyncio.run(module._next_tokens("prompt", 1000))
     message = str(err.value)
     assert "\n" not in message and "at most 20" in message and "--max-logprobs 1000" in message
+
+
+def test_a_writer_that_cuts_digit_runs_at_random_is_one_model_the_tree_enumerates():
+    """Issue 42: the audit's writer of non-canonical tokenisations (``split="random"``). After a text, the next
+    token of a digit run is 1 to m digits, each with probability 1 / m; the tree meets one text by many token
+    paths and adds their masses. Its enumerated law must be the law of the same model's replies drawn token by
+    token (within DKW at 1e-6 on each of 20,000 draws), and must differ from the canonical writer's law (whether a
+    boundary falls after ``{12`` depends on what follows it), so the test can tell a wrong merge apart."""
+    from ub_core.logprob.audit import sample_replies
+    from ub_core.logprob.eos import OFFLINE_EOS
+    from ub_core.logprob.reply_tree import enumerate_reply_tree_sync
+
+    texts = {"{123}": 0.5, "{1234}": 0.3, "{45}": 0.2}
+    law = OracleReplyLaw(texts, writer=ReplyWriter(None, 3, "random"))
+    first = dict(law.next_tokens("{", 50))
+    assert set(first) == {"1", "12", "123", "4", "45"}
+    assert math.exp(first["1"]) == pytest.approx(0.8 / 3) and math.exp(first["45"]) == pytest.approx(0.1)
+    tree = enumerate_reply_tree_sync(lambda pre: law.next_tokens(pre, 50), ends=[OFFLINE_EOS], max_missing=0.0)
+    assert tree.missing_mass < 1e-12 and set(tree.leaves) == set(texts)
+    draws = sample_replies(law, 20_000, np.random.default_rng(5), OFFLINE_EOS)
+    for text in texts:
+        assert abs(draws.count(text) / len(draws) - tree.leaves[text]) <= 2 * _dkw(len(draws)), text
+    assert abs(tree.leaves["{123}"] - texts["{123}"]) > 0.05  # not the canonical writer's law
+    with pytest.raises(ValueError, match="split must be one of"):
+        ReplyWriter(None, 3, "greedy")

@@ -45,12 +45,14 @@ from ..problems.base import Problem
 from ..metric_keys import per_n_key
 from .number_cells import clopper_pearson
 
-__all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escape_mass"]
+__all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escape_mass", "sample_replies"]
 
-#: The writers the audit draws from: (digits, number_token_digits); ``None`` digits is full precision (``repr``,
-#: exponents below 1e-4).
-WRITERS: tuple[tuple[int | None, int], ...] = tuple(
-    [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)])
+#: The writers the audit draws from: (digits, number_token_digits[, split]); ``None`` digits is full precision
+#: (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical tokenisations:
+#: :class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+WRITERS: tuple[tuple, ...] = tuple(
+    [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)]
+    + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")])
 
 
 def date_seed(day: _dt.date | None = None) -> int:
@@ -64,6 +66,28 @@ def audit_draw(problems: Sequence[Problem], count: int, seed: int) -> list[tuple
     rng = random.Random(seed)
     picked = rng.sample(list(problems), min(count, len(problems)))
     return [(p, rng.choice(WRITERS)) for p in picked]
+
+
+def sample_replies(law: Any, count: int, rng: np.random.Generator, eos: str, max_tokens: int = 256) -> list[str]:
+    """``count`` replies drawn token by token from ``law.next_tokens`` (every next token listed), each step's law
+    read once per text."""
+    seen: dict[str, tuple[list[str], np.ndarray]] = {}
+    out = []
+    for _ in range(count):
+        text = ""
+        for _ in range(max_tokens):
+            if text not in seen:
+                dist = law.next_tokens(text, 10**9)
+                seen[text] = ([t for t, _ in dist], np.cumsum([math.exp(lp) for _, lp in dist]))
+            tokens, cum = seen[text]
+            if not tokens:
+                break
+            tok = tokens[min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(tokens) - 1)]
+            if tok == eos:
+                break
+            text += tok
+        out.append(text)
+    return out
 
 
 _PLAIN_NUMBER = re.compile(r"\s*\{\s*[+-]?\d+(?:\.\d*)?\s*\}")
@@ -112,7 +136,8 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     from .reply_tree import (enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves, score_reply_tree,
                              truth_reference)
 
-    digits, token_digits = writer
+    digits, token_digits, *rest = writer
+    split = rest[0] if rest else "canonical"
     truth = np.asarray(problem.truth(), dtype=float)
     cs = candidate_set(problem)
     if cs is not None and digits is None:
@@ -121,22 +146,33 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
         route, requests, stopped = "listed", len(cs), "listed"
         law = oracle_reply_law(problem, digits=None)
     else:
-        law = oracle_reply_law(problem, digits=digits, number_token_digits=token_digits)
+        law = oracle_reply_law(problem, digits=digits, number_token_digits=token_digits, split=split)
         top_k = 1000 if token_digits >= 3 else 20
         tree = enumerate_problem_tree_sync(problem, lambda prefix: law.next_tokens(prefix, top_k),
                                            ends=[OFFLINE_EOS], top_k=top_k, max_requests=max_requests, ns=(n,))
         scores, payload = score_reply_tree(problem, tree, ns=(n,))
         route, requests, stopped = "tree", tree.requests, tree.stopped
-    texts, probs = law.texts, law.probs / law.probs.sum()
+    rng = np.random.default_rng(seed)
+    sampled_law = route == "tree" and split == "random"
+    if sampled_law:
+        # the model is its next-token law: its replies are drawn token by token (its text law is not the canonical
+        # writer's: a boundary's chance depends on what follows it), and the law's own distance and escape are
+        # measured on those replies, their sampling error added to the slack below
+        replies = sample_replies(law, runs * n, rng, OFFLINE_EOS)
+        texts, counts = np.unique(np.array(replies, dtype=object), return_counts=True)
+        texts, probs = [str(t) for t in texts], counts / counts.sum()
+    else:
+        texts, probs = law.texts, law.probs / law.probs.sum()
+        picks = [rng.choice(len(texts), size=n, p=probs) for _ in range(runs)]
+        replies = [texts[i] for run in picks for i in run]
     values, masses, _ = read_leaves(problem, dict(zip(texts, probs)))
     if masses.sum() <= 0:
         ks_law = math.nan
     else:  # one definition per problem, whatever the route: the truth's pmf where listable, else its draws
         ks_law = ks_distance_to_draws(masses, values, truth, truth_reference(problem, np.sort(truth))[0])
-    rng = np.random.default_rng(seed)
     passed = 0
-    for _ in range(runs):
-        drawn = [problem.parse(texts[i]).value for i in rng.choice(len(texts), size=n, p=probs)]
+    for r in range(runs):
+        drawn = [problem.parse(t).value for t in replies[r * n:(r + 1) * n]]
         drawn = [v for v in drawn if v is not None]
         passed += bool(ks_at_n(drawn, truth, ns=(n,), support=problem.support)[n]["pass"])
     ci = clopper_pearson(passed, runs, 1.0 - level)
@@ -146,6 +182,13 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     uks_lo, uks_hi = payload.get("ks_distance_bounds_unassumed", (ks_lo, ks_hi))
     escaping, escaping_invalid = grammar_escape_mass(problem, texts, probs) if route == "tree" else (0.0, 0.0)
     valid = min(float(masses.sum()), 1.0)  # a sum of probabilities may round above 1
+    d_sampling = 0.0
+    if sampled_law:  # shares of len(replies) draws: their upper confidence bounds; the distance within DKW's band
+        count = len(replies)
+        escaping = clopper_pearson(escaping * count, count, 1.0 - level)[1]
+        escaping_invalid = clopper_pearson(escaping_invalid * count, count, 1.0 - level)[1]
+        valid = clopper_pearson(valid * count, count, 1.0 - level)[0]
+        d_sampling = math.sqrt(math.log(2.0 / level) / (2.0 * max(float(masses.sum()) * count, 1.0)))
     tau = min(escaping / valid, 1.0) if valid > 0 else 1.0
     p_slack = min(1.0, -math.expm1(n * math.log1p(-tau)) if tau < 1 else 1.0) + (
         p_enough_valid(min(valid + escaping_invalid, 1.0), n) - p_enough_valid(valid, n))
@@ -154,9 +197,9 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
         return (ci[0] <= b_hi + p_pad + 1e-9 and ci[1] >= b_lo - p_pad - 1e-9
                 and (math.isnan(ks_law) or d_lo - d_pad - 1e-9 <= ks_law <= d_hi + d_pad + 1e-9))
 
-    holds_unassumed = meets(u_lo, u_hi, uks_lo, uks_hi, 0.0, 0.0)
-    holds_exactly = meets(lo, hi, ks_lo, ks_hi, 0.0, 0.0)
-    holds = holds_unassumed and meets(lo, hi, ks_lo, ks_hi, p_slack, tau)
+    holds_unassumed = meets(u_lo, u_hi, uks_lo, uks_hi, 0.0, d_sampling)
+    holds_exactly = meets(lo, hi, ks_lo, ks_hi, 0.0, d_sampling)
+    holds = holds_unassumed and meets(lo, hi, ks_lo, ks_hi, p_slack, tau + d_sampling)
     return {"id": problem.id, "writer": writer, "route": route, "p_pass": scores.get(per_n_key("p_pass", n)),
             "p_pass_bounds": [float(lo), float(hi)], "sampled": passed / runs, "sampled_ci": list(ci),
             "ks_distance_bounds": [float(ks_lo), float(ks_hi)], "ks_law": ks_law, "requests": requests,

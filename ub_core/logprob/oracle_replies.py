@@ -72,14 +72,23 @@ def _may_grow(number_token_digits: int, token: str) -> bool:
     return _GROWING.match(token[0]) is not None
 
 
+#: How a writer cuts digit runs into tokens (:class:`ReplyWriter`).
+SPLITS = ("canonical", "random")
+
+
 @dataclass(frozen=True)
 class ReplyWriter:
     """How an offline model writes and tokenises a reply: numbers in full precision (``digits=None``, as
     :func:`ub_core.oracle.render_value`) or with ``digits`` significant digits; digit runs split into tokens of up
-    to ``number_token_digits`` digits, left to right."""
+    to ``number_token_digits`` digits, left to right (``split="canonical"``), or at random (``split="random"``,
+    the differential audit's writer of non-canonical tokenisations, issue 42): at every position of a digit run
+    the next token is 1 to m digits long, each length with probability 1 / m, m = min(number_token_digits, the
+    digits left in the run). The choice depends only on the text, so the law of the replies is the same and the
+    next-token law after a text is one law whatever path wrote it; the tree meets the same text by many paths."""
 
     digits: int | None = ORACLE_TREE_DIGITS
     number_token_digits: int = 1
+    split: str = "canonical"
 
     def __post_init__(self) -> None:
         if self.digits is not None and (isinstance(self.digits, bool) or not isinstance(self.digits, int)
@@ -88,6 +97,8 @@ class ReplyWriter:
         k = self.number_token_digits
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_NUMBER_TOKEN_DIGITS:
             raise ValueError(f"number_token_digits must be an integer from 1 to {MAX_NUMBER_TOKEN_DIGITS}, got {k!r}")
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
 
     def write(self, problem: Problem, value) -> str:
         from ..oracle import render_value
@@ -189,6 +200,7 @@ class OracleReplyLaw:
         the slice being sorted); a group whose token is not settled within those bytes (a long word, a character
         cut by the window) is grouped again with twice the window."""
         k_digits = self.writer.number_token_digits
+        random_split = self.writer.split == "random"
         pattern = _token_pattern(k_digits)
         pb = prefix.encode("utf-8")
         kb = len(pb)
@@ -228,11 +240,16 @@ class OracleReplyLaw:
                 if not text:
                     stack.append((a + s, a + e, 2 * w))
                     continue
-                if last is not None and _continues(k_digits, last, text[0]):
+                inside_run = random_split and last is not None and last[-1].isdecimal() and text[0].isdecimal()
+                if last is not None and not inside_run and _continues(k_digits, last, text[0]):
                     continue  # the prefix ends inside a token of these texts: no boundary here
                 tok = pattern.match(text).group()
                 if len(tok) < len(text) or ended or not _may_grow(k_digits, tok):
-                    mass[tok] = mass.get(tok, 0.0) + group
+                    if random_split and tok[0].isdecimal():  # 1 to m digits, m = len(tok), each 1 / m
+                        for j in range(1, len(tok) + 1):
+                            mass[tok[:j]] = mass.get(tok[:j], 0.0) + group / len(tok)
+                    else:
+                        mass[tok] = mass.get(tok, 0.0) + group
                 else:
                     stack.append((a + s, a + e, 2 * w))
         return mass
@@ -248,11 +265,12 @@ _LAWS: "OrderedDict[tuple, OracleReplyLaw]" = OrderedDict()
 
 
 def oracle_reply_law(problem: Problem, mode: str = "oracle", draws: int = ORACLE_TREE_DRAWS,
-                     digits: int | None = ORACLE_TREE_DIGITS, number_token_digits: int = 1) -> OracleReplyLaw:
+                     digits: int | None = ORACLE_TREE_DIGITS, number_token_digits: int = 1,
+                     split: str = "canonical") -> OracleReplyLaw:
     """The reply law of ``ub/oracle`` or ``ub/collapse`` for ``problem`` (:meth:`OracleReplyLaw.for_problem`)
-    with the writer ``ReplyWriter(digits, number_token_digits)``, built once and kept while it is among the last
+    with the writer ``ReplyWriter(digits, number_token_digits, split)``, built once and kept while it is among the last
     used (at most :data:`MAX_CACHED_LAWS` laws and :data:`MAX_CACHE_BYTES` in all)."""
-    writer = ReplyWriter(digits, number_token_digits)
+    writer = ReplyWriter(digits, number_token_digits, split)
     key = (problem.id, problem.family, repr(problem.params), mode, draws, writer)
     law = _LAWS.get(key)
     if law is not None:
