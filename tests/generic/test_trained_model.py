@@ -205,7 +205,7 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
 
 
 @pytest.mark.slow
-def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
+def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch, fast_hf_batching):
     """``ub_inspect/ksn`` through Inspect's hf/ provider (chat template, BOS added by the tokenizer)."""
     from inspect_ai import eval as inspect_eval
 
@@ -217,7 +217,7 @@ def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
     # concurrent requests and closes a batch at max_connections requests (its batch size, default 32) or after
     # 2 s without a new one, and each request's caller polls its result once a second. With 3 requests in
     # flight the default waits 2 s + 1 s per round (~5 minutes for 100 rounds); max_connections = 3 closes each
-    # batch at once: ~1 s per round, ~100 s in all.
+    # batch at once: ~1 s per round, ~100 s in all; fast_hf_batching (tests/conftest.py) shortens the poll: ~10 s.
     log = inspect_eval(task, model=f"hf/{tiny_trained_model}", model_args={"device": "cpu"},
                        max_connections=len(IDS), seed=11,
                        log_dir=str(tmp_path), display="none")[0]
