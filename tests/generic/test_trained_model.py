@@ -294,7 +294,7 @@ def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeyp
     assert coin["chebyshev"] <= PROB_TOL and coin["argmax_acc"] == 1.0 and coin["missing_mass"] <= 1 - MASS_MIN
 
 
-def test_inspect_hf_calibration_on_the_trained_colour_item(tiny_trained_model, tmp_path):
+def test_inspect_hf_calibration_on_the_trained_colour_item(tiny_trained_model, tmp_path, fast_hf_batching):
     """``ub_inspect/calibration`` through Inspect's hf/ provider (chat template; the reply's first-token top-k,
     -T mode=top_logprobs) on the trained colour item: the learnt P(red) = 22/74 and PM come back through the
     provider's log-probabilities within the same tolerances as the direct logit read."""
