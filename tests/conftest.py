@@ -64,3 +64,32 @@ def registries(monkeypatch):
     monkeypatch.setattr(distributions, "FAMILIES", dict(distributions.FAMILIES))
     monkeypatch.setattr(template_registry, "_TEMPLATES",
                         {k: dict(v) for k, v in template_registry._TEMPLATES.items()})
+
+
+@pytest.fixture
+def fast_hf_batching(monkeypatch):
+    """Inspect's hf/ provider without its idle waits: it queues each request for a batch thread that closes a batch
+    after 2 s without a new request (or at max_connections requests), and each caller polls its result once a
+    second, so a solver that sends one request after another (ksn's answer slots: hf/ returns one choice per
+    request) waits ~1-3 s per round doing nothing. Here the poll is 20 ms and a batch closes after 50 ms without a
+    new request. What is generated is unchanged (the same requests, the same model, batched as they arrive);
+    only the waits between rounds shrink. Inspect internals: a version without them leaves the test as it was."""
+    import anyio
+
+    try:
+        from inspect_ai.model._providers import hf
+    except ImportError:  # pragma: no cover - the hf/ provider needs torch and transformers
+        return
+    if hasattr(hf, "anyio"):
+        class _ShortSleeps:
+            def __getattr__(self, name):
+                return getattr(anyio, name)
+
+            @staticmethod
+            async def sleep(delay, *args, **kwargs):
+                await anyio.sleep(min(delay, 0.02), *args, **kwargs)
+
+        monkeypatch.setattr(hf, "anyio", _ShortSleeps())
+    drain = getattr(hf, "_drain_batches", None)
+    if drain is not None:
+        monkeypatch.setattr(hf, "_drain_batches", lambda queue, timeout: drain(queue, timeout=min(timeout, 0.05)))

@@ -71,7 +71,8 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
     if truth is None:
         truth = problem.truth(size=truth_size, seed=truth_seed)
     vals = np.asarray(values, dtype=float)
-    ks = metrics.ks_at_n(vals, truth, ns=ns, threshold=threshold, method=method, support=problem.support)
+    truth_sorted = np.sort(truth)  # once: KS at every N and WDZ take it as it is (JSD and a spec's compute get truth)
+    ks = metrics.ks_at_n(vals, truth_sorted, ns=ns, threshold=threshold, method=method, support=problem.support)
     out: dict[str, Any] = {}
     for n in ns:
         r = ks[n]
@@ -80,7 +81,7 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
         out[per_n_key("short", n)] = bool(r["short"])
     used = vals[: max(ns)] if ns else vals
     if used.size >= 1:
-        w = metrics.wdz(used, truth, resamples=wdz_resamples, seed=seed)
+        w = metrics.wdz(used, truth_sorted, resamples=wdz_resamples, seed=seed)
         z = float(w["z"])
         out["wdz"] = None if math.isnan(z) else z
         out["w1_debiased"] = float(w["w1_debiased"])

@@ -421,9 +421,29 @@ def run_specs(eval_family: str, ns=None, adapter: str | None = None,
               source: str | None = None) -> list[tuple[str, MetricSpec]]:
     """``(key, spec)`` for every metric of ``eval_family`` a run reports, in spec order: a per-N entry stands for
     ``<prefix>@N`` at each of the run's ``ns`` (its ``default_ns`` when ``ns`` is None), each its
-    :meth:`MetricSpec.at`. ``adapter`` keeps the metrics that adapter reports, ``source`` those with that source."""
+    :meth:`MetricSpec.at`. ``adapter`` keeps the metrics that adapter reports, ``source`` those with that source.
+    A scorer asks this for every sample: the answer is kept per arguments while the eval family's spec is the same
+    object (a registration replaces it), and each call gets its own list."""
+    specs = metric_specs(eval_family)
+    ns = None if ns is None else tuple(int(n) for n in ns)
+    key = (eval_family, ns, adapter, source)
+    hit = _RUN_SPECS.get(key)
+    if hit is not None and hit[0] is specs:
+        return list(hit[1])
+    out = _run_specs(specs, ns, adapter, source)
+    if len(_RUN_SPECS) >= 256:
+        _RUN_SPECS.clear()
+    _RUN_SPECS[key] = (specs, tuple(out))
+    return out
+
+
+_RUN_SPECS: dict[tuple, tuple[tuple[MetricSpec, ...], tuple[tuple[str, MetricSpec], ...]]] = {}
+
+
+def _run_specs(specs: tuple[MetricSpec, ...], ns, adapter: str | None,
+               source: str | None) -> list[tuple[str, MetricSpec]]:
     out: list[tuple[str, MetricSpec]] = []
-    for m in metric_specs(eval_family):
+    for m in specs:
         if (adapter is not None and adapter not in m.adapters) or (source is not None and m.source != source):
             continue
         if not m.per_n:

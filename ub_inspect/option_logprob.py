@@ -54,7 +54,7 @@ from ub_core.logprob.option_logprob import item_set
 from ub_core.problems import OptionItem, bank_version, load_bank
 
 from ._naming import registry_name
-from ._store import write_record
+from ._store import read_record, write_record
 from ._options import choice, first_per_category, select_ids, str_list
 from .metrics import grid_rates, nan_mean, nan_stderr, spec_metrics, totals
 
@@ -329,8 +329,8 @@ def _metrics(bank: str) -> list:
 
 def _score(state: TaskState, convention: str, kl_floor: float | None = None) -> Score:
     item = OptionItem.from_record(state.metadata["ub"])
-    # each field read once: a StoreModel field read validates the value it reads from the store
-    stored = state.store_as(OptionLogprobs)
+    # validated once (a StoreModel validates at every field read: ub_inspect._store.read_record)
+    stored = read_record(state, OptionLogprobs)
     mode, choices, read, token_texts = stored.mode, stored.choices, stored.logprobs, stored.token_texts
     boundary_merged, multi_token = stored.boundary_merged, stored.multi_token_variants
     if not mode:

@@ -319,7 +319,7 @@ def test_top_logprobs_counts_variants_it_cannot_read():
 
 
 @pytest.mark.slow
-def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tiny_llama, tmp_path):
+def test_inspect_hf_top_logprobs_runs_with_the_providers_defaults(tiny_llama, tmp_path, fast_hf_batching):
     """Inspect's hf/ provider samples by default, and transformers refuses temperature 0 when sampling: the logit
     solvers ask at temperature 1 (the model's own distribution), so a plain `--model hf/<path>` runs."""
     from inspect_ai import eval as inspect_eval

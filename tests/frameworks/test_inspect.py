@@ -232,7 +232,7 @@ def test_tar_on_our_task(tmp_path):
 # ------------------------------------------------------------------------------------------------ hf/ provider
 
 @pytest.mark.slow
-def test_tiny_local_model_through_hf_provider(tiny_llama, tmp_path, monkeypatch):
+def test_tiny_local_model_through_hf_provider(tiny_llama, tmp_path, monkeypatch, fast_hf_batching):
     """A real (untrained) local model through Inspect's hf/ provider: one choice per request, so every answer
     slot is its own request; its replies are mostly unparseable, so the retry path runs for real."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -213,10 +213,12 @@ def test_ub_lm_eval_command_line(tmp_path):
 
 @pytest.mark.slow
 def test_tiny_local_model_through_hf(task_manager, tiny_llama, monkeypatch):
-    """A real local model (untrained, from scratch) through lm-eval's hf backend, one problem, offline."""
+    """A real local model (untrained, from scratch) through lm-eval's hf backend, one problem, offline. Replies of
+    at most 8 tokens (an untrained model never ends one: the task's 64 took ~40 s for the 100 repeats; an answer
+    ``{k}`` fits in 8)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     path = tiny_llama
-    res = _evaluate(task_manager, "hf", ["ub_ksn_real_world"], limit=1,
+    res = _evaluate(task_manager, "hf", ["ub_ksn_real_world"], limit=1, gen_kwargs="max_gen_toks=8",
                     model_args=f"pretrained={path},dtype=float32", device="cpu", batch_size=64, log_samples=True)
     row = res["results"]["ub_ksn_real_world"]
     sample = res["samples"]["ub_ksn_real_world"][0]

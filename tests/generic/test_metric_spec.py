@@ -209,3 +209,21 @@ def test_report_odds_and_stability_keys_derive_from_the_spec():
     assert set(eval_families.STABILITY_KEYS) == (set(metric_keys("stability")) - {"acc"}) | {"run_accuracies"}
     with pytest.raises(KeyError, match="no metric spec for 'nope'"):
         metric_spec.metric_specs("nope")
+
+
+def test_run_specs_follows_a_registration_and_hands_out_its_own_list(monkeypatch):
+    """run_specs keeps its answer per arguments (a scorer asks it for every sample); a metric registered or removed
+    afterwards is in (out of) the next answer, and a caller that changes its list changes no later answer."""
+    from ub_core.metric_spec import MetricSpec, register_metric, run_specs, unregister_metric
+
+    monkeypatch.setattr(metric_spec, "_SPECS_BY_EVAL_FAMILY", dict(metric_spec._SPECS_BY_EVAL_FAMILY))
+    before = run_specs("calibration")
+    first = run_specs("calibration")
+    assert first == before
+    first.clear()
+    assert run_specs("calibration") == before
+    register_metric("calibration", MetricSpec("extra_cached", "Extra", True, "score"))
+    assert [k for k, _ in run_specs("calibration")] == [k for k, _ in before] + ["extra_cached"]
+    unregister_metric("calibration", "extra_cached")
+    assert run_specs("calibration") == before
+    assert [k for k, _ in run_specs("ksn", ns=[100, 1])] == [k for k, _ in run_specs("ksn", ns=(1, 100))]

@@ -205,7 +205,7 @@ def _check_ks_claims(hf, chat: bool, bos: bool, ks_at_100: dict[str, float], val
 
 
 @pytest.mark.slow
-def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
+def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch, fast_hf_batching):
     """``ub_inspect/ksn`` through Inspect's hf/ provider (chat template, BOS added by the tokenizer)."""
     from inspect_ai import eval as inspect_eval
 
@@ -217,7 +217,7 @@ def test_inspect_hf_ksn(hf, tiny_trained_model, tmp_path, monkeypatch):
     # concurrent requests and closes a batch at max_connections requests (its batch size, default 32) or after
     # 2 s without a new one, and each request's caller polls its result once a second. With 3 requests in
     # flight the default waits 2 s + 1 s per round (~5 minutes for 100 rounds); max_connections = 3 closes each
-    # batch at once: ~1 s per round, ~100 s in all.
+    # batch at once: ~1 s per round, ~100 s in all; fast_hf_batching (tests/conftest.py) shortens the poll: ~10 s.
     log = inspect_eval(task, model=f"hf/{tiny_trained_model}", model_args={"device": "cpu"},
                        max_connections=len(IDS), seed=11,
                        log_dir=str(tmp_path), display="none")[0]
@@ -294,7 +294,7 @@ def test_lmeval_hf_ub_logit_on_the_trained_items(hf, tiny_trained_model, monkeyp
     assert coin["chebyshev"] <= PROB_TOL and coin["argmax_acc"] == 1.0 and coin["missing_mass"] <= 1 - MASS_MIN
 
 
-def test_inspect_hf_calibration_on_the_trained_colour_item(tiny_trained_model, tmp_path):
+def test_inspect_hf_calibration_on_the_trained_colour_item(tiny_trained_model, tmp_path, fast_hf_batching):
     """``ub_inspect/calibration`` through Inspect's hf/ provider (chat template; the reply's first-token top-k,
     -T mode=top_logprobs) on the trained colour item: the learnt P(red) = 22/74 and PM come back through the
     provider's log-probabilities within the same tolerances as the direct logit read."""

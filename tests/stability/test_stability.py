@@ -427,7 +427,7 @@ def test_inspect_fake_models_give_the_injected_tar(tmp_path):
 
 
 @pytest.mark.slow
-def test_inspect_hf_greedy_is_fully_stable(tiny_llama, tmp_path_factory):
+def test_inspect_hf_greedy_is_fully_stable(tiny_llama, tmp_path_factory, fast_hf_batching):
     """A real local model through Inspect's hf/ provider, greedy (-M do_sample=false: the provider samples by
     default, and transformers refuses temperature 0 when sampling). Greedy decoding of the same prompt on one CPU
     process is deterministic, so TARr = TARa = 1 whatever the model answers, and best = worst accuracy."""

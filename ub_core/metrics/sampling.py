@@ -28,6 +28,70 @@ __all__ = ["ks_at_n", "wdz", "jsd"]
 #: ``scipy.stats.ks_2samp`` without its axis / NaN-policy wrapper: the inputs here are 1-D and finite (checked by
 #: ``_sample``), for which the wrapper calls this same function; it costs a third of a KS@N call (issue 46).
 _KS_2SAMP = getattr(stats.ks_2samp, "__wrapped__", stats.ks_2samp)
+#: scipy's exact two-sided p-value step of ``ks_2samp`` (given the sizes and the statistic); None where a scipy
+#: version lacks it, and then every statistic goes through :data:`_KS_2SAMP` (issue 46: see :func:`_ks_scipy_exact`)
+_ATTEMPT_EXACT = getattr(getattr(stats, "_stats_py", None), "_attempt_exact_2kssamp", None)
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _sorted(x: np.ndarray) -> np.ndarray:
+    """``x`` itself when it is already in non-decreasing order (a sorted ground truth: no 10,000-value re-sort,
+    which numpy does not shortcut), else ``np.sort(x)``. NaN-free input (checked by ``_sample``)."""
+    if x.size < 2 or not bool(np.all(x[1:] >= x[:-1])):
+        return np.sort(x)
+    return x
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _exact_pvalue(n1: int, n2: int, h: int) -> tuple[bool, float, float]:
+    """scipy's ``_attempt_exact_2kssamp`` for the statistic ``h / lcm(n1, n2)``: (success, statistic, p). A pure
+    function of its key (the lattice-path count at sizes n1, n2 and integer statistic h), so it is cached."""
+    g = math.gcd(n1, n2)
+    lcm = (n1 // g) * n2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        success, d, prob = _ATTEMPT_EXACT(n1, n2, g, h * 1.0 / lcm, "two-sided")
+    return bool(success), float(d), float(np.clip(prob, 0, 1))
+
+
+def _ks_scipy_exact(a: np.ndarray, b_sorted: np.ndarray) -> tuple[float, float]:
+    """``scipy.stats.ks_2samp(a, b, method="exact")``'s two-sided (statistic, p-value), bit for bit, for numeric
+    1-D NaN-free ``a`` and sorted ``b`` (issue 46: scipy re-sorts the 10,000 truth draws and evaluates both ECDFs at
+    all 10,100 pooled points for each N of KS@N).
+
+    The statistic in integers: with i_k = #a <= u_k and the distinct a-values u_1 < ... < u_K, F_a - F_b only rises
+    at a-values and falls between them, so the largest difference over the pooled points is at some u_k,
+    ``i_k n2 - #(b <= u_k) n1`` (over n1 n2), and the most negative one is at the last b-point before some u_{k+1}
+    (or before u_1), ``#(b < u_{k+1}) n1 - i_k n2`` (each candidate is a value scipy's ECDF difference takes at a
+    pooled point, or 0, which cannot change a two-sided statistic). scipy rounds its float statistic to the integer
+    h = D lcm(n1, n2) before the p-value (``_attempt_exact_2kssamp``), and two candidates that differ differ by at
+    least 1 / lcm, so the integer maximum is scipy's h. Where scipy would leave the exact method (an lcm beyond
+    int32, an unsuccessful exact computation) or its private step is missing, scipy itself is called."""
+    n1, n2 = a.size, b_sorted.size
+    g = math.gcd(n1, n2)
+    if _ATTEMPT_EXACT is None or a.dtype.kind not in "iuf" or b_sorted.dtype.kind not in "iuf" \
+            or (n1 // g) >= _INT32_MAX / (n2 // g):
+        return _ks_scipy(a, b_sorted)
+    u, counts = np.unique(a, return_counts=True)
+    i_k = np.cumsum(counts).astype(np.int64)
+    b_le = np.searchsorted(b_sorted, u, side="right").astype(np.int64)
+    b_before = np.searchsorted(b_sorted, u, side="left").astype(np.int64)  # #b < u_k
+    up = int(np.max(i_k * n2 - b_le * n1))
+    down = int(b_before[0]) * n1  # before u_1: F_a = 0
+    if u.size > 1:
+        down = max(down, int(np.max(b_before[1:] * n1 - i_k[:-1] * n2)))
+    h = max(up, down, 0) // g
+    success, stat, p = _exact_pvalue(n1, n2, h)
+    if not success:
+        return _ks_scipy(a, b_sorted)
+    return stat, p
+
+
+def _ks_scipy(a: np.ndarray, b_sorted: np.ndarray) -> tuple[float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = _KS_2SAMP(a, b_sorted, method="exact")
+    return float(res.statistic), float(res.pvalue)
 
 
 def ks_at_n(values: Any, truth: Any, ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4,
@@ -64,7 +128,7 @@ def ks_at_n(values: Any, truth: Any, ns: Sequence[int] = DEFAULT_NS, threshold: 
     if vals.ndim != 1:
         raise ValueError(f"values must be one-dimensional, got shape {vals.shape}")
     truth_arr = _sample(truth, "truth")
-    truth_sorted = np.sort(truth_arr)
+    truth_sorted = _sorted(truth_arr)
     use_scipy = method == "paper" and support == "continuous"
     out: dict[int, dict[str, Any]] = {}
     for n in ns_list:
@@ -73,10 +137,7 @@ def ks_at_n(values: Any, truth: Any, ns: Sequence[int] = DEFAULT_NS, threshold: 
             continue
         a = _sample(vals[:n], "values")
         if use_scipy:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                res = _KS_2SAMP(a, truth_sorted, method="exact")
-            stat, p = float(res.statistic), float(res.pvalue)
+            stat, p = _ks_scipy_exact(a, truth_sorted)
         else:
             stat, p = _ks_exact(a, truth_sorted, b_sorted=True)
         out[n] = {"pvalue": p, "statistic": stat, "pass": bool(p >= threshold), "short": False}
@@ -119,7 +180,7 @@ def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]
     e = _pow2_exponent(a, b)
     a, b = np.ldexp(a, -e), np.ldexp(b, -e)
     n_a, n_b = a.size, b.size
-    pooled = np.concatenate([np.sort(a), np.sort(b)])
+    pooled = np.concatenate([np.sort(a), _sorted(b)])
     order = np.argsort(pooled, kind="stable")  # merging two sorted runs
     xs = pooled[order]
     N = xs.size
@@ -130,7 +191,7 @@ def wdz(a: Any, b: Any, resamples: int = 999, seed: int = 0) -> dict[str, float]
     cdf_b = (np.arange(1, N) - cnt_a) / n_b
     w1 = float(np.sum(np.multiply(np.abs(cdf_a - cdf_b), gaps)))
     s = min(n_a, n_b)
-    null = _split_w1(gaps, _seeded_subsets(N, s, R, int(seed)), s)
+    null = _split_w1_at(gaps, *_split_layout(N, s, R, int(seed)), s)
     mu = float(np.mean(null))
     sd = float(np.std(null))
     deb = w1 - mu
@@ -206,19 +267,39 @@ def _split_w1(gaps: np.ndarray, marked: np.ndarray, s: int) -> np.ndarray:
     G (of g_i) and H (of i g_i), a piece sums to c_k (2 G(m_k) - G(Q_k) - G(Q_{k+1})) + H(Q_k) + H(Q_{k+1}) -
     2 H(m_k), with m_k = floor(c_k) clipped to the piece.
     """
-    N = gaps.size + 1
-    r = N - s
+    return _split_w1_at(gaps, *_layout(gaps.size + 1, marked, s), s)
+
+
+def _layout(N: int, marked: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The splits' index arrays for :func:`_split_w1`: Q (each row 0, the marked positions, N-1), the clipped
+    split points m_k, and c_k. Integer positions only: they depend on (N, s, the marked rows), not on the data."""
     R = marked.shape[0]
-    G = np.zeros(N)
-    H = np.zeros(N)
-    np.cumsum(gaps, out=G[1:])  # G[i] = sum_{l=1..i} g_l, g_l the gap after the first l points
-    np.cumsum(gaps * np.arange(1, N, dtype=float), out=H[1:])
     Q = np.empty((R, s + 2), dtype=np.int64)
     Q[:, 0] = 0
     Q[:, 1:-1] = marked
     Q[:, -1] = N - 1
     c = np.arange(s + 1) * (N / s)
     split = np.clip(np.floor(c).astype(np.int64), Q[:, :-1], Q[:, 1:])
+    return Q, split, c
+
+
+@functools.lru_cache(maxsize=8)
+def _split_layout(N: int, s: int, R: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_layout` of :func:`_seeded_subsets` (N, s, R, seed): built once per key (a full run's problems all
+    have 100 vs 10,000 values); read-only."""
+    out = _layout(N, _seeded_subsets(N, s, R, seed), s)
+    for arr in out:
+        arr.setflags(write=False)
+    return out
+
+
+def _split_w1_at(gaps: np.ndarray, Q: np.ndarray, split: np.ndarray, c: np.ndarray, s: int) -> np.ndarray:
+    N = gaps.size + 1
+    r = N - s
+    G = np.zeros(N)
+    H = np.zeros(N)
+    np.cumsum(gaps, out=G[1:])  # G[i] = sum_{l=1..i} g_l, g_l the gap after the first l points
+    np.cumsum(gaps * np.arange(1, N, dtype=float), out=H[1:])
     GQ = G[Q]
     HQ = H[Q]
     weighted = (2.0 * G[split] - GQ[:, :-1] - GQ[:, 1:]) @ c

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
@@ -35,6 +35,7 @@ from ub_core.metric_spec import as_metric_value, per_n_key, run_specs
 
 from .._naming import registry_name
 from .._problems import lookup_problem
+from .._store import read_record
 from ..metrics import spec_metrics
 from .solver import CollectedValues
 
@@ -82,11 +83,12 @@ def _digest(outputs: list) -> str:
     return hashlib.sha256(json.dumps(outputs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def score_value(row: Mapping, record: CollectedValues, ns: Sequence[int]) -> dict[str, float]:
+def score_value(row: Mapping, record: Any, ns: Sequence[int]) -> dict[str, float]:
     """The Score value: one entry per key of the KS@N spec (:func:`ub_core.metric_spec.run_specs`, the run's Ns), in
     spec order (``ks@N`` and the p-values ``p@N`` at each N); a ``score`` key from ``row``
     (:func:`ub_core.ksn_scoring.score_values`, :func:`ub_core.metric_spec.as_metric_value`: an undefined rate is
-    its fail, another undefined value NaN), a ``collection`` key from the solver's ``record``."""
+    its fail, another undefined value NaN), a ``collection`` key from the solver's ``record`` (a
+    :class:`CollectedValues` or its :func:`ub_inspect._store.read_record` snapshot)."""
     return {key: int(getattr(record, key)) if spec.source == "collection" else as_metric_value(spec, row[key])
             for key, spec in run_specs("ksn", ns)}
 
@@ -100,7 +102,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
 
     async def score(state: TaskState, target: Target) -> Score:
         problem = lookup_problem(state.sample_id, bank, version, dataset, ground_truth, split)
-        record = state.store_as(CollectedValues)
+        record = read_record(state, CollectedValues)  # validated once (a StoreModel validates at every read)
         values = list(record.values)
         failures = list(record.failures)
         row = score_values(problem, values, ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size,
