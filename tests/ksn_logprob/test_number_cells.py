@@ -193,7 +193,7 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
     d_law = ks_distance_to_draws(law.probs, values, p.truth(size=10_000, seed=0))
     assert ks_lo - 1e-12 <= d_law <= ks_hi + 1e-12
     # what the assumption buys, stated beside it: the cells' mass, and bounds without it that hold the law too
-    assert payload["grammar_mass"] == pytest.approx(sum(tree.cells.values()))
+    assert payload["cell_mass"] == pytest.approx(sum(tree.cells.values()))
     u_lo, u_hi = payload["ks_distance_bounds_unassumed"]
     assert u_lo - 1e-12 <= d_law <= u_hi + 1e-12 and u_hi - u_lo >= ks_hi - ks_lo
     for n in (10, 100):

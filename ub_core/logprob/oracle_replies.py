@@ -83,8 +83,10 @@ class ReplyWriter:
     to ``number_token_digits`` digits, left to right (``split="canonical"``), or at random (``split="random"``,
     the differential audit's writer of non-canonical tokenisations, issue 42): at every position of a digit run
     the next token is 1 to m digits long, each length with probability 1 / m, m = min(number_token_digits, the
-    digits left in the run). The choice depends only on the text, so the law of the replies is the same and the
-    next-token law after a text is one law whatever path wrote it; the tree meets the same text by many paths."""
+    digits left in the run). That law depends only on the text written so far, so it is one law whatever token
+    path wrote the text, and the tree meets the same text by many paths. Its reply law is not the canonical
+    writer's (whether a boundary falls after ``{12`` depends on what follows), so it is audited against its own
+    replies drawn token by token (:func:`ub_core.logprob.audit.sample_replies`)."""
 
     digits: int | None = ORACLE_TREE_DIGITS
     number_token_digits: int = 1

@@ -469,7 +469,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     counted a fail in the lower bound and a pass in the upper one).
 
     ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`). What that
-    assumption buys is stated beside it (issue 42): ``grammar_mass`` (the cells' mass, placed by the assumption
+    assumption buys is stated beside it (issue 42): ``cell_mass`` (the cells' mass, placed by the assumption
     alone) and, with ``unassumed``, ``ks_distance_bounds_unassumed`` and per N ``p_pass_bounds_unassumed@N``,
     the bounds with every cell's mass as missing (of unknown place and validity: a begun number may still take an
     exponent, ``{5.44`` becoming ``{5.44e-05}``, or leave the grammar otherwise). Those rest on nothing the tree
@@ -489,7 +489,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     cells = _cell_rows(tree)
     cell_mass = float(math.fsum(cells[:, 2].tolist()))
     cost = {"requests": tree.requests, "context_tokens": tree.context_tokens, "leaves": len(tree.leaves),
-            "cells": len(cells), "cell_mass": cell_mass, "grammar_mass": cell_mass, "stopped": tree.stopped,
+            "cells": len(cells), "cell_mass": cell_mass, "stopped": tree.stopped,
             "number_mass": tree.number_mass, "number_escape": tree.number_escape}
     scores: dict[str, float] = values_without_data("ksn_logprob", ns)  # p_pass@N 0 until a valid answer is found
     if tree.bad:
