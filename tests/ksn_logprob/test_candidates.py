@@ -154,6 +154,24 @@ def test_tail_cut_is_where_each_tail_keeps_less_than_half_the_budget():
     assert dist.sf(hi) <= TAIL_MASS / 2 < dist.sf(hi - 1)
 
 
+@pytest.mark.parametrize("pid", [p.id for p in load_bank() if p.family == "mixture" and not math.isfinite(p.low)
+                                 and all(c["family"] == "skellam" for c in p.params["components"])])
+def test_whole_line_mixture_cut_is_the_smallest_interval_by_an_independent_sum(pid):
+    """A discrete mixture on the whole line is scanned from its components' low quantiles, with the exact mass
+    below the start added: the cut must be the one a plain sum of scipy's component pmfs over a window far wider
+    than the bulk gives (the integers below lo hold < TAIL_MASS / 2, those below lo + 1 do not; the same above hi)."""
+    p = get_problem(pid)
+    cs = candidate_set(p)
+    ks = np.arange(-5000, 5001)
+    pmf = sum(c["weight"] * stats.skellam(c["params"]["mu1"], c["params"]["mu2"]).pmf(ks) for c in p.params["components"])
+    cdf = np.cumsum(pmf)
+    sf = 1.0 - cdf
+    lo, hi = int(cs.values[0]), int(cs.values[-1])
+    i, j = lo - ks[0], hi - ks[0]
+    assert cdf[i - 1] < TAIL_MASS / 2 <= cdf[i], (lo, cdf[i - 1], cdf[i])
+    assert sf[j] <= TAIL_MASS / 2 < sf[j - 1], (hi, sf[j], sf[j - 1])
+
+
 def test_limits_and_non_enumerable_cases():
     p = get_problem("te-poisson-conc")
     n = len(candidate_set(p))
