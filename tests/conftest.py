@@ -13,10 +13,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 
+#: fixtures that hand a test the tiny trained model: every test that uses one, directly or through another fixture,
+#: is marked ``tiny_model``, so `.ci/run` can run exactly those again against the second shipped model
+TINY_MODEL_FIXTURES = ("tiny_trained_model", "tiny_lm")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(name in getattr(item, "fixturenames", ()) for name in TINY_MODEL_FIXTURES):
+            item.add_marker(pytest.mark.tiny_model)
+
+
 @pytest.fixture(scope="session")
 def tiny_trained_model():
-    """Folder of the tiny trained Llama (tests/support/tiny_trained.py), built once and cached by content hash
-    under $UB_TINY_MODEL_DIR or the ub cache dir, so every test, and .ci/vllm_lane.sh, share one build."""
+    """Folder of the tiny trained Llama that ships with the tests (tests/support/tiny_trained.py): ``shipped``
+    unless ``$UB_TINY_MODEL`` names another (``second``, or a folder)."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from support.tiny_trained import ensure_tiny_trained

@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["VALIDATION_SEED", "TinyLM", "read_replies", "protocol_runs", "sampled_pass_counts", "replies_needed",
+__all__ = ["VALIDATION_SEED", "assert_teeth", "binomial_acceptance", "TinyLM", "read_replies", "protocol_runs", "sampled_pass_counts", "replies_needed",
            "within_binomial"]
 
 #: the seed of the validations' reply streams (tests/ksn_logprob/test_ksn_logprob_validation.py adds each problem's index)
@@ -173,13 +173,32 @@ def replies_needed(valid: float, slots: int, attempts: int, runs: int) -> int:
     return int(1.2 * runs * slots * per_slot) + BATCH
 
 
-def within_binomial(label: str, k: int, trials: int, p_lo: float, p_hi: float, level: float, lines: list,
-                    bad: list) -> None:
-    """Record whether the count ``k`` of ``trials`` lies in the central interval of Binomial(trials, p) at
-    ``level`` (from the lower quantile at ``p_lo`` to the upper quantile at ``p_hi``)."""
+def binomial_acceptance(trials: int, p_lo: float, p_hi: float, level: float) -> tuple[int, int]:
+    """The counts a check at ``level`` accepts: from the lower ``level / 2`` quantile of Binomial(trials, p_lo) to
+    the upper one of Binomial(trials, p_hi)."""
     from scipy import stats
 
-    lo, hi = stats.binom.ppf(level / 2, trials, p_lo), stats.binom.isf(level / 2, trials, p_hi)
-    lines.append(f"{label}, sampled {k}/{trials}, accept [{lo:.0f}, {hi:.0f}]")
+    return int(stats.binom.ppf(level / 2, trials, p_lo)), int(stats.binom.isf(level / 2, trials, p_hi))
+
+
+def assert_teeth(cells: dict, runs: int, level: float) -> None:
+    """A pass-rate check has teeth when it can fail. ``cells``: (problem, protocol, N) -> (bounds low, bounds high,
+    point prediction). Asserted: some cell's acceptance region (:func:`binomial_acceptance` at its bounds) excludes
+    both 0 and ``runs`` passes, so neither a route that always passes nor one that never does is accepted there; and
+    for some (problem, N) one protocol's expected pass count (its point prediction) lies outside the other's region,
+    so a route that scored one protocol as the other would be expected to fail. Stated on the check's own regions
+    and the model's measured predictions, not on what the model was hoped to learn."""
+    regions = {key: binomial_acceptance(runs, lo, hi, level) for key, (lo, hi, _) in cells.items()}
+    assert any(0 < a and b < runs for a, b in regions.values()), regions
+    protocols = sorted({key[1] for key in cells})
+    assert any(not regions[pid, p, n][0] <= round(cells[pid, q, n][2] * runs) <= regions[pid, p, n][1]
+               for pid, _, n in cells for p in protocols for q in protocols if p != q), (regions, cells)
+
+
+def within_binomial(label: str, k: int, trials: int, p_lo: float, p_hi: float, level: float, lines: list,
+                    bad: list) -> None:
+    """Record whether the count ``k`` of ``trials`` lies in :func:`binomial_acceptance`."""
+    lo, hi = binomial_acceptance(trials, p_lo, p_hi, level)
+    lines.append(f"{label}, sampled {k}/{trials}, accept [{lo}, {hi}]")
     if not lo <= k <= hi:
         bad.append(lines[-1])
