@@ -19,9 +19,10 @@ from .metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric
 from .option_registry import FAMILIES
 from .metrics.intervals import MIN_CLUSTERS
 from .metrics.paired import (P_FLOOR, holm, mcnemar_exact, mcnemar_score, minimum_detectable_effect,
-                             paired_difference, sampling_noise_removed, se_floor, tango_interval)
+                             paired_difference, sampling_noise_removed, se_floor, floor_if_no_spread,
+                             shows_spread, tango_interval)
 
-__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
+__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread", "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "PER_N_HEADLINES", "JSON_KEYS"]
@@ -85,6 +86,9 @@ class Comparison:
     sampling_free: dict[str, float] | None = None
     #: values a hair outside the metric's range (round-off) clipped into it, both runs together
     clipped: int = 0
+    #: which standard error the interval, test and MDE use ("observed", "clustered", "floor", "none") and why
+    se_basis: str | None = None
+    se_why: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -216,7 +220,8 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
                      higher_is_better=_direction(fam, key), model_a=ra[0].model if ra else "",
                      model_b=rb[0].model if rb else "",
                      **{k: res[k] for k in ("mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value",
-                                            "n_pairs", "test", "mde", "clusters", "clustered")})
+                                            "n_pairs", "test", "mde", "clusters", "clustered", "se_basis",
+                                            "se_why")})
     if split_key(key)[0] == "p_pass" and len(xs) >= 2:
         cmp.sampling_free = sampling_noise_removed(xs, ys)
     return cmp
@@ -254,6 +259,8 @@ def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
         lines.append(f"{r.family:12s} {r.metric:12s} {f(r.mean_a):>8s} {f(r.mean_b):>8s} {f(r.diff, True):>8s} "
                      f"{ci:>19s} {p:>8s} {r.n_pairs:6d} {f(r.mde):>7s}  {r.test or '-'}"
                      + (f" (clustered, {r.clusters} clusters)" if r.clustered else ""))
+        if r.se_why:
+            lines.append(f"  SE {f(r.se)}: {r.se_why}")
         if r.unmatched:
             lines.append(f"  {r.n_unmatched} problems left out: "
                          + ", ".join(f"{n} {why}" for why, n in sorted(r.unmatched.items())))
