@@ -265,10 +265,10 @@ def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]
 
 
 def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any],
-                       confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Mean of each score over items, with a cluster-bootstrap interval (:func:`clustered_interval`; the implicit-reasoning paper reports
+                       confidence: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Mean of each score over items, with a clustered t interval (:func:`clustered_interval`; the implicit-reasoning paper reports
     scenario-level variation, section 4.1 and figure 6, but no intervals: clustering by scenario is ours;
-    fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to resampling items).
+    fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to the unclustered error).
 
     ``item_scores[k]`` is one item's dict from :func:`implicit_item_scores` or :func:`explicit_item_scores`, and
     ``clusters[k]`` its ``item.cluster``. For every key present, the None entries (argmax on items without a unique
@@ -300,6 +300,6 @@ def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Seque
         if not vals:
             out[key] = {"mean": None, "low": None, "high": None, "n": 0, "excluded": excluded}
             continue
-        low, high = clustered_interval(vals, labs, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        low, high = clustered_interval(vals, labs, confidence=confidence)
         out[key] = {"mean": float(np.mean(vals)), "low": low, "high": high, "n": len(vals), "excluded": excluded}
     return out

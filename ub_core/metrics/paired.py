@@ -21,16 +21,24 @@ import math
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
-from .intervals import MIN_CLUSTERS, ROUNDOFF, clip_values, clustered_stderr
+from .intervals import (
+    MIN_CLUSTERS,
+    ROUNDOFF,
+    clip_values,
+    clustered_stderr,
+    shows_spread,
+)
 
 __all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "P_FLOOR",
            "shows_spread", "floor_if_no_spread", "minimum_detectable_effect", "sampling_noise_removed", "holm"]
 
 
 def _z(p: float) -> float:
-    return float(stats.norm.ppf(p))
+    # scipy.special's quantiles and tails, not scipy.stats': the same functions without the argument checking that
+    # made them most of a comparison's time
+    return float(special.ndtri(p))
 
 
 def minimum_detectable_effect(se: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -146,17 +154,6 @@ def se_floor(n: int, value_range: float, confidence: float = 0.95) -> float:
     return float(value_range) * z / (n + z * z)
 
 
-def shows_spread(se: float, scale: float, rtol: float = ROUNDOFF) -> bool:
-    """Whether an observed standard error reflects spread in the data rather than float round-off: se > rtol * scale,
-    with ``scale`` the data's own magnitude (the largest |value|, or the metric's range width if larger).
-
-    A difference a_i - b_i of two floats carries an error of about 1e-16 * max(|a_i|, |b_i|), so differences that
-    are all equal in exact arithmetic show an SE of 1e-18 (50 pairs of 0.5 vs 0.4): that is no spread. ``rtol`` is
-    :data:`ub_core.metrics.intervals.ROUNDOFF` (1e-9, ten million ulps), relative so that the same data in other
-    units get the same verdict. A NaN SE (fewer than two values) shows none."""
-    return bool(math.isfinite(se) and se > rtol * max(float(scale), 0.0))
-
-
 def floor_if_no_spread(se_obs: float, n: int, width: float, scale: float,
                        confidence: float = 0.95) -> tuple[float, bool]:
     """The SE an interval, test or MDE uses: the observed ``se_obs`` wherever the data show spread
@@ -254,7 +251,7 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
         return out
     # clustered_stderr falls back to the plain error below MIN_CLUSTERS clusters, and with every pair its own
     # cluster it is sd(d) / sqrt(n)
-    se_obs = clustered_stderr(d, clusters if out["clustered"] else range(n))
+    se_obs = clustered_stderr(d, clusters) if out["clustered"] else float(np.std(d, ddof=1) / math.sqrt(n))
     df = n_clusters - 1 if out["clustered"] else n - 1
     se, floored = floor_if_no_spread(se_obs, n, width, scale, conf)
     if floored and width <= 0:
@@ -268,11 +265,11 @@ def paired_difference(a: Iterable[float], b: Iterable[float], clusters: Sequence
         basis, why = "clustered", f"observed, cluster-robust over {n_clusters} clusters (CR1): the differences vary"
     else:
         basis, why = "observed", "observed sd(d) / sqrt(n): the differences vary"
-    t = float(stats.t.ppf(0.5 + conf / 2, df))
+    t = float(special.stdtrit(df, 0.5 + conf / 2))
     low, high = diff - t * se, diff + t * se
     if known:
         low, high = max(low, -width), min(high, width)
-    out.update(se=se, ci_low=low, ci_high=high, p_value=max(P_FLOOR, float(2 * stats.t.sf(abs(diff) / se, df))),
+    out.update(se=se, ci_low=low, ci_high=high, p_value=max(P_FLOOR, float(2 * special.stdtr(df, -abs(diff) / se))),
                mde=minimum_detectable_effect(se, 1 - conf, power), test="paired t" + (" (SE floor)" if floored else ""),
                se_basis=basis, se_why=why)
     return out
@@ -292,8 +289,14 @@ def sampling_noise_removed(p: Iterable[float], q: Iterable[float] | None = None)
         se_sampled = sqrt((Var(p - q) + E[p(1-p)] + E[q(1-q)]) / n),   se_free = sqrt(Var(p - q) / n).
 
     Returns both, their minimum detectable effects (a single model: against an independent model of equal
-    variance, sqrt(2) * se) and ``variance_ratio`` = se_free^2 / se_sampled^2 (the share of the variance left)."""
+    variance, sqrt(2) * se) and ``variance_ratio`` = se_free^2 / se_sampled^2 (the share of the variance left).
+    Where the pass probabilities (or their differences) show no spread, se_free is :func:`se_floor` over the range
+    [0, 1] (:func:`floor_if_no_spread`), so the MDE is never 0: 20 problems that the oracle passes with
+    probability 1 cannot rule out a share of problems it fails. Fewer than two problems: a ValueError (no spread
+    to measure)."""
     pv = np.asarray(list(p), dtype=float)
+    if pv.size < 2:
+        raise ValueError(f"sampling_noise_removed needs at least two problems, got {pv.size}")
     if q is None:
         between, within, scale = pv.var(ddof=1), float(np.mean(pv * (1 - pv))), math.sqrt(2)
     else:
@@ -301,8 +304,9 @@ def sampling_noise_removed(p: Iterable[float], q: Iterable[float] | None = None)
         between = (pv - qv).var(ddof=1)
         within, scale = float(np.mean(pv * (1 - pv)) + np.mean(qv * (1 - qv))), 1.0
     n = pv.size
-    se_sampled = math.sqrt((between + within) / n)
-    se_free = math.sqrt(between / n)
+    # the spread is judged on the SE with the spread the sampled route would add removed: p in [0, 1], scale 1
+    se_free, _ = floor_if_no_spread(math.sqrt(max(float(between), 0.0) / n), n, 1.0, 1.0)
+    se_sampled = math.sqrt(max(float(between + within) / n, se_free ** 2))
     return {"n": n, "se_sampled": se_sampled, "se_free": se_free,
             "mde_sampled": minimum_detectable_effect(scale * se_sampled),
             "mde_free": minimum_detectable_effect(scale * se_free),

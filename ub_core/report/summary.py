@@ -181,16 +181,15 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
 # ------------------------------------------------------------------------------------------------ calibration
 
 def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, float | None]:
-    """The cluster-bootstrap interval of ``key``'s mean, in the metric's range and never of zero width
-    (:func:`ub_core.metrics.intervals.floored_interval`, the spec's bounds)."""
+    """The clustered t interval of ``key``'s mean (:func:`ub_core.metrics.intervals.clustered_interval`), in the
+    metric's range (the spec's bounds), and where the values show no spread the floor's, never of zero width."""
     pairs = [(r.metric(key), str(r.payload.get("cluster", r.problem_id))) for r in recs]
     pairs = [(v, c) for v, c in pairs if v is not None]
     if not pairs:
         return None, None
     fam = recs[0].eval_family
     spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None), None)
-    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], n_resamples=1000,
-                              bounds=spec.bounds if spec is not None else None)
+    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], bounds=spec.bounds if spec is not None else None)
 
 
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
