@@ -214,7 +214,8 @@ def implicit_item_scores(item: Any, option_mass: Any, kl_floor: float = KL_FLOOR
     - ``manhattan`` = sum |p - q|;
     - ``kl`` = KL(p || q) in nats, ``q`` floored at ``kl_floor`` (:func:`kl_divergence`);
     - ``kl_floored`` = 1.0 when the floor decides the KL value (:func:`kl_floor_decides`), else 0.0; its mean over
-      the items is the share of the KL mean the floor decided (``kl_floor_share``, reported beside KL);
+      the items is the share of *items* whose KL the floor decided (``kl_floor_share``, reported beside KL), not
+      the share of the KL mean: one floored item can carry 99.8% of the mean while the share reads 0.5;
     - ``jsd_bits`` = JSD(p, q) in bits, in [0, 1] (:func:`js_divergence_bits`), the bounded divergence beside KL;
     - ``missing_mass`` = 1 - sum(option_mass);
     - ``argmax_correct``:
