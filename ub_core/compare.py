@@ -29,7 +29,7 @@ __all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interva
 
 #: the metric a comparison reads by default, per report eval family; for the families of :data:`PER_N_HEADLINES`
 #: the key's prefix, read at the largest N both runs report (``ksn``: ``ks@<N>``)
-HEADLINE_KEYS = {"ksn": "ks", "ksn_logprob": "p_pass", "calibration": "pm", "implicit": "chebyshev",
+HEADLINE_KEYS = {"ksn": "ks", "ksn_logprob": "p_pass", "calibration": "wd", "implicit": "chebyshev",
                  "explicit": "mcq_acc", "odds": "abs_error", "stability": "tar_a", "dice": "passed"}
 PER_N_HEADLINES = frozenset({"ksn", "ksn_logprob"})
 
