@@ -89,6 +89,8 @@ class Comparison:
     #: which standard error the interval, test and MDE use ("observed", "clustered", "floor", "none") and why
     se_basis: str | None = None
     se_why: str | None = None
+    #: the tests' convention both runs used, for a family that has one (dice: ``default`` or ``release``)
+    convention: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -184,12 +186,18 @@ def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_
     out: list[Comparison] = []
     for fam in common:
         ra, rb = sides_a[fam], sides_b[fam]
-        _check_settings(fam, _settings(table_a, ra), _settings(table_b, rb))
+        settings_a = _settings(table_a, ra)
+        _check_settings(fam, settings_a, _settings(table_b, rb))
         keys = _metric_keys(fam, ra, rb, metrics)
         if not keys:
             raise CompareError(f"{fam}: no metric both runs report" + (f" among {', '.join(metrics)}" if metrics
                                                                          else ""))
-        out += [compare_records(fam, key, ra, rb, name_a, name_b, alpha, power) for key in keys]
+        rows = [compare_records(fam, key, ra, rb, name_a, name_b, alpha, power) for key in keys]
+        default = _default(fam, "convention")
+        convention = settings_a[0].get("convention", None if default is _UNSET else default)
+        for row in rows:
+            row.convention = None if convention is None else str(convention)
+        out += rows
     return out
 
 
@@ -201,6 +209,18 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
     ia = {(r.problem_id, r.epoch): r for r in ra}
     ib = {(r.problem_id, r.epoch): r for r in rb}
     why: dict[str, int] = {}
+    if fam == "dice" and key == "w1":
+        # a law without a finite mean (Cauchy) has a W1 without a finite scale: paired with the others its
+        # difference alone would be the variance (ub_core.metrics.dice.W1_WITHOUT_SCALE)
+        from .metrics.dice import W1_WITHOUT_SCALE
+        from .report.dice import _law_of
+
+        for k, r in list({**ib, **ia}.items()):
+            if _law_of(r) in W1_WITHOUT_SCALE:  # counted once per problem, in both runs or in one
+                reason = f"W1 without a finite scale ({_law_of(r)}: no mean)"
+                why[reason] = why.get(reason, 0) + 1
+                ia.pop(k, None)
+                ib.pop(k, None)
     xs, ys, cl = [], [], []
     for k in sorted(set(ia) | set(ib)):
         a, b = ia.get(k), ib.get(k)
@@ -261,6 +281,8 @@ def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
                      + (f" (clustered, {r.clusters} clusters)" if r.clustered else ""))
         if r.se_why:
             lines.append(f"  SE {f(r.se)}: {r.se_why}")
+        if r.convention:
+            lines.append(f"  convention: {r.convention} (both runs' tests)")
         if r.unmatched:
             lines.append(f"  {r.n_unmatched} problems left out: "
                          + ", ".join(f"{n} {why}" for why, n in sorted(r.unmatched.items())))

@@ -75,7 +75,8 @@ def dice_scorer(convention: str = "default", alpha: float = DICE_ALPHA, seed: in
         values = [float(v) for v in state.store_as(CollectedValues).values if math.isfinite(float(v))]
         row = dice_row(law, values, n_asked, convention=convention, alpha=alpha, seed=seed)
         explanation = (f"{len(values)} values (asked {n_asked}); "
-                       + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read"))
+                       + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read")
+                       + f" ({convention} convention)")
         return Score(value=row, answer=", ".join(f"{v:g}" for v in values[:10]), explanation=explanation,
                      metadata={"law": law, "tier": item.metadata["tier"], "item_id": item.id,
                                "protocol": state.metadata.get("protocol"), "convention": convention,
