@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from support.lmeval_tasks import load_task_yaml
 
 from ub_core.compare import HEADLINE_KEYS
 from ub_core.metric_spec import HEADLINES, direction, headline
 from ub_core.metrics import calibration_item_scores
 from ub_core.problems import load_bank
-from support.lmeval_tasks import load_task_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 

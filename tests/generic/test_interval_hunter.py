@@ -19,7 +19,7 @@ import ast
 import math
 import re
 import zlib
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np

@@ -3,7 +3,6 @@ other metric that is not per-N use all valid values, as documented, whatever the
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from ub_core.ksn_scoring import score_values
