@@ -19,16 +19,17 @@ from .metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric
 from .option_registry import FAMILIES
 from .metrics.intervals import MIN_CLUSTERS
 from .metrics.paired import (P_FLOOR, holm, mcnemar_exact, mcnemar_score, minimum_detectable_effect,
-                             paired_difference, sampling_noise_removed, se_floor, tango_interval)
+                             paired_difference, sampling_noise_removed, se_floor, floor_if_no_spread,
+                             shows_spread, tango_interval)
 
-__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
+__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread", "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "PER_N_HEADLINES", "JSON_KEYS"]
 
 #: the metric a comparison reads by default, per report eval family; for the families of :data:`PER_N_HEADLINES`
 #: the key's prefix, read at the largest N both runs report (``ksn``: ``ks@<N>``)
-HEADLINE_KEYS = {"ksn": "ks", "ksn_logprob": "p_pass", "calibration": "pm", "implicit": "chebyshev",
+HEADLINE_KEYS = {"ksn": "ks", "ksn_logprob": "p_pass", "calibration": "wd", "implicit": "chebyshev",
                  "explicit": "mcq_acc", "odds": "abs_error", "stability": "tar_a", "dice": "passed"}
 PER_N_HEADLINES = frozenset({"ksn", "ksn_logprob"})
 
@@ -85,6 +86,11 @@ class Comparison:
     sampling_free: dict[str, float] | None = None
     #: values a hair outside the metric's range (round-off) clipped into it, both runs together
     clipped: int = 0
+    #: which standard error the interval, test and MDE use ("observed", "clustered", "floor", "none") and why
+    se_basis: str | None = None
+    se_why: str | None = None
+    #: the tests' convention both runs used, for a family that has one (dice: ``default`` or ``release``)
+    convention: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -180,12 +186,18 @@ def compare_tables(table_a, table_b, metrics: Sequence[str] | None = None, name_
     out: list[Comparison] = []
     for fam in common:
         ra, rb = sides_a[fam], sides_b[fam]
-        _check_settings(fam, _settings(table_a, ra), _settings(table_b, rb))
+        settings_a = _settings(table_a, ra)
+        _check_settings(fam, settings_a, _settings(table_b, rb))
         keys = _metric_keys(fam, ra, rb, metrics)
         if not keys:
             raise CompareError(f"{fam}: no metric both runs report" + (f" among {', '.join(metrics)}" if metrics
                                                                          else ""))
-        out += [compare_records(fam, key, ra, rb, name_a, name_b, alpha, power) for key in keys]
+        rows = [compare_records(fam, key, ra, rb, name_a, name_b, alpha, power) for key in keys]
+        default = _default(fam, "convention")
+        convention = settings_a[0].get("convention", None if default is _UNSET else default)
+        for row in rows:
+            row.convention = None if convention is None else str(convention)
+        out += rows
     return out
 
 
@@ -197,6 +209,18 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
     ia = {(r.problem_id, r.epoch): r for r in ra}
     ib = {(r.problem_id, r.epoch): r for r in rb}
     why: dict[str, int] = {}
+    if fam == "dice" and key == "w1":
+        # a law without a finite mean (Cauchy) has a W1 without a finite scale: paired with the others its
+        # difference alone would be the variance (ub_core.metrics.dice.W1_WITHOUT_SCALE)
+        from .metrics.dice import W1_WITHOUT_SCALE
+        from .report.dice import _law_of
+
+        for k, r in list({**ib, **ia}.items()):
+            if _law_of(r) in W1_WITHOUT_SCALE:  # counted once per problem, in both runs or in one
+                reason = f"W1 without a finite scale ({_law_of(r)}: no mean)"
+                why[reason] = why.get(reason, 0) + 1
+                ia.pop(k, None)
+                ib.pop(k, None)
     xs, ys, cl = [], [], []
     for k in sorted(set(ia) | set(ib)):
         a, b = ia.get(k), ib.get(k)
@@ -216,7 +240,8 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
                      higher_is_better=_direction(fam, key), model_a=ra[0].model if ra else "",
                      model_b=rb[0].model if rb else "",
                      **{k: res[k] for k in ("mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "p_value",
-                                            "n_pairs", "test", "mde", "clusters", "clustered")})
+                                            "n_pairs", "test", "mde", "clusters", "clustered", "se_basis",
+                                            "se_why")})
     if split_key(key)[0] == "p_pass" and len(xs) >= 2:
         cmp.sampling_free = sampling_noise_removed(xs, ys)
     return cmp
@@ -254,6 +279,10 @@ def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
         lines.append(f"{r.family:12s} {r.metric:12s} {f(r.mean_a):>8s} {f(r.mean_b):>8s} {f(r.diff, True):>8s} "
                      f"{ci:>19s} {p:>8s} {r.n_pairs:6d} {f(r.mde):>7s}  {r.test or '-'}"
                      + (f" (clustered, {r.clusters} clusters)" if r.clustered else ""))
+        if r.se_why:
+            lines.append(f"  SE {f(r.se)}: {r.se_why}")
+        if r.convention:
+            lines.append(f"  convention: {r.convention} (both runs' tests)")
         if r.unmatched:
             lines.append(f"  {r.n_unmatched} problems left out: "
                          + ", ".join(f"{n} {why}" for why, n in sorted(r.unmatched.items())))

@@ -79,7 +79,8 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
         out[per_n_key("ks", n)] = 1.0 if r["pass"] else 0.0
         out[per_n_key("p", n)] = r["pvalue"]
         out[per_n_key("short", n)] = bool(r["short"])
-    used = vals[: max(ns)] if ns else vals
+    # every metric that is not per N reads all valid values: the Ns asked for (-T ks_ns) choose the KS@N tests only
+    used = vals
     if used.size >= 1:
         w = metrics.wdz(used, truth_sorted, resamples=wdz_resamples, seed=seed)
         z = float(w["z"])

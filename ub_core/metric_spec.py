@@ -250,7 +250,8 @@ BEHAVIOURS: tuple[str, ...] = ("null", "calibrated", "pick_higher", "pick_lower"
 #: (``ub_lmeval/task_yamls``).
 _NO_ITEM_READ = "no readable option probabilities"
 CALIBRATION_METRICS: tuple[MetricSpec, ...] = (
-    _nanmean("pm", "PM", True, UNIT, _NO_ITEM_READ), _nanmean("wd", "WD", False, NONNEGATIVE, _NO_ITEM_READ),
+    # WD first: the headline (HEADLINES); PM, the precondition, beside it
+    _nanmean("wd", "WD", False, NONNEGATIVE, _NO_ITEM_READ), _nanmean("pm", "PM", True, UNIT, _NO_ITEM_READ),
     MetricSpec("re", "RE", False, ranked=False, why_undefined=_NO_ITEM_READ),  # signed, target 0: see abs_re
     *(MetricSpec(f"behaviour_{b}", f"behaviour: {b}", b == "calibrated", "rate", missing_value=None,
                  why_undefined="the item has no reference behaviour") for b in BEHAVIOURS),
@@ -357,11 +358,13 @@ _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
 
 #: Each eval family's headline: the one number a run is summarised and ranked by (Inspect shows it as the run's score).
 #: KS@100 (UnpredictaBench, sec. 3.3), P(KS@100 passes) for the sampling-free route, the odds paper's MAE (question
-#: items) and mean KS statistic (sampling items), PM (the numeric-calibration paper's mass on the options), the
+#: items) and mean KS statistic (sampling items), WD (the numeric-calibration paper's measure of calibration, sec.
+#: 3.2: "To measure calibration, we use WD"; PM, the mass on the options, is its precondition and is 1.0 for the
+#: oracle and a collapsed model alike, where WD is 0 and 0.71), the
 #: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
 #: and TARa (the non-determinism paper's agreement of parsed answers).
 HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100), "odds_question": "abs_error",
-                             "odds_sampling": "ks_stat", "calibration": "pm", "implicit": "chebyshev",
+                             "odds_sampling": "ks_stat", "calibration": "wd", "implicit": "chebyshev",
                              "explicit": "mcq_acc", "stability": "tar_a", "dice": "passed"}
 
 

@@ -12,7 +12,7 @@ science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Ins
   (:func:`~ub_core.metrics.dice.letter_uniformity`) by the aggregations :func:`letter_p_value`,
   :func:`letter_chi2` and :func:`letters_uniform` (p > alpha), ``read`` the share of replies with a key.
 - :func:`process_results_dice`: the document's generation(s) -> ``passed``, ``w1``, ``p_value``, ``n_values``,
-  ``count_error``. Batch: every number of the one reply (:func:`~ub_core.parsing.parse_number_list`; a count other
+  ``count_error``. Batch: every draw of the one reply, all its blocks and none of its prose (:func:`~ub_core.parsing.parse_batch_reply`; a count other
   than ``n`` is recorded). Independent: one number per reply (:func:`~ub_core.parsing.parse_number`), an unreadable
   reply left out.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from ub_core import options
 from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
-from ub_core.parsing import parse_number, parse_number_list
+from ub_core.parsing import parse_batch_reply, parse_number
 from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
 
 from .ksn_hooks import nanmean  # noqa: F401  (the YAMLs name utils.nanmean)
@@ -67,7 +67,7 @@ def _values(doc: dict, results: list) -> list[float]:
     gens = results[0] if results and isinstance(results[0], (list, tuple)) else results
     gens = [str(g) for g in gens]
     if doc["protocol"] == "batch":
-        parsed = parse_number_list(gens[0]) if gens else None
+        parsed = parse_batch_reply(gens[0]) if gens else None
         return [float(v) for v in parsed.value] if parsed is not None and parsed.ok else []
     out = []
     for g in gens:

@@ -396,7 +396,9 @@ def test_summary_means_intervals_and_undefined_re(subset):
     assert sum(summ["behaviour_rates"].values()) == pytest.approx(1.0)
     perfect = summarize_calibration([calibration_item_scores(i, i.probabilities) for i in items],
                                     [i.cluster for i in items])
-    assert (perfect["wd"]["low"], perfect["wd"]["high"]) == (pytest.approx(0, abs=1e-12),) * 2
+    # every WD 0 on an open range: no spread, so no interval (a zero-width one would claim certainty)
+    assert perfect["wd"]["mean"] == pytest.approx(0, abs=1e-12)
+    assert (perfect["wd"]["low"], perfect["wd"]["high"]) == (None, None)
 
 
 # ============================================================================================ metrics: bad input

@@ -241,8 +241,8 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     assert _metric(cal, "pm", "mean") == pytest.approx(1.0) and _metric(cal, "wd", "mean") == pytest.approx(0.0)
     assert _metric(cal, "pm", "stderr") == pytest.approx(0.0, abs=1e-9)
     assert _metric(cal, "behaviour_calibrated", "mean") == 1.0
-    run = cal.results.scores[0].metrics  # the headline PM, then the grid rates
-    assert run["pm"].value == pytest.approx(1.0)
+    run = cal.results.scores[0].metrics  # the headline WD, then the grid rates
+    assert run["wd"].value == pytest.approx(0.0, abs=1e-12)
     # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
     assert run["grid_calibrated"].value + run["grid_undetermined"].value == pytest.approx(1.0)
     assert run["grid_calibrated"].value > 0 and run["grid_pick_first"].value == 0.0
@@ -264,9 +264,8 @@ def test_inspect_clustered_stderr_and_collapse_rates(tmp_path):
     clusters = [s.metadata["cluster"] for s in samples]
     assert len(set(clusters)) >= 2
     assert _metric(log, "wd", "stderr") == pytest.approx(clustered_stderr(wd, clusters))
-    # the headline's standard error is clustered the same way
-    pm = [s.scores["calibration_scorer"].value["pm"] for s in samples]
-    assert log.results.scores[0].metrics["stderr"].value == pytest.approx(clustered_stderr(pm, clusters))
+    # the headline's (WD's) standard error is clustered the same way
+    assert log.results.scores[0].metrics["stderr"].value == pytest.approx(clustered_stderr(wd, clusters))
     assert _metric(log, "behaviour_pick_first", "mean") == 1.0  # compatible with every item
     entries = [s.scores["calibration_scorer"].metadata["ub"]["behaviour_entry"] for s in samples]
     rates, _ = grid_behaviour_rates(entries)

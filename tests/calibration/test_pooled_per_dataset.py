@@ -64,10 +64,11 @@ def test_pooled_and_per_dataset_figures_agree_between_frameworks(tmp_path):
     for key in ("pm", "wd", "re"):
         for c in cats:
             row = res[f"ub_calibration_{c}"]
-            mine = got[c] if key == "pm" else got[f"{c}_{key}"]
-            mine_se = got[f"{c}_stderr"] if key == "pm" else got[f"{c}_{key}_stderr"]
+            # the headline (WD) is Inspect's bare per-category key, the others carry their name
+            mine = got[c] if key == "wd" else got[f"{c}_{key}"]
+            mine_se = got[f"{c}_stderr"] if key == "wd" else got[f"{c}_{key}_stderr"]
             assert mine == pytest.approx(row[f"{key},none"], rel=1e-12, abs=1e-15), (c, key)
             assert mine_se == pytest.approx(row[f"{key}_stderr,none"], rel=1e-9), (c, key)
-        pooled = got["stderr"] if key == "pm" else got[f"{key}_stderr"]
+        pooled = got["stderr"] if key == "wd" else got[f"{key}_stderr"]
         assert got[key] == pytest.approx(res["ub_calibration"][f"{key},none"], rel=1e-12, abs=1e-15), key
         assert pooled == pytest.approx(res["ub_calibration"][f"{key}_stderr,none"], rel=1e-9), key

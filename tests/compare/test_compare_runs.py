@@ -140,9 +140,13 @@ def test_calibration_is_compared_with_errors_clustered_by_option_pair(tmp_path):
     logs = [inspect_eval(calibration(), model=m, log_dir=str(tmp_path / m.replace("/", "_")), display="none",
                          limit=40)[0] for m in ("ub/oracle", "ub/collapse")]
     assert all(log.status == "success" for log in logs)
-    (row,), _ = compare_runs(logs[0].location, logs[1].location)
+    # the headline is WD (0 for the oracle, 0.71 for collapse), which tells them apart
+    (head,), _ = compare_runs(logs[0].location, logs[1].location)
+    assert head.family == "calibration" and head.metric == "wd" and head.n_pairs == 40
+    assert head.higher_is_better is False and head.ci_high < 0 and head.p_value < 0.05
+    (row,), _ = compare_runs(logs[0].location, logs[1].location, metrics=["pm"])
     assert row.family == "calibration" and row.metric == "pm" and row.n_pairs == 40
     assert row.clusters is not None and row.clusters >= 10 and row.clustered and row.test.startswith("paired t")
     # both runs put all mass on the options (PM 1 everywhere): no spread, so the floored SE (issue 44)
-    assert -1.0 <= row.ci_low < 0 < row.ci_high <= 1.0 and row.mde > 0
+    assert -1.0 <= row.ci_low < 0 < row.ci_high <= 1.0 and row.mde > 0 and row.se_basis == "floor"
     assert row.higher_is_better is True

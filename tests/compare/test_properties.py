@@ -167,8 +167,8 @@ def test_report_means_intervals_in_range_and_never_zero_width(n, data):
     k = data.draw(st.integers(1, 12))
     clusters = [i % k for i in range(n)]
     m = float(np.mean(vals))
-    for lo, hi in (clustered_interval(vals, clusters, n_resamples=200, bounds=UNIT),
-                   (lambda s: (s["low"], s["high"]))(summarize_values(vals, n_resamples=200, bounds=UNIT))):
+    for lo, hi in (clustered_interval(vals, clusters, bounds=UNIT),
+                   (lambda s: (s["low"], s["high"]))(summarize_values(vals, bounds=UNIT))):
         assert 0.0 <= lo <= hi <= 1.0 and hi > lo, (vals, lo, hi)
         assert lo - 1e-12 <= m <= hi + 1e-12
 

@@ -43,7 +43,7 @@ RUNS = {
     "odds_percentile": (lambda: odds(task="percentile", families="normal,geometric", shots="0,3"), "abs_error", 0.0),
     "odds_sampling": (lambda: odds(task="sampling", families="poisson,uniform", shots=0, n_samples=100,
                                    ks_ns="10,100"), "ks_stat", None),
-    "calibration": (lambda: calibration(limit_per_category=2), "pm", 1.0),
+    "calibration": (lambda: calibration(limit_per_category=2), "wd", 0.0),
     "implicit": (lambda: implicit(limit_per_category=2), "chebyshev", 0.0),
     "explicit": (lambda: explicit(limit_per_category=2), "mcq_acc", 1.0),
     "stability": (lambda: stability(epochs=3, limit=2, subtasks="navigate,college_mathematics"), "tar_a", 1.0),

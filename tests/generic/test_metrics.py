@@ -581,7 +581,11 @@ def test_summaries():
     assert vals["low"] <= 2.0 <= vals["high"]
     assert IV.summarize_values([None, None]) == {"mean": None, "low": None, "high": None, "n": 0,
                                                 "dropped": 2}
-    assert IV.summarize_values([5.0]) == {"mean": 5.0, "low": 5.0, "high": 5.0, "n": 1, "dropped": 0}
+    # one value on an open range: nothing can be said (no zero-width interval claiming certainty)
+    assert IV.summarize_values([5.0]) == {"mean": 5.0, "low": None, "high": None, "n": 1, "dropped": 0}
+    # the t interval: mean +/- t_{n-1} sd / sqrt(n)
+    lo, hi = vals["low"], vals["high"]
+    assert (lo, hi) == pytest.approx((2.0 - stats.t.ppf(0.975, 2) / math.sqrt(3), 2.0 + stats.t.ppf(0.975, 2) / math.sqrt(3)))
 
 
 # ============================================================================================ TAR
@@ -599,28 +603,26 @@ def test_total_agreement_rate():
 
 # ------------------------------------------------------------------ clustered interval
 
-def test_clustered_interval_equals_cluster_mean_bootstrap_when_clusters_are_constant_and_equal_sized():
-    # 20 clusters of 5 identical values: the item-level resample mean is exactly the mean of the resampled cluster
-    # means, so the interval must match the same percentile bootstrap done by hand on the 20 cluster means.
+def test_clustered_interval_is_the_t_interval_of_the_cluster_means_when_clusters_are_constant_and_equal_sized():
+    # 20 clusters of 5 identical values: the CR1 error of the item mean is the plain error of the 20 cluster means
+    # (sqrt(C / (C - 1)) turns the population SD into the sample one), and the interval uses t on 19 degrees of
+    # freedom
     rng = np.random.default_rng(3)
     cluster_means = rng.normal(size=20)
     values = np.repeat(cluster_means, 5)
     labels = np.repeat([f"pair{i}" for i in range(20)], 5)
-    low, high = IV.clustered_interval(values, labels, n_resamples=4000, seed=11)
-    # the same draws, by hand (np.unique sorts labels; pair0, pair1, pair10, ... order)
-    order = np.argsort([f"pair{i}" for i in range(20)])
-    w = np.random.default_rng(11).multinomial(20, np.full(20, 1 / 20), size=4000)
-    means = w @ cluster_means[order] / 20
-    assert (low, high) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-12)  # sum order only
-    assert low < values.mean() < high
+    low, high = IV.clustered_interval(values, labels)
+    se = np.std(cluster_means, ddof=1) / math.sqrt(20)
+    half = stats.t.ppf(0.975, 19) * se
+    assert (low, high) == pytest.approx((cluster_means.mean() - half, cluster_means.mean() + half), rel=1e-12)
 
 
 def test_clustered_interval_is_wider_than_iid_when_items_share_clusters():
     rng = np.random.default_rng(5)
     values = np.repeat(rng.normal(size=30), 10) + rng.normal(scale=0.01, size=300)
     labels = np.repeat(np.arange(30), 10)
-    lo_c, hi_c = IV.clustered_interval(values, labels, seed=1)
-    lo_i, hi_i = IV.clustered_interval(values, np.arange(300), seed=1)
+    lo_c, hi_c = IV.clustered_interval(values, labels)
+    lo_i, hi_i = IV.clustered_interval(values, np.arange(300))
     # between-cluster variance dominates: the clustered SE is about sqrt(10) times the iid one
     assert (hi_c - lo_c) / (hi_i - lo_i) > 2.0
 
@@ -631,6 +633,9 @@ def test_clustered_interval_rejects_bad_input(values, labels):
         IV.clustered_interval(values, labels)
 
 
-def test_clustered_interval_degenerate_cases_are_points():
-    assert IV.clustered_interval([0.2, 0.4], ["a", "a"], min_clusters=1) == (pytest.approx(0.3), pytest.approx(0.3))
-    assert IV.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (0.5, 0.5)
+def test_clustered_interval_says_nothing_without_spread_on_an_open_range_and_floors_on_a_closed_one():
+    # one cluster: no spread between clusters; equal values: none at all
+    assert IV.clustered_interval([0.2, 0.4], ["a", "a"], min_clusters=1) == (None, None)
+    assert IV.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"]) == (None, None)
+    assert IV.clustered_interval([0.5, 0.5, 0.5], ["a", "b", "c"], bounds=(0.0, 1.0)) == \
+        IV.floored_interval(0.5, 0.5, 0.5, 3, (0.0, 1.0))

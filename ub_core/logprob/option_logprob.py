@@ -346,7 +346,7 @@ def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | 
 
 def _row_from_scores(item: OptionItem, s: Mapping[str, Any]) -> dict[str, float]:
     if item.bank == "calibration":
-        row = {k: _num(s[k]) for k in ("pm", "wd", "re")}
+        row = {k: _num(s[k]) for k in ("wd", "pm", "re")}  # spec order: the headline first
         behaviour = s.get("behaviour")
         compatible = set(s.get("compatible") or ([behaviour] if behaviour is not None else []))
         unknown = compatible - set(BEHAVIOURS)

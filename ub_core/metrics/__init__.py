@@ -6,7 +6,7 @@
 - :mod:`.ks_exact` (UnpredictaBench): the exact two-sample KS test under ties and its Monte-Carlo reference.
 - :mod:`.sampling` (UnpredictaBench): KS@N, WDZ, JSD.
 - :mod:`.lehmer_codes` (UnpredictaBench): Lehmer codes and Z1.
-- :mod:`.intervals`: Wilson, bootstrap and cluster-bootstrap intervals, clustered standard errors, summaries.
+- :mod:`.intervals`: Wilson intervals, t intervals of means on (clustered) standard errors, the bootstrap, summaries.
 - :mod:`.answer_distribution` (UnpredictaBench, sampling-free): KS distance and KS@N pass probability of a model's
   answer distribution read from log-probabilities.
 - :mod:`.calibration` (the numeric-calibration paper): PM, WD, RE, reference behaviours, baselines.

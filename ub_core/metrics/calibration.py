@@ -331,10 +331,18 @@ def _scores_checked(m: list[float], q: list[float], h_ideal: float, higher: int 
 
 # ------------------------------------------------------------------------------------------------ summaries
 
-def _interval_summary(values: list[float], clusters: list[Any]) -> dict[str, Any]:
+#: the ranges of PM and a behaviour's 0/1 flag ([0, 1]) and of WD ([0, inf)): an interval of their mean stays in
+#: them, and without spread it is the floor's where the range is closed, none where it is open
+#: (:func:`ub_core.metrics.intervals.mean_interval`); RE can take either sign
+_UNIT = (0.0, 1.0)
+_RANGES = {"pm": _UNIT, "wd": (0.0, math.inf), "re": None}
+
+
+def _interval_summary(values: list[float], clusters: list[Any],
+                      bounds: tuple[float, float] | None = None) -> dict[str, Any]:
     if not values:
         return {"mean": None, "low": None, "high": None, "n": 0}
-    low, high = clustered_interval(values, clusters)
+    low, high = clustered_interval(values, clusters, bounds=bounds)
     return {"mean": float(np.mean(values)), "low": low, "high": high, "n": len(values)}
 
 
@@ -372,7 +380,7 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
                 continue
             vals.append(float(v))
             cl.append(c)
-        out[key] = _interval_summary(vals, cl)
+        out[key] = _interval_summary(vals, cl, _RANGES[key])
         if key == "re":
             out[key]["undefined"] = undefined
         elif undefined:
@@ -387,7 +395,7 @@ def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Se
             continue
         flags = [1.0 if s["behaviour"] == b else 0.0 for s, _ in with_b]
         rates[b] = math.fsum(flags) / len(flags)
-        intervals[b] = clustered_interval(flags, [c for _, c in with_b])
+        intervals[b] = clustered_interval(flags, [c for _, c in with_b], bounds=_UNIT)
         compat[b] = sum(b in _compatible(s) for s, _ in with_b) / len(with_b)
     out["behaviour_rates"], out["behaviour_intervals"], out["behaviour_compatibility"] = rates, intervals, compat
 

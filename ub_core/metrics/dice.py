@@ -46,7 +46,8 @@ from scipy import stats
 
 __all__ = ["DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
            "DEFAULT_TRUTH_DRAWS", "DEFAULT_MC_DRAWS", "MCQ_LETTERS", "release_chi2", "release_pvalue",
-           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate", "RELEASE_REFERENCE_DRAWS", "dice_row"]
+           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate", "RELEASE_REFERENCE_DRAWS", "dice_row",
+           "W1_WITHOUT_SCALE"]
 
 DICE_CONVENTIONS = ("default", "release")
 #: The paper's significance level (section 4): the draws pass when ``p > DICE_ALPHA``.
@@ -102,6 +103,12 @@ DICE_LAWS: dict[str, DiceLaw] = {law.name: law for law in (
     _law("Logistic", "Tier III", "continuous", {"loc": 0, "scale": 1}, lambda: stats.logistic(0, 1)),
 )}
 DICE_ORDER: tuple[str, ...] = tuple(DICE_LAWS)
+#: The laws without a finite mean (Cauchy), whose W1 to draws has no finite scale: W1 = integral |F_n - F| dx is
+#: finite in expectation only for a law with a finite first moment, so a Cauchy W1 is ruled by the few largest
+#: draws (1e6 beside the others' 0.05). Summaries over laws leave them out of means (``ub report``'s
+#: ``w1_finite_mean``, ``ub compare --metric w1``) and say so; per law their W1 is shown as it is.
+W1_WITHOUT_SCALE: frozenset[str] = frozenset(name for name, law in DICE_LAWS.items()
+                                             if not math.isfinite(float(law.make().mean())))
 DICE_TIERS: dict[str, tuple[str, ...]] = {t: tuple(n for n, law in DICE_LAWS.items() if law.tier == t)
                                           for t in ("Tier I", "Tier II", "Tier III")}
 

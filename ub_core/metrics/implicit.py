@@ -214,7 +214,8 @@ def implicit_item_scores(item: Any, option_mass: Any, kl_floor: float = KL_FLOOR
     - ``manhattan`` = sum |p - q|;
     - ``kl`` = KL(p || q) in nats, ``q`` floored at ``kl_floor`` (:func:`kl_divergence`);
     - ``kl_floored`` = 1.0 when the floor decides the KL value (:func:`kl_floor_decides`), else 0.0; its mean over
-      the items is the share of the KL mean the floor decided (``kl_floor_share``, reported beside KL);
+      the items is the share of *items* whose KL the floor decided (``kl_floor_share``, reported beside KL), not
+      the share of the KL mean: one floored item can carry 99.8% of the mean while the share reads 0.5;
     - ``jsd_bits`` = JSD(p, q) in bits, in [0, 1] (:func:`js_divergence_bits`), the bounded divergence beside KL;
     - ``missing_mass`` = 1 - sum(option_mass);
     - ``argmax_correct``:
@@ -265,10 +266,10 @@ def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]
 
 
 def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any],
-                       confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Mean of each score over items, with a cluster-bootstrap interval (:func:`clustered_interval`; the implicit-reasoning paper reports
+                       confidence: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Mean of each score over items, with a clustered t interval (:func:`clustered_interval`; the implicit-reasoning paper reports
     scenario-level variation, section 4.1 and figure 6, but no intervals: clustering by scenario is ours;
-    fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to resampling items).
+    fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to the unclustered error).
 
     ``item_scores[k]`` is one item's dict from :func:`implicit_item_scores` or :func:`explicit_item_scores`, and
     ``clusters[k]`` its ``item.cluster``. For every key present, the None entries (argmax on items without a unique
@@ -300,6 +301,6 @@ def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Seque
         if not vals:
             out[key] = {"mean": None, "low": None, "high": None, "n": 0, "excluded": excluded}
             continue
-        low, high = clustered_interval(vals, labs, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        low, high = clustered_interval(vals, labs, confidence=confidence)
         out[key] = {"mean": float(np.mean(vals)), "low": low, "high": high, "n": len(vals), "excluded": excluded}
     return out

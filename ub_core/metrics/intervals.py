@@ -1,5 +1,5 @@
-"""Confidence intervals and summaries: Wilson, bootstrap, cluster bootstrap, clustered standard errors, and the
-rate/value summaries every report row uses.
+"""Confidence intervals and summaries: Wilson, the t interval of a mean on its (clustered) standard error, the
+bootstrap, clustered standard errors, and the rate/value summaries every report row uses.
 
 Part of :mod:`ub_core.metrics`.
 """
@@ -16,7 +16,7 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "floored_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "shows_spread", "floored_interval", "mean_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
            "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
 
 #: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated
@@ -41,6 +41,17 @@ def effective_clusters(clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS
 #: missing mass -2.2e-16. 1e-9 is ten million ulps at 1: far above accumulated float error over a few thousand
 #: terms, far below any real excursion.
 ROUNDOFF = 1e-9
+
+
+def shows_spread(se: float, scale: float, rtol: float = ROUNDOFF) -> bool:
+    """Whether an observed standard error reflects spread in the data rather than float round-off: se > rtol * scale,
+    with ``scale`` the data's own magnitude (the largest |value|, or the range width of the metric if larger).
+
+    A difference a_i - b_i of two floats carries an error of about 1e-16 * max(|a_i|, |b_i|), so differences that
+    are all equal in exact arithmetic show an SE of 1e-18 (50 pairs of 0.5 vs 0.4): that is no spread. ``rtol`` is
+    :data:`ROUNDOFF` (1e-9, ten million ulps), relative so that the same data in other units get the same verdict.
+    A NaN SE (fewer than two values, or clusters) shows none."""
+    return bool(math.isfinite(se) and se > rtol * max(float(scale), 0.0))
 
 
 def clip_roundoff(value: float, bounds: tuple[float, float] | None,
@@ -68,14 +79,20 @@ def clip_values(values: Any, bounds: tuple[float, float] | None, rtol: float = R
     arr = np.asarray(values, dtype=float).reshape(-1).copy()
     if bounds is None or arr.size == 0:
         return arr, 0
-    clipped = 0
-    for i, v in enumerate(arr):
-        w, c = clip_roundoff(v, bounds, rtol)
-        if w is None:
+    lo, hi = float(bounds[0]), float(bounds[1])
+    # NaN and +-inf pass as they are (clip_roundoff's rule); the rest, vectorised: a python loop per value made a
+    # paired comparison of 448 problems cost a millisecond
+    finite = np.isfinite(arr)
+    below, above = finite & (arr < lo), finite & (arr > hi)
+    if not (below.any() or above.any()):
+        return arr, 0
+    for mask, edge in ((below, lo), (above, hi)):
+        far = mask & (np.abs(arr - edge) > rtol * max(1.0, abs(edge)))
+        if far.any():
+            v = float(arr[np.flatnonzero(far)[0]])
             raise ValueError(f"{name} = {v!r} is outside [{bounds[0]:g}, {bounds[1]:g}] by more than round-off")
-        arr[i] = w
-        clipped += c
-    return arr, clipped
+    arr[below], arr[above] = lo, hi
+    return arr, int(below.sum() + above.sum())
 
 
 # ============================================================================================ aggregation
@@ -160,15 +177,17 @@ def bootstrap_interval(values: Any, statistic: Callable = np.mean, confidence: f
 def floored_interval(low: float, high: float, mean: float, n: int, bounds: tuple[float, float] | None,
                      confidence: float = 0.95) -> tuple[float, float]:
     """An interval for the mean of n values in the closed range ``bounds`` made to respect it and never to have
-    zero width (issue 44): clipped into ``bounds``, and widened where narrower than Wilson's (1927) score interval
-    with no observed event, scaled to the range:
+    zero width: clipped into ``bounds``, and widened where narrower than Wilson's (1927) score interval with no
+    observed event, scaled to the range:
 
         width >= R z^2 / (n + z^2),   R = hi - lo
 
     (the least uncertainty n values that all agree leave about a [0, R]-valued mean: a share z^2 / (n + z^2) of the
     population could lie at the other end). A widened interval is centred on ``mean`` and shifted inside the range,
     so at an end it is Wilson's exactly ([0, z^2 / (n + z^2)] for n zeros in [0, 1]). ``bounds`` None or with an
-    infinite end: only the clipping to the finite end applies."""
+    infinite end: only the clipping to the finite end applies. :func:`mean_interval` calls it only where the values
+    show no spread: where they vary the widening would override them (an SD of 0.03 over 448 values has a 95%
+    interval 0.0056 wide against a floor of 0.0085, which would then cover 100%)."""
     low, high = float(low), float(high)
     if bounds is None:
         return low, high
@@ -187,46 +206,68 @@ def floored_interval(low: float, high: float, mean: float, n: int, bounds: tuple
     return low, high
 
 
-def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                       seed: int = 0, min_clusters: int = MIN_CLUSTERS,
-                       bounds: tuple[float, float] | None = None) -> tuple[float, float]:
-    """Cluster-bootstrap percentile interval of the mean of ``values``, resampling whole clusters.
+def mean_interval(values: Any, clusters: Sequence[Any] | None = None, confidence: float = 0.95,
+                  bounds: tuple[float, float] | None = None,
+                  min_clusters: int = MIN_CLUSTERS) -> tuple[float | None, float | None]:
+    """The Student t interval for the mean of ``values`` (Miller 2024, "Adding Error Bars to Evals", sec. 2-3):
+
+        mean +/- t_{1 - alpha/2, df} SE,   SE = :func:`clustered_stderr` (CR1), df = C - 1
+
+    with C the effective clusters (:func:`effective_clusters`: every value its own cluster without ``clusters`` or
+    below ``min_clusters``, so SE = sd / sqrt(n) and df = n - 1), clipped into ``bounds`` (the closed range of one
+    value). Only where the values show no spread (:func:`shows_spread`: one value, all equal up to round-off, or
+    cluster sums without spread) does another interval stand in: :func:`floored_interval`'s when ``bounds`` are
+    finite (in range, never of zero width), and ``(None, None)`` when they are open (nothing can be said: a
+    zero-width interval would claim certainty). The t interval, not a percentile bootstrap: the bootstrap's
+    percentile interval of a mean is too narrow at small n (coverage 0.72 at n = 3, 0.92-0.93 at n = 20-100 in the
+    interval hunter, tests/generic/test_interval_hunter.py), as is the cluster bootstrap with 10 clusters (0.90),
+    where the t interval on the clustered SE holds 0.95."""
+    arr = np.asarray(values, dtype=float).reshape(-1)
+    if arr.size == 0:
+        raise ValueError("mean_interval needs at least one value")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("values contain NaN or infinite entries")
+    labels = list(clusters) if clusters is not None else list(range(arr.size))
+    if len(labels) != arr.size:
+        raise ValueError(f"{arr.size} values but {len(labels)} cluster labels")
+    conf = _confidence(confidence)
+    n, m = int(arr.size), float(arr.mean())
+    finite = bounds is not None and math.isfinite(float(bounds[0])) and math.isfinite(float(bounds[1]))
+    width = float(bounds[1]) - float(bounds[0]) if finite else 0.0
+    if n < 2:
+        se, df = float("nan"), 0
+    elif clusters is None:  # every value its own cluster: CR1 is sd / sqrt(n), without labelling n clusters
+        se, df = float(np.std(arr, ddof=1) / math.sqrt(n)), n - 1
+    else:
+        se, df = clustered_stderr(arr, labels, min_clusters), len(set(effective_clusters(labels, min_clusters))) - 1
+    if not shows_spread(se, max(float(np.max(np.abs(arr))), width)):
+        return floored_interval(m, m, m, n, bounds, conf) if finite else (None, None)
+    half = float(special.stdtrit(df, 0.5 + conf / 2.0)) * se
+    low, high = m - half, m + half
+    if bounds is not None:
+        low, high = max(low, float(bounds[0])), min(high, float(bounds[1]))
+    return low, high
+
+
+def clustered_interval(values: Any, clusters: Sequence[Any], confidence: float = 0.95,
+                       min_clusters: int = MIN_CLUSTERS,
+                       bounds: tuple[float, float] | None = None) -> tuple[float | None, float | None]:
+    """The interval of the mean of ``values`` whose items share clusters: :func:`mean_interval` with the
+    cluster-robust SE and t on C - 1 degrees of freedom.
 
     Items that share a cluster are not independent: they share an option pair (the numeric-calibration paper,
-    section 3 reports 95% CIs clustered by pair) or a scenario (ours: the implicit-reasoning paper reports no
-    intervals). With fewer than ``min_clusters`` clusters (:data:`MIN_CLUSTERS`) values are resampled one by one
-    (:func:`effective_clusters`). Each resample draws C clusters with replacement out of the C
-    present. Cluster c has value sum ``S_c`` and size ``n_c``; if it is drawn ``w_c`` times, the resample's mean is
-    ``sum_c w_c S_c / sum_c w_c n_c``. The interval is the ``(1 - confidence)/2`` and ``(1 + confidence)/2``
-    percentiles of the ``n_resamples`` resampled means.
-
-    Values must be finite, with one cluster label per value. A single cluster, or equal values, gives the point
-    interval, unless ``bounds`` (the closed range of one value) are given: then the interval is
-    :func:`floored_interval`'s, in range and never of zero width. Deterministic for a given ``seed``.
-    """
+    section 3: "when we compute standard errors we cluster option pairs together (Miller, 2024)", 95% intervals) or
+    a scenario (ours: the implicit-reasoning paper reports no intervals). With fewer than ``min_clusters`` clusters
+    (:data:`MIN_CLUSTERS`) every value is its own cluster (:func:`effective_clusters`). Values must be finite, with
+    one cluster label per value. Without spread the interval is :func:`floored_interval`'s where ``bounds`` are
+    finite, and ``(None, None)`` where they are not (see :func:`mean_interval`)."""
     arr = np.asarray(values, dtype=float).reshape(-1)
     labels = list(clusters)
     if arr.size == 0:
         raise ValueError("clustered_interval needs at least one value")
     if len(labels) != arr.size:
         raise ValueError(f"{arr.size} values but {len(labels)} cluster labels")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("values contain NaN or infinite entries")
-    conf = _confidence(confidence)
-    B = _positive_int(n_resamples, "n_resamples")
-    _, codes = np.unique(np.asarray(effective_clusters(labels, min_clusters)), return_inverse=True)
-    sums = np.bincount(codes, weights=arr)
-    sizes = np.bincount(codes).astype(float)
-    C = sums.size
-    m = float(arr.mean())
-    if C < 2 or np.all(arr == arr[0]):
-        return floored_interval(m, m, m, int(arr.size), bounds, conf)
-    rng = np.random.default_rng(seed)
-    weights = rng.multinomial(C, np.full(C, 1.0 / C), size=B).astype(float)  # (B, C) draw counts per cluster
-    means = (weights @ sums) / (weights @ sizes)
-    alpha = (1.0 - conf) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return floored_interval(float(low), float(high), m, int(arr.size), bounds, conf)
+    return mean_interval(arr, labels, confidence, bounds, min_clusters)
 
 
 def clustered_stderr(values: Any, clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS) -> float:
@@ -314,10 +355,11 @@ def summarize_rate(flags: Iterable[Any], confidence: float = 0.95) -> dict[str, 
     return {"mean": (k / n if n else None), "low": low, "high": high, "n": n, "dropped": dropped}
 
 
-def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resamples: int = 2000,
-                     seed: int = 0, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
-    """Mean with a percentile-bootstrap interval: ``{"mean", "low", "high", "n", "dropped"}``; with ``bounds`` (the
-    closed range of one value) the interval is :func:`floored_interval`'s: in range, never of zero width.
+def summarize_values(values: Iterable[Any], confidence: float = 0.95,
+                     bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean with the t interval of :func:`mean_interval`: ``{"mean", "low", "high", "n", "dropped"}``. With
+    ``bounds`` (the closed range of one value) the interval stays in range and never has zero width; without them,
+    values without spread (one value, all equal) have ``low`` and ``high`` None: nothing can be said.
 
     None, NaN and +-inf entries are dropped and counted in ``dropped``, so the mean is always finite (or None:
     with no values left, ``mean``/``low``/``high`` are None).
@@ -332,7 +374,5 @@ def summarize_values(values: Iterable[Any], confidence: float = 0.95, n_resample
     if n == 0:
         return {"mean": None, "low": None, "high": None, "n": 0, "dropped": dropped}
     arr = np.asarray(kept)
-    mean = float(np.mean(arr))
-    low, high = bootstrap_interval(arr, np.mean, confidence, n_resamples, seed)
-    low, high = floored_interval(low, high, mean, n, bounds, confidence)
-    return {"mean": mean, "low": low, "high": high, "n": n, "dropped": dropped}
+    low, high = mean_interval(arr, None, confidence, bounds)
+    return {"mean": float(np.mean(arr)), "low": low, "high": high, "n": n, "dropped": dropped}

@@ -189,10 +189,9 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
 # ------------------------------------------------------------------------------------------------ summaries
 
 def summarize_odds(rows: Iterable[Mapping[str, Any]], metric: str = "abs_error",
-                   by: Sequence[str] = ("family", "shots", "context"), confidence: float = 0.95,
-                   n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+                   by: Sequence[str] = ("family", "shots", "context"), confidence: float = 0.95) -> dict[str, Any]:
     """MAE (or the mean of ``metric``) overall and grouped by family, shot count and context, each with a
-    percentile-bootstrap interval over items and, beside it, the paper's uncertainty: the mean and standard error
+    t interval over items (:func:`~ub_core.metrics.mean_interval`) and, beside it, the paper's uncertainty: the mean and standard error
     across the group's distributions (:func:`across_distributions`; the odds paper, Tables 1 and 2, which report
     these groupings, as do Fig. 4 and Table 2's domains).
 
@@ -204,7 +203,7 @@ def summarize_odds(rows: Iterable[Mapping[str, Any]], metric: str = "abs_error",
     ``distribution_mean``, ``distribution_se`` and ``distributions``.
     """
     rows = list(rows)
-    kw = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    kw = dict(confidence=confidence)
 
     def summary(group: list) -> dict[str, Any]:
         out = summarize_values([r.get(metric) for r in group], **kw)

@@ -10,6 +10,7 @@ Public API
 ``extract_answer``     locate the answer region inside a reply
 ``parse_number``       one finite float
 ``parse_number_list``  a list of finite floats (list prompting)
+``parse_batch_reply``  every draw of a batch reply, all its blocks, none of its prose (the dice batch protocol)
 ``parse_option``       index of the chosen option label
 ``parse_permutation``  a shuffled order, as indices into the given items
 ``check_support``      validate a number against a distribution's support
@@ -42,6 +43,7 @@ task).
 
 from __future__ import annotations
 
+from .batch import parse_batch_reply
 from .numbers import parse_number, parse_number_list
 from .options import parse_option
 from .permutations import parse_permutation
@@ -60,6 +62,7 @@ __all__ = [
     "find_numbers",
     "invalid_reply",
     "invalid_reply_reason",
+    "parse_batch_reply",
     "parse_number",
     "parse_number_list",
     "parse_option",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..compare import (comparable_settings, compare_records, headline_key, holm, minimum_detectable_effect,
-                       sampling_noise_removed, se_floor)
+                       sampling_noise_removed, floor_if_no_spread)
 from ..metric_spec import REPORT_SPEC_FAMILIES, find_metric, left_out_reason, per_n_key, split_key
 from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, clustered_stderr, grid_behaviour_rates,
                        wilson_interval)
@@ -181,16 +181,15 @@ def _ksn_tables(records: list[SampleRecord]) -> list[Table]:
 # ------------------------------------------------------------------------------------------------ calibration
 
 def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, float | None]:
-    """The cluster-bootstrap interval of ``key``'s mean, in the metric's range and never of zero width
-    (:func:`ub_core.metrics.intervals.floored_interval`, the spec's bounds)."""
+    """The clustered t interval of ``key``'s mean (:func:`ub_core.metrics.intervals.clustered_interval`), in the
+    metric's range (the spec's bounds), and where the values show no spread the floor's, never of zero width."""
     pairs = [(r.metric(key), str(r.payload.get("cluster", r.problem_id))) for r in recs]
     pairs = [(v, c) for v, c in pairs if v is not None]
     if not pairs:
         return None, None
     fam = recs[0].eval_family
     spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None), None)
-    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], n_resamples=1000,
-                              bounds=spec.bounds if spec is not None else None)
+    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], bounds=spec.bounds if spec is not None else None)
 
 
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
@@ -498,14 +497,16 @@ def _add_run_mde(fam: str, tables: list[Table], table: SampleTable) -> None:
             continue
         xs = [v for v, _ in vals]
         clusters = [c for _, c in vals] if all(c is not None for _, c in vals) else None
-        # the SE of the run's mean, clustered where the bank clusters (plain below MIN_CLUSTERS clusters), never
-        # below the floor a finite sample allows (issue 44: an MDE of 0 from runs without spread)
+        # the SE of the run's mean, clustered where the bank clusters (plain below MIN_CLUSTERS clusters); the
+        # floor a finite sample allows stands in only where the values show no spread (an MDE of 0 otherwise),
+        # never where they vary (it would overstate the MDE)
         se = clustered_stderr(xs, clusters if clusters else range(len(xs)))
         spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None),
                     None)
         bounds = spec.bounds if spec is not None else None
         if bounds is not None and all(math.isfinite(b) for b in bounds):
-            se = max(se, se_floor(len(xs), bounds[1] - bounds[0]))
+            width = bounds[1] - bounds[0]
+            se, _ = floor_if_no_spread(se, len(xs), width, max(width, max(abs(v) for v in xs)))
         row[column] = minimum_detectable_effect(math.sqrt(2) * se)
         added.add(column)
         if split_key(key)[0] == "p_pass" and split_key(key)[1] is not None:

@@ -51,7 +51,8 @@ _REPORT_COLUMNS = {"retry_rate": False, "invalid_rate": False, "n_constant": Fal
                    # the pairwise table: a difference has the metric's direction only through the metric column
                    "diff": None, "p_value": None, "p_holm": None, "significant": None, "mde": None,
                    "mde_if_sampled": None,
-                   "n_pairs": None, "n_unmatched": None, "w1_median": False, "setting": None}
+                   "n_pairs": None, "n_unmatched": None, "w1_median": False, "w1_finite_mean": False,
+                   "setting": None}
 
 
 def column_direction(eval_family: str, column: str) -> bool | None:

@@ -1,7 +1,7 @@
 """"Bad Dice Players" (Zhao, Du, Wang, ACL 2026) as an Inspect task: ``inspect eval ub_inspect/dice -T protocol=batch``.
 
 One sample per law (15 laws, three tiers). ``protocol=batch`` sends one request for ``n`` values and reads every
-number of the reply (:func:`~ub_core.parsing.parse_number_list`; a count other than ``n`` is recorded, as the
+number of the reply, all its blocks and none of its prose (:func:`~ub_core.parsing.parse_batch_reply`; a count other than ``n`` is recorded, as the
 paper does); ``protocol=independent`` collects ``n`` one-value replies with
 :func:`ub_inspect.ksn.solver.collect_values`. The values are scored by :func:`ub_core.metrics.dice.dice_scores`:
 the test of the law at alpha (the headline: the pass rate), the Wasserstein-1 distance, the p-value, the count.
@@ -19,7 +19,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
-from ub_core.parsing import parse_number_list
+from ub_core.parsing import parse_batch_reply
 from ub_core.problems import Problem, bank_version
 from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
 
@@ -50,7 +50,7 @@ def batch_values(max_tokens: int | None = None) -> Solver:
         state = await generate(state, max_tokens=max_tokens) if max_tokens else await generate(state)
         text = state.output.completion if state.output else ""
         record = state.store_as(CollectedValues)
-        parsed = parse_number_list(text)
+        parsed = parse_batch_reply(text)
         record.outputs = [text[:20_000]]
         record.attempts = record.requests = record.slots = 1
         if parsed.ok:
@@ -75,7 +75,8 @@ def dice_scorer(convention: str = "default", alpha: float = DICE_ALPHA, seed: in
         values = [float(v) for v in state.store_as(CollectedValues).values if math.isfinite(float(v))]
         row = dice_row(law, values, n_asked, convention=convention, alpha=alpha, seed=seed)
         explanation = (f"{len(values)} values (asked {n_asked}); "
-                       + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read"))
+                       + (f"p = {row['p_value']:.3g}, W1 = {row['w1']:.3g}" if values else "no value read")
+                       + f" ({convention} convention)")
         return Score(value=row, answer=", ".join(f"{v:g}" for v in values[:10]), explanation=explanation,
                      metadata={"law": law, "tier": item.metadata["tier"], "item_id": item.id,
                                "protocol": state.metadata.get("protocol"), "convention": convention,
