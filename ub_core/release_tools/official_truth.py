@@ -601,8 +601,9 @@ def cmd_official(args) -> int:
                         progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr),
                         jail=not args.no_jail)
     except JailError as e:
-        print(f"ub official truth: no jail can be made here: {e}; pass --no-jail to run the programs without one "
-              "(unprotected)", file=sys.stderr)
+        # --no-jail is offered only where the cause cannot be mended here: never instead of a chmod
+        offer = "" if e.fixable else "; pass --no-jail to run the programs without one (unprotected)"
+        print(f"ub official truth: no jail can be made here: {e}{offer}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as e:
         print(f"ub official truth: {escape_controls(e)}", file=sys.stderr)
