@@ -66,7 +66,7 @@ def test_mcq_table_against_scipy_and_the_release_tally(release):
         assert row["chi2"] == pytest.approx(expected.statistic, rel=1e-12)
         assert row["p_value"] == pytest.approx(expected.pvalue, rel=1e-12)
     assert mcq["GPT-4o"]["source"] == "all_questions" and mcq["Llama-4"]["source"] == "answer_statistics"
-    assert result["comparison"]["mcq"] == {"models": 2, "counts_equal": 2, "max_abs_dp": 0.0}
+    assert result["comparison"]["mcq"] == {"models": 2, "counts_equal": 2, "not_finite": 0, "max_abs_dp": 0.0}
     gaps = list(result["gaps"])
     assert any("llama4/all_questions.json" in g and "missing" in g for g in gaps)
     for model in ("Llama-3.3", "DeepSeek-V3.2", "Qwen3", "GPT-OSS"):  # neither file: named, no row

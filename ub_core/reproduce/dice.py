@@ -29,7 +29,6 @@ a crash. The exit status is 1 when there is a gap.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import re
@@ -42,8 +41,8 @@ import numpy as np
 from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, MCQ_LETTERS, dice_scores,
                             law_draws, letter_uniformity, passes)
 from ..parsing.answer_key import read_answer_key
-from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, loads, read_bytes,
-                                       read_text, short)
+from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, UntrustedNumberError,
+                                       finite_number, loads, read_npz, read_text, short)
 
 __all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "RELEASE_N",
            "RELEASE_TEMPERATURE", "display_name", "reproduce_dice", "main_table", "format_report", "add_parser"]
@@ -68,6 +67,11 @@ PAPER_PASS_PERCENT: dict[str, dict[str, int]] = {
 PAPER_HEADLINE = {"batch_median_pass_percent": 7, "independent_models_passing_none": 10}
 #: Larger than any released file (the largest raw file is about 0.2 MB, a question file about 1.2 MB).
 MAX_FILE_BYTES = 32 * 2**20
+#: What the reference ``.npz`` may unpack to, per member and in all: the release's 30 arrays of 1,000 float64
+#: draws unpack to 8 KB each, 240 KB in all; the caps are checked as the bytes are unpacked, whatever the archive's
+#: directory declares.
+MAX_REFERENCE_MEMBER_BYTES = 1 * 2**20
+MAX_REFERENCE_TOTAL_BYTES = 16 * 2**20
 MIN_DRAWS = 10
 #: Gaps named one by one (all of a complete release's 330 cells and 12 MCQ files fit); the rest are counted.
 MAX_GAPS_NAMED = 2000
@@ -99,7 +103,7 @@ def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged 
     """The decoded JSON of a release file, or None after one named gap (missing, too large, not JSON)."""
     rel = _rel(path, root)
     try:
-        return loads(read_text(path, MAX_FILE_BYTES))
+        return loads(read_text(path, MAX_FILE_BYTES), unique_keys=True)
     except UntrustedFileError as e:
         gaps.add("missing file" if "missing" in str(e) else kind, f"{rel}: {str(e).rsplit(': ', 1)[-1]}")
     except UntrustedJSONError as e:
@@ -179,28 +183,35 @@ def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
     the sidecar JSON, or that is not a finite 1-D float array, is a gap and left out."""
     path = root / f"{REFERENCE}.npz"
     try:
-        data = read_bytes(path, MAX_FILE_BYTES)
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: np.asarray(npz[k]) for k in npz.files}
+        arrays = read_npz(path, max_file_bytes=MAX_FILE_BYTES, max_member_bytes=MAX_REFERENCE_MEMBER_BYTES,
+                          max_total_bytes=MAX_REFERENCE_TOTAL_BYTES)
     except UntrustedFileError as e:
-        gaps.add("missing file" if "missing" in str(e) else "damaged file",
-                 f"{_rel(path, root)}: {str(e).rsplit(': ', 1)[-1]}")
-        return {}
-    except Exception as e:  # noqa: BLE001 - numpy raises many types on a damaged archive
-        gaps.add("damaged file", f"{_rel(path, root)}: not a readable .npz ({short(str(e) or type(e).__name__, 80)})")
+        msg = str(e)
+        kind = "missing file" if "(missing)" in msg else "damaged file"
+        where = short(str(path), 120)
+        gaps.add(kind, f"{_rel(path, root)}{msg[len(where):] if msg.startswith(where) else ': ' + msg}")
         return {}
     sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps) or {}
     sums = sidecar.get("references", {}) if isinstance(sidecar, dict) else {}
+    sizes = statistics.multimode(a.size for a in arrays.values() if a.ndim == 1) if arrays else []
+    usual = max(sizes) if sizes else None
     out = {}
     for key, arr in arrays.items():
         protocol, _, dist = key.partition("/")
         if arr.ndim != 1 or arr.dtype.kind not in "fi" or not np.all(np.isfinite(arr)):
-            gaps.add("damaged reference", f"{key}: not a finite 1-D array of numbers")
+            gaps.add("damaged reference", f"{short(key, 80)}: not a finite 1-D array of numbers")
+            continue
+        if arr.size < MIN_DRAWS or arr.size != usual:  # the release's references all hold RELEASE_N draws
+            gaps.add("damaged reference", f"{short(key, 80)}: {arr.size:,} draw(s), where the release's other "
+                                          f"references hold {usual:,}; left out")
             continue
         arr = arr.astype(np.float64)
         want = sums.get(protocol, {}).get(dist, {}).get("sha256") if isinstance(sums.get(protocol), dict) else None
-        if isinstance(want, str) and hashlib.sha256(arr.tobytes()).hexdigest() != want:
-            gaps.add("damaged reference", f"{key}: SHA-256 differs from the sidecar JSON")
+        if not isinstance(want, str):  # fail closed: an array nobody vouches for is not scored against
+            gaps.add("damaged reference", f"{short(key, 80)}: no SHA-256 in the sidecar JSON; left out")
+            continue
+        if hashlib.sha256(arr.tobytes()).hexdigest() != want:
+            gaps.add("damaged reference", f"{short(key, 80)}: SHA-256 differs from the sidecar JSON")
             continue
         out[key] = arr
     return out
@@ -253,6 +264,23 @@ def _mcq_letters(questions: Any, convention: str, rel: str, gaps: ErrorSummary) 
     return counts
 
 
+#: the most answers a tally may state per letter: far above any release (40 to 1,000 questions), far below what
+#: would overflow the chi-square's floats
+MAX_COUNT = 10**9
+
+
+def _bad_count(dist: Any) -> str | None:
+    """Why a release tally (``{"A": 12, ...}``) cannot be used, or None."""
+    if not isinstance(dist, dict):
+        return "no A-D counts under 'distribution'"
+    for k in MCQ_LETTERS:
+        v = dist.get(k, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COUNT:
+            return f"the count of {k} under 'distribution' is not a whole number from 0 to {MAX_COUNT:,} " \
+                   f"({short(v, 30)})"
+    return None
+
+
 def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str, Any]]:
     rows = []
     for model, folder in MCQ_MODELS.items():
@@ -264,10 +292,10 @@ def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str,
             stats_path = root / MCQ_DIR / folder / "answer_statistics.json"
             st = _read_json(stats_path, root, gaps)
             dist = st.get("distribution") if isinstance(st, dict) else None
-            if not isinstance(dist, dict) or not all(isinstance(dist.get(k, 0), int) and not isinstance(
-                    dist.get(k, 0), bool) and dist.get(k, 0) >= 0 for k in MCQ_LETTERS):
+            bad = _bad_count(dist)
+            if bad is not None:
                 if st is not None:
-                    gaps.add("damaged file", f"{_rel(stats_path, root)}: no A-D counts under 'distribution'")
+                    gaps.add("damaged file", f"{_rel(stats_path, root)}: {bad}")
                 continue
             counts, source = {k: dist.get(k, 0) for k in MCQ_LETTERS}, "answer_statistics"
         if sum(counts.values()) == 0:
@@ -284,33 +312,47 @@ def _compare(rows: list[dict], root: Path, gaps: ErrorSummary) -> dict[str, Any]
     out: dict[str, Any] = {}
     main = _read_json(root / MAIN_RESULTS, root, gaps)
     if isinstance(main, dict):
-        dp, dw, cells, unmatched = [], [], 0, 0
+        dp, dw, cells, unmatched, hostile = [], [], 0, 0, 0
         for r in (r for r in rows if r["table"] == "main"):
             theirs = main.get(r["protocol"], {}).get(r["distribution"], {}) if isinstance(
                 main.get(r["protocol"]), dict) else {}
             cell = theirs.get(r["model"]) if isinstance(theirs, dict) else None
-            if not isinstance(cell, dict) or not all(isinstance(cell.get(k), (int, float)) for k in ("pval", "w1")):
+            if not isinstance(cell, dict) or not all(k in cell for k in ("pval", "w1")):
                 unmatched += 1
                 continue
+            where = f"{MAIN_RESULTS}: {r['protocol']}/{r['distribution']}/{r['model']}"
+            try:  # a NaN or 10**400 is named here, never passed to a max that would hide or overflow on it
+                pval, w1 = finite_number(cell["pval"], "pval"), finite_number(cell["w1"], "w1")
+            except UntrustedNumberError as e:
+                gaps.add("non-finite release value", f"{where}: {e}; cell not compared")
+                hostile += 1
+                continue
             cells += 1
-            r["release_p_value"], r["release_w1"] = float(cell["pval"]), float(cell["w1"])
-            dp.append(abs(r["p_value"] - cell["pval"]))
-            dw.append(abs(r["w1"] - cell["w1"]))
-        out["main"] = {"cells": cells, "unmatched": unmatched, "max_abs_dp": max(dp, default=None),
-                       "max_abs_dw1": max(dw, default=None)}
+            r["release_p_value"], r["release_w1"] = pval, w1
+            dp.append(abs(r["p_value"] - pval))
+            dw.append(abs(r["w1"] - w1))
+        out["main"] = {"cells": cells, "unmatched": unmatched, "not_finite": hostile,
+                       "max_abs_dp": max(dp, default=None), "max_abs_dw1": max(dw, default=None)}
     mcq = _read_json(root / MCQ_RESULTS, root, gaps)
     if isinstance(mcq, dict) and isinstance(mcq.get("mcq"), dict):
-        same, dp, cells = 0, [], 0
+        same, dp, cells, hostile = 0, [], 0, 0
         for r in (r for r in rows if r["table"] == "mcq"):
             cell = mcq["mcq"].get(r["model"])
-            if not isinstance(cell, dict) or not isinstance(cell.get("p_value"), (int, float)):
+            if not isinstance(cell, dict) or "p_value" not in cell:
+                continue
+            try:
+                pval = finite_number(cell["p_value"], "p_value")
+            except UntrustedNumberError as e:
+                gaps.add("non-finite release value", f"{MCQ_RESULTS}: mcq/{r['model']}: {e}; model not compared")
+                hostile += 1
                 continue
             cells += 1
             theirs = cell.get("counts") if isinstance(cell.get("counts"), dict) else {}
             same += all(theirs.get(k) == r["counts"][k] for k in MCQ_LETTERS)
-            r["release_p_value"] = float(cell["p_value"])
-            dp.append(abs(r["p_value"] - cell["p_value"]))
-        out["mcq"] = {"models": cells, "counts_equal": same, "max_abs_dp": max(dp, default=None)}
+            r["release_p_value"] = pval
+            dp.append(abs(r["p_value"] - pval))
+        out["mcq"] = {"models": cells, "counts_equal": same, "not_finite": hostile,
+                      "max_abs_dp": max(dp, default=None)}
     return out
 
 
@@ -416,11 +458,17 @@ def format_report(result: Mapping[str, Any]) -> str:
         m = cmp_["main"]
         lines.append(f"against the release's {MAIN_RESULTS}: {m['cells']} cells, max |dp| "
                      f"{_num(m['max_abs_dp'], '.3g')}, max |dW1| {_num(m['max_abs_dw1'], '.3g')}"
-                     + (f", {m['unmatched']} of our cells not in it" if m["unmatched"] else ""))
+                     + (f", {m['unmatched']} of our cells not in it" if m["unmatched"] else "")
+                     + (f", {m['not_finite']} release value not a finite number (a gap)"
+                        if m.get("not_finite") == 1 else
+                        f", {m['not_finite']} release values not finite numbers (gaps)" if m.get("not_finite")
+                        else ""))
     if "mcq" in cmp_:
         m = cmp_["mcq"]
         lines.append(f"against the release's MCQ results: {m['counts_equal']} of {m['models']} models with equal "
-                     f"counts, max |dp| {_num(m['max_abs_dp'], '.3g')}")
+                     f"counts, max |dp| {_num(m['max_abs_dp'], '.3g')}"
+                     + (f", {m['not_finite']} release p-value(s) not finite numbers (gaps)" if m.get("not_finite")
+                        else ""))
     gaps: ErrorSummary = result["gaps"]
     if gaps.total:
         lines += ["", f"{gaps.total} gap(s): " + ", ".join(f"{n} x {k}" for k, n in gaps.counts.most_common())]
