@@ -33,6 +33,8 @@ MAX_N_SAMPLES = 100_000
 MAX_WORKERS = 1024
 #: Seeds are mixed in as 32-bit words (``seed_sequence``): a larger or negative seed would alias another one.
 MAX_SEED = 2**32 - 1
+#: the largest samples file ``ub score`` reads (it is read whole): far above any run's replies
+SAMPLES_MAX_BYTES = 2 * 2**30
 
 
 def _check_range(value, option: str, lo, hi, open_ends: bool = False) -> None:
@@ -277,9 +279,11 @@ def _score_input(args) -> tuple[list[str], dict, list[str], tuple | None]:
     try:
         if args.samples == "-":
             return sys.stdin.read().splitlines(), {}, [], None
-        return path.read_text(encoding="utf-8", errors="replace").splitlines(), {}, [], None
-    except OSError as e:
-        raise CLIError(f"cannot read {args.samples}: {e.strerror}") from None
+        from .release_tools.untrusted import UntrustedFileError, read_bytes
+
+        return read_bytes(path, SAMPLES_MAX_BYTES).decode("utf-8", "replace").splitlines(), {}, [], None
+    except UntrustedFileError as e:
+        raise CLIError(f"cannot read {args.samples}: {e.reason}") from None
 
 
 def _cmd_score(args) -> int:

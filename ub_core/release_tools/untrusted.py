@@ -55,7 +55,12 @@ class UntrustedJSONError(ValueError):
 
 
 class UntrustedFileError(ValueError):
-    """An outside file that cannot be read as text; ``str(e)`` is one line saying why."""
+    """An outside file that cannot be read; ``str(e)`` is one line naming the file and saying why, ``reason`` the
+    why alone (for a caller that names the file its own way)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class NotRegularFileError(ValueError):
@@ -87,10 +92,12 @@ def _regular(st: os.stat_result) -> None:
 def _file_error(path: Any, e: OSError | NotRegularFileError) -> UntrustedFileError:
     where = short(str(path), 120)
     if isinstance(e, NotRegularFileError):
-        return UntrustedFileError(f"{where}: {e}")
-    if isinstance(e, FileNotFoundError):
-        return UntrustedFileError(f"{where}: not a regular file (missing)")
-    return UntrustedFileError(f"{where}: cannot be read ({e.strerror or type(e).__name__})")
+        why = str(e)
+    elif isinstance(e, FileNotFoundError):
+        why = "not a regular file (missing)"
+    else:
+        why = f"cannot be read ({e.strerror or type(e).__name__})"
+    return UntrustedFileError(f"{where}: {why}", why)
 
 
 def check_regular(path: Any, max_bytes: int | None = None) -> int:
@@ -106,7 +113,8 @@ def check_regular(path: Any, max_bytes: int | None = None) -> int:
     finally:
         os.close(fd)
     if max_bytes is not None and size > max_bytes:
-        raise UntrustedFileError(f"{short(str(path), 120)}: {size:,} bytes, over the {max_bytes:,}-byte limit")
+        why = f"larger than the {max_bytes:,}-byte limit ({size:,} bytes)"
+        raise UntrustedFileError(f"{short(str(path), 120)}: {why}", why)
     return size
 
 
@@ -222,13 +230,14 @@ def read_bytes(path: Any, max_bytes: int) -> bytes:
         with os.fdopen(open_regular(p, follow_links=True), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size > max_bytes:  # refused before a byte is read (a sparse file of a terabyte costs nothing)
-                raise UntrustedFileError(f"{short(str(p), 120)}: larger than the {max_bytes:,}-byte limit "
-                                         f"({size:,} bytes)")
+                why = f"larger than the {max_bytes:,}-byte limit ({size:,} bytes)"
+                raise UntrustedFileError(f"{short(str(p), 120)}: {why}", why)
             data = f.read(int(max_bytes) + 1)
     except (OSError, NotRegularFileError) as e:
         raise _file_error(p, e) from None
     if len(data) > max_bytes:
-        raise UntrustedFileError(f"{short(str(p), 120)}: larger than the {max_bytes:,}-byte limit")
+        why = f"larger than the {max_bytes:,}-byte limit"
+        raise UntrustedFileError(f"{short(str(p), 120)}: {why}", why)
     return data
 
 
@@ -244,8 +253,8 @@ def iter_lines(path: Any, max_bytes: int, max_line_bytes: int):
     with fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
-            raise UntrustedFileError(f"{short(str(path), 120)}: larger than the {max_bytes:,}-byte limit "
-                                     f"({size:,} bytes)")
+            why = f"larger than the {max_bytes:,}-byte limit ({size:,} bytes)"
+            raise UntrustedFileError(f"{short(str(path), 120)}: {why}", why)
         seen, lineno = 0, 0
         while True:
             try:
@@ -263,7 +272,8 @@ def iter_lines(path: Any, max_bytes: int, max_line_bytes: int):
                 if not piece or piece.endswith(b"\n") or seen > max_bytes:
                     break
             if seen > max_bytes:
-                raise UntrustedFileError(f"{short(str(path), 120)}: larger than the {max_bytes:,}-byte limit")
+                why = f"larger than the {max_bytes:,}-byte limit; the rest is not read"
+                raise UntrustedFileError(f"{short(str(path), 120)}: {why}", why)
             yield lineno, (None if too_long else line)
 
 
@@ -299,7 +309,7 @@ def read_npz(path: Any, *, max_file_bytes: int, max_member_bytes: int, max_total
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as zf:
             for info in zf.infolist():
-                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                name = info.filename.removesuffix(".npy")
                 member_where = f"{where}: member {short(info.filename, 60)}"
                 raw = _unpacked_member(zf, info, max_member_bytes, member_where, budget)
                 total.take(len(raw), f"{where}: its members together")
@@ -308,9 +318,10 @@ def read_npz(path: Any, *, max_file_bytes: int, max_member_bytes: int, max_total
         msg = str(e)
         if "members together" in msg:
             msg = f"{where}: members unpack to more than the {max_total_bytes:,}-byte limit per file"
-        raise UntrustedFileError(msg) from None
+        raise UntrustedFileError(msg, msg[len(where) + 2:] if msg.startswith(f"{where}: ") else msg) from None
     except Exception as e:  # noqa: BLE001 - zipfile, zlib and numpy raise many types on a damaged archive
-        raise UntrustedFileError(f"{where}: not a readable .npz ({short(str(e) or type(e).__name__, 80)})") from None
+        why = f"not a readable .npz ({short(str(e) or type(e).__name__, 80)})"
+        raise UntrustedFileError(f"{where}: {why}", why) from None
     return out
 
 

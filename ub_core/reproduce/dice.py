@@ -186,10 +186,8 @@ def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
         arrays = read_npz(path, max_file_bytes=MAX_FILE_BYTES, max_member_bytes=MAX_REFERENCE_MEMBER_BYTES,
                           max_total_bytes=MAX_REFERENCE_TOTAL_BYTES)
     except UntrustedFileError as e:
-        msg = str(e)
-        kind = "missing file" if "(missing)" in msg else "damaged file"
-        where = short(str(path), 120)
-        gaps.add(kind, f"{_rel(path, root)}{msg[len(where):] if msg.startswith(where) else ': ' + msg}")
+        kind = "missing file" if "(missing)" in e.reason else "damaged file"
+        gaps.add(kind, f"{_rel(path, root)}: {e.reason}")
         return {}
     sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps) or {}
     sums = sidecar.get("references", {}) if isinstance(sidecar, dict) else {}

@@ -1,0 +1,103 @@
+"""``ub report`` and ``ub reproduce stability`` read their inputs through the gate: a FIFO named like an lm-eval
+samples file beside its results (it hung for ever), the same name linked to ``/dev/zero`` (read without bound),
+1 GB sparse results and samples files (2.2 GB of memory), a release CSV linked to ``/dev/zero`` (a MemoryError
+traceback) or made a FIFO (a hang). Each is one named skip, fast, in bounded memory, with the rest of the run
+read. Every command runs in a subprocess under a timeout, so a hang fails the test instead of stalling it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.truth_runner import ROOT
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, /dev/zero and /proc/self/status")
+
+STAMP = "2025-01-01T00-00-00.000000"
+_PEAK = ("import sys, runpy\nsys.argv = ['ub'] + sys.argv[1:]\ntry:\n    runpy.run_module('ub_core.cli', "
+         "run_name='__main__')\nexcept SystemExit as e:\n    rc = e.code\nelse:\n    rc = 0\n"
+         "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM')][0].split()[1]\n"
+         "print('PEAK_KB', hwm, file=sys.stderr)\nsys.exit(rc)\n")
+
+
+def _ub(*args: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, int]:
+    """``ub ARGS`` in a subprocess: (the process, its peak resident memory in KB). A hang past ``timeout`` fails."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PEAK, *args], capture_output=True, text=True, timeout=timeout,
+                              check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ub {' '.join(args[:2])} still running after {timeout:g} s (a read without bound)")
+    peak = int(proc.stderr.split("PEAK_KB")[1].split()[0]) if "PEAK_KB" in proc.stderr else -1
+    return proc, peak
+
+
+def _results(folder: Path) -> Path:
+    path = folder / f"results_{STAMP}.json"
+    path.write_text(json.dumps({"results": {"t": {"tar_r,none": 0.9}}, "config": {"model": "hf",
+                                "model_args": "pretrained=tiny"}}))
+    return path
+
+
+def _hostile_samples(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with path.open("wb") as fh:  # sparse: a gigabyte of zeros that costs no disk
+            fh.truncate(2**30)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse"])
+@pytest.mark.parametrize("given", ["folder", "results-file"])
+def test_report_refuses_a_hostile_samples_file_by_name(tmp_path, kind, given):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    results = _results(folder)
+    _hostile_samples(folder / f"samples_t_{STAMP}.jsonl", kind)
+    proc, peak = _ub("report", str(folder if given == "folder" else results), "--out", str(tmp_path / "out"),
+                     timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    skips = json.dumps(summary.get("skipped", summary))
+    want = {"fifo": "a FIFO", "dev-zero": "a character device", "sparse": "byte limit"}[kind]
+    assert f"samples_t_{STAMP}.jsonl" in skips and want in skips, skips[:3000]
+    assert 0 < peak * 1024 < 400 * 2**20, peak
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "sparse"])
+def test_report_refuses_a_hostile_results_file_by_name(tmp_path, kind):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    _hostile_samples(folder / f"results_{STAMP}.json", kind)
+    proc, peak = _ub("report", str(folder / f"results_{STAMP}.json"), "--out", str(tmp_path / "out"))
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    out = proc.stdout + proc.stderr + "".join(p.read_text(errors="replace") for p in (tmp_path / "out").glob(
+        "summary.json"))
+    assert f"results_{STAMP}.json" in out and ("a character device" in out or "byte limit" in out), out[-3000:]
+    assert 0 < peak * 1024 < 400 * 2**20, peak
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse"])
+def test_stability_release_csv_is_refused_by_name(tmp_path, kind):
+    sys.path.insert(0, str(ROOT / "tests" / "stability"))
+    try:
+        from test_reproduce_stability import RELEASE_SIDE, _release
+    finally:
+        sys.path.pop(0)
+    root = _release(tmp_path, stored=RELEASE_SIDE)
+    csv = root / "experiments" / "synthetic" / "stability_eval.csv"
+    csv.rename(csv.with_name("stability_eval_good.csv"))
+    _hostile_samples(root / "experiments" / "synthetic" / "stability_eval_zz.csv", kind)
+    proc, peak = _ub("reproduce", "stability", "--release", str(root), "--json")
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout)
+    errors = " | ".join(doc["errors"])
+    want = {"fifo": "a FIFO", "dev-zero": "a character device", "sparse": "byte limit"}[kind]
+    assert "stability_eval_zz.csv" in errors and want in errors, errors
+    assert any(r.get("stored") for r in doc["run_sets"]), doc["run_sets"]  # the good CSV is still read
+    assert 0 < peak * 1024 < 400 * 2**20, peak
