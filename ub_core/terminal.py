@@ -71,5 +71,13 @@ def csv_cell(v: object) -> object:
 
 
 def html_finalize(v: object) -> object:
-    """Jinja ``finalize``: every string value's controls escaped before autoescape writes it."""
-    return escape_controls(v) if isinstance(v, str) else v
+    """Jinja ``finalize``: every string value's controls escaped before autoescape writes it. HTML the report built
+    itself (``Markup``) stays markup: a ``\\xNN`` escape is inert in HTML, so its controls are escaped in place."""
+    if not isinstance(v, str):
+        return v
+    # line breaks and tabs are whitespace in HTML (the page's own markup is full of them): kept as they are
+    out = _HTML_CONTROLS.sub(_escape, v)
+    return type(v)(out) if type(v) is not str and hasattr(v, "__html__") else out
+
+
+_HTML_CONTROLS = re.compile(_CONTROLS.pattern.replace("\x00-\x1f", "\x00-\x08\x0b-\x0c\x0e-\x1f"))
