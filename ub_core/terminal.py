@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_controls", "terminal_text", "markdown_text", "csv_cell", "html_finalize"]
+__all__ = ["csv_cell", "escape_controls", "html_finalize", "markdown_text", "terminal_text"]
 
 # C0 and C1 controls (ESC starts terminal escape sequences, CR rewrites the line, BEL, BS, DEL), the line and
 # paragraph separators, the invisible format characters that reorder or hide text (bidirectional overrides and

@@ -295,14 +295,16 @@ def _unpacked_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int, where
 
 
 def read_npz(path: Any, *, max_file_bytes: int, max_member_bytes: int, max_total_bytes: int,
-             budget: UnpackBudget | None = None) -> dict[str, Any]:
+             budget: UnpackBudget | None = None, data: bytes | None = None) -> dict[str, Any]:
     """The arrays of the outside ``.npz`` archive at ``path``: the file under ``max_file_bytes``, each member under
     ``max_member_bytes`` *unpacked* and all of them under ``max_total_bytes`` (and ``budget``), every cap checked
     as the bytes are unpacked, never from what the archive declares. Pickled (object) arrays are refused. One-line
-    :class:`UntrustedFileError` for any of it."""
+    :class:`UntrustedFileError` for any of it. ``data``: the file's bytes, already read through :func:`read_bytes`
+    (and checked by the caller), so that what is checked is what is unpacked."""
     import numpy as np
 
-    data = read_bytes(path, max_file_bytes)
+    if data is None:
+        data = read_bytes(path, max_file_bytes)
     where = short(str(path), 120)
     total = UnpackBudget(max_total_bytes)
     out: dict[str, Any] = {}

@@ -20,6 +20,15 @@ draws, pooled chi-square for the discrete laws; MCQ letters as the release parse
 one-sample tests against the stated law, W1 against seeded draws of the law; MCQ letters read by
 :func:`~ub_core.parsing.answer_key.read_answer_key`).
 
+**Integrity fails closed.** The SHA-256 of every file of the published release this reads ships with the package
+(``dice_release_sha256.json``, taken from the release's commit it names): a file whose bytes differ, or one the
+manifest does not list (a model file added to a folder), is a named gap and is not read, whatever the release's
+own sidecar says; a file the manifest lists and the checkout lacks is a gap as before. A re-publication with other
+bytes is checked against a manifest the user names (``--manifest FILE`` or ``$UB_DICE_RELEASE_MANIFEST``), never
+against one inside the release. Besides, each reference array is checked against the release's sidecar, an array
+the sidecar does not vouch for or of another size than the others is left out, and a release figure that is not
+a finite number (``NaN``, ``10**400``) is a gap of its own, never hidden in a summary.
+
 The files are outside input: each is read with a size cap (:data:`MAX_FILE_BYTES`), JSON through
 :func:`~ub_core.release_tools.untrusted.loads`; a missing or damaged file, a non-finite or non-numeric draw (counted
 and dropped), a stated count that disagrees with the draws, a missing model cell, is one named, counted gap, never
@@ -31,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import statistics
 from pathlib import Path
@@ -42,10 +52,11 @@ from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER,
                             law_draws, letter_uniformity, passes)
 from ..parsing.answer_key import read_answer_key
 from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, UntrustedNumberError,
-                                       finite_number, loads, read_npz, read_text, short)
+                                       finite_number, loads, read_bytes, read_npz, read_text, short)
 
 __all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "RELEASE_N",
-           "RELEASE_TEMPERATURE", "display_name", "reproduce_dice", "main_table", "format_report", "add_parser"]
+           "RELEASE_TEMPERATURE", "PUBLISHED", "MANIFEST_FILE", "MANIFEST_ENV", "load_manifest", "display_name",
+           "reproduce_dice", "main_table", "format_report", "add_parser"]
 
 PROTOCOLS = ("batch", "independent")
 #: The paper's 11 models, in its table order.
@@ -80,6 +91,14 @@ RAW = "data/raw_results"
 MCQ_DIR = "data/downstream/mcq/raw_outputs"
 MAIN_RESULTS = "data/processed/recomputed_main_results.json"
 MCQ_RESULTS = "data/processed/downstream/downstream_results.json"
+#: The SHA-256 of every file of the published release that is read, shipped with the package.
+MANIFEST_FILE = Path(__file__).with_name("dice_release_sha256.json")
+#: A manifest of the user's choosing (a re-publication of the release), instead of the shipped one.
+MANIFEST_ENV = "UB_DICE_RELEASE_MANIFEST"
+#: ``manifest=PUBLISHED``: the file named by :data:`MANIFEST_ENV`, else :data:`MANIFEST_FILE`.
+PUBLISHED = "published"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SHA1 = re.compile(r"[0-9a-f]{40}")
 
 # normalised model id (lower case, runs of / _ - . as one _) -> the paper's name
 _MODEL_KEYS = (("gpt_5_2", "GPT-5.2"), ("gemini_3", "Gemini-3"), ("gpt_4o", "GPT-4o"), ("deepseek_v3_2", "DeepSeek-V3.2"),
@@ -99,15 +118,78 @@ def display_name(model_id: Any) -> str:
 
 # ------------------------------------------------------------------------------------------------ reading
 
-def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged file") -> Any:
-    """The decoded JSON of a release file, or None after one named gap (missing, too large, not JSON)."""
+def load_manifest(source: Any = PUBLISHED) -> dict[str, str] | None:
+    """``{path in the release: checksum}`` of the release's files, a checksum being a SHA-256 (64 hex digits) or,
+    under the manifest's ``git_blob_sha1``, ``"git:"`` and git's object id of the file (a file of the published
+    release whose bytes were not at hand when the shipped manifest was made: SHA-1, weaker than SHA-256, but
+    still a check that fails closed). ``PUBLISHED`` (the default) reads the file named
+    by ``$UB_DICE_RELEASE_MANIFEST``, else the manifest shipped with the package; a path reads that file; a mapping
+    is taken as the manifest itself (``{"files": {...}}`` or the files alone); None checks nothing (for tests of
+    what lies behind the checksums). A manifest that cannot be read is a one-line ValueError."""
+    if source is None:
+        return None
+    if source == PUBLISHED:
+        source = os.environ.get(MANIFEST_ENV) or MANIFEST_FILE
+    doc = source
+    if not isinstance(source, Mapping):
+        try:
+            doc = loads(read_text(source, MAX_FILE_BYTES), unique_keys=True)
+        except (UntrustedFileError, UntrustedJSONError) as e:
+            raise ValueError(f"the dice release manifest {short(str(source), 120)} cannot be read ({e})") from None
+    files = doc.get("files", doc) if isinstance(doc, Mapping) else None
+    blobs = doc.get("git_blob_sha1", {}) if isinstance(doc, Mapping) and "files" in doc else {}
+    if not isinstance(files, Mapping) or not files or not isinstance(blobs, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and _SHA256.fullmatch(v) for k, v in files.items()) \
+            or not all(isinstance(k, str) and isinstance(v, str) and _SHA1.fullmatch(v) for k, v in blobs.items()):
+        raise ValueError(f"the dice release manifest {short(str(source), 120)} is not a list of SHA-256 "
+                         "checksums by path ({\"files\": {\"data/...\": \"<64 hex digits>\"}})")
+    return {**{k: f"git:{v}" for k, v in blobs.items()}, **files}
+
+
+def _checksum(data: bytes, want: str) -> str:
+    """``data``'s checksum in the form of ``want`` (a SHA-256, or ``git:`` and git's blob id)."""
+    if want.startswith("git:"):
+        return "git:" + hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _verified_bytes(path: Path, root: Path, gaps: ErrorSummary, manifest: Mapping[str, str] | None,
+                    kind: str = "damaged file") -> bytes | None:
+    """The bytes of a release file, or None after one named gap: missing, too large, not a regular file, or (with
+    a manifest) not the published release's bytes or not one of its files."""
     rel = _rel(path, root)
     try:
-        return loads(read_text(path, MAX_FILE_BYTES), unique_keys=True)
+        data = read_bytes(path, MAX_FILE_BYTES)
     except UntrustedFileError as e:
-        gaps.add("missing file" if "missing" in str(e) else kind, f"{rel}: {str(e).rsplit(': ', 1)[-1]}")
+        gaps.add("missing file" if "(missing)" in e.reason else kind, f"{rel}: {e.reason}")
+        return None
+    if manifest is not None:
+        try:
+            key = path.relative_to(root).as_posix()
+        except ValueError:
+            key = None
+        want = manifest.get(key) if key is not None else None
+        if want is None:
+            gaps.add("unverified file", f"{rel}: not a file of the published release (no checksum in the "
+                                        "manifest); not read")
+            return None
+        if _checksum(data, want) != want:
+            gaps.add("unverified file", f"{rel}: checksum differs from the published release's; not read")
+            return None
+    return data
+
+
+def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged file",
+               manifest: Mapping[str, str] | None = None) -> Any:
+    """The decoded JSON of a release file, or None after one named gap (missing, too large, not the published
+    bytes, not JSON, a repeated key)."""
+    data = _verified_bytes(path, root, gaps, manifest, kind)
+    if data is None:
+        return None
+    try:
+        return loads(data, unique_keys=True)
     except UntrustedJSONError as e:
-        gaps.add(kind, f"{rel}: {e}")
+        gaps.add(kind, f"{_rel(path, root)}: {e}")
     return None
 
 
@@ -143,7 +225,8 @@ def _stated_count(payload: Mapping) -> Any:
     return None
 
 
-def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -> dict[str, dict[str, Any]]:
+def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary,
+             manifest: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """model -> ``{"samples", "file", "requested"}`` for one release folder (the release's file rules, see the
     module docstring); every problem is a named gap."""
     folder = root / RAW / protocol / distribution
@@ -155,7 +238,7 @@ def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -
                    and "retest" not in p.name.lower())
     for path in files:
         rel = _rel(path, root)
-        payload = _read_json(path, root, gaps)
+        payload = _read_json(path, root, gaps, manifest=manifest)
         if payload is None:
             continue
         if not isinstance(payload, dict) or not isinstance(payload.get("samples"), list):
@@ -178,18 +261,21 @@ def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -
     return out
 
 
-def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
+def read_references(root: Path, gaps: ErrorSummary, manifest: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
     """``"<protocol>/<Distribution>"`` -> the release's reference draws; each array whose SHA-256 disagrees with
     the sidecar JSON, or that is not a finite 1-D float array, is a gap and left out."""
     path = root / f"{REFERENCE}.npz"
+    data = _verified_bytes(path, root, gaps, manifest)
+    if data is None:
+        return {}
     try:
         arrays = read_npz(path, max_file_bytes=MAX_FILE_BYTES, max_member_bytes=MAX_REFERENCE_MEMBER_BYTES,
-                          max_total_bytes=MAX_REFERENCE_TOTAL_BYTES)
+                          max_total_bytes=MAX_REFERENCE_TOTAL_BYTES, data=data)
     except UntrustedFileError as e:
         kind = "missing file" if "(missing)" in e.reason else "damaged file"
         gaps.add(kind, f"{_rel(path, root)}: {e.reason}")
         return {}
-    sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps) or {}
+    sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps, manifest=manifest) or {}
     sums = sidecar.get("references", {}) if isinstance(sidecar, dict) else {}
     sizes = statistics.multimode(a.size for a in arrays.values() if a.ndim == 1) if arrays else []
     usual = max(sizes) if sizes else None
@@ -218,12 +304,13 @@ def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
 # ------------------------------------------------------------------------------------------------ scoring
 
 def _main_rows(root: Path, convention: str, alpha: float, seed: int, gaps: ErrorSummary,
-               protocols: tuple[str, ...] = PROTOCOLS) -> list[dict[str, Any]]:
-    refs = read_references(root, gaps) if convention == "release" else {}
+               protocols: tuple[str, ...] = PROTOCOLS,
+               manifest: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    refs = read_references(root, gaps, manifest) if convention == "release" else {}
     rows = []
     for protocol in protocols:
         for dist in DICE_ORDER:
-            found = read_raw(root, protocol, dist, gaps)
+            found = read_raw(root, protocol, dist, gaps, manifest)
             ref = refs.get(f"{protocol}/{dist}") if convention == "release" else law_draws(dist, seed=seed)
             if convention == "release" and ref is None and found:
                 gaps.add("missing reference", f"{protocol}/{dist}: no usable reference draws; "
@@ -279,16 +366,17 @@ def _bad_count(dist: Any) -> str | None:
     return None
 
 
-def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str, Any]]:
+def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary,
+              manifest: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for model, folder in MCQ_MODELS.items():
         path = root / MCQ_DIR / folder / "all_questions.json"
         source = "all_questions"
-        questions = _read_json(path, root, gaps)
+        questions = _read_json(path, root, gaps, manifest=manifest)
         counts = None if questions is None else _mcq_letters(questions, convention, _rel(path, root), gaps)
         if counts is None:  # the release's own tally, where the questions cannot be read
             stats_path = root / MCQ_DIR / folder / "answer_statistics.json"
-            st = _read_json(stats_path, root, gaps)
+            st = _read_json(stats_path, root, gaps, manifest=manifest)
             dist = st.get("distribution") if isinstance(st, dict) else None
             bad = _bad_count(dist)
             if bad is not None:
@@ -305,10 +393,11 @@ def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str,
     return rows
 
 
-def _compare(rows: list[dict], root: Path, gaps: ErrorSummary) -> dict[str, Any]:
+def _compare(rows: list[dict], root: Path, gaps: ErrorSummary,
+             manifest: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Max |difference| between our rows and the release's processed files, cell by cell."""
     out: dict[str, Any] = {}
-    main = _read_json(root / MAIN_RESULTS, root, gaps)
+    main = _read_json(root / MAIN_RESULTS, root, gaps, manifest=manifest)
     if isinstance(main, dict):
         dp, dw, cells, unmatched, hostile = [], [], 0, 0, 0
         for r in (r for r in rows if r["table"] == "main"):
@@ -331,7 +420,7 @@ def _compare(rows: list[dict], root: Path, gaps: ErrorSummary) -> dict[str, Any]
             dw.append(abs(r["w1"] - w1))
         out["main"] = {"cells": cells, "unmatched": unmatched, "not_finite": hostile,
                        "max_abs_dp": max(dp, default=None), "max_abs_dw1": max(dw, default=None)}
-    mcq = _read_json(root / MCQ_RESULTS, root, gaps)
+    mcq = _read_json(root / MCQ_RESULTS, root, gaps, manifest=manifest)
     if isinstance(mcq, dict) and isinstance(mcq.get("mcq"), dict):
         same, dp, cells, hostile = 0, [], 0, 0
         for r in (r for r in rows if r["table"] == "mcq"):
@@ -383,7 +472,8 @@ def _checked_root(release: str | Path, convention: str) -> Path:
 
 
 def main_table(release: str | Path, protocols: Any = PROTOCOLS, convention: str = "release",
-               alpha: float = DICE_ALPHA, seed: int = 0) -> tuple[list[dict[str, Any]], ErrorSummary]:
+               alpha: float = DICE_ALPHA, seed: int = 0,
+               manifest: Any = PUBLISHED) -> tuple[list[dict[str, Any]], ErrorSummary]:
     """The main table's rows of ``protocols`` only (one row per protocol, law and model, as :func:`reproduce_dice`
     gives them) and the gaps met reading them: what ``ub report --published`` and ``ub compare --published``
     put beside a lab's run. A folder without the release's layout, an unknown convention or protocol is a
@@ -393,19 +483,22 @@ def main_table(release: str | Path, protocols: Any = PROTOCOLS, convention: str 
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise ValueError(f"unknown dice protocol {bad[0]!r}; the release has {', '.join(PROTOCOLS)}")
+    sums = load_manifest(manifest)
     gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
-    return _main_rows(root, convention, alpha, seed, gaps, protocols), gaps
+    return _main_rows(root, convention, alpha, seed, gaps, protocols, sums), gaps
 
 
 def reproduce_dice(release: str | Path, convention: str = "release", alpha: float = DICE_ALPHA,
-                   seed: int = 0) -> dict[str, Any]:
-    """Both tables from a release checkout. Returns ``{"convention", "alpha", "rows", "summary", "comparison",
-    "gaps": ErrorSummary}``; a folder without the release's layout or an unknown convention is a one-line
-    ValueError."""
+                   seed: int = 0, manifest: Any = PUBLISHED) -> dict[str, Any]:
+    """Both tables from a release checkout, every file checked against ``manifest`` (:func:`load_manifest`: by
+    default the published release's checksums). Returns ``{"convention", "alpha", "rows", "summary",
+    "comparison", "gaps": ErrorSummary}``; a folder without the release's layout, an unknown convention or an
+    unreadable manifest is a one-line ValueError."""
     root = _checked_root(release, convention)
+    sums = load_manifest(manifest)
     gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
-    rows = _main_rows(root, convention, alpha, seed, gaps) + _mcq_rows(root, convention, gaps)
-    comparison = _compare(rows, root, gaps)
+    rows = _main_rows(root, convention, alpha, seed, gaps, manifest=sums) + _mcq_rows(root, convention, gaps, sums)
+    comparison = _compare(rows, root, gaps, sums)
     return {"convention": convention, "alpha": alpha, "rows": rows, "summary": _summary(rows, alpha),
             "comparison": comparison, "gaps": gaps}
 
@@ -485,7 +578,8 @@ def _json_value(x: Any) -> Any:
 
 
 def _cmd(args: Any) -> int:
-    result = reproduce_dice(args.release, convention=args.convention, alpha=args.alpha)
+    result = reproduce_dice(args.release, convention=args.convention, alpha=args.alpha,
+                            manifest=args.manifest or PUBLISHED)
     gaps: ErrorSummary = result["gaps"]
     if args.json:
         doc = {"convention": result["convention"], "alpha": result["alpha"], "rows": result["rows"],
@@ -505,6 +599,9 @@ def add_parser(sub: Any) -> None:
                    help="release: the release's tests (two-sample KS against its reference draws, pooled chi2); "
                         "default: exact one-sample tests against the stated law (default: release)")
     p.add_argument("--alpha", type=_alpha, default=DICE_ALPHA, help="significance level (default 0.01)")
+    p.add_argument("--manifest", metavar="FILE", help="SHA-256 checksums of the release's files to check against "
+                                                      f"(default: ${MANIFEST_ENV}, else the published release's, "
+                                                      "shipped with ub)")
     p.add_argument("--json", action="store_true", help="one JSON document: rows (table main / mcq), summary, "
                                                        "comparison, gaps, gap_count, gap_kinds")
     p.set_defaults(func=_cmd)
