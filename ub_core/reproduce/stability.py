@@ -20,7 +20,10 @@ question text (the last ``(A) ... (B) ...`` run of options, or ``Options: - Yes 
 
 Archives and CSVs are untrusted input: only regular ``.csv`` members are read, none over
 :data:`MAX_MEMBER_BYTES`, at most :data:`MAX_MEMBERS` per archive, CSV fields up to :data:`MAX_FIELD_CHARS`;
-nothing is extracted to disk. A member or row that cannot be read is one counted error (the first few printed
+nothing is extracted to disk. The archives and the stored ``stability_eval*.csv`` are opened through the gate
+(:mod:`ub_core.release_tools.untrusted`): a FIFO, device or socket under such a name is one named error and never
+opened for reading, a CSV over the cap is refused before it is read. A member or row that cannot be read is one
+counted error (the first few printed
 whole), never a crash; the exit status is then 1. The old-format runs of the v2 paper
 (``experiments/v2/runs.tgz``, no ``model`` column) are reported as such and not scored.
 """
