@@ -101,3 +101,33 @@ def test_stability_release_csv_is_refused_by_name(tmp_path, kind):
     assert "stability_eval_zz.csv" in errors and want in errors, errors
     assert any(r.get("stored") for r in doc["run_sets"]), doc["run_sets"]  # the good CSV is still read
     assert 0 < peak * 1024 < 400 * 2**20, peak
+
+
+@pytest.mark.slow
+def test_an_eval_member_padded_past_the_cap_is_a_named_skip(tmp_path):
+    """One sample member padded with an 80 MB string under ``messages`` (a field the report never reads, which
+    Inspect still walks at about 0.4 s per MB: 200 MB kept ``ub report`` busy past 120 s) is over the cap per
+    member and one named skip; the log's other sample is not lost silently (the skip names the member)."""
+    pytest.importorskip("inspect_ai")
+    sys.path.insert(0, str(ROOT / "tests" / "hostile"))
+    try:
+        from test_report_inputs import write_good_eval
+    finally:
+        sys.path.pop(0)
+    import zipfile
+
+    (tmp_path / "log").mkdir()
+    src = write_good_eval(tmp_path / "log")
+    padded = tmp_path / "padded.eval"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(padded, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
+        first = True
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if first and info.filename.startswith("samples/"):
+                data = data.replace(b'"messages":[', b'"messages":["' + b"a" * (80 * 2**20) + b'",', 1)
+                first = False
+            zout.writestr(info.filename, data)
+    proc, peak = _ub("report", str(padded), "--out", str(tmp_path / "out"), timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "padded.eval" in proc.stderr and "over the 64 MB cap per .eval member" in proc.stderr, proc.stderr[-2000:]
+

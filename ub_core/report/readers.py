@@ -75,9 +75,10 @@ def classify(path: Path) -> str | None:
 #: grew to 10 GB), so larger ones are one named skip. ``UB_REPORT_JSON_MAX_MB`` overrides the cap (in MB).
 JSON_LOG_MAX_MB = 64.0
 #: Inspect parses each ``.eval`` member it reads whole at about twice its decompressed size (a 1.5 MB log whose
-#: header expanded to 1.5 GB took 3.3 GB): a member over this cap makes the log one named skip, checked before
-#: Inspect reads anything. ``UB_REPORT_EVAL_MEMBER_MAX_MB`` overrides it (in MB).
-EVAL_MEMBER_MAX_MB = 256.0
+#: header expanded to 1.5 GB took 3.3 GB), and walks the fields the report leaves out (``messages``, ``events``)
+#: at about 0.4 s per MB (a 63 MB string there: 26 s; 200 MB: past 120 s): a member over this cap makes the log
+#: one named skip, checked before Inspect reads anything. ``UB_REPORT_EVAL_MEMBER_MAX_MB`` overrides it (in MB).
+EVAL_MEMBER_MAX_MB = 64.0
 #: What one ``ub report`` run may unpack from ``.eval`` logs in all (each member is streamed once through its
 #: decompressor to check its size before Inspect reads it): past it the remaining logs are named skips.
 #: ``UB_REPORT_UNPACKED_MAX_MB`` overrides it (in MB).
