@@ -130,4 +130,5 @@ def test_an_eval_member_padded_past_the_cap_is_a_named_skip(tmp_path):
     proc, peak = _ub("report", str(padded), "--out", str(tmp_path / "out"), timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "padded.eval" in proc.stderr and "over the 64 MB cap per .eval member" in proc.stderr, proc.stderr[-2000:]
+    assert 0 < peak * 1024 < 300 * 2**20, peak  # read whole, it took 381 MB
 
