@@ -1,18 +1,21 @@
 """The standing fuzz test of the gate's readers: each reader crossed with the hostile files of the class (a FIFO,
 a link to /dev/zero, a socket, a 1 GB sparse file, JSON nested 10^6 deep, 10**400, NaN and Infinity, zip and npz
 bombs, duplicate keys, names with ESC, newline or a leading ``=``) ends in one named, one-line error of the gate,
-in a child process whose peak memory stays under 512 MB. The child prints each case's seconds and the peak, which
+in a child process whose peak memory stays under 512 MB, as the caller and (from root) as ``nobody``. The child prints each case's seconds and the peak, which
 the closing note of the gate's issue quotes."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
-from support.truth_runner import ROOT
+from support.truth_runner import NOBODY, ROOT, as_nobody
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs, sockets, /dev/zero, /proc/self/status")
 
@@ -80,7 +83,7 @@ for rname, reader in readers.items():
             result = f"CRASH {type(e).__name__}: {e}"[:300]
         out.append({"reader": rname, "kind": kind, "s": round(time.monotonic() - t0, 3), "result": result})
 hwm = int([ln for ln in open("/proc/self/status") if ln.startswith("VmHWM")][0].split()[1])
-print(json.dumps({"cases": out, "peak_kb": hwm}))
+print(json.dumps({"cases": out, "peak_kb": hwm, "uid": os.geteuid()}))
 '''
 
 # what each reader must make of each hostile file: a named gap (a word of its line), or "read" where the file
@@ -88,9 +91,26 @@ print(json.dumps({"cases": out, "peak_kb": hwm}))
 _NAMED = {"fifo": "a FIFO", "dev-zero": "a character device", "socket": "a socket", "sparse": "byte limit"}
 
 
-def test_every_reader_ends_each_hostile_file_with_one_named_gap(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+def _as_nobody_possible() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("bwrap") is not None \
+        and shutil.which("setpriv") is not None
+
+
+@pytest.mark.parametrize("who", ["caller", "nobody"])
+def test_every_reader_ends_each_hostile_file_with_one_named_gap(tmp_path, who):
+    cmd = [sys.executable, "-c", _CHILD]
+    if who == "nobody":  # the same readers as an unprivileged user (root skips some permission checks)
+        if not _as_nobody_possible():
+            pytest.skip("needs root, bwrap and setpriv to drop to nobody")
+        tmp_path = Path(tempfile.mkdtemp(prefix="ub-gate-fuzz-", dir="/tmp"))  # pytest's own is root's alone
+        tmp_path.chmod(0o777)
+        cmd = as_nobody(cmd)
+    try:
+        proc = subprocess.run([*cmd, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        if who == "nobody":
+            shutil.rmtree(tmp_path, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     print(json.dumps(got, indent=0))  # the measured seconds per case and the peak (pytest -s shows them)
@@ -107,3 +127,4 @@ def test_every_reader_ends_each_hostile_file_with_one_named_gap(tmp_path):
         elif r == "read_npz":
             assert "unpacks to more than" in result, case
     assert got["peak_kb"] * 1024 < 512 * 2**20, got["peak_kb"]
+    assert (got["uid"] == NOBODY) == (who == "nobody"), got["uid"]
