@@ -67,3 +67,16 @@ def test_each_sink_on_each_hostile_text():
         assert not str(csv_cell(text)).startswith(("=", "+", "-", "@", "\t", "\r")), text
         assert "\n" not in markdown_text(text)
     assert csv_cell(-0.5) == -0.5 and csv_cell("-0.5") == "-0.5" and csv_cell(3) == 3
+
+
+def test_compare_lines_are_inert(tmp_path):
+    """``ub compare`` names its inputs on the terminal (skips, errors): their ESC and bidi controls are escaped."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "evil\x1b]0;pwned\x07\u202e.json").write_text("{}")
+    (b / "=cmd\x1b[2J.json").write_text("{}")
+    proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "compare", str(a), str(b)], capture_output=True,
+                          text=True, timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert _clean(proc.stdout) and _clean(proc.stderr) and "\\x1b]0;pwned\\x07" in proc.stderr, proc.stderr
