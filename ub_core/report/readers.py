@@ -87,8 +87,9 @@ UNPACKED_MAX_MB = 4096.0
 #: few MB); ``UB_REPORT_RESULTS_MAX_MB`` overrides it (in MB).
 RESULTS_MAX_MB = 64.0
 #: lm-eval ``samples_*.jsonl`` files are read a line at a time: a line over ``UB_REPORT_LINE_MAX_MB`` (16) is one
-#: named skip, a file over ``UB_REPORT_SAMPLES_MAX_MB`` (4096) is cut there with one named skip.
-SAMPLES_MAX_MB = 4096.0
+#: named skip, a file over ``UB_REPORT_SAMPLES_MAX_MB`` (512) one named skip before a byte is read (reading the
+#: lines of a gigabyte takes about 9 s here; a hundred-thousand-sample run writes tens of MB).
+SAMPLES_MAX_MB = 512.0
 LINE_MAX_MB = 16.0
 #: sample fields the report never reads: left out when an ``.eval`` log's samples are read one at a time
 _UNUSED_SAMPLE_FIELDS = frozenset({"messages", "events", "attachments", "store"})
@@ -499,7 +500,8 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
                 table.records.append(SampleRecord(model, "lm-eval", family, task, category, pid, 1, metrics,
                                                   payload, str(path)))
     except UntrustedFileError as e:  # not a regular file, over the file's byte limit: named, the rest stays
-        table.add_skip(path, e.reason)
+        table.add_skip(path, f"{e.reason}; raise UB_REPORT_SAMPLES_MAX_MB to read it" if "byte limit" in e.reason
+                       else e.reason)
         return len(table.records) - before
     if len(table.records) == before and not bad:
         table.add_skip(path, "empty samples file")
@@ -549,7 +551,8 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
             if not isinstance(results, dict) or "results" not in results:
                 raise ValueError("no 'results' key")
         except UntrustedFileError as e:
-            table.add_skip(rpath, e.reason)
+            table.add_skip(rpath, f"{e.reason}; raise UB_REPORT_RESULTS_MAX_MB to read it" if "byte limit" in e.reason
+                           else e.reason)
             continue
         except (OSError, ValueError) as e:
             table.add_skip(rpath, f"not an lm-eval results file ({_one_line(e)})")
