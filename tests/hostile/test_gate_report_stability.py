@@ -132,3 +132,33 @@ def test_an_eval_member_padded_past_the_cap_is_a_named_skip(tmp_path):
     assert "padded.eval" in proc.stderr and "over the 64 MB cap per .eval member" in proc.stderr, proc.stderr[-2000:]
     assert 0 < peak * 1024 < 300 * 2**20, peak  # read whole, it took 381 MB
 
+
+
+@pytest.mark.slow
+def test_the_run_has_a_budget_of_unpacked_bytes(tmp_path, monkeypatch):
+    """Each .eval member was capped alone, with no total: many logs under the cap each could make one run unpack
+    without bound. The run's budget (``UB_REPORT_UNPACKED_MAX_MB``) is counted as members are unpacked; the logs
+    past it are named skips, the ones before it read."""
+    pytest.importorskip("inspect_ai")
+    sys.path.insert(0, str(ROOT / "tests" / "hostile"))
+    try:
+        from test_report_inputs import write_good_eval
+    finally:
+        sys.path.pop(0)
+    import shutil
+    import zipfile
+
+    (tmp_path / "log").mkdir()
+    src = write_good_eval(tmp_path / "log")
+    with zipfile.ZipFile(src) as zf:
+        unpacked = sum(i.file_size for i in zf.infolist())
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.eval", "b.eval", "c.eval"):
+        shutil.copy(src, logs / name)
+    monkeypatch.setenv("UB_REPORT_UNPACKED_MAX_MB", str(1.5 * unpacked / 2**20))  # one log, not two
+    proc, _ = _ub("report", str(logs), "--out", str(tmp_path / "out"), timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    spent = [ln for ln in proc.stderr.splitlines() if "budget" in ln and "UB_REPORT_UNPACKED_MAX_MB" in ln]
+    assert [ln.split("logs/")[1].split(":")[0] for ln in spent] == ["b.eval", "c.eval"], proc.stderr[-2000:]
+    assert "wrote" in proc.stdout and "2 scored samples" in proc.stdout, proc.stdout
