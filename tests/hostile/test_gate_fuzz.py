@@ -61,6 +61,7 @@ def json_number(p):  # read, decode with duplicate keys refused, and take "p" as
     return G.finite_number(G.loads(G.read_text(p, 32 * MB), unique_keys=True)["p"], "p")
 readers = {
     "read_bytes": lambda p: G.read_bytes(p, 32 * MB),
+    "read_text": lambda p: G.read_text(p, 32 * MB),
     "iter_lines": lambda p: sum(1 for _ in G.iter_lines(p, 64 * MB, 1 * MB)),
     "read_npz": lambda p: G.read_npz(p, max_file_bytes=32 * MB, max_member_bytes=16 * MB, max_total_bytes=32 * MB),
     "json_number": json_number,
@@ -83,7 +84,8 @@ for rname, reader in readers.items():
             result = f"CRASH {type(e).__name__}: {e}"[:300]
         out.append({"reader": rname, "kind": kind, "s": round(time.monotonic() - t0, 3), "result": result})
 hwm = int([ln for ln in open("/proc/self/status") if ln.startswith("VmHWM")][0].split()[1])
-print(json.dumps({"cases": out, "peak_kb": hwm, "uid": os.geteuid()}))
+print(json.dumps({"cases": out, "peak_kb": hwm, "uid": os.geteuid(), "registered": list(G.READERS),
+                  "fuzzed": list(readers)}))
 '''
 
 # what each reader must make of each hostile file: a named gap (a word of its line), or "read" where the file
@@ -128,3 +130,4 @@ def test_every_reader_ends_each_hostile_file_with_one_named_gap(tmp_path, who):
             assert "unpacks to more than" in result, case
     assert got["peak_kb"] * 1024 < 512 * 2**20, got["peak_kb"]
     assert (got["uid"] == NOBODY) == (who == "nobody"), got["uid"]
+    assert set(got["registered"]) <= set(got["fuzzed"]), "a reader of the gate that the fuzz test does not cross"

@@ -47,7 +47,12 @@ from typing import Any
 
 __all__ = ["UntrustedJSONError", "UntrustedFileError", "NotRegularFileError", "UntrustedNumberError",
            "UnpackBudget", "loads", "read_text", "short", "ErrorSummary", "open_regular", "read_bytes",
-           "check_regular", "iter_lines", "read_npz", "finite_number", "file_kind"]
+           "check_regular", "iter_lines", "read_npz", "finite_number", "file_kind", "READERS"]
+
+
+#: The gate's readers of a path: each is crossed with every hostile file of the class by the standing fuzz test
+#: (tests/hostile/test_gate_fuzz.py), which fails when a reader here is not exercised there.
+READERS = ("read_bytes", "read_text", "iter_lines", "read_npz", "check_regular")
 
 
 class UntrustedJSONError(ValueError):
