@@ -28,6 +28,8 @@ from typing import Iterable
 
 import numpy as np
 
+from .release_tools.untrusted import NotRegularFileError, open_regular
+
 __all__ = ["cache_dir", "truth_path", "problem_fingerprint", "cached_truth", "build_truth", "CACHE_FORMAT"]
 
 log = logging.getLogger("ub_core.cache")
@@ -89,9 +91,12 @@ def _digest(arr: np.ndarray) -> str:
 def _read(path: Path, key: dict) -> tuple[np.ndarray | None, str | None]:
     """(draws, None) for a valid file; (None, reason) for a missing (reason None) or invalid one."""
     try:
-        fh = open(path, "rb")  # opened here, so a file numpy cannot read is still closed
+        # opened here, through the gate (a regular file only), so a file numpy cannot read is still closed
+        fh = os.fdopen(open_regular(path, follow_links=True), "rb")
     except FileNotFoundError:
         return None, None
+    except NotRegularFileError as e:
+        return None, f"unreadable ({e})"
     except OSError as e:
         return None, f"unreadable ({type(e).__name__}: {e.strerror or e})"
     with fh:

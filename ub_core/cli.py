@@ -18,6 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .terminal import escape_controls, terminal_text
+
 __all__ = ["main"]
 
 
@@ -33,6 +35,8 @@ MAX_N_SAMPLES = 100_000
 MAX_WORKERS = 1024
 #: Seeds are mixed in as 32-bit words (``seed_sequence``): a larger or negative seed would alias another one.
 MAX_SEED = 2**32 - 1
+#: the largest samples file ``ub score`` reads (it is read whole): far above any run's replies
+SAMPLES_MAX_BYTES = 2 * 2**30
 
 
 def _check_range(value, option: str, lo, hi, open_ends: bool = False) -> None:
@@ -277,9 +281,11 @@ def _score_input(args) -> tuple[list[str], dict, list[str], tuple | None]:
     try:
         if args.samples == "-":
             return sys.stdin.read().splitlines(), {}, [], None
-        return path.read_text(encoding="utf-8", errors="replace").splitlines(), {}, [], None
-    except OSError as e:
-        raise CLIError(f"cannot read {args.samples}: {e.strerror}") from None
+        from .release_tools.untrusted import UntrustedFileError, read_bytes
+
+        return read_bytes(path, SAMPLES_MAX_BYTES).decode("utf-8", "replace").splitlines(), {}, [], None
+    except UntrustedFileError as e:
+        raise CLIError(f"cannot read {args.samples}: {e.reason}") from None
 
 
 def _cmd_score(args) -> int:
@@ -378,7 +384,7 @@ def _cmd_report(args) -> int:
 
     class _Stderr(logging.Handler):  # each skipped input: one "ub: skipped PATH: reason" line on today's stderr
         def emit(self, record):
-            print(f"ub: {record.getMessage()}", file=sys.stderr)
+            print(f"ub: {escape_controls(record.getMessage())}", file=sys.stderr)
 
     _check_range(args.max_histograms, "--max-histograms", 0, 10**9)
     aliases = _key_values(args.model_alias, "--model-alias", "NAME=ALIAS")
@@ -397,7 +403,7 @@ def _cmd_report(args) -> int:
     finally:
         report_log.removeHandler(handler)
         report_log.propagate = propagate
-    print(f"wrote {res.index} ({len(res.table)} scored samples, {len(res.figures)} figures, "
+    print(f"wrote {escape_controls(res.index)} ({len(res.table)} scored samples, {len(res.figures)} figures, "
           f"{res.skipped} inputs skipped)")
     return 0
 
@@ -429,13 +435,13 @@ def _cmd_compare(args) -> int:
     finally:
         report_log.setLevel(level)  # the process may go on to build a report (tests, a notebook)
     for line in skipped:
-        print(f"ub: skipped {line}", file=sys.stderr)
+        print(f"ub: skipped {escape_controls(line)}", file=sys.stderr)
     if args.json:
         json.dump([r.to_json() for r in rows], sys.stdout, allow_nan=False,
                   default=lambda v: None)
         sys.stdout.write("\n")
     else:
-        print(format_comparisons(rows, alpha=args.alpha))
+        print(terminal_text(format_comparisons(rows, alpha=args.alpha)))
     return 0
 
 
@@ -600,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (CLIError, ValueError, KeyError, OSError) as e:
         msg = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-        print(f"ub: error: {msg}", file=sys.stderr)
+        print(f"ub: error: {escape_controls(msg)}", file=sys.stderr)
         return 2
 
 

@@ -8,9 +8,12 @@ the log's status, and one line for every sample that holds no score of ours (nev
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from ub_core.release_tools.untrusted import NotRegularFileError, open_regular
 
 __all__ = ["is_inspect_log", "log_records", "read_for_scoring", "LogScoring", "scoring_options"]
 
@@ -23,9 +26,9 @@ def is_inspect_log(path: str | Path) -> bool:
     if p.suffix != ".json":
         return False
     try:
-        with p.open("r", encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except OSError:
+        with os.fdopen(open_regular(p, follow_links=True), "rb") as fh:  # the gate: no FIFO, no device
+            head = fh.read(4096).decode("utf-8", "replace")
+    except (OSError, NotRegularFileError):
         return False
     return '"eval"' in head and '"version"' in head
 

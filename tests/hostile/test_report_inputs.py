@@ -115,8 +115,12 @@ def test_out_of_range_rates_are_named_skips_not_numbers(tmp_path):
 
 @pytest.fixture(scope="module")
 def good_eval(tmp_path_factory) -> Path:
-    """A real Inspect ``.eval`` log (zstd members, as Inspect writes them): two stability samples, the first with
-    a TARr of -5, the second good."""
+    return write_good_eval(tmp_path_factory.mktemp("good_eval"))
+
+
+def write_good_eval(out: Path) -> Path:
+    """A real Inspect ``.eval`` log (zstd members, as Inspect writes them) in ``out``: two stability samples, the
+    first with a TARr of -5, the second good."""
     from inspect_ai import Task, eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.scorer import Metric, Score, Target, metric, scorer
@@ -142,7 +146,6 @@ def good_eval(tmp_path_factory) -> Path:
 
     task = Task(dataset=MemoryDataset([Sample(id=f"q{i}", input=f"question {i}", metadata={"category": "toy"})
                                        for i in (1, 2)]), solver=no_model(), scorer=rates(), name="hostile_rates")
-    out = tmp_path_factory.mktemp("good_eval")
     (log,) = inspect_eval(task, model="ub/collapse", log_dir=str(out), display="none")
     assert log.status == "success", log.error
     return Path(log.location)
@@ -204,7 +207,7 @@ def test_eval_member_over_the_cap_is_refused_before_reading(tmp_path, good_eval)
     bomb = _eval_bomb(tmp_path / "bomb.eval", 1536 * 2**20)
     assert bomb.stat().st_size < 8 * 2**20
     got = run_measured(_LOAD, bomb, good_eval)
-    assert got["skips"][0] == ["bomb.eval", "member header.json expands to 1,536 MB, over the 256 MB cap per .eval "
+    assert got["skips"][0] == ["bomb.eval", "member header.json expands to 1,536 MB, over the 64 MB cap per .eval "
                                             "member; raise UB_REPORT_EVAL_MEMBER_MAX_MB to read it"]
     assert got["records"] == 2 and len(got["skips"]) == 2  # the good log's two samples (one value refused)
     assert got["grew_mb"] < 50, got

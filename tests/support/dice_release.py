@@ -1,7 +1,8 @@
 """A small synthetic "Bad Dice Players" release written in the release's layout and formats (issue 47), for the
 tests of ``ub reproduce dice``, ``ub report --published`` and ``ub compare --published``: two models (GPT-4o with
 true draws, Qwen3 with shifted ones) per law and protocol, reference draws with their sidecar, MCQ files, the
-release's processed files computed here with scipy. No release data is in the repository."""
+release's processed files computed here with scipy, and beside the release the checksums of its files (the tests
+name them in place of the published release's). No release data is in the repository."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from scipy import stats
 from ub_core.metrics.dice import DICE_LAWS, DICE_ORDER
 from ub_core.reproduce import dice as R
 
-__all__ = ["MODEL_IDS", "N_DRAWS", "write_release", "draws", "expected_p", "letters"]
+__all__ = ["MODEL_IDS", "N_DRAWS", "write_release", "manifest_file", "draws", "expected_p", "letters"]
 
 # two models per cell, written under the release's two file-name styles and model-id keys
 MODEL_IDS = {"GPT-4o": ("model", "gpt-4o"), "Qwen3": ("model_name", "Qwen/Qwen3-32B")}
@@ -111,6 +112,16 @@ def write_release(tmp_path: Path) -> Path:
         _write(tmp_path / R.MCQ_DIR / folder / "answer_statistics.json", {"distribution": counts})
         mcq[model] = {"counts": counts, "p_value": float(stats.chisquare(list(counts.values())).pvalue)}
     _write(tmp_path / R.MCQ_RESULTS, {"mcq": mcq})
+    files = {p.relative_to(tmp_path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    # beside the release, never in it: a release cannot vouch for itself
+    manifest_file(tmp_path).write_text(json.dumps({"release": "synthetic", "files": files}))
     return tmp_path
+
+
+def manifest_file(release: Path) -> Path:
+    """The checksums of the synthetic release as written (what ``--manifest`` or ``$UB_DICE_RELEASE_MANIFEST``
+    names in place of the published release's)."""
+    return release.with_name(release.name + ".sha256.json")
 
 

@@ -28,8 +28,10 @@ the unprivileged sandbox Flatpak is built on. Each program gets
   has, one per program so that programs run at once never share ``RLIMIT_NPROC``; inside a user namespace that
   maps fewer ids, the top of its largest mapped range), which clears every capability, before it sets the limits
   and becomes the program. The interpreter and the program's folder must then be readable by other users: the
-  folders above each bound path are made 0755 in the jail (bwrap copies the host's modes, and ``/root`` is 0700),
-  the scratch is 1777, and a program or folder that other users cannot read fails with one line saying so. Two
+  folders above each bound path are made 0755 in the jail (bwrap copies the host's modes, and ``/root``, a home
+  folder or a ``mktemp -d`` folder under ``/tmp`` are 0700), the scratch is 1777, and a program or folder that
+  other users cannot read fails with one line saying so (:func:`prepare` names the interpreter's folder that is
+  closed, with the ``chmod`` that opens it). Two
   other routes were tried and do not work with bubblewrap 0.8: starting bwrap as the throwaway uid (it resolves
   each bind source, ``--ro-bind-fd`` included, as that uid: ``/root/.pyenv`` is unreachable), and handing bwrap a
   user namespace of our own mapping ``INNER_UID`` elsewhere (``--userns``: bwrap calls ``setuid`` before
@@ -157,6 +159,7 @@ FALLBACK_NOFILE = 64
 JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 _TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_SCRATCH_POINTS = ("/", "/tmp", "/dev", "/dev/shm")  # made by the jail itself, with their own modes
 
 # Runs first inside the jail (``python -I -S -c``): sets the per-process limits, then becomes the program. Inside
 # the new user namespace RLIMIT_NPROC counts this program's tasks only; set outside, it would count all of the
@@ -197,7 +200,13 @@ os.execv(a[n + 1], a[n + 1:])
 
 
 class JailError(RuntimeError):
-    """No jail can be made here; the message is one line naming the cause."""
+    """No jail can be made here; the message is one line naming the cause. ``fixable``: the cause is one the user
+    can mend on this machine (a folder's mode), which the message says how to; running without a jail is then no
+    answer to offer."""
+
+    def __init__(self, message: str, *, fixable: bool = False):
+        super().__init__(message)
+        self.fixable = fixable
 
 
 @dataclass(frozen=True)
@@ -598,7 +607,8 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
             binds.append(top)
     binds += [p for p in _ETC if os.path.exists(p)]
     home = os.path.realpath(os.path.expanduser("~"))
-    for p in _interpreter_paths(python):
+    interpreter = _interpreter_paths(python)
+    for p in interpreter:
         if p == "/" or _covered(home, [p]):  # it would show the user's home (keys, tokens) to the program
             raise JailError(f"the interpreter's folder {escape_controls(p)} holds your home folder, which the jail "
                             "would then show: use an interpreter installed elsewhere (a virtual environment)")
@@ -611,12 +621,55 @@ def prepare(python: str | None = None, *, jail: bool = True, cgroups: bool | Non
         if drop_base is None:
             raise JailError("running as root, but no other uid is mapped here (/proc/self/uid_map) for the programs "
                             "to run as: run ub as an ordinary user")
+    if drop_base is not None:
+        closed = _closed_to_others(python, [p for p in interpreter if p in binds])
+        if closed is not None:
+            raise _closed_error(closed)
     sandbox = Sandbox(python=python, bwrap=bwrap, ro_binds=tuple(binds), symlinks=tuple(symlinks), hidden=hidden,
                       disable_userns=version >= (0, 8, 0), cgroups=groups,
                       seccomp=seccomp_program(inet=groups is not None),
                       drop_base=drop_base, keyctl_nr=_keyctl_nr())
     _probe(sandbox)
     return sandbox
+
+
+def _closed_to_others(python: str, folders: list[str]) -> str | None:
+    """As root: the first folder (or the executable) on the interpreter's way that other users cannot enter, from
+    a bound folder down, or None. The folders *above* a bound one are made 0755 inside the jail; a bound folder
+    and what lies under it keep the host's modes, so a throwaway uid needs them open to others."""
+    roots = list(folders)
+
+    def walk(path: str):
+        root = next((r for r in roots if _covered(path, [r])), None)
+        if root is None:
+            return
+        rel = Path(path).relative_to(root).parts
+        for i in range(len(rel) + 1):
+            yield str(Path(root, *rel[:i]))
+
+    candidates = [os.path.abspath(python), os.path.realpath(python)]
+    for path in dict.fromkeys([*roots, *candidates]):
+        for step in walk(path):
+            try:
+                mode = os.stat(step).st_mode
+            except OSError:
+                continue
+            need = 0o005 if os.path.isdir(step) else 0o001
+            if mode & need != need:
+                return step
+    return None
+
+
+def _closed_error(path: str) -> JailError:
+    try:
+        mode = f"mode {os.stat(path).st_mode & 0o777:04o}"
+    except OSError:
+        mode = "unreadable"
+    what = "folder" if os.path.isdir(path) else "executable"
+    return JailError(f"running as root, the jail runs programs as a throwaway uid, which cannot enter the "
+                     f"interpreter's {what} {escape_controls(path)} ({mode}): open it to other users "
+                     f"(chmod -R o+rX {escape_controls(path)}) or use an interpreter installed where other users "
+                     "can read it", fixable=True)
 
 
 def _probe(sandbox: Sandbox) -> None:
@@ -641,7 +694,16 @@ def _probe(sandbox: Sandbox) -> None:
         if restrict.exists() and restrict.read_text().strip() == "1":
             hint = (" (AppArmor restricts unprivileged user namespaces here: "
                     "kernel.apparmor_restrict_unprivileged_userns=1)")
-        raise JailError(f"bubblewrap cannot make a jail here: {escape_controls(cause, 200)}{hint}")
+        fixable = False
+        if sandbox.drop_base is not None and "Permission denied" in cause and not cause.startswith("bwrap:"):
+            # the interpreter (not bwrap) met a file under its folders closed to other users (the folders
+            # themselves were checked before)
+            prefixes = " ".join(escape_controls(b) for b in sandbox.ro_binds if b not in ("/usr", *_ETC)
+                                and not _covered(b, ["/usr"]) and b not in _TOP_LINKS)
+            hint = (f" (as root the programs run as a throwaway uid: a file of the interpreter is closed to other "
+                    f"users; open them with chmod -R o+rX {prefixes})")
+            fixable = True
+        raise JailError(f"bubblewrap cannot make a jail here: {escape_controls(cause, 200)}{hint}", fixable=fixable)
 
 
 @dataclass(frozen=True)
@@ -696,10 +758,12 @@ def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None
     # 1777: as root the scratch is made by root for a program that runs as a throwaway uid
     cmd += ["--dev", "/dev", "--perms", "1777", "--size", str(scratch), "--tmpfs", "/tmp",
             "--perms", "1777", "--size", str(scratch), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    # the folders above a bound path are made 0755: bwrap copies the host's modes (/root is 0700), which would
-    # keep a throwaway uid from the interpreter bound under them
+    # the folders above a bound path are made 0755: bwrap copies the host's modes (/root, a home folder, a
+    # pytest or mktemp folder under /tmp are 0700), which would keep a throwaway uid from the interpreter bound
+    # under them. Under the scratch /tmp too: a venv at /tmp/x/venv needs /tmp/x; the scratch mount points
+    # themselves keep their 1777.
     above = sorted({str(a) for path in sandbox.ro_binds for a in Path(path).parents
-                    if str(a) != "/" and not _covered(str(a), sandbox.ro_binds) and not _covered(str(a), ["/tmp"])})
+                    if str(a) not in _SCRATCH_POINTS and not _covered(str(a), sandbox.ro_binds)})
     for a in above:
         cmd += ["--perms", "0755", "--dir", a]
     for path in sandbox.ro_binds:

@@ -123,11 +123,13 @@ def _run_values(kind: str, span: str) -> tuple[list, int]:
         return vals, 40 * len(vals)
     if kind == "str":
         vals = _strs(span)
-        return vals, sum(len(v) for v in vals) + 64 * len(vals)
+        # sys.getsizeof: a label's real size (4 bytes a character where it holds an astral one); its length
+        # alone let 16 MB "of values" of emoji hold 62 MB in the parent
+        return vals, sum(sys.getsizeof(v) + 8 for v in vals)
     inner = _INNER_NUM if kind == "shuf_num" else _INNER_STR
     read = _nums if kind == "shuf_num" else _strs
     vals = [read(m.group(1)) for m in inner.finditer(span)]
-    return vals, sum(72 + 48 * len(v) + sum(len(x) for x in v if isinstance(x, str)) for v in vals)
+    return vals, sum(72 + 48 * len(v) + sum(sys.getsizeof(x) for x in v if isinstance(x, str)) for v in vals)
 
 
 class _Dead(Exception):
@@ -181,7 +183,9 @@ class _Reading:
                     raise _Dead(f"output holds an integer of more than {limit} digits") from None
                 raise _Dead(f"{_NOT_LITERAL} (bad number)") from None
         if kind == "str":
-            self.held += len(text) + 56
+            # the token's real size (4 bytes a character where it holds an astral one, as the value will): its
+            # length alone let 16 MB "of values" of emoji hold 62 MB
+            self.held += sys.getsizeof(text)
             if "\\" not in text:
                 return text[1:-1]
             with _AST_LOCK:

@@ -187,8 +187,14 @@ def _readable_by_others(path: Path) -> bool:
 
 
 def values_sha256(values: list) -> str:
-    """SHA-256 of a values list in its canonical JSON form (what the records store)."""
-    return hashlib.sha256(json.dumps(values, separators=(",", ":"), allow_nan=False).encode("utf-8")).hexdigest()
+    """SHA-256 of a values list in its canonical JSON form (what the records store): ``json.dumps(values,
+    separators=(",", ":"))``, hashed a value at a time. The whole text at once, ASCII-escaped, was three times a
+    record of astral labels (a 62 MB record of emoji made a 186 MB string and its 186 MB encoding)."""
+    h = hashlib.sha256(b"[")
+    for i, v in enumerate(values):
+        h.update((("," if i else "") + json.dumps(v, separators=(",", ":"), allow_nan=False)).encode("utf-8"))
+    h.update(b"]")
+    return h.hexdigest()
 
 
 def _signal_reason(sig: int, limits: Limits) -> str:
@@ -304,7 +310,10 @@ def _read_record(folder: Folder, uid: str) -> tuple[Any, str | None, bool]:
     except OSError as e:
         return None, f"it cannot be read ({e.strerror or e}; left alone)", False
     try:
-        record = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        del data  # the bytes, then the text, freed as soon as the next form exists
+        record = json.loads(text)
+        del text
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None, "it is not a JSON record (not a file this runner wrote; left alone)", False
     if not isinstance(record, dict) or record.get("uid") != uid or "ground_truth_values" not in record:
@@ -378,9 +387,14 @@ def _assemble(folder: Folder, uids: set[str]) -> tuple[int, dict[str, str]]:
             if why:  # changed on disk during the run: it runs again next time
                 missing[uid] = f"its record could not be read back: {why}"
                 continue
-            f.write(("," if written else "") + json.dumps({"uid": uid, "ground_truth_values":
-                                                          record["ground_truth_values"]}, allow_nan=False,
-                                                         ensure_ascii=False))
+            # json.dumps({"uid": uid, "ground_truth_values": values}, ensure_ascii=False), written a value at a
+            # time: the parent never holds a record's whole text twice
+            f.write(("," if written else "") + '{"uid": ' + json.dumps(uid, ensure_ascii=False)
+                    + ', "ground_truth_values": [')
+            for i, v in enumerate(record["ground_truth_values"]):
+                f.write((", " if i else "") + json.dumps(v, allow_nan=False, ensure_ascii=False))
+            f.write("]}")
+            del record
             written += 1
         f.write("]")
 
@@ -601,8 +615,9 @@ def cmd_official(args) -> int:
                         progress=not args.no_progress, log=lambda line: print(line, file=sys.stderr),
                         jail=not args.no_jail)
     except JailError as e:
-        print(f"ub official truth: no jail can be made here: {e}; pass --no-jail to run the programs without one "
-              "(unprotected)", file=sys.stderr)
+        # --no-jail is offered only where the cause cannot be mended here: never instead of a chmod
+        offer = "" if e.fixable else "; pass --no-jail to run the programs without one (unprotected)"
+        print(f"ub official truth: no jail can be made here: {e}{offer}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as e:
         print(f"ub official truth: {escape_controls(e)}", file=sys.stderr)

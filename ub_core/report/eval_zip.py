@@ -16,11 +16,14 @@ cannot read it either.
 
 from __future__ import annotations
 
+import os
 import struct
 import zipfile
 import zlib
 from pathlib import Path
 from typing import BinaryIO
+
+from ..release_tools.untrusted import NotRegularFileError, UnpackBudget, open_regular
 
 __all__ = ["oversized_member"]
 
@@ -81,23 +84,33 @@ def _size(n: int) -> str:
     return f"{n / 2**20:,.0f} MB" if n >= 10 * 2**20 else f"{n:,} bytes"
 
 
-def oversized_member(path: str | Path, cap: int) -> str | None:
+def oversized_member(path: str | Path, cap: int, budget: UnpackBudget | None = None) -> str | None:
     """Why the ``.eval`` log at ``path`` must not be read (one line), or None: a member over ``cap`` decompressed
-    bytes (declared, or found while streaming), a member expanding past its declared size, or an unsupported
-    compression method. A file that is not a readable zip is None here: Inspect names that itself."""
+    bytes (declared, or found while streaming), a member expanding past its declared size, an unsupported
+    compression method, or the run's ``budget`` of unpacked bytes spent (every member streamed here is counted).
+    A file that is not a readable zip is None here: Inspect names that itself. Opened through the gate: only a
+    regular file."""
     try:
-        with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+        with os.fdopen(open_regular(path, follow_links=True), "rb") as fh, zipfile.ZipFile(fh) as zf:
             for info in zf.infolist():
                 name = info.filename[:80]
                 if info.file_size > cap:
                     return f"member {name} expands to {_size(info.file_size)}, over the {_size(cap)} cap per .eval member"
                 if info.compress_type not in (_STORED, _DEFLATE, _ZSTD):
                     return f"member {name} uses compression method {info.compress_type}, which Inspect cannot read"
-                if _expanded_size(fh, info, info.file_size + 1) > info.file_size:
+                if budget is not None and budget.used + info.file_size > budget.total:
+                    return (f"member {name}: the run's budget of {_size(budget.total)} unpacked from .eval logs is "
+                            "spent")
+                expanded = _expanded_size(fh, info, info.file_size + 1)
+                if budget is not None:
+                    budget.used += expanded
+                if expanded > info.file_size:
                     return (f"member {name} expands past the {info.file_size:,} bytes its zip directory declares "
                             f"(a forged size); not read")
     except zipfile.BadZipFile:
         return None
+    except NotRegularFileError as e:
+        return str(e)
     except OSError as e:
         return f"cannot open ({e.strerror or type(e).__name__})"
     except Exception as e:  # noqa: BLE001 - zlib.error, zstandard.ZstdError, whatever a forged member raises

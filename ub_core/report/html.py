@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..terminal import html_finalize
 from .eval_families import EVAL_FAMILIES
 from .readers import load_inputs
 from .records import SampleTable
@@ -141,7 +142,8 @@ def render_html(context: dict[str, Any]) -> str:
     except ImportError:
         raise ImportError("ub report needs jinja2 and matplotlib (pip install 'unpredictabench[report]')") from None
     env = jinja2.Environment(loader=jinja2.PackageLoader("ub_core.report", "templates"),
-                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined)
+                             autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined,
+                             finalize=html_finalize)
     env.filters["fmt"] = _fmt
     env.filters["kv"] = _kv
     env.filters["breakable"] = _breakable

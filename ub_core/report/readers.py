@@ -18,7 +18,8 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..release_tools.untrusted import loads
+from ..release_tools.untrusted import (NotRegularFileError, UnpackBudget, UntrustedFileError, iter_lines, loads,
+                                       open_regular, read_text)
 from .eval_zip import oversized_member
 from .eval_families import STABILITY_KEYS, extract_all, value_problem
 from .records import RunInfo, SampleRecord, SampleTable, configuration_settings, finite_or_none
@@ -58,10 +59,10 @@ def classify(path: Path) -> str | None:
     if _LM_SAMPLES.match(name) or (name.startswith("samples_") and path.suffix == ".jsonl"):
         return "lm-samples"
     if path.suffix == ".json":
-        try:
-            with path.open("r", encoding="utf-8", errors="replace") as fh:
-                head = fh.read(4096)
-        except OSError:
+        try:  # through the gate: a FIFO named *.json must not block the walk, a device must not be opened
+            with os.fdopen(open_regular(path, follow_links=True), "rb") as fh:
+                head = fh.read(4096).decode("utf-8", "replace")
+        except (OSError, NotRegularFileError):
             return None
         if '"eval"' in head and '"version"' in head:
             return "inspect"
@@ -74,9 +75,22 @@ def classify(path: Path) -> str | None:
 #: grew to 10 GB), so larger ones are one named skip. ``UB_REPORT_JSON_MAX_MB`` overrides the cap (in MB).
 JSON_LOG_MAX_MB = 64.0
 #: Inspect parses each ``.eval`` member it reads whole at about twice its decompressed size (a 1.5 MB log whose
-#: header expanded to 1.5 GB took 3.3 GB): a member over this cap makes the log one named skip, checked before
-#: Inspect reads anything. ``UB_REPORT_EVAL_MEMBER_MAX_MB`` overrides it (in MB).
-EVAL_MEMBER_MAX_MB = 256.0
+#: header expanded to 1.5 GB took 3.3 GB), and walks the fields the report leaves out (``messages``, ``events``)
+#: at about 0.4 s per MB (a 63 MB string there: 26 s; 200 MB: past 120 s): a member over this cap makes the log
+#: one named skip, checked before Inspect reads anything. ``UB_REPORT_EVAL_MEMBER_MAX_MB`` overrides it (in MB).
+EVAL_MEMBER_MAX_MB = 64.0
+#: What one ``ub report`` run may unpack from ``.eval`` logs in all (each member is streamed once through its
+#: decompressor to check its size before Inspect reads it): past it the remaining logs are named skips.
+#: ``UB_REPORT_UNPACKED_MAX_MB`` overrides it (in MB).
+UNPACKED_MAX_MB = 4096.0
+#: lm-eval ``results_*.json`` files are parsed whole (they hold a run's figures and configuration: kilobytes to a
+#: few MB); ``UB_REPORT_RESULTS_MAX_MB`` overrides it (in MB).
+RESULTS_MAX_MB = 64.0
+#: lm-eval ``samples_*.jsonl`` files are read a line at a time: a line over ``UB_REPORT_LINE_MAX_MB`` (16) is one
+#: named skip, a file over ``UB_REPORT_SAMPLES_MAX_MB`` (512) one named skip before a byte is read (reading the
+#: lines of a gigabyte takes about 9 s here; a hundred-thousand-sample run writes tens of MB).
+SAMPLES_MAX_MB = 512.0
+LINE_MAX_MB = 16.0
 #: sample fields the report never reads: left out when an ``.eval`` log's samples are read one at a time
 _UNUSED_SAMPLE_FIELDS = frozenset({"messages", "events", "attachments", "store"})
 #: samples held in memory at once while an ``.eval`` log is read
@@ -105,6 +119,11 @@ def eval_member_max_bytes() -> int:
     """The decompressed-size cap per ``.eval`` member: ``$UB_REPORT_EVAL_MEMBER_MAX_MB`` (MB) or
     :data:`EVAL_MEMBER_MAX_MB`."""
     return _cap_bytes("UB_REPORT_EVAL_MEMBER_MAX_MB", EVAL_MEMBER_MAX_MB)
+
+
+def unpacked_max_bytes() -> int:
+    """The budget of unpacked bytes per run: ``$UB_REPORT_UNPACKED_MAX_MB`` (MB) or :data:`UNPACKED_MAX_MB`."""
+    return _cap_bytes("UB_REPORT_UNPACKED_MAX_MB", UNPACKED_MAX_MB)
 
 
 def _open_inspect_log(path: Path):
@@ -138,7 +157,7 @@ def _eval_samples_in_batches(path: Path, keys: list[tuple[Any, int]]):
                                                exclude_fields=set(_UNUSED_SAMPLE_FIELDS))
 
 
-def read_inspect_log(path: Path, table: SampleTable) -> int:
+def read_inspect_log(path: Path, table: SampleTable, budget: UnpackBudget | None = None) -> int:
     """Append one record per (sample, epoch, scorer, family); returns the number of records added.
 
     ``.eval`` logs are read sample by sample, once no member is over :func:`eval_member_max_bytes` decompressed;
@@ -148,18 +167,25 @@ def read_inspect_log(path: Path, table: SampleTable) -> int:
     except ImportError:
         table.add_skip(path, "reading Inspect logs needs inspect-ai (pip install 'unpredictabench[inspect]')")
         return 0
+    try:  # the gate's type check: Inspect would open a FIFO (and block) or a device (and read it without end)
+        fd = open_regular(path, follow_links=True)
+        size = os.fstat(fd).st_size
+        os.close(fd)
+    except NotRegularFileError as e:
+        table.add_skip(path, str(e))
+        return 0
+    except OSError as e:
+        table.add_skip(path, f"cannot open ({e.strerror})")
+        return 0
     if path.suffix == ".eval":
         cap = eval_member_max_bytes()
-        why = oversized_member(path, cap)
+        why = oversized_member(path, cap, budget)
         if why is not None:
-            table.add_skip(path, f"{why}; raise UB_REPORT_EVAL_MEMBER_MAX_MB to read it" if "cap per" in why else why)
+            table.add_skip(path, f"{why}; raise UB_REPORT_EVAL_MEMBER_MAX_MB to read it" if "cap per" in why else
+                           f"{why}; raise UB_REPORT_UNPACKED_MAX_MB to read it" if "budget" in why else why)
             return 0
     else:
-        try:
-            size, cap = path.stat().st_size, json_log_max_bytes()
-        except OSError as e:
-            table.add_skip(path, f"cannot open ({e.strerror})")
-            return 0
+        cap = json_log_max_bytes()
         if size > cap:
             table.add_skip(path, f"too large ({size / 2**20:.0f} MB > {cap / 2**20:.0f} MB cap for Inspect .json "
                                  "logs, which are parsed whole); use the .eval format (`inspect log convert LOG "
@@ -420,13 +446,16 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
     before = len(table.records)
     bad = 0
     first_filter = None
+    lines = iter_lines(path, _cap_bytes("UB_REPORT_SAMPLES_MAX_MB", SAMPLES_MAX_MB),
+                       _cap_bytes("UB_REPORT_LINE_MAX_MB", LINE_MAX_MB))
     try:
-        fh = path.open("r", encoding="utf-8", errors="replace")
-    except OSError as e:
-        table.add_skip(path, f"cannot open ({e.strerror})")
-        return 0
-    with fh:
-        for lineno, line in enumerate(fh, 1):
+        for lineno, raw in lines:
+            if raw is None:
+                bad += 1
+                table.add_skip(f"{path}:{lineno}", "line over the byte limit per line (UB_REPORT_LINE_MAX_MB); "
+                                                   "skipped")
+                continue
+            line = raw.decode("utf-8", "replace")
             if not line.strip():
                 continue
             try:
@@ -470,6 +499,10 @@ def _read_lm_samples(path: Path, model: str, task: str, table: SampleTable) -> i
             for family, (category, metrics, payload) in found:
                 table.records.append(SampleRecord(model, "lm-eval", family, task, category, pid, 1, metrics,
                                                   payload, str(path)))
+    except UntrustedFileError as e:  # not a regular file, over the file's byte limit: named, the rest stays
+        table.add_skip(path, f"{e.reason}; raise UB_REPORT_SAMPLES_MAX_MB to read it" if "byte limit" in e.reason
+                       else e.reason)
+        return len(table.records) - before
     if len(table.records) == before and not bad:
         table.add_skip(path, "empty samples file")
     return len(table.records) - before
@@ -514,9 +547,13 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
     used_results: set[Path] = set()
     for rpath in results_files:
         try:
-            results = loads(rpath.read_text(encoding="utf-8", errors="replace"))
+            results = loads(read_text(rpath, _cap_bytes("UB_REPORT_RESULTS_MAX_MB", RESULTS_MAX_MB)))
             if not isinstance(results, dict) or "results" not in results:
                 raise ValueError("no 'results' key")
+        except UntrustedFileError as e:
+            table.add_skip(rpath, f"{e.reason}; raise UB_REPORT_RESULTS_MAX_MB to read it" if "byte limit" in e.reason
+                           else e.reason)
+            continue
         except (OSError, ValueError) as e:
             table.add_skip(rpath, f"not an lm-eval results file ({_one_line(e)})")
             continue
@@ -553,7 +590,8 @@ def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | Non
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            # every entry but folders: a FIFO, device or socket with an input's name is named by the gate
+            for f in sorted(q for q in p.rglob("*") if not q.is_dir()):
                 if skip_root is not None and skip_root in f.resolve().parents:
                     continue  # a previous report written inside an input folder
                 kind = classify(f)
@@ -564,7 +602,7 @@ def _expand(paths: Iterable[str | Path], table: SampleTable, exclude: Path | Non
                     found.append((f, kind))
                 elif kind is None and f.suffix in (".eval", ".json", ".jsonl"):
                     table.add_skip(f, "not an Inspect log or lm-eval output")
-        elif p.is_file():
+        elif p.exists() or p.is_symlink():  # a FIFO, a device or a link too: the gate names what it is
             kind = classify(p)
             if kind == "inspect-eval-set":
                 table.add_skip(p, "inspect eval-set's bookkeeping file, not a log; give the folder or its .eval logs")
@@ -600,12 +638,13 @@ def load_inputs(paths: Iterable[str | Path], exclude: str | Path | None = None,
     for s in samples:  # a samples file given on its own: pick up its results sibling for the model name
         m = _LM_SAMPLES.match(s.name)
         sib = s.parent / f"results_{m.group('stamp')}.json" if m else None
-        if sib is not None and sib.is_file() and sib not in results and \
+        if sib is not None and (sib.exists() or sib.is_symlink()) and sib not in results and \
                 sib.resolve() not in {r.resolve() for r in results}:
             results.append(sib)
+    budget = UnpackBudget(unpacked_max_bytes())
     for p, kind in found:
         if kind == "inspect":
-            if read_inspect_log(p, table):
+            if read_inspect_log(p, table, budget):
                 table.files_read.append(str(p))
             elif not any(s.path == str(p) for s in table.skips):
                 table.add_skip(p, "Inspect log with no scores of a known family")

@@ -7,10 +7,8 @@ Every number is an aggregate of the per-sample metrics in the :class:`SampleTabl
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -21,6 +19,7 @@ from ..metric_spec import REPORT_SPEC_FAMILIES, find_metric, left_out_reason, pe
 from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, clustered_stderr, grid_behaviour_rates,
                        wilson_interval)
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
+from ..terminal import csv_cell, markdown_text
 from .records import SampleRecord, SampleTable, finite_or_none
 from .tables import _REPORT_COLUMNS, ID_COLUMNS, PROVENANCE, Table, _jsonable, column_direction  # noqa: F401
 
@@ -634,8 +633,7 @@ def _complete_text(v: Any) -> str:
 def md_text(v: Any) -> str:
     """Text made inert for Markdown renderers: ``&``, ``<`` and ``>`` HTML-escaped (a model name holding
     ``<script>`` stays text), table pipes escaped and line breaks turned into spaces (a cell stays one cell)."""
-    text = re.sub(r"[\r\n]+", " ", v if isinstance(v, str) else str(v))
-    return html.escape(text, quote=False).replace("|", "\\|")
+    return markdown_text(v)
 
 
 def markdown_table(t: Table) -> str:
@@ -665,15 +663,16 @@ def write_summary(tables: dict[str, list[Table]], out: Path, info: dict[str, Any
                 for c in t.columns:
                     if c in t.keys:
                         continue
-                    w.writerow([t.name, t.eval_family, r.get("model"), r.get("framework"), group, c, _csv(r.get(c))])
+                    w.writerow([csv_cell(x) for x in (t.name, t.eval_family, r.get("model"), r.get("framework"),
+                                                      group, c, _csv(r.get(c)))])
     tdir = out / "tables"
     tdir.mkdir(exist_ok=True)
     for t in flat:
         with (tdir / f"{t.name}.csv").open("w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
-            w.writerow(t.columns)
+            w.writerow([csv_cell(c) for c in t.columns])
             for r in t.rows:
-                w.writerow([_csv(r.get(c)) for c in t.columns])
+                w.writerow([csv_cell(_csv(r.get(c))) for c in t.columns])
     md = ["# UnpredictaBench report", "",
           f"{info.get('records', 0)} scored samples from {len(info.get('files', []))} files; "
           f"{len(info.get('skipped', []))} inputs skipped.", ""]

@@ -20,6 +20,15 @@ draws, pooled chi-square for the discrete laws; MCQ letters as the release parse
 one-sample tests against the stated law, W1 against seeded draws of the law; MCQ letters read by
 :func:`~ub_core.parsing.answer_key.read_answer_key`).
 
+**Integrity fails closed.** The SHA-256 of every file of the published release this reads ships with the package
+(``dice_release_sha256.json``, taken from the release's commit it names): a file whose bytes differ, or one the
+manifest does not list (a model file added to a folder), is a named gap and is not read, whatever the release's
+own sidecar says; a file the manifest lists and the checkout lacks is a gap as before. A re-publication with other
+bytes is checked against a manifest the user names (``--manifest FILE`` or ``$UB_DICE_RELEASE_MANIFEST``), never
+against one inside the release. Besides, each reference array is checked against the release's sidecar, an array
+the sidecar does not vouch for or of another size than the others is left out, and a release figure that is not
+a finite number (``NaN``, ``10**400``) is a gap of its own, never hidden in a summary.
+
 The files are outside input: each is read with a size cap (:data:`MAX_FILE_BYTES`), JSON through
 :func:`~ub_core.release_tools.untrusted.loads`; a missing or damaged file, a non-finite or non-numeric draw (counted
 and dropped), a stated count that disagrees with the draws, a missing model cell, is one named, counted gap, never
@@ -29,9 +38,9 @@ a crash. The exit status is 1 when there is a gap.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
+import os
 import re
 import statistics
 from pathlib import Path
@@ -42,11 +51,12 @@ import numpy as np
 from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, MCQ_LETTERS, dice_scores,
                             law_draws, letter_uniformity, passes)
 from ..parsing.answer_key import read_answer_key
-from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, loads, read_bytes,
-                                       read_text, short)
+from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, UntrustedNumberError,
+                                       finite_number, loads, read_bytes, read_npz, read_text, short)
 
 __all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "RELEASE_N",
-           "RELEASE_TEMPERATURE", "display_name", "reproduce_dice", "main_table", "format_report", "add_parser"]
+           "RELEASE_TEMPERATURE", "PUBLISHED", "MANIFEST_FILE", "MANIFEST_ENV", "load_manifest", "display_name",
+           "reproduce_dice", "main_table", "format_report", "add_parser"]
 
 PROTOCOLS = ("batch", "independent")
 #: The paper's 11 models, in its table order.
@@ -68,6 +78,11 @@ PAPER_PASS_PERCENT: dict[str, dict[str, int]] = {
 PAPER_HEADLINE = {"batch_median_pass_percent": 7, "independent_models_passing_none": 10}
 #: Larger than any released file (the largest raw file is about 0.2 MB, a question file about 1.2 MB).
 MAX_FILE_BYTES = 32 * 2**20
+#: What the reference ``.npz`` may unpack to, per member and in all: the release's 30 arrays of 1,000 float64
+#: draws unpack to 8 KB each, 240 KB in all; the caps are checked as the bytes are unpacked, whatever the archive's
+#: directory declares.
+MAX_REFERENCE_MEMBER_BYTES = 1 * 2**20
+MAX_REFERENCE_TOTAL_BYTES = 16 * 2**20
 MIN_DRAWS = 10
 #: Gaps named one by one (all of a complete release's 330 cells and 12 MCQ files fit); the rest are counted.
 MAX_GAPS_NAMED = 2000
@@ -76,6 +91,14 @@ RAW = "data/raw_results"
 MCQ_DIR = "data/downstream/mcq/raw_outputs"
 MAIN_RESULTS = "data/processed/recomputed_main_results.json"
 MCQ_RESULTS = "data/processed/downstream/downstream_results.json"
+#: The SHA-256 of every file of the published release that is read, shipped with the package.
+MANIFEST_FILE = Path(__file__).with_name("dice_release_sha256.json")
+#: A manifest of the user's choosing (a re-publication of the release), instead of the shipped one.
+MANIFEST_ENV = "UB_DICE_RELEASE_MANIFEST"
+#: ``manifest=PUBLISHED``: the file named by :data:`MANIFEST_ENV`, else :data:`MANIFEST_FILE`.
+PUBLISHED = "published"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SHA1 = re.compile(r"[0-9a-f]{40}")
 
 # normalised model id (lower case, runs of / _ - . as one _) -> the paper's name
 _MODEL_KEYS = (("gpt_5_2", "GPT-5.2"), ("gemini_3", "Gemini-3"), ("gpt_4o", "GPT-4o"), ("deepseek_v3_2", "DeepSeek-V3.2"),
@@ -95,15 +118,78 @@ def display_name(model_id: Any) -> str:
 
 # ------------------------------------------------------------------------------------------------ reading
 
-def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged file") -> Any:
-    """The decoded JSON of a release file, or None after one named gap (missing, too large, not JSON)."""
+def load_manifest(source: Any = PUBLISHED) -> dict[str, str] | None:
+    """``{path in the release: checksum}`` of the release's files, a checksum being a SHA-256 (64 hex digits) or,
+    under the manifest's ``git_blob_sha1``, ``"git:"`` and git's object id of the file (a file of the published
+    release whose bytes were not at hand when the shipped manifest was made: SHA-1, weaker than SHA-256, but
+    still a check that fails closed). ``PUBLISHED`` (the default) reads the file named
+    by ``$UB_DICE_RELEASE_MANIFEST``, else the manifest shipped with the package; a path reads that file; a mapping
+    is taken as the manifest itself (``{"files": {...}}`` or the files alone); None checks nothing (for tests of
+    what lies behind the checksums). A manifest that cannot be read is a one-line ValueError."""
+    if source is None:
+        return None
+    if source == PUBLISHED:
+        source = os.environ.get(MANIFEST_ENV) or MANIFEST_FILE
+    doc = source
+    if not isinstance(source, Mapping):
+        try:
+            doc = loads(read_text(source, MAX_FILE_BYTES), unique_keys=True)
+        except (UntrustedFileError, UntrustedJSONError) as e:
+            raise ValueError(f"the dice release manifest {short(str(source), 120)} cannot be read ({e})") from None
+    files = doc.get("files", doc) if isinstance(doc, Mapping) else None
+    blobs = doc.get("git_blob_sha1", {}) if isinstance(doc, Mapping) and "files" in doc else {}
+    if not isinstance(files, Mapping) or not files or not isinstance(blobs, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) and _SHA256.fullmatch(v) for k, v in files.items()) \
+            or not all(isinstance(k, str) and isinstance(v, str) and _SHA1.fullmatch(v) for k, v in blobs.items()):
+        raise ValueError(f"the dice release manifest {short(str(source), 120)} is not a list of SHA-256 "
+                         "checksums by path ({\"files\": {\"data/...\": \"<64 hex digits>\"}})")
+    return {**{k: f"git:{v}" for k, v in blobs.items()}, **files}
+
+
+def _checksum(data: bytes, want: str) -> str:
+    """``data``'s checksum in the form of ``want`` (a SHA-256, or ``git:`` and git's blob id)."""
+    if want.startswith("git:"):
+        return "git:" + hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _verified_bytes(path: Path, root: Path, gaps: ErrorSummary, manifest: Mapping[str, str] | None,
+                    kind: str = "damaged file") -> bytes | None:
+    """The bytes of a release file, or None after one named gap: missing, too large, not a regular file, or (with
+    a manifest) not the published release's bytes or not one of its files."""
     rel = _rel(path, root)
     try:
-        return loads(read_text(path, MAX_FILE_BYTES))
+        data = read_bytes(path, MAX_FILE_BYTES)
     except UntrustedFileError as e:
-        gaps.add("missing file" if "missing" in str(e) else kind, f"{rel}: {str(e).rsplit(': ', 1)[-1]}")
+        gaps.add("missing file" if "(missing)" in e.reason else kind, f"{rel}: {e.reason}")
+        return None
+    if manifest is not None:
+        try:
+            key = path.relative_to(root).as_posix()
+        except ValueError:
+            key = None
+        want = manifest.get(key) if key is not None else None
+        if want is None:
+            gaps.add("unverified file", f"{rel}: not a file of the published release (no checksum in the "
+                                        "manifest); not read")
+            return None
+        if _checksum(data, want) != want:
+            gaps.add("unverified file", f"{rel}: checksum differs from the published release's; not read")
+            return None
+    return data
+
+
+def _read_json(path: Path, root: Path, gaps: ErrorSummary, kind: str = "damaged file",
+               manifest: Mapping[str, str] | None = None) -> Any:
+    """The decoded JSON of a release file, or None after one named gap (missing, too large, not the published
+    bytes, not JSON, a repeated key)."""
+    data = _verified_bytes(path, root, gaps, manifest, kind)
+    if data is None:
+        return None
+    try:
+        return loads(data, unique_keys=True)
     except UntrustedJSONError as e:
-        gaps.add(kind, f"{rel}: {e}")
+        gaps.add(kind, f"{_rel(path, root)}: {e}")
     return None
 
 
@@ -139,7 +225,8 @@ def _stated_count(payload: Mapping) -> Any:
     return None
 
 
-def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -> dict[str, dict[str, Any]]:
+def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary,
+             manifest: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """model -> ``{"samples", "file", "requested"}`` for one release folder (the release's file rules, see the
     module docstring); every problem is a named gap."""
     folder = root / RAW / protocol / distribution
@@ -151,7 +238,7 @@ def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -
                    and "retest" not in p.name.lower())
     for path in files:
         rel = _rel(path, root)
-        payload = _read_json(path, root, gaps)
+        payload = _read_json(path, root, gaps, manifest=manifest)
         if payload is None:
             continue
         if not isinstance(payload, dict) or not isinstance(payload.get("samples"), list):
@@ -174,33 +261,41 @@ def read_raw(root: Path, protocol: str, distribution: str, gaps: ErrorSummary) -
     return out
 
 
-def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
+def read_references(root: Path, gaps: ErrorSummary, manifest: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
     """``"<protocol>/<Distribution>"`` -> the release's reference draws; each array whose SHA-256 disagrees with
     the sidecar JSON, or that is not a finite 1-D float array, is a gap and left out."""
     path = root / f"{REFERENCE}.npz"
+    data = _verified_bytes(path, root, gaps, manifest)
+    if data is None:
+        return {}
     try:
-        data = read_bytes(path, MAX_FILE_BYTES)
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: np.asarray(npz[k]) for k in npz.files}
+        arrays = read_npz(path, max_file_bytes=MAX_FILE_BYTES, max_member_bytes=MAX_REFERENCE_MEMBER_BYTES,
+                          max_total_bytes=MAX_REFERENCE_TOTAL_BYTES, data=data)
     except UntrustedFileError as e:
-        gaps.add("missing file" if "missing" in str(e) else "damaged file",
-                 f"{_rel(path, root)}: {str(e).rsplit(': ', 1)[-1]}")
+        kind = "missing file" if "(missing)" in e.reason else "damaged file"
+        gaps.add(kind, f"{_rel(path, root)}: {e.reason}")
         return {}
-    except Exception as e:  # noqa: BLE001 - numpy raises many types on a damaged archive
-        gaps.add("damaged file", f"{_rel(path, root)}: not a readable .npz ({short(str(e) or type(e).__name__, 80)})")
-        return {}
-    sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps) or {}
+    sidecar = _read_json(root / f"{REFERENCE}.json", root, gaps, manifest=manifest) or {}
     sums = sidecar.get("references", {}) if isinstance(sidecar, dict) else {}
+    sizes = statistics.multimode(a.size for a in arrays.values() if a.ndim == 1) if arrays else []
+    usual = max(sizes) if sizes else None
     out = {}
     for key, arr in arrays.items():
         protocol, _, dist = key.partition("/")
         if arr.ndim != 1 or arr.dtype.kind not in "fi" or not np.all(np.isfinite(arr)):
-            gaps.add("damaged reference", f"{key}: not a finite 1-D array of numbers")
+            gaps.add("damaged reference", f"{short(key, 80)}: not a finite 1-D array of numbers")
+            continue
+        if arr.size < MIN_DRAWS or arr.size != usual:  # the release's references all hold RELEASE_N draws
+            gaps.add("damaged reference", f"{short(key, 80)}: {arr.size:,} draw(s), where the release's other "
+                                          f"references hold {usual:,}; left out")
             continue
         arr = arr.astype(np.float64)
         want = sums.get(protocol, {}).get(dist, {}).get("sha256") if isinstance(sums.get(protocol), dict) else None
-        if isinstance(want, str) and hashlib.sha256(arr.tobytes()).hexdigest() != want:
-            gaps.add("damaged reference", f"{key}: SHA-256 differs from the sidecar JSON")
+        if not isinstance(want, str):  # fail closed: an array nobody vouches for is not scored against
+            gaps.add("damaged reference", f"{short(key, 80)}: no SHA-256 in the sidecar JSON; left out")
+            continue
+        if hashlib.sha256(arr.tobytes()).hexdigest() != want:
+            gaps.add("damaged reference", f"{short(key, 80)}: SHA-256 differs from the sidecar JSON")
             continue
         out[key] = arr
     return out
@@ -209,12 +304,13 @@ def read_references(root: Path, gaps: ErrorSummary) -> dict[str, np.ndarray]:
 # ------------------------------------------------------------------------------------------------ scoring
 
 def _main_rows(root: Path, convention: str, alpha: float, seed: int, gaps: ErrorSummary,
-               protocols: tuple[str, ...] = PROTOCOLS) -> list[dict[str, Any]]:
-    refs = read_references(root, gaps) if convention == "release" else {}
+               protocols: tuple[str, ...] = PROTOCOLS,
+               manifest: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    refs = read_references(root, gaps, manifest) if convention == "release" else {}
     rows = []
     for protocol in protocols:
         for dist in DICE_ORDER:
-            found = read_raw(root, protocol, dist, gaps)
+            found = read_raw(root, protocol, dist, gaps, manifest)
             ref = refs.get(f"{protocol}/{dist}") if convention == "release" else law_draws(dist, seed=seed)
             if convention == "release" and ref is None and found:
                 gaps.add("missing reference", f"{protocol}/{dist}: no usable reference draws; "
@@ -253,21 +349,39 @@ def _mcq_letters(questions: Any, convention: str, rel: str, gaps: ErrorSummary) 
     return counts
 
 
-def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str, Any]]:
+#: the most answers a tally may state per letter: far above any release (40 to 1,000 questions), far below what
+#: would overflow the chi-square's floats
+MAX_COUNT = 10**9
+
+
+def _bad_count(dist: Any) -> str | None:
+    """Why a release tally (``{"A": 12, ...}``) cannot be used, or None."""
+    if not isinstance(dist, dict):
+        return "no A-D counts under 'distribution'"
+    for k in MCQ_LETTERS:
+        v = dist.get(k, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_COUNT:
+            return f"the count of {k} under 'distribution' is not a whole number from 0 to {MAX_COUNT:,} " \
+                   f"({short(v, 30)})"
+    return None
+
+
+def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary,
+              manifest: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for model, folder in MCQ_MODELS.items():
         path = root / MCQ_DIR / folder / "all_questions.json"
         source = "all_questions"
-        questions = _read_json(path, root, gaps)
+        questions = _read_json(path, root, gaps, manifest=manifest)
         counts = None if questions is None else _mcq_letters(questions, convention, _rel(path, root), gaps)
         if counts is None:  # the release's own tally, where the questions cannot be read
             stats_path = root / MCQ_DIR / folder / "answer_statistics.json"
-            st = _read_json(stats_path, root, gaps)
+            st = _read_json(stats_path, root, gaps, manifest=manifest)
             dist = st.get("distribution") if isinstance(st, dict) else None
-            if not isinstance(dist, dict) or not all(isinstance(dist.get(k, 0), int) and not isinstance(
-                    dist.get(k, 0), bool) and dist.get(k, 0) >= 0 for k in MCQ_LETTERS):
+            bad = _bad_count(dist)
+            if bad is not None:
                 if st is not None:
-                    gaps.add("damaged file", f"{_rel(stats_path, root)}: no A-D counts under 'distribution'")
+                    gaps.add("damaged file", f"{_rel(stats_path, root)}: {bad}")
                 continue
             counts, source = {k: dist.get(k, 0) for k in MCQ_LETTERS}, "answer_statistics"
         if sum(counts.values()) == 0:
@@ -279,38 +393,53 @@ def _mcq_rows(root: Path, convention: str, gaps: ErrorSummary) -> list[dict[str,
     return rows
 
 
-def _compare(rows: list[dict], root: Path, gaps: ErrorSummary) -> dict[str, Any]:
+def _compare(rows: list[dict], root: Path, gaps: ErrorSummary,
+             manifest: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Max |difference| between our rows and the release's processed files, cell by cell."""
     out: dict[str, Any] = {}
-    main = _read_json(root / MAIN_RESULTS, root, gaps)
+    main = _read_json(root / MAIN_RESULTS, root, gaps, manifest=manifest)
     if isinstance(main, dict):
-        dp, dw, cells, unmatched = [], [], 0, 0
+        dp, dw, cells, unmatched, hostile = [], [], 0, 0, 0
         for r in (r for r in rows if r["table"] == "main"):
             theirs = main.get(r["protocol"], {}).get(r["distribution"], {}) if isinstance(
                 main.get(r["protocol"]), dict) else {}
             cell = theirs.get(r["model"]) if isinstance(theirs, dict) else None
-            if not isinstance(cell, dict) or not all(isinstance(cell.get(k), (int, float)) for k in ("pval", "w1")):
+            if not isinstance(cell, dict) or not all(k in cell for k in ("pval", "w1")):
                 unmatched += 1
                 continue
+            where = f"{MAIN_RESULTS}: {r['protocol']}/{r['distribution']}/{r['model']}"
+            try:  # a NaN or 10**400 is named here, never passed to a max that would hide or overflow on it
+                pval, w1 = finite_number(cell["pval"], "pval"), finite_number(cell["w1"], "w1")
+            except UntrustedNumberError as e:
+                gaps.add("non-finite release value", f"{where}: {e}; cell not compared")
+                hostile += 1
+                continue
             cells += 1
-            r["release_p_value"], r["release_w1"] = float(cell["pval"]), float(cell["w1"])
-            dp.append(abs(r["p_value"] - cell["pval"]))
-            dw.append(abs(r["w1"] - cell["w1"]))
-        out["main"] = {"cells": cells, "unmatched": unmatched, "max_abs_dp": max(dp, default=None),
-                       "max_abs_dw1": max(dw, default=None)}
-    mcq = _read_json(root / MCQ_RESULTS, root, gaps)
+            r["release_p_value"], r["release_w1"] = pval, w1
+            dp.append(abs(r["p_value"] - pval))
+            dw.append(abs(r["w1"] - w1))
+        out["main"] = {"cells": cells, "unmatched": unmatched, "not_finite": hostile,
+                       "max_abs_dp": max(dp, default=None), "max_abs_dw1": max(dw, default=None)}
+    mcq = _read_json(root / MCQ_RESULTS, root, gaps, manifest=manifest)
     if isinstance(mcq, dict) and isinstance(mcq.get("mcq"), dict):
-        same, dp, cells = 0, [], 0
+        same, dp, cells, hostile = 0, [], 0, 0
         for r in (r for r in rows if r["table"] == "mcq"):
             cell = mcq["mcq"].get(r["model"])
-            if not isinstance(cell, dict) or not isinstance(cell.get("p_value"), (int, float)):
+            if not isinstance(cell, dict) or "p_value" not in cell:
+                continue
+            try:
+                pval = finite_number(cell["p_value"], "p_value")
+            except UntrustedNumberError as e:
+                gaps.add("non-finite release value", f"{MCQ_RESULTS}: mcq/{r['model']}: {e}; model not compared")
+                hostile += 1
                 continue
             cells += 1
             theirs = cell.get("counts") if isinstance(cell.get("counts"), dict) else {}
             same += all(theirs.get(k) == r["counts"][k] for k in MCQ_LETTERS)
-            r["release_p_value"] = float(cell["p_value"])
-            dp.append(abs(r["p_value"] - cell["p_value"]))
-        out["mcq"] = {"models": cells, "counts_equal": same, "max_abs_dp": max(dp, default=None)}
+            r["release_p_value"] = pval
+            dp.append(abs(r["p_value"] - pval))
+        out["mcq"] = {"models": cells, "counts_equal": same, "not_finite": hostile,
+                      "max_abs_dp": max(dp, default=None)}
     return out
 
 
@@ -343,7 +472,8 @@ def _checked_root(release: str | Path, convention: str) -> Path:
 
 
 def main_table(release: str | Path, protocols: Any = PROTOCOLS, convention: str = "release",
-               alpha: float = DICE_ALPHA, seed: int = 0) -> tuple[list[dict[str, Any]], ErrorSummary]:
+               alpha: float = DICE_ALPHA, seed: int = 0,
+               manifest: Any = PUBLISHED) -> tuple[list[dict[str, Any]], ErrorSummary]:
     """The main table's rows of ``protocols`` only (one row per protocol, law and model, as :func:`reproduce_dice`
     gives them) and the gaps met reading them: what ``ub report --published`` and ``ub compare --published``
     put beside a lab's run. A folder without the release's layout, an unknown convention or protocol is a
@@ -353,19 +483,22 @@ def main_table(release: str | Path, protocols: Any = PROTOCOLS, convention: str 
     bad = [p for p in protocols if p not in PROTOCOLS]
     if bad:
         raise ValueError(f"unknown dice protocol {bad[0]!r}; the release has {', '.join(PROTOCOLS)}")
+    sums = load_manifest(manifest)
     gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
-    return _main_rows(root, convention, alpha, seed, gaps, protocols), gaps
+    return _main_rows(root, convention, alpha, seed, gaps, protocols, sums), gaps
 
 
 def reproduce_dice(release: str | Path, convention: str = "release", alpha: float = DICE_ALPHA,
-                   seed: int = 0) -> dict[str, Any]:
-    """Both tables from a release checkout. Returns ``{"convention", "alpha", "rows", "summary", "comparison",
-    "gaps": ErrorSummary}``; a folder without the release's layout or an unknown convention is a one-line
-    ValueError."""
+                   seed: int = 0, manifest: Any = PUBLISHED) -> dict[str, Any]:
+    """Both tables from a release checkout, every file checked against ``manifest`` (:func:`load_manifest`: by
+    default the published release's checksums). Returns ``{"convention", "alpha", "rows", "summary",
+    "comparison", "gaps": ErrorSummary}``; a folder without the release's layout, an unknown convention or an
+    unreadable manifest is a one-line ValueError."""
     root = _checked_root(release, convention)
+    sums = load_manifest(manifest)
     gaps = ErrorSummary(keep=MAX_GAPS_NAMED)
-    rows = _main_rows(root, convention, alpha, seed, gaps) + _mcq_rows(root, convention, gaps)
-    comparison = _compare(rows, root, gaps)
+    rows = _main_rows(root, convention, alpha, seed, gaps, manifest=sums) + _mcq_rows(root, convention, gaps, sums)
+    comparison = _compare(rows, root, gaps, sums)
     return {"convention": convention, "alpha": alpha, "rows": rows, "summary": _summary(rows, alpha),
             "comparison": comparison, "gaps": gaps}
 
@@ -416,11 +549,17 @@ def format_report(result: Mapping[str, Any]) -> str:
         m = cmp_["main"]
         lines.append(f"against the release's {MAIN_RESULTS}: {m['cells']} cells, max |dp| "
                      f"{_num(m['max_abs_dp'], '.3g')}, max |dW1| {_num(m['max_abs_dw1'], '.3g')}"
-                     + (f", {m['unmatched']} of our cells not in it" if m["unmatched"] else ""))
+                     + (f", {m['unmatched']} of our cells not in it" if m["unmatched"] else "")
+                     + (f", {m['not_finite']} release value not a finite number (a gap)"
+                        if m.get("not_finite") == 1 else
+                        f", {m['not_finite']} release values not finite numbers (gaps)" if m.get("not_finite")
+                        else ""))
     if "mcq" in cmp_:
         m = cmp_["mcq"]
         lines.append(f"against the release's MCQ results: {m['counts_equal']} of {m['models']} models with equal "
-                     f"counts, max |dp| {_num(m['max_abs_dp'], '.3g')}")
+                     f"counts, max |dp| {_num(m['max_abs_dp'], '.3g')}"
+                     + (f", {m['not_finite']} release p-value(s) not finite numbers (gaps)" if m.get("not_finite")
+                        else ""))
     gaps: ErrorSummary = result["gaps"]
     if gaps.total:
         lines += ["", f"{gaps.total} gap(s): " + ", ".join(f"{n} x {k}" for k, n in gaps.counts.most_common())]
@@ -439,7 +578,8 @@ def _json_value(x: Any) -> Any:
 
 
 def _cmd(args: Any) -> int:
-    result = reproduce_dice(args.release, convention=args.convention, alpha=args.alpha)
+    result = reproduce_dice(args.release, convention=args.convention, alpha=args.alpha,
+                            manifest=args.manifest or PUBLISHED)
     gaps: ErrorSummary = result["gaps"]
     if args.json:
         doc = {"convention": result["convention"], "alpha": result["alpha"], "rows": result["rows"],
@@ -459,6 +599,9 @@ def add_parser(sub: Any) -> None:
                    help="release: the release's tests (two-sample KS against its reference draws, pooled chi2); "
                         "default: exact one-sample tests against the stated law (default: release)")
     p.add_argument("--alpha", type=_alpha, default=DICE_ALPHA, help="significance level (default 0.01)")
+    p.add_argument("--manifest", metavar="FILE", help="SHA-256 checksums of the release's files to check against "
+                                                      f"(default: ${MANIFEST_ENV}, else the published release's, "
+                                                      "shipped with ub)")
     p.add_argument("--json", action="store_true", help="one JSON document: rows (table main / mcq), summary, "
                                                        "comparison, gaps, gap_count, gap_kinds")
     p.set_defaults(func=_cmd)

@@ -20,7 +20,10 @@ question text (the last ``(A) ... (B) ...`` run of options, or ``Options: - Yes 
 
 Archives and CSVs are untrusted input: only regular ``.csv`` members are read, none over
 :data:`MAX_MEMBER_BYTES`, at most :data:`MAX_MEMBERS` per archive, CSV fields up to :data:`MAX_FIELD_CHARS`;
-nothing is extracted to disk. A member or row that cannot be read is one counted error (the first few printed
+nothing is extracted to disk. The archives and the stored ``stability_eval*.csv`` are opened through the gate
+(:mod:`ub_core.release_tools.untrusted`): a FIFO, device or socket under such a name is one named error and never
+opened for reading, a CSV over the cap is refused before it is read. A member or row that cannot be read is one
+counted error (the first few printed
 whole), never a crash; the exit status is then 1. The old-format runs of the v2 paper
 (``experiments/v2/runs.tgz``, no ``model`` column) are reported as such and not scored.
 """
@@ -33,6 +36,7 @@ import csv
 import io
 import json
 import math
+import os
 import statistics
 import sys
 import tarfile
@@ -45,7 +49,8 @@ from typing import Any, Iterable, Iterator, TextIO
 from ..metrics.stability import stability_summary
 from ..parsing.mcq import LETTERS, read_mcq
 from ..parsing.release_mcq import AMBIGUOUS, MISSING, RELEASE_WORD_TASKS, read_release, release_letters
-from ..release_tools.untrusted import ErrorSummary, UntrustedJSONError, loads, short
+from ..release_tools.untrusted import (ErrorSummary, NotRegularFileError, UntrustedFileError, UntrustedJSONError, loads,
+                                       open_regular, read_bytes, short)
 
 __all__ = ["add_parser", "read_release_dir", "score_run_set", "stored_row", "compare", "format_report",
            "options_from_question", "RunSet", "PANDAS_NA", "MAX_MEMBER_BYTES", "MAX_MEMBERS", "MAX_FIELD_CHARS",
@@ -170,7 +175,7 @@ def _archive_members(path: Path, label: str, errors: ErrorSummary) -> Iterator[t
     names the archive in messages."""
     seen = 0
     try:
-        with tarfile.open(path, "r:*") as tar:
+        with os.fdopen(open_regular(path, follow_links=True), "rb") as fh, tarfile.open(fileobj=fh, mode="r:*") as tar:
             for member in tar:
                 seen += 1
                 if seen > MAX_MEMBERS:
@@ -191,6 +196,8 @@ def _archive_members(path: Path, label: str, errors: ErrorSummary) -> Iterator[t
                 if fh is None:
                     continue
                 yield where, fh.read(MAX_MEMBER_BYTES + 1)
+    except NotRegularFileError as e:
+        errors.add("unreadable archive", f"{label}: {e}; skipped")
     except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
         errors.add("unreadable archive", f"{label}: unreadable after {seen:,} member(s) "
                                          f"({type(e).__name__}: {short(str(e), 80)}); rest skipped")
@@ -269,10 +276,14 @@ def read_stored(exp_dir: Path, errors: ErrorSummary) -> dict[tuple, list[dict[st
     """The stored summary rows of one experiment folder, by run-set key."""
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for path in sorted(exp_dir.glob("stability_eval*.csv")):
-        if path.stat().st_size > MAX_MEMBER_BYTES:
-            errors.add("member too large", f"{exp_dir.name}/{path.name}: over {MAX_MEMBER_BYTES:,} bytes; skipped")
+        try:  # the gate: a FIFO or a device named like a summary is refused by name, a large file before reading
+            data = read_bytes(path, MAX_MEMBER_BYTES)
+        except UntrustedFileError as e:
+            why = e.reason
+            errors.add("member too large" if "byte limit" in why else "unreadable member",
+                       f"{exp_dir.name}/{path.name}: {why}; skipped")
             continue
-        for n, row in enumerate(_csv_rows(path.read_bytes(), f"{exp_dir.name}/{path.name}", errors, _STORED),
+        for n, row in enumerate(_csv_rows(data, f"{exp_dir.name}/{path.name}", errors, _STORED),
                                 start=2):
             try:
                 key, counts = stored_row(row)
