@@ -382,6 +382,7 @@ def _retrain(names) -> None:
         try:
             build_tiny_trained(tmp, seed=spec["seed"], threads=spec["threads"], verbose=True)
             shutil.rmtree(target, ignore_errors=True)
+            tmp.chmod(0o755)  # mkdtemp's 0700 would keep the model from other users (a jail's uid, a CI user)
             tmp.rename(target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
