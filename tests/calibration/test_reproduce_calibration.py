@@ -3,12 +3,37 @@ the colors rows reproduce (within 0.02 at the paper's two decimals) once equal-c
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 
+import ub_core.reproduce.calibration as calibration_module
 from ub_core.cli import main
-from ub_core.reproduce.calibration import DATASETS, PAPER_BASELINES, reproduce_calibration
+from ub_core.reproduce.calibration import (
+    DATASETS,
+    PAPER_BASELINES,
+    reproduce_calibration,
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_computation_per_arguments():
+    """``ub reproduce calibration`` as JSON and as text computes the same rows (seconds of baselines over 5 seeds):
+    the command's computation runs once per distinct set of arguments in this module, and each call gets its own
+    copy of the result. The rows are checked in one test, their rendering in another; both go through ``main``."""
+    real, results = calibration_module.reproduce_calibration, {}
+
+    def once(*args, **kw):
+        key = repr((args, sorted(kw.items())))
+        if key not in results:
+            results[key] = real(*args, **kw)
+        return copy.deepcopy(results[key])
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(calibration_module, "reproduce_calibration", once)
+    yield
+    patch.undo()
 
 
 def _colors_gaps(rows):
