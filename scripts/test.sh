@@ -36,7 +36,9 @@ fi
 # Every core (pytest-xdist, in the test extras), unless the caller chose the workers (-n) or turned xdist off. Each
 # test module runs on one worker (--dist loadscope): a module's expensive module-scoped fixtures (framework runs,
 # whole-bank scorings: tens of seconds each) are then built once, not once per worker that the module's tests reach.
-workers=(-n auto --dist loadscope)
+# The costliest modules go out first (tests/support/xdist_order.py): xdist's own order (most tests first) left the few
+# long ones (a fresh venv, framework subprocesses) to the end, run by one worker while the other sat idle.
+workers=(-n auto --dist loadscope --no-loadscope-reorder -p tests.support.xdist_order)
 for arg in "$@"; do
     case "$arg" in -n|-n*|--numprocesses*|no:xdist) workers=() ;; esac
 done

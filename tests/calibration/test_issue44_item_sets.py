@@ -1,5 +1,6 @@
 """Issue 44 item 8: calibration baselines and model runs score one item set, and ``ub reproduce calibration``
-carries its settings and the random baselines' spread over seeds.
+carries its settings and the random baselines' spread over seeds (that test is in test_reproduce_calibration.py, which
+computes the command's default rows once for all its tests).
 
 The finding: the baselines left the equal-count items (a tenth of colors and wordproblems) out and the model runs
 kept them, so a model that behaves exactly like Pick Higher (all mass on the higher count; on equal counts, all on
@@ -17,7 +18,6 @@ from ub_core.logprob.option_logprob import canonical_variant
 from ub_core.metrics import calibration_baselines
 from ub_core.metrics.calibration import calibration_item_set, has_equal_counts
 from ub_core.problems import OptionItem, load_bank
-from ub_core.reproduce.calibration import reproduce_calibration
 
 
 def _pick_higher_logprobs(item: OptionItem, choices) -> list[tuple[float, bool]]:
@@ -29,7 +29,11 @@ def _pick_higher_logprobs(item: OptionItem, choices) -> list[tuple[float, bool]]
 
 def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
     pytest.importorskip("lm_eval")
-    from ub_lmeval.option_logprob_hooks import nanmean, option_logprob_docs, process_results_option_logprob
+    from ub_lmeval.option_logprob_hooks import (
+        nanmean,
+        option_logprob_docs,
+        process_results_option_logprob,
+    )
 
     docs = option_logprob_docs("calibration", "colors")
     wd = [float(process_results_option_logprob(d, _pick_higher_logprobs(OptionItem.from_record(json.loads(
@@ -67,22 +71,3 @@ def test_inspect_task_scores_the_same_item_set_and_says_so():
     tie = next(i for i in items if has_equal_counts(i))
     with pytest.raises(ValueError, match="equal_counts=keep"):
         calibration(ids=tie.id)
-
-
-@pytest.mark.slow
-def test_reproduce_rows_carry_settings_and_random_spread():
-    result = reproduce_calibration()
-    rows = result["rows"]
-    for r in rows:
-        assert r["edition"] == "subset" and r["seeds"] == [0, 1, 2, 3, 4] and r["equal_counts"] == "drop"
-        assert r["n_items"] == {"colors": 1470, "wordproblems": 904, "distributions": 888}[r["dataset"]]
-        assert r["n_left_out"] == {"colors": 180, "wordproblems": 104, "distributions": 0}[r["dataset"]]
-        assert "note" in r
-    cold = next(r for r in rows if r["baseline"] == "Random T=0.01" and r["dataset"] == "wordproblems"
-                and r["table"].startswith("Table 4"))
-    assert [round(v, 3) for v in cold["per_seed"][:3]] == [0.691, 0.702, 0.671]
-    assert cold["ours"] == pytest.approx(sum(cold["per_seed"]) / 5, abs=1e-12)
-    assert cold["min"] == min(cold["per_seed"]) and cold["max"] == max(cold["per_seed"]) and cold["sd"] > 0.005
-    fixed = next(r for r in rows if r["baseline"] == "Pick Higher" and r["dataset"] == "colors")
-    assert fixed["per_seed"] is None and fixed["sd"] is None
-    assert "wordproblems" in next(r for r in rows if r["dataset"] == "wordproblems")["note"]

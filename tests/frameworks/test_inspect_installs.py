@@ -4,8 +4,9 @@ finding 4), each in a fresh virtual environment with nothing but this package an
 Inspect recorded the editable install's task module as a loose task file (the distribution, ``unpredictabench``,
 is not named like the import package, ``ub_inspect``), and ``eval-retry`` then failed with
 ``ModuleNotFoundError: No module named '<checkout>/ub_inspect/ksn/ksn'``. Both installs must now retry an
-interrupted run to completion and re-score its log. One venv per test session holds the dependencies; each test
-installs the package its own way on top of it (``--no-deps``, seconds).
+interrupted run to completion and re-score its log. One venv per test session holds the dependencies, installed
+with a wheel of this package built once; each test installs the package its own way on top of it (``--no-deps``,
+seconds): the checkout editable, or that wheel again.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _run(venv_dir: Path, args: list[str], cwd: Path, timeout: int = 600) -> subp
     imports the package as installed there."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(args, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-3000:])
     return proc
 
@@ -64,15 +65,19 @@ def _source_copy(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def inspect_venv(tmp_path_factory) -> Path:
-    """A fresh venv with this package's ``inspect`` extra installed (from a copy of the sources)."""
+def inspect_venv(tmp_path_factory) -> tuple[Path, Path]:
+    """A fresh venv with this package's ``inspect`` extra installed, and the wheel it was installed from (built once
+    from a copy of the sources; the wheel test installs this same wheel again)."""
     base = tmp_path_factory.mktemp("inspect_venv")
     venv_dir = base / "venv"
     venv.EnvBuilder(with_pip=True).create(venv_dir)
     src = _source_copy(base / "src")
-    _run(venv_dir, [str(venv_dir / "bin" / "python"), "-m", "pip", "install", "-q", f"{src}[inspect]"], base,
-         timeout=900)
-    return venv_dir
+    python = str(venv_dir / "bin" / "python")
+    wheels = base / "wheels"
+    _run(venv_dir, [python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(src)], base, timeout=900)
+    (wheel,) = wheels.glob("unpredictabench-*.whl")
+    _run(venv_dir, [python, "-m", "pip", "install", "-q", f"{wheel}[inspect]"], base, timeout=900)
+    return venv_dir, wheel
 
 
 def _retry_and_rescore(venv_dir: Path, work: Path, install: list[str], expect_origin: Path) -> None:
@@ -100,16 +105,13 @@ def _retry_and_rescore(venv_dir: Path, work: Path, install: list[str], expect_or
 
 def test_eval_retry_from_an_editable_install(inspect_venv, tmp_path):
     """The README's install: ``pip install -e .[inspect]`` of this checkout."""
-    _retry_and_rescore(inspect_venv, tmp_path, ["-e", str(ROOT)], ROOT)
+    venv_dir, _ = inspect_venv
+    _retry_and_rescore(venv_dir, tmp_path, ["-e", str(ROOT)], ROOT)
 
 
 def test_eval_retry_from_a_wheel_install(inspect_venv, tmp_path):
-    src = _source_copy(tmp_path / "src")
-    wheels = tmp_path / "wheels"
-    _run(inspect_venv, [str(inspect_venv / "bin" / "python"), "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                        str(wheels), str(src)], tmp_path, timeout=900)
-    (wheel,) = wheels.glob("unpredictabench-*.whl")
-    site = Path(_run(inspect_venv, [str(inspect_venv / "bin" / "python"), "-c",
-                                    "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+    venv_dir, wheel = inspect_venv
+    site = Path(_run(venv_dir, [str(venv_dir / "bin" / "python"), "-c",
+                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                      tmp_path).stdout.strip())
-    _retry_and_rescore(inspect_venv, tmp_path, [str(wheel)], site)
+    _retry_and_rescore(venv_dir, tmp_path, [str(wheel)], site)
