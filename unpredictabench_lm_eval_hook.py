@@ -156,6 +156,11 @@ class _Loader(importlib.abc.Loader):
     def create_module(self, spec):
         return self.real.create_module(spec)
 
+    def __getattr__(self, name):
+        # everything else is the real loader's: `python -m lm_eval` (runpy) asks it for get_code, tools for
+        # get_source or is_package
+        return getattr(self.real, name)
+
     def exec_module(self, module) -> None:
         self.real.exec_module(module)
         try:

@@ -28,7 +28,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .release_tools.untrusted import NotRegularFileError, open_regular
+from .untrusted import NotRegularFileError, open_regular
 
 __all__ = ["cache_dir", "truth_path", "problem_fingerprint", "cached_truth", "build_truth", "CACHE_FORMAT"]
 

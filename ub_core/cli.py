@@ -281,7 +281,7 @@ def _score_input(args) -> tuple[list[str], dict, list[str], tuple | None]:
     try:
         if args.samples == "-":
             return sys.stdin.read().splitlines(), {}, [], None
-        from .release_tools.untrusted import UntrustedFileError, read_bytes
+        from .untrusted import UntrustedFileError, read_bytes
 
         return read_bytes(path, SAMPLES_MAX_BYTES).decode("utf-8", "replace").splitlines(), {}, [], None
     except UntrustedFileError as e:

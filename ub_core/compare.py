@@ -212,12 +212,12 @@ def compare_records(fam: str, key: str, ra: Sequence, rb: Sequence, name_a: str 
     if fam == "dice" and key == "w1":
         # a law without a finite mean (Cauchy) has a W1 without a finite scale: paired with the others its
         # difference alone would be the variance (ub_core.metrics.dice.W1_WITHOUT_SCALE)
-        from .metrics.dice import W1_WITHOUT_SCALE
-        from .report.dice import _law_of
+        from .metrics.dice import W1_WITHOUT_SCALE, law_name
 
         for k, r in list({**ib, **ia}.items()):
-            if _law_of(r) in W1_WITHOUT_SCALE:  # counted once per problem, in both runs or in one
-                reason = f"W1 without a finite scale ({_law_of(r)}: no mean)"
+            law = law_name(r.payload.get("law"), r.problem_id)
+            if law in W1_WITHOUT_SCALE:  # counted once per problem, in both runs or in one
+                reason = f"W1 without a finite scale ({law}: no mean)"
                 why[reason] = why.get(reason, 0) + 1
                 ia.pop(k, None)
                 ib.pop(k, None)

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import metrics
-from .release_tools import untrusted
+from . import untrusted
 from .metric_spec import MetricSpec, direction, per_n_key, run_specs
 from .problems import Problem, UnknownProblemError, get_problem
 
@@ -342,7 +342,7 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
     """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches).
 
     Every line that cannot be read adds one ``"line N: reason"`` to ``errors``: invalid JSON, JSON nested too
-    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.release_tools.untrusted.loads`). An integer too large for a float counts as one failed
+    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.untrusted.loads`). An integer too large for a float counts as one failed
     value. An optional non-negative integer ``n_failed`` adds replies that failed before the values were
     recorded (an Inspect log's failure count). ``counter[0]`` receives the number of non-blank lines."""
     merged: dict[str, dict] = {}

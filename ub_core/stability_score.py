@@ -26,7 +26,7 @@ and makes the exit status 1:
 
 - a line that is not a JSON object with the right fields and types: skipped. That includes a line that is not
   UTF-8, JSON nested too deeply, an integer over Python's digit limit, a key given twice (which copy is meant
-  cannot be told; :func:`ub_core.release_tools.untrusted.loads`), an empty option text, and a gold text that two
+  cannot be told; :func:`ub_core.untrusted.loads`), an empty option text, and a gold text that two
   options share (give the letter). Two options with the same text (real MMLU and BBH questions have them) are
   kept: letters are read as usual, and a reply that names the shared text is unreadable as ambiguous between
   those options;
@@ -36,7 +36,7 @@ and makes the exit status 1:
   first few, and the question is **excluded** from every metric of its task (never filled in), counted in
   ``excluded_questions``.
 
-The errors are summarised (:class:`ub_core.release_tools.untrusted.ErrorSummary`): all are counted by kind, the first
+The errors are summarised (:class:`ub_core.untrusted.ErrorSummary`): all are counted by kind, the first
 :data:`ERRORS_SHOWN` are printed whole, then one line with the counts of the rest, so the output stays small
 whatever the input (before, 4,000 lines of distinct runs printed 92 MB, growing with the square of the input).
 ``--json`` holds ``errors`` (the first few), ``error_count`` and ``error_kinds``.
@@ -59,7 +59,7 @@ from typing import Any, Iterable, TextIO
 
 from .parsing.mcq import LETTERS, read_mcq
 from .parsing.release_mcq import read_release
-from .release_tools.untrusted import ErrorSummary, UntrustedJSONError, loads, short
+from .untrusted import ErrorSummary, UntrustedJSONError, loads, short
 from .metrics import CONVENTIONS, agreement_summary, check_convention, log_unreadable, stability_summary
 
 __all__ = ["score_lines", "score_file", "format_table", "add_parser", "KEYS", "ERRORS_SHOWN"]
@@ -237,7 +237,7 @@ def score_file(path: str, convention: str = "paper") -> tuple[dict[str, dict[str
     the file cannot be read."""
     if path == "-":
         return score_lines(sys.stdin.buffer, "<stdin>", convention)
-    from .release_tools.untrusted import NotRegularFileError, open_regular
+    from .untrusted import NotRegularFileError, open_regular
 
     try:  # the gate: a FIFO would block, a device never end (lines are read one at a time, each bounded)
         fh = os.fdopen(open_regular(path, follow_links=True), "rb")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ub_core.release_tools.untrusted import NotRegularFileError, open_regular
+from ub_core.untrusted import NotRegularFileError, open_regular
 
 __all__ = ["is_inspect_log", "log_records", "read_for_scoring", "LogScoring", "scoring_options"]
 

@@ -54,7 +54,7 @@ from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompleti
 from lm_eval.models.utils import postprocess_generated_text
 
 from ub_core.parsing import invalid_reply, invalid_reply_reason
-from ub_core.release_tools.untrusted import loads, short
+from ub_core.untrusted import loads, short
 
 from .grouping import group_repeats
 

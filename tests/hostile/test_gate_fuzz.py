@@ -23,7 +23,7 @@ _CHILD = r'''
 import io, json, os, socket, sys, time, zipfile
 from pathlib import Path
 import numpy as np
-from ub_core.release_tools import untrusted as G
+from ub_core import untrusted as G
 
 tmp = Path(sys.argv[1])
 MB = 2**20

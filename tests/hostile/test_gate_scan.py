@@ -1,4 +1,4 @@
-"""Every file the package reads from a path goes through the gate (:mod:`ub_core.release_tools.untrusted`):
+"""Every file the package reads from a path goes through the gate (:mod:`ub_core.untrusted`):
 this scan fails when a module of ``ub_core``, ``ub_inspect`` or ``ub_lmeval`` opens or parses a path for reading
 any other way (``open(``, ``Path.open``/``read_text``/``read_bytes``, ``json.load``, ``np.load``,
 ``zipfile.ZipFile``, ``tarfile.open``, ``csv`` on a file, ``pickle.load``, ``pandas.read_*``, ``os.open``...), save
@@ -15,7 +15,7 @@ PACKAGES = ("ub_core", "ub_inspect", "ub_lmeval")
 
 #: (module, a fragment of the line's source) -> why it is no outside input or is already behind the gate
 ALLOWED = {
-    ("ub_core/release_tools/untrusted.py", ""): "the gate itself",
+    ("ub_core/untrusted.py", ""): "the gate itself",
     ("ub_core/release_tools/jail.py", ""): "kernel files (/proc/self, the cgroup file systems), not user input",
     ("ub_core/release_tools/jail_watchdog.py", ""): "kernel files under /proc of the jailed processes",
     ("ub_core/release_tools/outdir.py", ""): "ub's own output folder, opened by folder descriptor with O_NOFOLLOW "
@@ -98,7 +98,7 @@ def test_no_module_reads_a_path_outside_the_gate():
             for lineno, what in reads(source):
                 if not _allowed(rel, lines[lineno - 1]):
                     outside.append(f"{rel}:{lineno}: {what} {lines[lineno - 1].strip()[:100]}")
-    assert not outside, "reads outside the gate (use ub_core.release_tools.untrusted, or allow-list with a " \
+    assert not outside, "reads outside the gate (use ub_core.untrusted, or allow-list with a " \
                         "reason):\n" + "\n".join(outside)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from ub_core.cli import main
 from ub_core.reproduce import stability as rs
-from ub_core.release_tools.untrusted import ErrorSummary
+from ub_core.untrusted import ErrorSummary
 
 COLUMNS = ["", "model", "model_config", "task", "task_config", "rubric", "rubric_id", "question", "gt", "prompt",
            "run", "response", "date"]

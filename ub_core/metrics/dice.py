@@ -44,7 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
+__all__ = ["law_name", "DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
            "DEFAULT_TRUTH_DRAWS", "DEFAULT_MC_DRAWS", "MCQ_LETTERS", "release_chi2", "release_pvalue",
            "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate", "RELEASE_REFERENCE_DRAWS", "dice_row",
            "W1_WITHOUT_SCALE"]
@@ -103,6 +103,14 @@ DICE_LAWS: dict[str, DiceLaw] = {law.name: law for law in (
     _law("Logistic", "Tier III", "continuous", {"loc": 0, "scale": 1}, lambda: stats.logistic(0, 1)),
 )}
 DICE_ORDER: tuple[str, ...] = tuple(DICE_LAWS)
+
+
+def law_name(law: object, problem_id: str) -> str:
+    """The dice law a scored sample belongs to: its payload's ``law`` where that names one, else the law whose
+    problem id (``dice-<law>``) it carries, else the id itself."""
+    if law in DICE_LAWS:
+        return str(law)
+    return next((name for name in DICE_ORDER if problem_id == f"dice-{name.lower()}"), str(problem_id))
 #: The laws without a finite mean (Cauchy), whose W1 to draws has no finite scale: W1 = integral |F_n - F| dx is
 #: finite in expectation only for a law with a finite first moment, so a Cauchy W1 is ruled by the few largest
 #: draws (1e6 beside the others' 0.05). Summaries over laws leave them out of means (``ub report``'s

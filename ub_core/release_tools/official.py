@@ -49,7 +49,7 @@ import numpy as np
 
 from ..problems.base import Problem
 from ..problems.ksn.release_names import normalise_category, release_folder_info  # noqa: F401 (re-exported)
-from .untrusted import NotRegularFileError, open_regular
+from ..untrusted import NotRegularFileError, open_regular
 
 __all__ = ["load_official", "load_official_rows", "load_ground_truth", "official_problem", "OfficialDataError",
            "normalise_category", "release_folder_info", "load_answer_mapping", "load_release_truth"]
@@ -97,7 +97,7 @@ def _rows_from_file(path: Path) -> list[dict]:
 
 def _read_regular(path: Path) -> bytes:
     """A release file's bytes; only a regular file is opened (a device node or FIFO named like a release file is
-    not: :func:`~ub_core.release_tools.untrusted.open_regular`)."""
+    not: :func:`~ub_core.untrusted.open_regular`)."""
     try:
         fd = open_regular(path, follow_links=True)
     except NotRegularFileError:

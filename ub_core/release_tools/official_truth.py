@@ -43,7 +43,7 @@ A record is written as UTF-8 (``ensure_ascii=False``: a label takes in the recor
 an accepted output whose record would pass ``MAX_RECORD_BYTES`` fails its program with one line, so every record
 written can be read back; a uid whose record cannot be read back when the values file is written is counted as
 failed. Only regular files are opened from a release
-(:func:`~ub_core.release_tools.untrusted.open_regular`): a link, FIFO or device node named ``<uid>.py`` is a
+(:func:`~ub_core.untrusted.open_regular`): a link, FIFO or device node named ``<uid>.py`` is a
 one-line failure and never opened.
 """
 
@@ -66,7 +66,7 @@ from .jail import NOT_PROTECTED, JailError, Sandbox, prepare
 from .jail import run as run_jailed
 from .official_output import OutputReader, parse_output  # parse_output: part of this module's API
 from .outdir import Folder, OutDir, RefusedPath, TooLarge
-from .untrusted import NotRegularFileError, open_regular
+from ..untrusted import NotRegularFileError, open_regular
 from ..terminal import escape_controls
 
 __all__ = ["Limits", "Job", "Outcome", "find_programs", "run_program", "parse_output", "build_truth",
@@ -162,7 +162,7 @@ MAX_PROGRAM_BYTES = 16 * _MB
 def program_sha256(path: Path) -> str:
     """SHA-256 of a program file; ``ValueError`` (one line) for anything but a regular file of at most 16 MB in a
     folder that is not a link: a link could point the jail at (and bind read-only) a folder of the user's. Only a
-    regular file is ever opened (:func:`~ub_core.release_tools.untrusted.open_regular`): a device node is not."""
+    regular file is ever opened (:func:`~ub_core.untrusted.open_regular`): a device node is not."""
     if path.parent.is_symlink():
         raise ValueError("its task folder is a symbolic link (not followed)")
     try:

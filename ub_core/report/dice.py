@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..metrics import wilson_interval
-from ..metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, DICE_TIERS, W1_WITHOUT_SCALE
-from ..release_tools.untrusted import short
+from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, DICE_TIERS, W1_WITHOUT_SCALE,
+                            law_name)
+from ..untrusted import short
 from .records import SampleRecord, SampleTable, finite_or_none
 from .tables import PROVENANCE, Table
 
@@ -167,10 +168,7 @@ def published_records(release: PublishedRelease, setting: DiceSetting, model: st
 # ------------------------------------------------------------------------------------------------ tables
 
 def _law_of(r: SampleRecord) -> str:
-    law = r.payload.get("law")
-    if law in DICE_LAWS:
-        return str(law)
-    return next((name for name in DICE_ORDER if r.problem_id == f"dice-{name.lower()}"), str(r.problem_id))
+    return law_name(r.payload.get("law"), r.problem_id)
 
 
 def _rate(recs: Sequence[SampleRecord]) -> tuple[float | None, float | None, float | None, int]:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
                            REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
-from ..release_tools.untrusted import short
+from ..untrusted import short
 from ..metrics.intervals import clip_roundoff
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",

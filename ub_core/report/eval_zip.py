@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from ..release_tools.untrusted import NotRegularFileError, UnpackBudget, open_regular
+from ..untrusted import NotRegularFileError, UnpackBudget, open_regular
 
 __all__ = ["oversized_member"]
 

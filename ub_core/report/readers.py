@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..release_tools.untrusted import (NotRegularFileError, UnpackBudget, UntrustedFileError, iter_lines, loads,
+from ..untrusted import (NotRegularFileError, UnpackBudget, UntrustedFileError, iter_lines, loads,
                                        open_regular, read_text)
 from .eval_zip import oversized_member
 from .eval_families import STABILITY_KEYS, extract_all, value_problem

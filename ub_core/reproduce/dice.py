@@ -30,7 +30,7 @@ the sidecar does not vouch for or of another size than the others is left out, a
 a finite number (``NaN``, ``10**400``) is a gap of its own, never hidden in a summary.
 
 The files are outside input: each is read with a size cap (:data:`MAX_FILE_BYTES`), JSON through
-:func:`~ub_core.release_tools.untrusted.loads`; a missing or damaged file, a non-finite or non-numeric draw (counted
+:func:`~ub_core.untrusted.loads`; a missing or damaged file, a non-finite or non-numeric draw (counted
 and dropped), a stated count that disagrees with the draws, a missing model cell, is one named, counted gap, never
 a crash. The exit status is 1 when there is a gap.
 """
@@ -51,7 +51,7 @@ import numpy as np
 from ..metrics.dice import (DICE_ALPHA, DICE_CONVENTIONS, DICE_LAWS, DICE_ORDER, MCQ_LETTERS, dice_scores,
                             law_draws, letter_uniformity, passes)
 from ..parsing.answer_key import read_answer_key
-from ..release_tools.untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, UntrustedNumberError,
+from ..untrusted import (ErrorSummary, UntrustedFileError, UntrustedJSONError, UntrustedNumberError,
                                        finite_number, loads, read_bytes, read_npz, read_text, short)
 
 __all__ = ["PROTOCOLS", "MODELS", "MCQ_MODELS", "PAPER_PASS_PERCENT", "MAX_FILE_BYTES", "RELEASE_N",

@@ -20,7 +20,7 @@ release convention, and our reader (:func:`~ub_core.parsing.odds.parse_percentil
 in each convention; beside them the parse failures of each side (a release ``answer`` that is not a number in range,
 as its tutorial drops; a reply our reader cannot read).
 
-The release's files are outside input: each is read with :func:`~ub_core.release_tools.untrusted.read_text` (size cap, UTF-8), a
+The release's files are outside input: each is read with :func:`~ub_core.untrusted.read_text` (size cap, UTF-8), a
 file that cannot be read or lacks the columns is one counted error line, a row without a readable question is a
 counted failure, and a missing file leaves its distribution out of the cell (listed).
 """
@@ -41,7 +41,7 @@ import numpy as np
 from ..metrics.odds import across_distributions, ks_statistic
 from ..parsing.odds import parse_percentile, parse_probability
 from ..problems.odds import CONVENTIONS, REAL_WORLD, odds_items
-from ..release_tools.untrusted import ErrorSummary, UntrustedFileError, read_text, short
+from ..untrusted import ErrorSummary, UntrustedFileError, read_text, short
 
 __all__ = ["PAPER_TABLE1", "PAPER_TABLE2", "Cell", "read_release_csv", "reproduce_odds", "format_tables",
            "add_parser"]
@@ -115,7 +115,7 @@ def _json_float(x: float) -> float | None:
 # ------------------------------------------------------------------------------------------------ reading
 
 def read_release_csv(path: Path) -> list[tuple[str, str, str]]:
-    """The ``(prompt, answer, reply)`` rows of one release CSV, or :class:`~ub_core.release_tools.untrusted.UntrustedFileError`
+    """The ``(prompt, answer, reply)`` rows of one release CSV, or :class:`~ub_core.untrusted.UntrustedFileError`
     with a one-line reason (unreadable, too large, not UTF-8, not CSV, no ``prompt``/``answer``/``reasoning``
     header, a row of another width)."""
     text = read_text(path, MAX_FILE_BYTES)

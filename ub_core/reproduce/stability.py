@@ -21,7 +21,7 @@ question text (the last ``(A) ... (B) ...`` run of options, or ``Options: - Yes 
 Archives and CSVs are untrusted input: only regular ``.csv`` members are read, none over
 :data:`MAX_MEMBER_BYTES`, at most :data:`MAX_MEMBERS` per archive, CSV fields up to :data:`MAX_FIELD_CHARS`;
 nothing is extracted to disk. The archives and the stored ``stability_eval*.csv`` are opened through the gate
-(:mod:`ub_core.release_tools.untrusted`): a FIFO, device or socket under such a name is one named error and never
+(:mod:`ub_core.untrusted`): a FIFO, device or socket under such a name is one named error and never
 opened for reading, a CSV over the cap is refused before it is read. A member or row that cannot be read is one
 counted error (the first few printed
 whole), never a crash; the exit status is then 1. The old-format runs of the v2 paper
@@ -49,7 +49,7 @@ from typing import Any, Iterable, Iterator, TextIO
 from ..metrics.stability import stability_summary
 from ..parsing.mcq import LETTERS, read_mcq
 from ..parsing.release_mcq import AMBIGUOUS, MISSING, RELEASE_WORD_TASKS, read_release, release_letters
-from ..release_tools.untrusted import (ErrorSummary, NotRegularFileError, UntrustedFileError, UntrustedJSONError, loads,
+from ..untrusted import (ErrorSummary, NotRegularFileError, UntrustedFileError, UntrustedJSONError, loads,
                                        open_regular, read_bytes, short)
 
 __all__ = ["add_parser", "read_release_dir", "score_run_set", "stored_row", "compare", "format_report",
