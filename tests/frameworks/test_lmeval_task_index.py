@@ -15,6 +15,13 @@ from ub_lmeval.cli import index_only_task_folders_when_they_hold, requested_task
 BUILT_IN = "arc_easy"  # an lm-eval task that is not ours
 
 
+@pytest.fixture(scope="module")
+def full_index():
+    """lm-eval's full index with our folder (built once: indexing the built-in tasks is the cost this module checks
+    that ub-lm-eval avoids)."""
+    return TaskManager(include_path=str(tasks_dir()))
+
+
 @pytest.fixture
 def restore_init(monkeypatch):
     monkeypatch.setattr(TaskManager, "__init__", TaskManager.__init__)
@@ -35,17 +42,16 @@ def test_our_tasks_alone_index_only_the_task_folders(restore_init):
     assert BUILT_IN not in tm.all_tasks
 
 
-def test_a_built_in_task_keeps_the_full_index(restore_init):
-    full = set(TaskManager(include_path=str(tasks_dir())).all_tasks)
+def test_a_built_in_task_keeps_the_full_index(full_index, restore_init):
     index_only_task_folders_when_they_hold(["ub_ksn_shuffling", BUILT_IN])
     tm = TaskManager(include_path=str(tasks_dir()))
     assert BUILT_IN in tm.all_tasks and "ub_ksn_shuffling" in tm.all_tasks
-    assert set(tm.all_tasks) == full
+    assert set(tm.all_tasks) == set(full_index.all_tasks)
 
 
-def test_the_folder_index_finds_the_same_task_configs(restore_init):
+def test_the_folder_index_finds_the_same_task_configs(full_index, restore_init):
     """What a run of our tasks loads is the same whichever index found it."""
-    full = TaskManager(include_path=str(tasks_dir()))
+    full = full_index
     index_only_task_folders_when_they_hold(["ub_ksn_shuffling"])
     lean = TaskManager(include_path=str(tasks_dir()))
     assert BUILT_IN in full.all_tasks and BUILT_IN not in lean.all_tasks
