@@ -103,14 +103,23 @@ def test_one_hostile_number_is_one_named_gap_and_the_rest_stands(release, where,
         assert cmp_["mcq"]["models"] == clean["comparison"]["mcq"]["models"] - 1
 
 
-def test_reference_hash_entries_removed_is_a_gap(release):
-    """An edited reference whose sidecar entry was deleted passed unchecked (p-values off by up to 0.75)."""
+def _edit_gaussian_reference(release, edit_draws, edit_sidecar) -> None:
+    """Replace the batch Gaussian reference draws by ``edit_draws(draws)`` and change the release's own sidecar with
+    ``edit_sidecar(sidecar, new draws)``: what an edit that also covers its tracks does."""
     refs = dict(np.load(release / f"{R.REFERENCE}.npz"))
-    refs["batch/Gaussian"] = refs["batch/Gaussian"] + 3.0
+    refs["batch/Gaussian"] = edit_draws(refs["batch/Gaussian"])
     np.savez(release / f"{R.REFERENCE}.npz", **refs)
     side = json.loads((release / f"{R.REFERENCE}.json").read_text())
-    del side["references"]["batch"]["Gaussian"]
+    edit_sidecar(side, refs["batch/Gaussian"])
     (release / f"{R.REFERENCE}.json").write_text(json.dumps(side))
+
+
+def test_reference_hash_entries_removed_is_a_gap(release):
+    """An edited reference whose sidecar entry was deleted passed unchecked (p-values off by up to 0.75)."""
+    def drop_entry(side, _):
+        del side["references"]["batch"]["Gaussian"]
+
+    _edit_gaussian_reference(release, lambda draws: draws + 3.0, drop_entry)
     result = R.reproduce_dice(release, manifest=None)
     assert any("batch/Gaussian" in g and "no SHA-256" in g for g in result["gaps"]), list(result["gaps"])
     assert not any(r["table"] == "main" and r["protocol"] == "batch" and r["distribution"] == "Gaussian"
@@ -119,14 +128,12 @@ def test_reference_hash_entries_removed_is_a_gap(release):
 
 def test_an_odd_sized_reference_is_named(release):
     """A one-value reference (its hash entry recomputed to match) was accepted and scored against."""
-    refs = dict(np.load(release / f"{R.REFERENCE}.npz"))
-    refs["batch/Gaussian"] = np.array([0.5])
-    np.savez(release / f"{R.REFERENCE}.npz", **refs)
-    side = json.loads((release / f"{R.REFERENCE}.json").read_text())
     import hashlib
 
-    side["references"]["batch"]["Gaussian"]["sha256"] = hashlib.sha256(np.array([0.5]).tobytes()).hexdigest()
-    (release / f"{R.REFERENCE}.json").write_text(json.dumps(side))
+    def rehash(side, draws):
+        side["references"]["batch"]["Gaussian"]["sha256"] = hashlib.sha256(draws.tobytes()).hexdigest()
+
+    _edit_gaussian_reference(release, lambda draws: np.array([0.5]), rehash)
     result = R.reproduce_dice(release, manifest=None)
     assert any("batch/Gaussian" in g and "1 draw" in g for g in result["gaps"]), list(result["gaps"])
     assert not any(r["table"] == "main" and r["protocol"] == "batch" and r["distribution"] == "Gaussian"

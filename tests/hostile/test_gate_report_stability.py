@@ -103,17 +103,23 @@ def test_stability_release_csv_is_refused_by_name(tmp_path, kind):
     assert 0 < peak * 1024 < 400 * 2**20, peak
 
 
-@pytest.mark.slow
-def test_an_eval_member_padded_past_the_cap_is_a_named_skip(tmp_path):
-    """One sample member padded with an 80 MB string under ``messages`` (a field the report never reads, which
-    Inspect still walks at about 0.4 s per MB: 200 MB kept ``ub report`` busy past 120 s) is over the cap per
-    member and one named skip; the log's other sample is not lost silently (the skip names the member)."""
+def _good_eval_writer():
+    """``write_good_eval`` of tests/hostile/test_report_inputs.py (a small, valid Inspect log), imported by path."""
     pytest.importorskip("inspect_ai")
     sys.path.insert(0, str(ROOT / "tests" / "hostile"))
     try:
         from test_report_inputs import write_good_eval
     finally:
         sys.path.pop(0)
+    return write_good_eval
+
+
+@pytest.mark.slow
+def test_an_eval_member_padded_past_the_cap_is_a_named_skip(tmp_path):
+    """One sample member padded with an 80 MB string under ``messages`` (a field the report never reads, which
+    Inspect still walks at about 0.4 s per MB: 200 MB kept ``ub report`` busy past 120 s) is over the cap per
+    member and one named skip; the log's other sample is not lost silently (the skip names the member)."""
+    write_good_eval = _good_eval_writer()
     import zipfile
 
     (tmp_path / "log").mkdir()
@@ -139,12 +145,7 @@ def test_the_run_has_a_budget_of_unpacked_bytes(tmp_path, monkeypatch):
     """Each .eval member was capped alone, with no total: many logs under the cap each could make one run unpack
     without bound. The run's budget (``UB_REPORT_UNPACKED_MAX_MB``) is counted as members are unpacked; the logs
     past it are named skips, the ones before it read."""
-    pytest.importorskip("inspect_ai")
-    sys.path.insert(0, str(ROOT / "tests" / "hostile"))
-    try:
-        from test_report_inputs import write_good_eval
-    finally:
-        sys.path.pop(0)
+    write_good_eval = _good_eval_writer()
     import shutil
     import zipfile
 
