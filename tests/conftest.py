@@ -46,11 +46,11 @@ def tiny_lm(tiny_trained_model):
 
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory):
-    """Folder of a tiny untrained Llama and its tokenizer (tests/tiny_model.py), written once per session: the
+    """Folder of a tiny untrained Llama and its tokenizer (tests/support/tiny_model.py), written once per session: the
     tests only read it."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from tiny_model import build_tiny_llama
+    from support.tiny_model import build_tiny_llama
 
     return build_tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
 

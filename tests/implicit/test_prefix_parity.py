@@ -40,7 +40,7 @@ def _prefix_items(size: str = "subset") -> list[OptionItem]:
 @pytest.fixture(scope="module")
 def digit_lm(tmp_path_factory):
     from support.digit_lm import load
-    from tiny_model import build_tiny_tokenizer
+    from support.tiny_model import build_tiny_tokenizer
 
     path = tmp_path_factory.mktemp("digit_tokenizer")
     build_tiny_tokenizer(path)

@@ -23,7 +23,7 @@ from ub_core import cli  # noqa: E402
 from ub_core.metrics import wilson_interval  # noqa: E402
 from ub_core.report import build_report, load_inputs  # noqa: E402
 
-import report_synthetic as synth  # noqa: E402
+import support.report_synthetic as synth  # noqa: E402
 from support.peak_memory import run_measured  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,7 +1,7 @@
 """A synthetic next-token model over a digit-splitting tokenizer, served to lm-eval, to Inspect and to a direct
 reference computation, for the option-logprob parity test (issue 38 item 1).
 
-The tokenizer is the tiny byte-level BPE of ``tests/tiny_model.py`` (digits one per token: ``" 12"`` is
+The tokenizer is the tiny byte-level BPE of ``tests/support/tiny_model.py`` (digits one per token: ``" 12"`` is
 ``[" ", "1", "2"]``, as with Mistral, Qwen or Gemma). The model's next-token distribution depends on the last two
 token ids only: a log-softmax of seeded normal logits, with the space and the digits raised so that they lead the
 top-20 lists (the Inspect ``top_logprobs`` route reads only those). Exact, cheap and the same in every route.

@@ -1,5 +1,5 @@
 """Helpers shared by the tests of ``ub official truth`` (tests/hostile/test_official_truth_*.py,
-tests/audit/test_runner_fs_fuzz.py). Test support; never part of the shipped package."""
+tests/hostile/test_runner_fs_fuzz.py). Test support; never part of the shipped package."""
 
 from __future__ import annotations
 

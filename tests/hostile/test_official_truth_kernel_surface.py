@@ -1,6 +1,6 @@
-"""Hostile release programs against `ub official truth`, round three (issue 35).
+"""Hostile release programs against `ub official truth`: the kernel surface a jailed program can reach.
 
-Each test reproduces one finding of the third round, as an outside attacker tried it with `ub` run as root (as
+Each test reproduces one attack, as an outside attacker tried it with `ub` run as root (as
 in most containers, and in CI): host sysctls writable, the parent's session keyring readable, vsock sockets, memory
 that no process maps (memfd, SysV shm) past the fallback limits, a reader that backtracks quadratically, two runs
 on one ``--out``, an ``--out`` that the jail shows, and special files opened by the parent. Each failed before its

@@ -1,12 +1,12 @@
-"""Issue 44 items 9 and 10: a bounded divergence beside KL, the KL floor's share, and distance means that count every
+"""A bounded divergence beside KL, the KL floor's share, and distance means that count every
 item with the same diagnostics in both frameworks.
 
-Findings, reproduced here on the subset's 528 implicit items:
+Cases, reproduced here on the subset's 528 implicit items:
 
-- item 9: the collapse model (all mass on the first outcome) has mean KL 22.56 nats because every one of the 528
+- the collapse model (all mass on the first outcome) has mean KL 22.56 nats because every one of the 528
   items hits the 1e-12 floor; KL, ranked lower-is-better, measured the floor. Now ``jsd_bits`` (Jensen-Shannon, bits,
   in [0, 1]) is reported beside it, and ``kl_floor_share`` says which share of the KL mean the floor decided;
-- item 10: an item where the model puts no mass on any outcome left the Chebyshev / Manhattan / KL means (NaN), so
+- an item where the model puts no mass on any outcome left the Chebyshev / Manhattan / KL means (NaN), so
   Inspect's ``top_logprobs`` mode (an outcome outside the top-20 reads as 0) averaged over fewer items than
   ``prompt_logprobs`` on the same model; and ``prefix_unresolved`` differed between the frameworks on identical
   values (lm-eval without token ids counted pairs that the values themselves decide)."""

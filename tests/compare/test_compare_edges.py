@@ -1,4 +1,5 @@
-"""Issue 44: each finding about ``ub compare`` at the edges, reproduced on the numbers that showed it."""
+"""``ub compare`` at its edges, each case on the numbers that first showed it: one test for interval and p-value, a
+difference kept in range, no certainty from no spread, round-off clipped and counted."""
 
 from __future__ import annotations
 

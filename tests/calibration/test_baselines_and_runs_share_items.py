@@ -1,4 +1,4 @@
-"""Issue 44 item 8: calibration baselines and model runs score one item set, and ``ub reproduce calibration``
+"""Calibration baselines and model runs score one item set, and ``ub reproduce calibration``
 carries its settings and the random baselines' spread over seeds (that test is in test_reproduce_calibration.py, which
 computes the command's default rows once for all its tests).
 

@@ -1,4 +1,4 @@
-"""Standing filesystem fuzz test of the release runner (`ub official truth`), issue 43.
+"""Standing filesystem fuzz test of the release runner (`ub official truth`).
 
 Every path the runner reads or writes (the codes folder, ``--out``, ``<F>``, ``.records``, a record, the values
 file, the lock file) is replaced in turn, after a clean run, by a relative, an absolute, a dangling and a looping

@@ -1,10 +1,11 @@
-"""Hostile releases against `ub official truth`, round four (issue 43), as root as CI runs.
+"""Hostile releases against `ub official truth`, as root as CI runs: the output folder and what the root parent
+opens.
 
-Each test reproduces one finding of the fourth round: links shipped in the release's ``--out`` steering the root
+Each test reproduces one attack: links shipped in the release's ``--out`` steering the root
 parent's deletes and writes, a link inside --out showing a program another's records, host device nodes and
 ``/proc/keys`` reachable as host root, one program's output ending the run, records grown past their read limit,
 kernel buffers outside the fallback watchdog's view, a folder named ``x.json`` in ``.records``. Each failed before
-its fix. The standing filesystem fuzz test of the runner's paths is tests/audit/test_runner_fs_fuzz.py.
+its fix. The standing filesystem fuzz test of the runner's paths is tests/hostile/test_runner_fs_fuzz.py.
 """
 
 from __future__ import annotations
