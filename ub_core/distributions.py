@@ -546,6 +546,12 @@ _register(name="students_t", title="Student's t", group="continuous_real_line", 
                              f" (value = {fmt(p['loc'])} + {fmt(p['scale'])} x T)")),
           scipy_dist=lambda p: stats.t(p["df"], p["loc"], p["scale"]))
 
+_register(name="cauchy", title="Cauchy", group="continuous_real_line", support="continuous",
+          param_doc="loc, scale > 0 (density 1 / (pi scale (1 + ((x-loc)/scale)^2)); no mean)",
+          check=_locscale("cauchy"), draw=lambda r, p, n: p["loc"] + p["scale"] * r.standard_cauchy(n),
+          text=lambda p: f"a Cauchy distribution with location {fmt(p['loc'])} and scale {fmt(p['scale'])}",
+          scipy_dist=lambda p: stats.cauchy(p["loc"], p["scale"]))
+
 _register(name="logistic", title="Logistic", group="continuous_real_line", support="continuous",
           param_doc="loc, scale > 0; CDF 1/(1+exp(-(x-loc)/scale))",
           check=_locscale("logistic"), draw=lambda r, p, n: r.logistic(p["loc"], p["scale"], n),

@@ -37,6 +37,7 @@ from ub_core.metrics import lehmer_z1
 from ub_core.oracle import oracle_values, render_value
 from ub_core.problems import odds
 from ub_core.problems.base import Problem
+from ub_core.problems.dice import dice_items
 from ub_core.problems.ksn import bank as ksn
 from ub_core.problems.ksn.regimes import REGIMES
 from ub_core.problems.ksn.templates import TEMPLATE_KINDS, template_for
@@ -53,13 +54,13 @@ ROUND_TRIPS = 25
 def reference_params(name: str) -> list[tuple[str, dict, Problem | None]]:
     """``(label, params, problem)`` for each reference setting of family ``name``, from what the package already
     holds, first source that has the family: the KS@N regimes (:data:`REGIMES`, concentrated and spread), the
-    odds bank's parameterisations, else the KS@N bank's problems of that family (``problem`` is then the bank's
+    odds bank's parameterisations, else the KS@N and dice banks' problems of that family (``problem`` is then the bank's
     own problem, for the prompt round trip). Empty for a family none of them names."""
     if name in REGIMES:
         return [(regime, dict(params), None) for regime, params in REGIMES[name].items()]
     if name in odds.PARAMETERISATIONS:
         return [(f"odds-p{i}", dict(params), None) for i, params in enumerate(odds.PARAMETERISATIONS[name][:2])]
-    bank = [p for p in ksn.ksn_problems() if p.family == name]
+    bank = [p for p in (*ksn.ksn_problems(), *dice_items()) if p.family == name]
     # a shuffling problem keeps its items' labels in ``params`` beside the law's ``n``: the labels are the
     # problem's (its options), not a parameter of the family
     return [(p.id, {k: v for k, v in p.params.items() if k != "items"}, p) for p in bank[:2]]

@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
+
+from ..distributions import FAMILIES
 
 __all__ = ["law_name", "DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
            "DEFAULT_TRUTH_DRAWS", "DEFAULT_MC_DRAWS", "MCQ_LETTERS", "release_chi2", "release_pvalue",
@@ -62,45 +64,46 @@ RELEASE_REFERENCE_DRAWS = (1000, 42)
 
 @dataclass(frozen=True)
 class DiceLaw:
-    """One of the paper's laws: its name as the release spells it, its tier, its support kind, its parameters as
-    the paper states them, and the frozen scipy law."""
+    """One of the paper's laws: its name as the release spells it, its tier, and the member of
+    :mod:`ub_core.distributions` it is (a family and its parameters), which also gives its scipy law and support."""
 
     name: str
     tier: str
-    support: str  # "continuous" | "discrete"
+    family: str
     params: Mapping[str, float]
-    make: Callable[[], Any]
 
     @property
     def dist(self) -> Any:
-        return self.make()
+        fam = FAMILIES[self.family]
+        return fam.scipy_dist(fam.validate(self.params))
+
+    @property
+    def support(self) -> str:
+        return FAMILIES[self.family].support
 
     @property
     def discrete(self) -> bool:
         return self.support == "discrete"
 
 
-def _law(name: str, tier: str, support: str, params: dict, make: Callable[[], Any]) -> DiceLaw:
-    return DiceLaw(name, tier, support, params, make)
-
-
-#: The 15 laws in the paper's order (Table 1); parameters as the release's configuration states them.
+#: The 15 laws in the paper's order (Table 1), with the parameters the release's configuration states, in the
+#: family's own parameter names.
 DICE_LAWS: dict[str, DiceLaw] = {law.name: law for law in (
-    _law("Bernoulli", "Tier I", "discrete", {"p": 0.7}, lambda: stats.bernoulli(0.7)),
-    _law("Binomial", "Tier II", "discrete", {"n": 10, "p": 0.5}, lambda: stats.binom(10, 0.5)),
-    _law("Poisson", "Tier II", "discrete", {"lambda": 5}, lambda: stats.poisson(5)),
-    _law("Uniform", "Tier I", "continuous", {"low": 0, "high": 1}, lambda: stats.uniform(0, 1)),
-    _law("Gaussian", "Tier I", "continuous", {"mean": 0, "std": 1}, lambda: stats.norm(0, 1)),
-    _law("Beta", "Tier II", "continuous", {"alpha": 2, "beta": 2}, lambda: stats.beta(2, 2)),
-    _law("Exponential", "Tier II", "continuous", {"rate": 1}, lambda: stats.expon(scale=1)),
-    _law("Cauchy", "Tier III", "continuous", {"loc": 0, "scale": 1}, lambda: stats.cauchy(0, 1)),
-    _law("TDistribution", "Tier III", "continuous", {"df": 3}, lambda: stats.t(3)),
-    _law("ChiSquare", "Tier III", "continuous", {"df": 5}, lambda: stats.chi2(5)),
-    _law("FDistribution", "Tier III", "continuous", {"dfn": 5, "dfd": 10}, lambda: stats.f(5, 10)),
-    _law("Gamma", "Tier III", "continuous", {"shape": 2, "scale": 2}, lambda: stats.gamma(2, scale=2)),
-    _law("Weibull", "Tier III", "continuous", {"shape": 1.5, "scale": 1}, lambda: stats.weibull_min(1.5, scale=1)),
-    _law("Laplace", "Tier III", "continuous", {"loc": 0, "scale": 1}, lambda: stats.laplace(0, 1)),
-    _law("Logistic", "Tier III", "continuous", {"loc": 0, "scale": 1}, lambda: stats.logistic(0, 1)),
+    DiceLaw("Bernoulli", "Tier I", "bernoulli", {"p": 0.7}),
+    DiceLaw("Binomial", "Tier II", "binomial", {"n": 10, "p": 0.5}),
+    DiceLaw("Poisson", "Tier II", "poisson", {"lam": 5}),
+    DiceLaw("Uniform", "Tier I", "uniform", {"low": 0, "high": 1}),
+    DiceLaw("Gaussian", "Tier I", "normal", {"loc": 0, "scale": 1}),
+    DiceLaw("Beta", "Tier II", "beta", {"a": 2, "b": 2}),
+    DiceLaw("Exponential", "Tier II", "exponential", {"scale": 1}),
+    DiceLaw("Cauchy", "Tier III", "cauchy", {"loc": 0, "scale": 1}),
+    DiceLaw("TDistribution", "Tier III", "students_t", {"df": 3, "loc": 0, "scale": 1}),
+    DiceLaw("ChiSquare", "Tier III", "chi_squared", {"df": 5}),
+    DiceLaw("FDistribution", "Tier III", "f", {"dfnum": 5, "dfden": 10}),
+    DiceLaw("Gamma", "Tier III", "gamma", {"shape": 2, "scale": 2}),
+    DiceLaw("Weibull", "Tier III", "weibull", {"a": 1.5, "scale": 1}),
+    DiceLaw("Laplace", "Tier III", "laplace", {"loc": 0, "scale": 1}),
+    DiceLaw("Logistic", "Tier III", "logistic", {"loc": 0, "scale": 1}),
 )}
 DICE_ORDER: tuple[str, ...] = tuple(DICE_LAWS)
 
@@ -116,7 +119,7 @@ def law_name(law: object, problem_id: str) -> str:
 #: draws (1e6 beside the others' 0.05). Summaries over laws leave them out of means (``ub report``'s
 #: ``w1_finite_mean``, ``ub compare --metric w1``) and say so; per law their W1 is shown as it is.
 W1_WITHOUT_SCALE: frozenset[str] = frozenset(name for name, law in DICE_LAWS.items()
-                                             if not math.isfinite(float(law.make().mean())))
+                                             if not math.isfinite(float(law.dist.mean())))
 DICE_TIERS: dict[str, tuple[str, ...]] = {t: tuple(n for n, law in DICE_LAWS.items() if law.tier == t)
                                           for t in ("Tier I", "Tier II", "Tier III")}
 

@@ -1,8 +1,8 @@
-"""The ``dice`` bank: the "Bad Dice Players" paper's 15 laws as sampling items (issue 47).
+"""The ``dice`` bank: the "Bad Dice Players" paper's 15 laws as sampling items.
 
 One item per law (:data:`~ub_core.metrics.dice.DICE_ORDER`, the paper's three tiers), its prompt our own wording of
-the law with its parameters, its ground truth the law's sampler from :mod:`ub_core.distributions` (the Cauchy law is
-Student's t with one degree of freedom, the same law). The protocol is chosen by the task, not the item:
+the law with its parameters, its ground truth the law's sampler from
+:mod:`ub_core.distributions`. The protocol is chosen by the task, not the item:
 
 - ``independent``: ``N`` stateless requests for one value each (the item's prompt and our answer-format
   instruction);
@@ -22,37 +22,35 @@ from ..metrics.dice import DICE_LAWS, DICE_ORDER
 from .base import Problem
 from .builder import prompt_index, scalar_problem
 
-__all__ = ["BANK_VERSION", "DICE_FAMILIES", "DICE_PROTOCOLS", "dice_items", "find_dice_item", "dice_item",
+__all__ = ["BANK_VERSION", "DICE_FAMILIES", "DICE_TEXT", "DICE_PROTOCOLS", "dice_items", "find_dice_item", "dice_item",
            "protocol_prompt"]
 
 BANK_VERSION = "1"
 DICE_PROTOCOLS = ("batch", "independent")
 
-#: law -> (family of :mod:`ub_core.distributions`, its parameters, how our prompt states the law)
-DICE_FAMILIES: dict[str, tuple[str, dict, str]] = {
-    "Bernoulli": ("bernoulli", {"p": 0.7}, "a Bernoulli distribution with success probability p = 0.7 (each value "
-                                           "is 1 with probability 0.7 and 0 otherwise)"),
-    "Binomial": ("binomial", {"n": 10, "p": 0.5}, "a binomial distribution with n = 10 trials and success "
-                                                  "probability p = 0.5 (each value is a whole number from 0 to 10)"),
-    "Poisson": ("poisson", {"lam": 5}, "a Poisson distribution with mean lambda = 5 (each value is a whole number "
-                                       "0, 1, 2, ...)"),
-    "Uniform": ("uniform", {"low": 0, "high": 1}, "the continuous uniform distribution on the interval [0, 1]"),
-    "Gaussian": ("normal", {"loc": 0, "scale": 1}, "the standard normal (Gaussian) distribution, mean 0 and "
-                                                   "standard deviation 1"),
-    "Beta": ("beta", {"a": 2, "b": 2}, "a Beta distribution with shape parameters alpha = 2 and beta = 2"),
-    "Exponential": ("exponential", {"scale": 1}, "an exponential distribution with rate lambda = 1 (mean 1)"),
-    "Cauchy": ("students_t", {"df": 1, "loc": 0, "scale": 1}, "the standard Cauchy distribution, location 0 and "
-                                                              "scale 1"),
-    "TDistribution": ("students_t", {"df": 3, "loc": 0, "scale": 1}, "a Student's t distribution with 3 degrees "
-                                                                     "of freedom"),
-    "ChiSquare": ("chi_squared", {"df": 5}, "a chi-square distribution with 5 degrees of freedom"),
-    "FDistribution": ("f", {"dfnum": 5, "dfden": 10}, "an F distribution with 5 and 10 degrees of freedom "
-                                                      "(numerator 5, denominator 10)"),
-    "Gamma": ("gamma", {"shape": 2, "scale": 2}, "a Gamma distribution with shape 2 and scale 2 (mean 4)"),
-    "Weibull": ("weibull", {"a": 1.5, "scale": 1}, "a Weibull distribution with shape 1.5 and scale 1"),
-    "Laplace": ("laplace", {"loc": 0, "scale": 1}, "a Laplace distribution with location 0 and scale 1"),
-    "Logistic": ("logistic", {"loc": 0, "scale": 1}, "a logistic distribution with location 0 and scale 1"),
+#: how our prompt states each law (:data:`~ub_core.metrics.dice.DICE_LAWS` holds its family and parameters)
+DICE_TEXT: dict[str, str] = {
+    "Bernoulli": ("a Bernoulli distribution with success probability p = 0.7 (each value is 1 with probability 0.7 "
+                  "and 0 otherwise)"),
+    "Binomial": ("a binomial distribution with n = 10 trials and success probability p = 0.5 (each value is a whole "
+                 "number from 0 to 10)"),
+    "Poisson": 'a Poisson distribution with mean lambda = 5 (each value is a whole number 0, 1, 2, ...)',
+    "Uniform": 'the continuous uniform distribution on the interval [0, 1]',
+    "Gaussian": 'the standard normal (Gaussian) distribution, mean 0 and standard deviation 1',
+    "Beta": 'a Beta distribution with shape parameters alpha = 2 and beta = 2',
+    "Exponential": 'an exponential distribution with rate lambda = 1 (mean 1)',
+    "Cauchy": 'the standard Cauchy distribution, location 0 and scale 1',
+    "TDistribution": "a Student's t distribution with 3 degrees of freedom",
+    "ChiSquare": 'a chi-square distribution with 5 degrees of freedom',
+    "FDistribution": 'an F distribution with 5 and 10 degrees of freedom (numerator 5, denominator 10)',
+    "Gamma": 'a Gamma distribution with shape 2 and scale 2 (mean 4)',
+    "Weibull": 'a Weibull distribution with shape 1.5 and scale 1',
+    "Laplace": 'a Laplace distribution with location 0 and scale 1',
+    "Logistic": 'a logistic distribution with location 0 and scale 1',
 }
+#: law -> (family of :mod:`ub_core.distributions`, its parameters, how our prompt states the law)
+DICE_FAMILIES: dict[str, tuple[str, dict, str]] = {name: (law.family, dict(law.params), DICE_TEXT[name])
+                                                   for name, law in DICE_LAWS.items()}
 assert tuple(DICE_FAMILIES) == DICE_ORDER
 
 
