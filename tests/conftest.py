@@ -67,14 +67,18 @@ def task_manager():
 
 @pytest.fixture
 def registries(monkeypatch):
-    """Private copies of the distribution-family and template registries, so a toy family or template registered
-    in a test leaks into no other test."""
+    """The distribution-family and template registries restored after the test, so a toy family or template
+    registered in a test leaks into no other test. The family registry is one dict that every module of
+    ``ub_core.distributions`` holds, so it is restored in place."""
     from ub_core import distributions
     from ub_core.problems.ksn import template_registry
 
-    monkeypatch.setattr(distributions, "FAMILIES", dict(distributions.FAMILIES))
+    saved = dict(distributions.FAMILIES)
     monkeypatch.setattr(template_registry, "_TEMPLATES",
                         {k: dict(v) for k, v in template_registry._TEMPLATES.items()})
+    yield
+    distributions.FAMILIES.clear()
+    distributions.FAMILIES.update(saved)
 
 
 @pytest.fixture

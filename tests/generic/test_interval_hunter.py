@@ -506,7 +506,7 @@ REGISTRY = {
 
 #: functions whose names or calls look like an interval's but are none, and why
 NOT_AN_INTERVAL = {
-    "ub_core.distributions:_check_interval": "a distribution parameter's admissible interval",
+    "ub_core.distributions.continuous:_check_interval": "a distribution parameter's admissible interval",
     "ub_core.logprob.number_cells:interval_statistics": "bounds of a KS statistic over cells of values",
     "ub_core.logprob.reply_tree:interval": "the value interval of a reply-tree cell",
     "ub_core.problems.odds:_interval": "a probability interval of a law (an odds question)",

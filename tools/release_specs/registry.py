@@ -1,4 +1,4 @@
-"""Our registry, read-only: family names from ``ub_core/distributions.py`` (by AST) and its ``validate()``.
+"""Our registry, read-only: family names from ``ub_core/distributions/`` (by AST) and its ``validate()``.
 The project is the checkout that holds this file, never another one on the path."""
 from __future__ import annotations
 
@@ -13,10 +13,16 @@ MAIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def our_families() -> dict[str, str]:
-    """Family name -> param_doc, read statically from ub_core/distributions.py (register_family / _register)."""
-    src = open(os.path.join(MAIN, "ub_core", "distributions.py"), encoding="utf-8").read()
+    """Family name -> param_doc, read statically from the modules of ub_core/distributions/ (their ``_register``
+    calls)."""
+    folder = os.path.join(MAIN, "ub_core", "distributions")
+    nodes = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                nodes.extend(ast.walk(ast.parse(fh.read())))
     out = {}
-    for node in ast.walk(ast.parse(src)):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_register":
             kw = {k.arg: k.value for k in node.keywords}
             if isinstance(kw.get("name"), ast.Constant):
