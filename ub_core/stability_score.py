@@ -1,48 +1,6 @@
 """``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected anywhere.
 
-Input: one JSON object per line, one line per reply::
-
-    {"task": "navigate", "id": "q17", "run": 3, "reply": "...", "options": ["Yes", "No"], "gold": "B"}
-
-``gold`` is optional: a letter (``"B"``) or an option's text (``"No"``). ``run`` is an integer; the runs of a task
-are the distinct ``run`` values seen in that task (N). Every reply is read by :func:`ub_core.parsing.mcq.read_mcq` with the
-line's options; an unreadable reply is one answer of its own kind (it agrees only with another unreadable reply
-in TARa and is never correct; see :mod:`ub_core.metrics.stability`).
-
-Output per task: ``runs`` (N), ``questions`` (Q scored), ``tar_r`` (TARr@N), ``tar_a`` (TARa@N), ``best_acc``,
-``worst_acc``, ``median_acc``, ``acc_spread`` (the non-determinism paper, sec. 5.2) and ``parse_failure_rate``
-(unreadable replies / replies scored), all fractions in [0, 1]; plus ``excluded_questions`` and
-``gold_questions``. Accuracies are computed over the scored questions that have a gold answer, and are ``null``
-when none has.
-
-``--convention release`` reads and scores by the rules of the paper's public release, ``llm-stability``
-(:func:`ub_core.parsing.release_mcq.read_release`, with the line's ``task`` naming the release task: ``navigate``
-reads Yes/No, ``geometric_shapes`` tries letters A-K, the other tasks A-D; an ambiguous reply disagrees with
-everything in TARa; ``acc_spread`` = BestAcc - WorstAcc). The default ``paper`` is our reader and the paper's
-definitions (``acc_spread`` = max - min run accuracy); see :mod:`ub_core.metrics.stability`.
-
-Bad input never stops the scoring and is never silently repaired; each problem is one error (``FILE:LINE: ...``)
-and makes the exit status 1:
-
-- a line that is not a JSON object with the right fields and types: skipped. That includes a line that is not
-  UTF-8, JSON nested too deeply, an integer over Python's digit limit, a key given twice (which copy is meant
-  cannot be told; :func:`ub_core.untrusted.loads`), an empty option text, and a gold text that two
-  options share (give the letter). Two options with the same text (real MMLU and BBH questions have them) are
-  kept: letters are read as usual, and a reply that names the shared text is unreadable as ambiguous between
-  those options;
-- two lines for the same (task, id, run) cell: both lines named, and the question is excluded;
-- lines of one question that disagree on ``options`` or ``gold``: excluded;
-- a question missing some run of its task (a missing cell): reported with the number of missing runs and the
-  first few, and the question is **excluded** from every metric of its task (never filled in), counted in
-  ``excluded_questions``.
-
-The errors are summarised (:class:`ub_core.untrusted.ErrorSummary`): all are counted by kind, the first
-:data:`ERRORS_SHOWN` are printed whole, then one line with the counts of the rest, so the output stays small
-whatever the input (before, 4,000 lines of distinct runs printed 92 MB, growing with the square of the input).
-``--json`` holds ``errors`` (the first few), ``error_count`` and ``error_kinds``.
-
-Exit status: 0 when everything was scored, 1 when some input was bad (the rest is still scored and printed),
-2 when the file cannot be read.
+Design notes: docs/design/stability-score.md.
 """
 
 from __future__ import annotations

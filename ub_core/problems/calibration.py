@@ -1,44 +1,6 @@
 """The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
 
-Every item is a :class:`~ub_core.problems.option_item.OptionItem`. Its prompt stops right before the outcome word,
-with no trailing space, because the adapters score the surface variants ``"red"``, ``" red"``, ``"Red"`` and
-``" Red"`` of each option. The ideal distribution follows from the numbers in the prompt: 30 red and 70 blue
-marbles give (0.3, 0.7) over (red, blue). An interval of integers gives equal mass to each integer in it.
-
-How the published design maps onto this bank
---------------------------------------------
-- **colors** (the numeric-calibration paper: 165.0K problems, 55 (110) option sets). There are 5 templates, 3 number scales of 100
-  ordered number pairs each, and the 110 ordered pairs of 11 colours. That makes 5 x 300 x 110 = 165,000 items.
-  The paper gives each scale as "ten numbers" and uses all 10 x 10 ordered pairs, including the 10 equal pairs:
-  - ``units``: the numbers 1 to 10;
-  - ``tens``: ten numbers sampled from 10 to 100;
-  - ``hundreds``: ten numbers sampled from 100 to 999.
-  The paper does not list its sampled numbers, so ours are fixed constants (see ``SCALES``).
-- **wordproblems** (33.6K problems). There are 10 templates, each with 4 to 10 unordered option pairs (56 in all,
-  so 112 ordered). Each ordered pair gets the same 300 number pairs: 112 x 300 = 33,600 items.
-- **distributions** (4.5K problems, 320 option sets). There are 5 templates and 320 intervals with lengths 1 to 9,
-  inside 10..999, so every outcome is a number of at most three digits. Each interval is asked with three end
-  conventions: both ends inclusive, lower end inclusive with upper end exclusive, and the reverse. A convention
-  that leaves fewer than two integers is dropped. That makes 5 x (320 + 2 x 284) = 4,440 items. The paper's 4.5K
-  does not follow from anything it states; "both ends exclusive" is left out because it is the convention whose
-  inclusion would move the count furthest from 4.5K (to 5,680).
-
-Editions
---------
-``full`` is every item (203,040). ``subset`` (3,546) is a deterministic stratified selection that guarantees that
-every template and every ordered option pair appears:
-- colors: one number pair for each (ordered colour pair, template, scale), 1,650 items. The number pairs rotate,
-  so each scale's 100 pairs all appear. The reverse colour order gets the same counts with the colours' mentions
-  swapped: (30 red, 70 blue) is paired with (70 blue, 30 red). Order effects are then measured on identical
-  numbers.
-- wordproblems: three number pairs for each (unordered option pair, scale), asked in both orders, 1,008 items.
-- distributions: each (interval, end convention) once, with the template rotating, 888 items.
-Every item's ``metadata["in_subset"]`` says whether the subset holds it, in both editions.
-
-Ids are built from the parameters, never from a counter. An example is
-``cal-colors-t0-units-3-7-red-blue``: category, template, scale, the two counts in mention order, and the two
-options in mention order. A distributions id looks like ``cal-distributions-t2-117-123-ie``: the interval ends as
-written, then the inclusivity of the lower and upper ends (i/e).
+Design notes: docs/design/calibration-bank.md.
 """
 
 from __future__ import annotations

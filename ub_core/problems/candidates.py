@@ -1,46 +1,6 @@
 """The enumerable answer support of a KS@N problem: every answer a model may give, with its true probability.
 
-Sampling-free KS (issue 18) scores each candidate answer's log-probability instead of sampling 100 replies, and
-reads the model's whole answer distribution q from them (``ub_core.metrics.answer_distribution`` turns q into
-``ks_distance``, ``p_pass@N``, ``jsd``, ``valid_mass`` and ``entropy_ratio``). That needs a support that can be
-listed. :func:`candidate_set` gives it, or ``None`` (:func:`why_not_enumerable` says why):
-
-* **discrete families** (``support == "discrete"``: binomial, Poisson, ..., discrete mixtures, and the real-world
-  integer outcomes): the integers from ``lo`` to ``hi``, contiguous. Where the whole support is finite and has at
-  most ``max_candidates`` (200) integers, it is all of them (mass 1); otherwise the tails are cut, each keeping
-  less than ``tail_mass / 2`` (so the candidates keep at least ``1 - tail_mass`` = 1 - 1e-6 of the truth's mass),
-  and a cut support wider than 200 integers is not enumerable;
-* **categorical** families and real-world **label** problems: the options, in their listed order;
-* **shuffles** of up to 5 items: all n! orders (120 for 5 items).
-
-Continuous and mixed (atom plus density) targets are not enumerable.
-
-Each :class:`Candidate` carries
-
-* ``text``: the answer exactly as the prompt's instruction (:func:`ub_core.problems.base.instruction_for`) asks
-  for it: ``{7}`` for a whole number, ``{green}`` for an option (a multi-line printed output keeps its lines
-  inside the braces), ``{9, 4}`` for an order of the items. For a chat model it is scored as the start of the
-  assistant's reply;
-* ``value``: the scored scalar of :attr:`Problem.sampler`: the integer itself, the 0-based option code, or the
-  order's Lehmer Z1 (UnpredictaBench, appendix C.1). Several orders share one Z1, so for shuffles the scalar support has
-  n values while the candidates are the n! orders;
-* ``p``: the exact true probability: the scipy.stats pmf of the family (``ub_core.distributions.frozen``), the
-  component-weighted pmfs of a discrete mixture, the Poisson-weighted negative-binomial series of the compound
-  Poisson law, the exact (fraction-computed) pmf a real-world problem carries in ``metadata["exact_pmf"]``, or
-  1/n! for a shuffle.
-
-Every candidate's text is parsed back with the problem's own reply parser (:meth:`Problem.parse`) when the set is
-built; a text that does not give back its scalar is a bug here and raises ``RuntimeError``.
-
-Usage::
-
-    from ub_core.problems import get_problem
-    from ub_core.problems.candidates import candidate_set
-
-    cs = candidate_set(get_problem("te-poisson-conc"))
-    cs.texts[:3], cs.values[:3], cs.p[:3]       # ('{0}', '{1}', '{2}'), array([0., 1., 2.]), array([...])
-
-``ub bank list --logprob`` lists the enumerable problems of a bank with their candidate counts.
+Design notes: docs/design/candidates.md.
 """
 
 from __future__ import annotations

@@ -1,58 +1,6 @@
 """The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before an outcome.
 
-A model's next-token distribution over the outcomes is compared with the exact outcome distribution
-(the implicit-reasoning paper, sections 3.1, 3.4 and 3.6; the grid is appendix A). The five categories and their variants:
-
-- ``dice`` (appendix A.1): 1 to 3 dice with 4, 6, 8, 10 or 12 faces. Variants:
-  - ``single``: one roll; the outcome is the total.
-  - ``independent``: a first roll is stated, for every total it can show. The outcome is the second roll.
-  - ``dependent``: the same, but the outcome is the sum of both rolls.
-  - ``observed``: one or two of the paper's observations about the total (even, odd, less than the middle
-    value, greater than it, not 1, not the middle value), then the total.
-- ``dice_shown`` (ours, not in the paper): partial observations of the dice themselves ("the first die shows 3"):
-  the first die of 2 or 3 dice, for every face; or the first two of 3 dice, for every unordered pair of faces
-  (variant ``die_shown``). Its own category, so that the ``dice`` mean stays over the paper's grid.
-- ``coins`` (A.2): 2 to 4 coins, heads or tails counted, bias 1/3/5. Variants ``single``, and ``independent`` /
-  ``dependent`` repeats for every previous count.
-- ``preference`` (A.3): two labels (Left/Right, Heads/Tails), both listing orders, bias 1 to 3 towards either
-  label, variants ``single`` and ``repeated`` (the first pick stated, both values).
-- ``choice`` (A.4): 2, 4 or 6 equally likely lettered options, variants ``single`` and ``repeated`` (every first
-  pick).
-- ``statistics`` (A.5): 200 synthetic prevalence scenarios with three conditions, seeded.
-
-Bias (A.2, A.3). Bias ``b`` means the favoured face or label is ``b`` times as likely as the other, so its
-probability is ``b / (b + 1)``; bias 1 is fair. In ``coins`` the favoured face is the counted one ("the face of
-interest ... the bias, which modifies the probability of the face of interest"), so the count is
-Binomial(n, b / (b + 1)).
-
-Statistics ideal. The prompt gives the prevalence of each condition inside a ward (share ``s`` of staff) and
-outside it. The marginal prevalence is ``s * p_ward + (1 - s) * p_rest`` (the paper's worked case:
-0.18 x 0.13 + 0.82 x 0.10). The implicit outcome distribution is the three marginals normalised to sum to 1
-(which condition, given one of the three, treating them as exclusive). The explicit twin asks for the marginal
-itself.
-
-Options. ``options`` are the outcomes the question admits before any evidence, in increasing order:
-- the totals n..n*f of the dice (also after observations, where excluded totals keep probability 0);
-- 2n..2n*f for a dependent dice total, and 0..2n for a dependent coin count;
-- the labels, letters or conditions.
-A model that still predicts an outcome the evidence rules out is penalised in the distances, instead of that mass
-being silently counted as missing.
-
-Exactness. Every distribution is built with :class:`fractions.Fraction`: dice totals by convolving face counts,
-observations by conditioning (restrict, renormalise), coins by binomial counts. Nothing is simulated.
-
-Sizes (``full``): dice 688, coins 162, preference 60, choice 15, statistics 200, and our dice_shown 280; total
-1,405. The paper states dice 939, preference 54. Its exact dice grid cannot be recovered from the text; ours keeps
-every grid family it names (688 items), and the die-value observations it does not have are their own category. The paper's 54 preference prompts cannot cross both
-listing orders with three variants and two label pairs (54 / 12 is not whole), so we cross them fully (60).
-
-Clusters. ``cluster`` names the scenario an item varies: the dice set (``dice-2d6``), the coin set with its focus
-and bias, the label pair with its order and bias, the number of choices, and each statistics scenario on its own.
-Our intervals are clustered by these (the paper reports none).
-
-The ``subset`` edition takes, from every (category, variant) stratum, all items when the stratum has at most
-``SUBSET_CAP`` of them, else ``SUBSET_CAP`` evenly spaced items in grid order. Evenly spaced picks keep every dice
-set and coin set in the subset. Items carry ``metadata["in_subset"]``.
+Design notes: docs/design/implicit-bank.md.
 """
 
 from __future__ import annotations

@@ -1,50 +1,6 @@
 """Build the release's ``ground_truth_values`` from its ground-truth programs, in a jail (``ub official truth``).
 
-The public UnpredictaBench release ships one Python program per problem, ``ground_truth_codes/<task folder>/<uid>.py``,
-each printing a list of 10,000 reference draws (numbers, labels, or lists for shuffles). The reference values are
-kept as ``ground_truth_values/<task folder>/ground_truth_values.json``: a JSON list of
-``{"uid": ..., "ground_truth_values": [...]}`` records, one file per task folder. This module runs those programs and
-writes that layout, so a user holding the release can rebuild (or check) the values.
-
-Those programs are third-party code, so they run only when the user says they trust the release
-(``trust_release_code=True`` / ``--trust-release-code``), and even then each runs in a jail with whole-program
-limits (:mod:`.jail`: bubblewrap namespaces, a seccomp filter, a read-only filesystem showing only the interpreter
-and the program's folder, a capped private scratch, no network, no other process, no output folder; memory,
-processes, CPU, wall clock and scratch bounded for all of the program's processes together). Where no jail can be made the run
-is refused with one line naming the cause, unless ``jail=False`` (``--no-jail``), which warns what is then not
-protected.
-
-What a program prints reaches the parent through a pipe and is read as it streams (:mod:`.official_output`):
-never executed, never held beyond ``n_values`` values and ``max_output_mb`` bytes (past those the reading stops, or
-the jail is killed), and checked to be finite numbers, non-empty labels or lists of those. A program that fails
-(non-zero exit, a limit, unreadable or invalid output, a wrong number of values) is reported with its uid and a
-one-line reason, its control characters escaped, and skipped; the others still run.
-
-Only the parent writes records: one file per uid, ``<task folder>/.records/<uid>.json``, carrying the SHA-256 of
-its program and of its values, from which the release-layout ``ground_truth_values.json`` beside it is written at
-the end of each run, a record at a time. A later run skips a uid only when its record's program hash is that of the
-program there now and its values match their hash; any other record (an edited program, altered or truncated
-values, no hashes) is removed and the uid runs again. A values file that this runner did not write (no
-``.records/`` beside it: the release's own values, say) is never replaced: the run is refused with one line.
-
-A run holds an ``flock`` on ``out/.ub-official-truth.lock`` from before it reads the records to its last write: a
-second run on the same ``--out`` stops with one line. An ``--out`` that is, lies inside, or holds the programs'
-folders is refused with one line: the jail shows a program its own folder.
-
-The parent follows no link in ``--out`` (:mod:`.outdir`): ``--out``, each ``<task folder>`` and its ``.records``
-are opened as directory handles (``O_DIRECTORY | O_NOFOLLOW``) and every file is read, written (a temporary file
-of its own, renamed over the old one), locked and removed relative to those handles. A link or anything but a
-folder at ``--out``, ``<F>`` or ``.records``, and a values or lock file that is not a regular single-name file, is
-refused with one line naming it before anything runs; a file in ``.records`` that this runner did not write (not a
-regular single-name file holding a record of its uid: a folder named ``x.json``, a link, a FIFO) is reported and
-left alone, and its uid fails with one line. Nothing is deleted that this runner did not write.
-
-A record is written as UTF-8 (``ensure_ascii=False``: a label takes in the record about what it took printed) and
-an accepted output whose record would pass ``MAX_RECORD_BYTES`` fails its program with one line, so every record
-written can be read back; a uid whose record cannot be read back when the values file is written is counted as
-failed. Only regular files are opened from a release
-(:func:`~ub_core.untrusted.open_regular`): a link, FIFO or device node named ``<uid>.py`` is a
-one-line failure and never opened.
+Design notes: docs/design/official-truth.md.
 """
 
 from __future__ import annotations
