@@ -18,15 +18,18 @@ name in the families that take it (:data:`FAMILIES`, with the family's default).
 from __future__ import annotations
 
 import difflib
+import textwrap
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from . import options as o
+from .option_help import TASK_HELP, TASK_SUMMARY
+from .metrics.calibration import check_equal_counts
 from .metrics.inputs import DEFAULT_NS, KS_METHODS
 
 __all__ = ["Option", "Family", "VOCABULARY", "FAMILIES", "LMEVAL_FAMILIES", "UB_OPTION_NAMES", "MODEL_ARG_NAMES",
            "family_options", "check_option", "check_metadata", "near_miss", "precheck_run", "lmeval_family_of",
-           "default_of", "format_default"]
+           "default_of", "format_default", "task_docstring"]
 
 Checker = Callable[[Any, str], Any]
 
@@ -66,6 +69,13 @@ def _share(value: Any, name: str) -> float:
 
 def _positive_real(value: Any, name: str) -> float:
     return o.real(value, name, low=0, low_open=True)
+
+
+def _equal_counts(value: Any, name: str) -> str:
+    try:
+        return check_equal_counts(value)
+    except ValueError as exc:
+        raise o.OptionValueError(f"option {name}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -149,7 +159,7 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
     Option("draws", o.positive_int, "Monte-Carlo draws of P(KS@N passes) (at least 2000)", lmeval_reason=_BY_YAML),
     Option("convention", _text, "paper (default) or release (the released code's) where they differ"),
     Option("kl_floor", _optional(_positive_real), "the floor the model's probabilities are raised to inside KL"),
-    Option("equal_counts", _choice("drop", "keep", "uniform"),
+    Option("equal_counts", _equal_counts,
            "calibration items with equal counts: drop (default, as the papers' baselines) or keep (uniform: keep)"),
     Option("enumeration", _choice("listed", "tree", "auto"),
            "listed (candidate texts), tree (reply tree) or auto (listed where possible)",
@@ -257,12 +267,23 @@ def family_options(family: str, framework: str = "inspect") -> dict[str, Option]
 
 
 def _in_family(fam: Family, name: str, default: Any) -> Option:
-    opt = replace(VOCABULARY[name], default=default)
+    worded = TASK_HELP.get(fam.name, {}).get(name)
+    opt = replace(VOCABULARY[name], default=default, help=worded or VOCABULARY[name].help)
     if name == "convention" and fam.conventions:
         allowed = fam.conventions
         opt = replace(opt, check=lambda value, n: o.choice(value, n, allowed),
-                      help=f"{' or '.join(allowed)} (default {fam.inspect.get('convention', allowed[0])})")
+                      help=worded or f"{' or '.join(allowed)} (default {fam.inspect.get('convention', allowed[0])})")
     return opt
+
+
+def task_docstring(family: str) -> str:
+    """The docstring of ``family``'s Inspect task: its summary, then each option with its help, in the order of
+    the task's parameters (what ``inspect info`` and ``help()`` show)."""
+    lines = [TASK_SUMMARY[family], "", "Args:"]
+    for name, opt in family_options(family, "inspect").items():
+        lines.extend(textwrap.wrap(f"{name}: {opt.help}", 116, initial_indent="    ", subsequent_indent="        ",
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
 
 
 def default_of(family: str, name: str) -> Any:

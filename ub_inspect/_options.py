@@ -9,15 +9,19 @@ without a traceback. A task function wraps its body in :func:`task_options`, so 
 loaders (an unknown category, a missing file) print the same way.
 
 Unknown ``-T`` names never reach a task function: Inspect drops them with a warning naming them ("param 'x' not
-used by task ...", ``inspect_ai/_eval/registry.py``); ``tests/frameworks/test_inspect_options.py`` checks that it still does.
+used by task ...", ``inspect_ai/_eval/registry.py``); ``tests/frameworks/test_inspect_options.py`` checks that it
+still does.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from types import SimpleNamespace
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from inspect_ai import Task
 from rich.markup import escape
 
 from ub_core import option_registry
@@ -26,9 +30,9 @@ from ub_core.problems import UnknownProblemError
 
 from ._inspect_private import CleanlyPrinted as _CleanlyPrinted  # Inspect prints it as one line
 
-__all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice", "boolean",
-           "threshold", "ks_method", "registry_checked",
-           "select_ids", "first_per_category"]
+__all__ = ["OptionError", "task_options", "integer", "positive_int", "real", "int_list", "str_list", "choice",
+           "boolean", "threshold", "ks_method", "registry_checked", "registry_task", "TaskOptions", "select_ids",
+           "first_per_category"]
 
 
 class OptionError(_CleanlyPrinted, ValueError):
@@ -51,6 +55,47 @@ def registry_checked(family: str, given: Mapping[str, Any]) -> dict[str, Any]:
             except _core.OptionValueError as exc:
                 raise OptionError(str(exc)) from None
     return out
+
+
+class TaskOptions(SimpleNamespace):
+    """A task's options, each checked by its registry checker (``options.n_samples``); :meth:`given` says whether
+    the run set one or left the registry's default."""
+
+    def __init__(self, family: str, raw: Mapping[str, Any]) -> None:
+        super().__init__(**registry_checked(family, raw))
+        self._defaults = option_registry.FAMILIES[family].inspect
+        self._raw = dict(raw)
+
+    def given(self, name: str) -> bool:
+        return self._raw[name] is not self._defaults[name]
+
+
+def registry_task(family: str) -> Callable[[Callable[[TaskOptions], Task]], Callable[..., Task]]:
+    """Make ``body(options)`` the task function of ``family``: its parameters, their defaults and its docstring are
+    the option registry's (:data:`ub_core.option_registry.FAMILIES`, :func:`~ub_core.option_registry.task_docstring`),
+    and ``body`` receives them checked (:class:`TaskOptions`). Errors raised while the task is built are one line
+    (:func:`task_options`). Put it under Inspect's ``@task``, which reads the signature made here."""
+
+    def wrap(body: Callable[[TaskOptions], Task]) -> Callable[..., Task]:
+        defaults = option_registry.FAMILIES[family].inspect
+        signature = inspect.Signature([inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=value)
+                                       for name, value in defaults.items()], return_annotation=Task)
+
+        def task_function(*args: Any, **kwargs: Any) -> Task:
+            with task_options(family):
+                try:
+                    bound = signature.bind(*args, **kwargs)
+                except TypeError as exc:
+                    raise OptionError(f"{family}: {exc}") from None
+                bound.apply_defaults()
+                return body(TaskOptions(family, bound.arguments))
+
+        functools.update_wrapper(task_function, body, assigned=("__module__", "__name__", "__qualname__"), updated=())
+        task_function.__signature__ = signature  # type: ignore[attr-defined]
+        task_function.__doc__ = option_registry.task_docstring(family)
+        return task_function
+
+    return wrap
 
 
 @contextmanager

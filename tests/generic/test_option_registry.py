@@ -54,6 +54,17 @@ def test_an_inspect_task_takes_exactly_its_registry_options_with_their_defaults(
         assert opt.help, (family, name)
 
 
+@pytest.mark.parametrize("family", sorted(registry.FAMILIES))
+def test_an_inspect_tasks_docstring_is_the_registrys(family):
+    """Each task states its options once, in the registry: the docstring Inspect and ``help()`` show is built
+    from it, and names every option in the order of the signature."""
+    task = getattr(TASKS[family], "__wrapped__", TASKS[family])
+    assert task.__doc__ == registry.task_docstring(family)
+    named = [line.split(":", 1)[0].strip() for line in task.__doc__.split("Args:\n", 1)[1].splitlines()
+             if line.startswith("    ") and not line.startswith("        ")]
+    assert named == list(_signature(TASKS[family]))
+
+
 def _bad_values(opt):
     """Values the option's checker must refuse, by the kind of value it takes."""
     for value in ("abc", float("nan"), "1,x", "no-such-value", "maybe"):  # numbers, lists, choices, switches
