@@ -67,8 +67,8 @@ def _share(value: Any, name: str) -> float:
     return o.real(value, name, 0, 1, high_open=True)
 
 
-def _positive_real(value: Any, name: str) -> float:
-    return o.real(value, name, low=0, low_open=True)
+def _open_unit(value: Any, name: str) -> float:
+    return o.real(value, name, 0, 1, low_open=True, high_open=True)
 
 
 def _equal_counts(value: Any, name: str) -> str:
@@ -158,7 +158,7 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
            lmeval_reason="lm-eval takes seeds as --seed (and a model's as --model_args seed=)"),
     Option("draws", o.positive_int, "Monte-Carlo draws of P(KS@N passes) (at least 2000)", lmeval_reason=_BY_YAML),
     Option("convention", _text, "paper (default) or release (the released code's) where they differ"),
-    Option("kl_floor", _optional(_positive_real), "the floor the model's probabilities are raised to inside KL"),
+    Option("kl_floor", _optional(_open_unit), "the floor the model's probabilities are raised to inside KL, in (0, 1)"),
     Option("equal_counts", _equal_counts,
            "calibration items with equal counts: drop (default, as the papers' baselines) or keep (uniform: keep)"),
     Option("enumeration", _choice("listed", "tree", "auto"),

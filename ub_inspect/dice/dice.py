@@ -18,13 +18,13 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ub_core.metrics.dice import DICE_ALPHA, DICE_CONVENTIONS, DICE_ORDER, dice_row
+from ub_core.metrics.dice import DICE_ALPHA, DICE_ORDER, dice_row
 from ub_core.parsing import parse_batch_reply
 from ub_core.problems import Problem, bank_version
-from ub_core.problems.dice import DICE_PROTOCOLS, dice_item, dice_items, protocol_prompt
+from ub_core.problems.dice import dice_item, dice_items, protocol_prompt
 
 from ub_inspect._naming import package_task, registry_name
-from ub_inspect._options import choice, integer, positive_int, real, str_list, task_options
+from ub_inspect._options import TaskOptions, choice, registry_task, str_list
 from ub_inspect._problems import lookup_problem
 from ub_inspect.ksn.solver import CollectedValues, collect_values
 from ub_inspect.metrics import spec_metrics
@@ -86,51 +86,28 @@ def dice_scorer(convention: str = "default", alpha: float = DICE_ALPHA, seed: in
 
 
 def load_items(laws: str | list[str] | None = None, limit: int | None = None) -> list[Problem]:
-    """The items a run asks: every law, or the comma list ``laws`` (release names, e.g. ``Gaussian,Cauchy``)."""
+    """The items a run asks: every law, or the comma list ``laws`` (release names, e.g. ``Gaussian,Cauchy``), the
+    first ``limit`` of them."""
     names = str_list(laws, "laws")
     items = dice_items() if names in (None, ("all",)) else [dice_item(choice(n, "laws", DICE_ORDER)) for n in names]
-    return items[: positive_int(limit, "limit")] if limit is not None else items
+    return items[:limit] if limit is not None else items
 
 
 @task(name=registry_name("dice"))
-def dice(protocol: str = "batch", n: int = 1000, convention: str = "default", laws: str | list[str] | None = None,
-         limit: int | None = None, alpha: float = DICE_ALPHA, seed: int = 0, temperature: float = 1.0,
-         max_tokens: int | None = None, max_attempts: int = 5) -> Task:
-    """Bad Dice Players: can the model sample from 15 stated laws?
-
-    Args:
-        protocol: ``batch`` (one request for ``n`` values, the default) or ``independent`` (``n`` one-value requests).
-        n: values asked per law (the paper: 1,000).
-        convention: ``default`` (exact one-sample tests against the law) or ``release`` (the release's tests:
-            two-sample KS against 1,000 seeded draws, pooled chi-square); see the README.
-        laws: comma list of laws by their release names (default all 15).
-        limit: keep the first N laws.
-        alpha: significance level (the paper's 0.01; a law passes when p > alpha).
-        seed: seed of the default convention's Monte-Carlo test and reference draws.
-        temperature: the paper's 1.0.
-        max_tokens: per reply (default 24 per value asked in batch, 64 in independent).
-        max_attempts: independent: attempts per value before its slot is skipped.
-    """
-    with task_options("dice", locals()):
-        protocol = choice(protocol, "protocol", DICE_PROTOCOLS)
-        n = integer(n, "n", low=1, high=MAX_N)
-        convention = choice(convention, "convention", DICE_CONVENTIONS)
-        alpha = real(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
-        seed = integer(seed, "seed", low=0)
-        temperature = real(temperature, "temperature", low=0)
-        tokens = positive_int(max_tokens, "max_tokens") if max_tokens is not None else (
-            24 * n + 64 if protocol == "batch" else 64)
-        items = load_items(laws, limit)
-        version = bank_version("dice")
-        solve: Solver = (batch_values(max_tokens=tokens) if protocol == "batch" else
-                         collect_values(n_samples=n, list_size=1, max_attempts=positive_int(max_attempts, "max_attempts"),
-                                        temperature=temperature, max_tokens=tokens, bank="dice", version=version))
+@registry_task("dice")
+def dice(o: TaskOptions) -> Task:
+    tokens = o.max_tokens if o.max_tokens is not None else (24 * o.n + 64 if o.protocol == "batch" else 64)
+    items = load_items(o.laws, o.limit)
+    version = bank_version("dice")
+    solve: Solver = (batch_values(max_tokens=tokens) if o.protocol == "batch" else
+                     collect_values(n_samples=o.n, list_size=1, max_attempts=o.max_attempts,
+                                    temperature=o.temperature, max_tokens=tokens, bank="dice", version=version))
     return package_task(
-        dataset=MemoryDataset([record_to_sample(p, protocol, n) for p in items], name=f"dice-{protocol}"),
+        dataset=MemoryDataset([record_to_sample(p, o.protocol, o.n) for p in items], name=f"dice-{o.protocol}"),
         solver=solve,
-        scorer=dice_scorer(convention=convention, alpha=alpha, seed=seed, version=version),
-        config=GenerateConfig(temperature=temperature, max_tokens=tokens),
-        metadata={"bank": "dice", "protocol": protocol, "n": n, "convention": convention, "alpha": alpha,
+        scorer=dice_scorer(convention=o.convention, alpha=o.alpha, seed=o.seed, version=version),
+        config=GenerateConfig(temperature=o.temperature, max_tokens=tokens),
+        metadata={"bank": "dice", "protocol": o.protocol, "n": o.n, "convention": o.convention, "alpha": o.alpha,
                   "n_items": len(items)},
         version=version,
     )

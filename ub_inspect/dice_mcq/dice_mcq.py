@@ -18,10 +18,10 @@ from inspect_ai.solver import generate
 
 from ub_core.metrics.dice import DICE_ALPHA, MCQ_LETTERS, letter_uniformity
 from ub_core.parsing.answer_key import read_answer_key
-from ub_core.problems.dice_mcq import MAX_QUESTIONS, DiceMcqItem, mcq_items
+from ub_core.problems.dice_mcq import DiceMcqItem, mcq_items
 
 from ub_inspect._naming import package_task, registry_name
-from ub_inspect._options import integer, positive_int, real, task_options
+from ub_inspect._options import TaskOptions, registry_task
 
 __all__ = ["dice_mcq", "dice_mcq_scorer", "letter_uniformity_metric", "record_to_sample"]
 
@@ -82,26 +82,13 @@ def dice_mcq_scorer(alpha: float = DICE_ALPHA) -> Scorer:
 
 
 @task(name=registry_name("dice_mcq"))
-def dice_mcq(n: int = 1000, alpha: float = DICE_ALPHA, temperature: float = 1.0,
-             max_tokens: int | None = None) -> Task:
-    """Bad Dice Players, downstream MCQ: are the answer keys of generated questions uniform over A-D?
-
-    Args:
-        n: questions asked, one request each (the paper: 1,000).
-        alpha: significance level of the uniformity test (uniform: p > alpha).
-        temperature: the paper's 1.0.
-        max_tokens: per reply (default 400).
-    """
-    with task_options("dice_mcq", locals()):
-        n = integer(n, "n", low=1, high=MAX_QUESTIONS)
-        alpha = real(alpha, "alpha", low=0, high=1, low_open=True, high_open=True)
-        temperature = real(temperature, "temperature", low=0)
-        tokens = positive_int(max_tokens, "max_tokens") if max_tokens is not None else 400
+@registry_task("dice_mcq")
+def dice_mcq(o: TaskOptions) -> Task:
     return package_task(
-        dataset=MemoryDataset([record_to_sample(item) for item in mcq_items(n)], name="dice-mcq"),
+        dataset=MemoryDataset([record_to_sample(item) for item in mcq_items(o.n)], name="dice-mcq"),
         solver=generate(),
-        scorer=dice_mcq_scorer(alpha=alpha),
-        config=GenerateConfig(temperature=temperature, max_tokens=tokens),
-        metadata={"bank": "dice", "task": "mcq", "n": n, "alpha": alpha},
+        scorer=dice_mcq_scorer(alpha=o.alpha),
+        config=GenerateConfig(temperature=o.temperature, max_tokens=400 if o.max_tokens is None else o.max_tokens),
+        metadata={"bank": "dice", "task": "mcq", "n": o.n, "alpha": o.alpha},
         version=TASK_VERSION,
     )
