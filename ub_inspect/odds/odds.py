@@ -24,8 +24,7 @@ from ub_core.problems.odds import CONTEXTS, CONVENTIONS, DISTRIBUTIONS, SHOT_COU
 
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
-from ub_inspect._options import (OptionError, choice, int_list, integer, positive_int, real, str_list,
-                                 task_options)
+from ub_inspect._options import (OptionError, TaskOptions, choice, positive_int, registry_task, str_list)
 from ub_inspect.metrics import distribution_se, spec_metrics
 from ub_inspect.ksn.solver import CollectedValues, collect_values
 
@@ -157,67 +156,34 @@ def load_items(task_name: str = "percentile", shots: str | int | list[int] | Non
 
 
 @task(name=registry_name("odds"))
-def odds(task: str = "percentile", shots: str | int | list[int] | None = None, shot_type: str | None = None, context: str | list[str] = "none",
-         families: str | list[str] | None = None, limit: int | None = None, edition: str = "subset", n_samples: int = 1000,
-         list_size: int = 1, ks_ns: str | int | list[int] = ODDS_KS_NS, gt_size: int = 10_000, seed: int = 0,
-         max_attempts: int = 5, temperature: float = 0.7, max_tokens: int | None = None,
-         convention: str = "paper") -> Task:
-    """What are the odds (the odds paper).
-
-    Args:
-        task: ``percentile``, ``probability`` or ``sampling``.
-        shots: shot counts to keep, e.g. ``3`` or ``0,3,9`` (default: all of 0, 1, 3, 5, 7, 9).
-        shot_type: ``distribution`` or ``family`` (default both; 0-shot items are always kept).
-        context: ``none`` (idealised), ``health``, ``finance``, ``climate``, their ``_normal`` and ``_idealized``
-            framings, a comma list, or ``all`` (real-world framings are percentile items).
-        families: comma list of families (default all 12).
-        limit: keep the first N matching items.
-        edition: ``subset`` (default; every family x task x shots setting) or ``full``.
-        n_samples: values collected per sampling item (paper: 1,000).
-        list_size: sampling only: values asked per reply (list prompting), 1 = one draw per reply as in the paper.
-        ks_ns: the N of KS@N for sampling (default 10, 100, 1000).
-        gt_size, seed: ground-truth draws per sampling item and their seed.
-        max_attempts: sampling: attempts per answer slot before it is skipped.
-        temperature: the paper's 0.7.
-        max_tokens: per reply (default 64; sampling lists 24 per value).
-        convention: ``paper`` (default: what the odds paper states) or ``release`` (what its public code computes; see
-            the README's conventions table).
-    """
-    with task_options("odds", locals()):
-        task_name = choice(task, "task", TASKS)
-        k = positive_int(list_size, "list_size")
-        if task_name != "sampling" and k != 1:
-            raise OptionError(f"option list_size: applies to task=sampling only; {task_name} items take "
-                              f"list_size=1, got {k}")
-        convention = choice(convention, "convention", CONVENTIONS)
-        temperature = real(temperature, "temperature", low=0)
-        tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
-                  else (64 if k == 1 else 24 * k))
-        items = load_items(task_name, shots, shot_type, context, families, limit, str(edition), convention)
-        version = bank_version("odds")
-        if task_name == "sampling":
-            n = positive_int(n_samples, "n_samples")
-            if k > n:
-                raise OptionError(f"option list_size: must be at most n_samples ({n}), got {k}")
-            ns = int_list(ks_ns, "ks_ns")
-            too_big = [x for x in ns if x > n]
-            if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
-                raise OptionError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
-            solver: Solver = collect_values(n_samples=n, list_size=k,
-                                            max_attempts=positive_int(max_attempts, "max_attempts"),
-                                            temperature=temperature, max_tokens=tokens, bank="odds",
-                                            version=version)
-            score = odds_scorer(task_name, version, ks_ns=list(ns), gt_size=positive_int(gt_size, "gt_size"),
-                                gt_seed=integer(seed, "seed", low=0))
-        else:
-            solver = generate()
-            score = odds_scorer(task_name, version)
+@registry_task("odds")
+def odds(o: TaskOptions) -> Task:
+    task_name, k = o.task, o.list_size
+    if task_name != "sampling" and k != 1:
+        raise OptionError(f"option list_size: applies to task=sampling only; {task_name} items take "
+                          f"list_size=1, got {k}")
+    tokens = o.max_tokens if o.max_tokens is not None else (64 if k == 1 else 24 * k)
+    items = load_items(task_name, o.shots, o.shot_type, o.context, o.families, o.limit, o.edition, o.convention)
+    version = bank_version("odds")
+    if task_name == "sampling":
+        n = o.n_samples
+        if k > n:
+            raise OptionError(f"option list_size: must be at most n_samples ({n}), got {k}")
+        too_big = [x for x in o.ks_ns if x > n]
+        if too_big:  # KS@N needs N values: it would read 0 for every model, the oracle included
+            raise OptionError(f"option ks_ns: each N must be at most n_samples ({n}), got {too_big[0]}")
+        solver: Solver = collect_values(n_samples=n, list_size=k, max_attempts=o.max_attempts,
+                                        temperature=o.temperature, max_tokens=tokens, bank="odds", version=version)
+        score = odds_scorer(task_name, version, ks_ns=list(o.ks_ns), gt_size=o.gt_size, gt_seed=o.seed)
+    else:
+        solver = generate()
+        score = odds_scorer(task_name, version)
     return package_task(
         dataset=MemoryDataset([record_to_sample(p, k) for p in items], name=f"odds-{task_name}"),
         solver=solver,
         scorer=score,
-        config=GenerateConfig(temperature=temperature, max_tokens=tokens),
-        metadata={"bank": "odds", "task": task_name, "edition": str(edition), "convention": convention,
+        config=GenerateConfig(temperature=o.temperature, max_tokens=tokens),
+        metadata={"bank": "odds", "task": task_name, "edition": o.edition, "convention": o.convention,
                   "n_items": len(items)},
-        version=bank_version("odds"),
+        version=version,
     )
