@@ -14,7 +14,6 @@ against lm-eval 0.4.13 by ``tests/frameworks/test_lmeval_ids.py``.
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
@@ -117,9 +116,13 @@ class BankTask(SelectedItemsTask):
 
 def _bank_metric_list(bank: str, config: dict) -> list[dict]:
     """The metric list of a :class:`BankTask` (its docstring): the YAML's, checked against the spec, or the spec's."""
-    from lm_eval.tasks._yaml_loader import _import_func_in_yml
+    import importlib
 
     from .metric_lists import bank_metric_list
+
+    def hook(qualified: str):  # a hook by full module path, as the YAML would name it
+        module, _, name = qualified.rpartition(".")
+        return getattr(importlib.import_module(module), name)
 
     wanted = bank_metric_list(bank)
     own = config.get("metric_list")
@@ -132,5 +135,5 @@ def _bank_metric_list(bank: str, config: dict) -> list[dict]:
                              f"--task {config.get('task', 'TASK')} --out FOLDER")
         return own
     prefix = "!function "
-    return [{**row, "aggregation": _import_func_in_yml(row["aggregation"][len(prefix):], Path("."))
+    return [{**row, "aggregation": hook(row["aggregation"][len(prefix):])
              if row["aggregation"].startswith(prefix) else row["aggregation"]} for row in wanted]

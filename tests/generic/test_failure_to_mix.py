@@ -42,19 +42,24 @@ def inspect_logs(ftm):
 
 @pytest.fixture(scope="module")
 def lmeval_results(ftm):
-    """Both models through ``ub-lm-eval --include_path`` (one process, as a user runs it), samples logged."""
+    """The oracle through ``ub-lm-eval --include_path`` as a user runs it (a process of its own, samples logged for
+    the report), the collapsed model in this process (``simple_evaluate``: one lm-eval start less)."""
     pytest.importorskip("lm_eval")
     import json
 
-    out = {}
-    for m in MODELS:
-        run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", f"ub-{m}", "--tasks", "ub_mix",
-                              "--include_path", str(PACKAGE), "--output_path", str(ftm / "lmeval" / m),
-                              "--log_samples"], capture_output=True, text=True, timeout=300, cwd=ftm)
-        assert run.returncode == 0, run.stderr[-2000:]
-        (results,) = (ftm / "lmeval" / m).glob("**/results_*.json")
-        out[m] = json.loads(results.read_text())
-    return out
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    import ub_lmeval  # noqa: F401  (registers ub-collapse)
+
+    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_mix",
+                          "--include_path", str(PACKAGE), "--output_path", str(ftm / "lmeval"), "--log_samples"],
+                         capture_output=True, text=True, timeout=300, cwd=ftm)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (results,) = (ftm / "lmeval").glob("**/results_*.json")
+    manager = TaskManager(include_path=str(PACKAGE), include_defaults=False)
+    return {"oracle": json.loads(results.read_text()),
+            "collapse": simple_evaluate(model="ub-collapse", tasks=["ub_mix"], task_manager=manager)}
 
 
 def _inspect_metrics(log) -> dict[str, float]:
@@ -101,7 +106,7 @@ def test_report_shows_the_plugin_runs_in_their_own_section(ftm, inspect_logs, lm
     section = md.split("## Failure to Mix", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ub-")]
     assert sorted(r.split(" | ")[0] + r.split(" | ")[1] for r in rows) == [
-        "| ub-collapseinspect", "| ub-collapselm-eval", "| ub-oracleinspect", "| ub-oraclelm-eval"]
+        "| ub-collapseinspect", "| ub-oracleinspect", "| ub-oraclelm-eval"]
     assert all(" | ftm | 21 | " in r for r in rows)
     lead = md.split("## UnpredictaBench leaderboard", 1)[1].split("\n## ", 1)[0]
     assert "ub-oracle" in lead and " 21 " not in lead  # the shuffling run only, not the plug-in's 21 problems

@@ -34,7 +34,7 @@ BANK = problem_bank(NAME, VERSION, problems, id_prefixes=("ftm-",))
 
 
 def flip_rate(values, truth) -> float:
-    """r = (number of "1") / (valid answers): the observed rate of "1" (the paper's r, sec. 2)."""
+    """r = (number of "1") / (valid answers): the observed rate of "1" (the paper's r)."""
     return float(np.mean(values))
 
 
@@ -47,14 +47,14 @@ FLIP_RATE = MetricSpec("flip_rate", "share of '1' (r)", True, "diagnostic", boun
 FLIP_GAP = MetricSpec("flip_gap", "|r - p| at N={n}", False, per_n=True, bounds=UNIT, bank=NAME, compute=flip_gap)
 
 
-def _mean_abs_dev(n: int, q: float, p: float) -> float:
-    """E|B/n - p| for B ~ Binomial(n, q), summed exactly over the n + 1 outcomes."""
-    k = np.arange(n + 1)
-    return float(np.sum(stats.binom.pmf(k, n, q) * np.abs(k / n - p)))
+def _mean_abs_dev(n, q, p):
+    """E|B_i/n_i - p_i| for B_i ~ Binomial(n_i, q_i), each summed exactly over its n_i + 1 outcomes."""
+    k = np.arange(n.max() + 1)[:, None]  # the pmf is 0 beyond n_i
+    return np.sum(stats.binom.pmf(k, n, q) * np.abs(k / n - p), axis=0)
 
 
 def step_likeness(p, r, n) -> dict:
-    """Step-likeness S (Failure to Mix, sec. 2.2): the area between the observed curve r(p) and the diagonal r = p,
+    """Step-likeness S (Failure to Mix's "step-similarity"): the area between the observed curve r(p) and r = p,
     by the trapezoid rule over the stated ps, scaled so that the step function r = 1[p > 1/2] scores 1:
 
         S = A(r) / A(step),   A(f) = sum_i (p_{i+1} - p_i) (|f_i - p_i| + |f_{i+1} - p_{i+1}|) / 2.
@@ -73,9 +73,8 @@ def step_likeness(p, r, n) -> dict:
     w = np.diff(p, prepend=p[0], append=p[-1])
     w = (w[:-1] + w[1:]) / 2  # trapezoid weights: A(f) = sum_i w_i |f_i - p_i|
     scale = np.sum(w * np.abs((p > 0.5) - p))
-    mad = np.array([_mean_abs_dev(k, q, x) for k, q, x in zip(n, r, p)])
-    var = r * (1 - r) / n + (r - p) ** 2 - mad ** 2
-    perfect = np.array([_mean_abs_dev(k, x, x) for k, x in zip(n, p)])
+    var = r * (1 - r) / n + (r - p) ** 2 - _mean_abs_dev(n, r, p) ** 2
+    perfect = _mean_abs_dev(n, p, p)
     return {"value": float(np.sum(w * np.abs(r - p)) / scale),
             "se": float(np.sqrt(np.sum(w ** 2 * np.clip(var, 0, None))) / scale),
             "perfect": float(np.sum(w * perfect) / scale)}
