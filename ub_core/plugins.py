@@ -31,7 +31,7 @@ from importlib import metadata
 from typing import Any, Callable, MutableMapping
 
 __all__ = ["BANKS_GROUP", "FAMILIES_GROUP", "METRICS_GROUP", "RUN_METRICS_GROUP", "OPTIONS_GROUP", "discover",
-           "load_errors", "entry_objects", "plugin_names", "check_scope"]
+           "load_errors", "entry_objects", "plugin_names", "check_scope", "forget"]
 
 log = logging.getLogger("ub_core.plugins")
 
@@ -120,3 +120,19 @@ def check_scope(what: str, bank: str | None, family: str | None) -> None:
         discover(FAMILIES_GROUP, distributions.Family, distributions.FAMILIES, distributions.register_family)
         if family not in plugin_names(FAMILIES_GROUP):
             raise ValueError(f"{what}: family {family!r} is not a plug-in's distribution family")
+
+
+def forget() -> None:
+    """Every registry without the plug-ins' entries, and every group to be scanned again (a test that installed a
+    plug-in for a while cleans up with it; a session that uninstalled one)."""
+    from . import distributions, metric_spec, option_registry, problems, run_metrics
+
+    for group, registry in ((BANKS_GROUP, problems.BANKS), (FAMILIES_GROUP, distributions.FAMILIES)):
+        for name in plugin_names(group):
+            registry.pop(name, None)
+    metric_spec.forget_plugin_metrics()
+    run_metrics._RUN_METRICS.clear()
+    run_metrics._FAMILIES.clear()
+    option_registry._PLUGIN_OPTIONS.clear()
+    _SCANNED.clear()
+    _REGISTERED.clear()

@@ -17,6 +17,7 @@ shows those runs in a section of their own, titled ``title``.
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ __all__ = ["RunMetric", "run_metrics_for", "all_run_metrics", "bank_families", "
 
 #: where a problem's records live: Inspect ``Score.metadata[RUN_RECORDS][name]``
 RUN_RECORDS = "ub_run"
+
+log = logging.getLogger("ub_core.run_metrics")
 
 
 @dataclass(frozen=True)
@@ -55,18 +58,32 @@ class RunMetric:
         return (self.bank is not None and self.bank == bank) or (self.family is not None and self.family in families)
 
     def record_of(self, problem: Any, row: Mapping[str, Any]) -> dict[str, float]:
-        """One problem's record, as plain floats (a value that is not a finite number is NaN)."""
-        return {str(k): _number(v) for k, v in dict(self.record(problem, row)).items()}
+        """One problem's record, as plain floats (a value that is not a finite number is NaN); empty, with a warning,
+        where the plug-in's ``record`` fails (the problem is left out of the run metric, never the run)."""
+        try:
+            return {str(k): _number(v) for k, v in dict(self.record(problem, row)).items()}
+        except Exception as e:  # noqa: BLE001 - a plug-in's bug costs its metric one problem, named
+            log.warning("run metric %s: no record for %s (%s: %s)", self.name, getattr(problem, "id", "?"),
+                        type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+            return {}
 
     def evaluate(self, records: Sequence[Any]) -> dict[str, float]:
         """``{key: value}`` for every key of :meth:`keys` from the records (anything that is not a record of
         numbers, as a hostile log may hold, is left out); NaN where ``compute`` gives no finite number, or with no
         record at all."""
-        kept = [{str(k): _number(v) for k, v in r.items()} for r in records if isinstance(r, Mapping)]
+        kept = [{str(k): _number(v) for k, v in r.items()} for r in records if isinstance(r, Mapping) and r]
         out = dict.fromkeys(self.keys(), math.nan)
         if not kept:
             return out
-        got = self.compute(kept)
+        try:
+            got = self.compute(kept)
+        except Exception as e:  # noqa: BLE001 - records the plug-in cannot read (a hostile log): NaN, named
+            log.warning("run metric %s: not computed from %d records (%s: %s)", self.name, len(kept),
+                        type(e).__name__, str(e).splitlines()[0][:200] if str(e) else "")
+            return out
+        if not isinstance(got, Mapping):
+            log.warning("run metric %s: compute gave a %s, not a mapping", self.name, type(got).__name__)
+            return out
         for field, key in (("value", self.name), ("se", f"{self.name}_stderr"),
                            *((e, f"{self.name}_{e}") for e in self.extras)):
             out[key] = _number(got.get(field))

@@ -345,23 +345,29 @@ def test_step_likeness_of_a_perfect_sampler_matches_its_stated_expectation_and_s
         assert stated["perfect"] == pytest.approx(math.sqrt(math.pi / (2 * n)), rel=0.05)
 
 
-def test_run_metric_evaluate_keeps_hostile_records_out():
-    p, _ = _s()
-    from ub_core.run_metrics import RunMetric
-
-    sys_path_pkg = FTM
+def test_run_metric_evaluate_keeps_hostile_records_out(caplog):
+    """Records read back from a log are hostile: what is not a record of numbers is left out, and a plug-in's record
+    or compute that fails costs its metric (NaN, one warning), never the run."""
     import sys
 
-    sys.path.insert(0, str(sys_path_pkg))
+    from ub_core.run_metrics import RunMetric
+
+    p, _ = _s()
+    sys.path.insert(0, str(FTM))
     try:
         from ub_failure_to_mix.mix import STEP_LIKENESS
     finally:
-        sys.path.remove(str(sys_path_pkg))
-    assert isinstance(STEP_LIKENESS, RunMetric)
+        sys.path.remove(str(FTM))
     good = [{"p": float(x), "r": float(x > 0.5), "n": 100.0} for x in p]
-    hostile = [None, "text", 5, {"p": True, "r": 1.0, "n": 100}, {"p": 0.3, "r": float("nan"), "n": 100},
+    hostile = [None, "text", 5, {}, {"p": True, "r": 1.0, "n": 100}, {"p": 0.3, "r": float("nan"), "n": 100},
                {"p": 0.35, "r": 1e400, "n": 100}, {"p": 0.45, "r": 0.0, "n": 0}]
     assert STEP_LIKENESS.evaluate(good + hostile)["step_likeness"] == pytest.approx(1.0)
-    empty = STEP_LIKENESS.evaluate(hostile[:3])
+    empty = STEP_LIKENESS.evaluate(hostile[:4])
     assert set(empty) == {"step_likeness", "step_likeness_stderr", "step_likeness_perfect"}
     assert all(math.isnan(v) for v in empty.values())
+    assert all(math.isnan(v) for v in STEP_LIKENESS.evaluate([{"q": 1.0}]).values())  # a field missing: compute fails
+    broken = RunMetric("broken", "broken", True, record=lambda problem, row: {"x": row["absent"]},
+                       compute=lambda records: 1 / 0, bank="ftm")
+    assert broken.record_of(None, {}) == {}
+    assert math.isnan(broken.evaluate([{"x": 1.0}])["broken"])
+    assert sum("run metric broken" in r.getMessage() for r in caplog.records) == 2
