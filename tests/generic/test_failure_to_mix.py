@@ -110,6 +110,10 @@ def test_report_shows_the_plugin_runs_in_their_own_section(ftm, inspect_logs, lm
     assert all(" | ftm | 21 | " in r for r in rows)
     lead = md.split("## UnpredictaBench leaderboard", 1)[1].split("\n## ", 1)[0]
     assert "ub-oracle" in lead and " 21 " not in lead  # the shuffling run only, not the plug-in's 21 problems
+    import json
+
+    table = json.loads((tmp_path / "report" / "summary.json").read_text())["tables"]["step_likeness_leaderboard"]
+    assert table["higher_is_better"]["step_likeness"] is False and table["higher_is_better"]["ks@100"] is True
     assert result is not None
 
 

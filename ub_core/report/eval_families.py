@@ -37,7 +37,8 @@ from ..metrics.intervals import clip_roundoff
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
            "IMPLICIT_KEYS", "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS",
            "DICE_KEYS", "DICE_META",
-           "extract_all", "value_problem", "clip_metric", "plugin_eval_families", "section_title", "spec_families"]
+           "extract_all", "value_problem", "clip_metric", "plugin_eval_families", "section_title", "spec_families",
+           "run_metric_direction"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -266,6 +267,12 @@ def section_title(eval_family: str) -> str:
         if fam.name == eval_family:
             return fam.title
     return eval_family
+
+
+def run_metric_direction(eval_family: str, column: str) -> bool | None:
+    """The direction of a plug-in section's run-metric column (its value; its stderr and extras have none)."""
+    rm = all_run_metrics().get(eval_family) if eval_family not in EVAL_FAMILY_NAMES else None
+    return rm.higher_is_better if rm is not None and column == rm.name else None
 
 
 def spec_families(eval_family: str) -> tuple[str, ...]:

@@ -65,13 +65,13 @@ def column_direction(eval_family: str, column: str) -> bool | None:
     key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
     if key.startswith("grid_"):
         key = "behaviour_" + key[5:]
-    from .eval_families import spec_families  # a plug-in's section shows ksn's keys
+    from .eval_families import run_metric_direction, spec_families  # a plug-in's section: ksn's keys, its own
 
     for fam in spec_families(eval_family):
         spec = find_metric(fam, key)
         if spec is not None:
             return direction(spec)
-    return None
+    return run_metric_direction(eval_family, key)
 
 
 def _jsonable(v: Any) -> Any:
