@@ -215,6 +215,22 @@ def test_the_second_plugin_uses_only_the_documented_public_api():
         assert mod in docs
 
 
+def test_the_recipe_quotes_the_example_as_it_is():
+    """docs/extending.md's code is the example's code, its line references point at it, and its line count is true."""
+    docs = (ROOT / "docs" / "extending.md").read_text()
+    mix = (FTM / "ub_failure_to_mix" / "mix.py").read_text().splitlines()
+    toml = (FTM / "pyproject.toml").read_text()
+    for lang, block in re.findall(r"```(python|toml)\n(.*?)```", docs, re.S):
+        for line in block.strip("\n").splitlines():
+            assert line.strip() == "" or line in (mix if lang == "python" else toml.splitlines()), line
+    for a, b in re.findall(r"`mix\.py` lines (\d+)-(\d+)", docs):
+        first, last = mix[int(a) - 1], mix[int(b) - 1]
+        assert first.strip() and not first.startswith((" ", ")")) and last.strip(), (a, b)
+    package = FTM / "ub_failure_to_mix"
+    count = sum(len(p.read_text().splitlines()) for p in package.iterdir() if p.suffix in (".py", ".yaml"))
+    assert f"in {count} lines of Python and YAML" in docs
+
+
 def test_the_second_plugin_runs_in_inspect_and_lmeval(plugins, tmp_path):
     from inspect_ai import eval as inspect_eval
     from lm_eval import simple_evaluate
