@@ -352,7 +352,7 @@ def test_step_likeness_of_a_perfect_sampler_matches_its_stated_expectation_and_s
     sizes = np.full(len(p), n)
     stated = step_likeness(p, p, sizes)
     rng = np.random.default_rng(20251118)
-    m = 4000
+    m = 2000
     draws = np.array([step_likeness(p, rng.binomial(n, p) / n, sizes)["value"] for _ in range(m)])
     assert abs(draws.mean() - stated["perfect"]) < 5 * draws.std(ddof=1) / math.sqrt(m)
     assert abs(draws.std(ddof=1) - stated["se"]) < 5 * stated["se"] / math.sqrt(2 * (m - 1))
