@@ -103,7 +103,8 @@ def test_inspect_metrics_of_a_built_in_run_are_unchanged(plugins):
 
 
 def test_register_metric_scoped_to_a_bank():
-    """``register_metric("ksn", ...)`` added a metric to every run; scoped, it is in its bank's runs only."""
+    """A metric registered with a bank is in that bank's runs only: not in the built-in spec, not in a built-in
+    problem's scored row."""
     from ub_core.ksn_scoring import score_values
     from ub_core.metric_spec import MetricSpec, metric_keys, register_metric, unregister_metric
     from ub_core.oracle import oracle_values
@@ -300,8 +301,8 @@ def test_the_report_reads_plugin_keys_when_it_runs(plugins):
 
 
 def test_the_report_reads_a_metric_registered_after_import():
-    """The report's KS@N keys were fixed when it was imported (KSN_KEYS), though its docstring says it reads the
-    spec: a metric registered since was not shown."""
+    """The report reads the KS@N keys from the spec when it extracts a sample, not once at import: a metric
+    registered after the report module was imported is shown."""
     from ub_core.metric_spec import MetricSpec, register_metric, unregister_metric
     from ub_core.report.eval_families import extract_all
 
