@@ -44,6 +44,31 @@ assert r0["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0, r0["results"
 print("fresh venv routes: plain lm_eval, lm_eval --include_path, ub-lm-eval, inspect eval: ok")
 PY
 
+# The worked plug-in (examples/failure_to_mix) installed with pip next to the wheel, as a lab installs its own
+# package: its entry points and its lm-eval YAML come from its pyproject.toml. Both frameworks on the offline models:
+# step-likeness S small on the oracle (within 4 standard errors of a perfect sampler's), 1 on the collapsed model.
+"$bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "$repo/examples/failure_to_mix"
+ftm_dir="$("$bin/python" -c 'import os, ub_failure_to_mix; print(os.path.dirname(ub_failure_to_mix.__file__))')"
+for m in oracle collapse; do
+    "$bin/inspect" eval ub_failure_to_mix/mix --model "ub/$m" --display none --log-dir "ftm_logs_$m"
+    "$bin/ub-lm-eval" --model "ub-$m" --tasks ub_mix --include_path "$ftm_dir" --output_path "ftm_out_$m" >/dev/null
+done
+"$bin/python" - <<'PY'
+import glob, json
+from inspect_ai.log import read_eval_log
+for m in ("oracle", "collapse"):
+    log = read_eval_log(glob.glob(f"ftm_logs_{m}/*.eval")[0])
+    assert log.status == "success" and log.eval.task == "ub_failure_to_mix/mix", (log.status, log.eval.task)
+    ins = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    lm = json.load(open(glob.glob(f"ftm_out_{m}/**/results_*.json", recursive=True)[0]))["results"]["ub_mix"]
+    for s, se, perfect in ((ins["step_likeness"], ins["step_likeness_stderr"], ins["step_likeness_perfect"]),
+                           (lm["step_likeness,take_100"], lm["step_likeness_stderr,take_100"],
+                            lm["step_likeness_perfect,take_100"])):
+        assert (s == 1.0) if m == "collapse" else abs(s - perfect) < 4 * se, (m, s, se, perfect)
+    print(f"failure_to_mix on ub/{m}: S = {ins['step_likeness']:.3f} (Inspect), {lm['step_likeness,take_100']:.3f} (lm-eval)")
+PY
+"$bin/python" -m pip uninstall --quiet --yes ub-failure-to-mix
+
 # pip uninstall leaves nothing of ours in site-packages (lm-eval's folder included), and lm_eval still runs
 site="$("$bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$bin/python" -m pip uninstall --quiet --yes unpredictabench

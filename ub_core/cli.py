@@ -233,7 +233,7 @@ def _print_run(run, args, ns) -> None:
         print(f"ub: {err}", file=sys.stderr)
     if args.json:  # strict JSON for dashboards: NaN/inf (an undefined WDZ, a p-value of a short run) become null
         json.dump(_strict_json({"aggregate": run.aggregate, "problems": run.rows, "errors": run.errors,
-                                "metrics": describe_metrics(ns)}), sys.stdout,
+                                "metrics": describe_metrics(ns, run.aggregate.get("banks") or ())}), sys.stdout,
                   default=lambda o: None, allow_nan=False)
         sys.stdout.write("\n")
     else:

@@ -18,6 +18,10 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
   released notebooks get NaN for the JSD of such a sample and drop it from their means; we keep the finite value
   (dropping collapsed problems flatters collapsing models) and count them, so either convention can be computed;
 - ``n_valid``, ``n_failed``: parsed values kept, replies that failed to parse or were out of support.
+
+A plug-in's metrics (scoped to its bank or distribution family, :mod:`ub_core.metric_spec`) are computed for the
+problems of their scope only; its run metrics (:mod:`ub_core.run_metrics`) get one record per problem
+(:func:`run_records`), and ``ub score`` reports them over the run's problems of their scope.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from . import metrics
 from . import untrusted
 from .metric_spec import MetricSpec, direction, per_n_key, run_specs
 from .problems import Problem, UnknownProblemError, get_problem
+from .run_metrics import RUN_RECORDS, bank_families, run_metrics_for
 
 __all__ = ["DEFAULT_NS", "score_values", "score_outputs", "parse_outputs", "aggregate", "format_table",
            "ScoreRun", "score_jsonl"]
@@ -94,9 +99,12 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
         out["wdz_undefined"] = out["constant"] = False
     out["n_valid"] = int(vals.size)
     out["n_failed"] = int(n_failed)
-    for key, spec in run_specs("ksn", ns, source="score"):
-        if spec.compute is not None:
-            out[key] = _computed(spec, vals, used, truth, threshold, method)
+    bank = getattr(problem, "bank", None)
+    for key, spec in run_specs("ksn", ns, source="score", bank=bank, families=bank_families(bank)):
+        if spec.family is not None and spec.family != problem.family:
+            out[key] = spec.missing_value  # a family's metric, on a problem of another family of the same bank
+        elif spec.compute is not None:
+            out[key] = _computed(spec, vals, used, truth, threshold, method, problem)
         elif key not in out:
             raise RuntimeError(f"KS@N metric {key!r} is in the spec but has no value: give its MetricSpec a "
                                f"compute function")
@@ -104,15 +112,16 @@ def score_values(problem: Problem, values: Sequence[float], *, ns: Sequence[int]
 
 
 def _computed(spec: MetricSpec, vals: np.ndarray, used: np.ndarray, truth: np.ndarray, threshold: float,
-              method: str) -> float | None:
+              method: str, problem: Problem | None = None) -> float | None:
     """A spec entry's value from its ``compute``: a per-N one on the first N valid values, with N, the threshold and
     the method, another on the values used; the spec's ``missing_value`` (a rate's fail) where the values it needs
     are not there (fewer than N; none) or it returns None, NaN or +/-inf."""
+    extra = {"problem": problem} if spec.takes_problem() else {}
     if spec.per_n:
-        value = spec.compute(vals[: spec.n], truth, n=spec.n, threshold=threshold, method=method) \
+        value = spec.compute(vals[: spec.n], truth, n=spec.n, threshold=threshold, method=method, **extra) \
             if vals.size >= spec.n else None
     else:
-        value = spec.compute(used, truth) if used.size else None
+        value = spec.compute(used, truth, **extra) if used.size else None
     value = None if value is None or not math.isfinite(float(value)) else float(value)
     if value is None:
         return spec.missing_value
@@ -120,6 +129,14 @@ def _computed(spec: MetricSpec, vals: np.ndarray, used: np.ndarray, truth: np.nd
     if not lo <= value <= hi:
         raise ValueError(f"{spec.key}: its compute gave {value!r}, outside its bounds [{lo}, {hi}]")
     return value
+
+
+def run_records(problem: Problem, row: Mapping) -> dict[str, dict[str, float]]:
+    """``{run metric name: this problem's record}`` for every run metric of the problem's bank (and family)
+    (:mod:`ub_core.run_metrics`); empty for a built-in bank."""
+    bank = getattr(problem, "bank", None)
+    return {rm.name: rm.record_of(problem, row) for rm in run_metrics_for(bank)
+            if rm.family is None or rm.family == problem.family}
 
 
 def score_outputs(problem: Problem, outputs: Iterable[Any], **kw) -> dict:
@@ -181,8 +198,13 @@ def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
     (:func:`_summary_of`); ``short@N``, the problems with fewer than N valid values (a fail of every per-N rate);
     then the share of failed replies."""
     summary: dict[str, Any] = {"n_problems": len(rows)}
-    for key, spec in run_specs("ksn", ns, adapter="ub", source="score"):
+    for key, spec in _ub_specs(ns, _banks(rows)):
         summary[summary_name(key)] = _summary_of(spec, key, rows)
+    for bank in _banks(rows):
+        for rm in run_metrics_for(bank):
+            records = [r[RUN_RECORDS][rm.name] for r in rows if rm.name in (r.get(RUN_RECORDS) or {})]
+            if records:
+                summary.update(rm.evaluate(records))
     for n in sorted({int(n) for n in ns}):
         summary[per_n_key("short", n)] = int(sum(bool(r.get(per_n_key("short", n))) for r in rows))
     valid, failed = summary.get("n_valid", 0), summary.get("n_failed", 0)
@@ -190,14 +212,33 @@ def _group_summary(rows: list[dict], ns: Sequence[int]) -> dict:
     return summary
 
 
-def describe_metrics(ns: Sequence[int] = DEFAULT_NS) -> dict[str, dict]:
+def _banks(rows: Sequence[Mapping]) -> tuple[str, ...]:
+    return tuple(sorted({str(r["bank"]) for r in rows if isinstance(r.get("bank"), str)}))
+
+
+def _ub_specs(ns: Sequence[int], banks: Sequence[str] = ()) -> list[tuple[str, MetricSpec]]:
+    """The metrics ``ub score`` reports for rows of ``banks``: every unscoped one, and each bank's own."""
+    out = dict(run_specs("ksn", ns, adapter="ub", source="score"))
+    for bank in banks:
+        for key, spec in run_specs("ksn", ns, adapter="ub", source="score", bank=bank, families=bank_families(bank)):
+            out.setdefault(key, spec)
+    return list(out.items())
+
+
+def describe_metrics(ns: Sequence[int] = DEFAULT_NS, banks: Sequence[str] = ()) -> dict[str, dict]:
     """What each aggregate entry is, for dashboards (``ub score --json``'s ``metrics``): its display name, the
-    aggregation, and the direction (``higher_is_better``: true, false, or null for a two-sided metric)."""
-    return {summary_name(key): {"display": spec.display,
-                                "kind": spec.kind,
-                                "aggregation": "sum" if spec.kind == "count" else spec.aggregation,
-                                "higher_is_better": direction(spec)}
-            for key, spec in run_specs("ksn", ns, adapter="ub", source="score")}
+    aggregation, and the direction (``higher_is_better``: true, false, or null for a two-sided metric); with
+    ``banks``, their own metrics and run metrics too."""
+    out = {summary_name(key): {"display": spec.display,
+                               "kind": spec.kind,
+                               "aggregation": "sum" if spec.kind == "count" else spec.aggregation,
+                               "higher_is_better": direction(spec)}
+           for key, spec in _ub_specs(ns, banks)}
+    for bank in banks:
+        for rm in run_metrics_for(bank):
+            out[rm.name] = {"display": rm.display, "kind": "run", "aggregation": "run",
+                            "higher_is_better": rm.higher_is_better}
+    return out
 
 
 def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
@@ -213,7 +254,7 @@ def aggregate(rows: Sequence[Mapping], ns: Sequence[int] = DEFAULT_NS) -> dict:
     for r in rows:
         by_cat[r.get("category", "all")].append(r)
     return {"overall": _group_summary(rows, ns),
-            "by_category": {c: _group_summary(v, ns) for c, v in sorted(by_cat.items())}}
+            "by_category": {c: _group_summary(v, ns) for c, v in sorted(by_cat.items())}, "banks": list(_banks(rows))}
 
 
 def _cell(spec: MetricSpec, key: str, entry: Any) -> str:
@@ -230,14 +271,20 @@ def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
     ``ub score`` reports (its ``column`` heading): KS@N in percent, means to three places, counts. ``WDZ?`` is the
     number of problems whose WDZ is undefined (left out of the WDZ mean), ``const`` the number with a constant
     sample."""
-    columns = [(summary_name(key), spec, key) for key, spec in run_specs("ksn", ns, adapter="ub", source="score")]
+    columns = [(summary_name(key), spec, key) for key, spec in _ub_specs(ns, agg.get("banks") or ())]
     head = ["category", "n"] + [spec.heading for _, spec, _ in columns]
     lines = [[name, str(s["n_problems"])] + [_cell(spec, key, s.get(name, "-")) for name, spec, key in columns]
              for name, s in (*agg["by_category"].items(), ("ALL", agg["overall"]))]
     widths = [max(len(head[i]), *(len(l[i]) for l in lines)) for i in range(len(head))]
     fmt_line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
                                        enumerate(zip(cells, widths)))
-    return "\n".join([fmt_line(head), fmt_line(["-" * w for w in widths]), *map(fmt_line, lines)])
+    runs = [", ".join(f"{k} {_run_cell(agg['overall'].get(k))}" for k in rm.keys())
+            for bank in agg.get("banks") or () for rm in run_metrics_for(bank)]
+    return "\n".join([fmt_line(head), fmt_line(["-" * w for w in widths]), *map(fmt_line, lines), *runs])
+
+
+def _run_cell(v: Any) -> str:
+    return "-" if _finite_or_none(v) is None else f"{v:.3f}"
 
 
 # ------------------------------------------------------------------------------------------------ JSONL runs
@@ -257,7 +304,10 @@ def _score_job(problem: Problem, slot: Mapping, options: Mapping) -> tuple[dict 
         msg = str(e).splitlines()[0] if str(e) else ""
         return None, f"line {slot['first_line']}: cannot score {problem.id}: {type(e).__name__}" + \
             (f": {msg[:200]}" if msg else "")
-    row.update(id=problem.id, category=problem.category)
+    row.update(id=problem.id, category=problem.category, bank=problem.bank)
+    records = run_records(problem, row)
+    if records:
+        row[RUN_RECORDS] = records
     return row, None
 
 

@@ -15,7 +15,14 @@ diagnostic) decides a metric's aggregation, NaN policy, default bounds, standard
 
 Adding a KS@N metric: one :class:`MetricSpec` with ``compute`` naming its pure function (in :mod:`ub_core.metrics`
 or a lab's own package): ``(valid values, truth draws) -> float``, or for a per-N metric ``(the first N valid
-values, truth draws, *, n, threshold, method) -> float``; here, or through :func:`register_metric` from outside.
+values, truth draws, *, n, threshold, method) -> float``; a compute that also takes ``problem`` receives the
+problem (its parameters). Here, or through :func:`register_metric` from outside.
+
+Scope: a spec entry with ``bank=`` (or ``family=``) belongs to that bank (to the problems of that distribution
+family): :func:`run_specs` and :func:`metric_keys` list it only when asked for that bank (a bank whose problems
+include that family), so it is scored, logged and reported in those runs and in no other. A lab's package declares
+its metrics under the entry-point group ``unpredictabench.metrics`` (:mod:`ub_core.plugins`), read when a spec is
+asked for; such a metric must be scoped to a bank or family of a plug-in, never a built-in one.
 :func:`ub_core.ksn_scoring.score_values` computes every spec entry (a problem without the values a rate needs, no
 valid answer or fewer than N, scores its ``missing_value``, a fail: the sampled protocol's rule), and every adapter
 iterates the spec: the Inspect scorer's ``Score.value`` and metrics (read when they are computed), lm-eval's
@@ -143,6 +150,11 @@ class MetricSpec:
     default_ns: tuple[int, ...] = DEFAULT_NS
     #: the N this entry stands for (set by :meth:`at`; None in the spec itself)
     n: int | None = None
+    #: scope: the bank whose runs report it (None: every bank's, as a built-in metric)
+    bank: str | None = None
+    #: scope: the distribution family whose problems it is computed for, in the runs of the banks that have such
+    #: problems (None: every family's)
+    family: str | None = None
 
     def __post_init__(self):
         def put(name, value):
@@ -162,11 +174,13 @@ class MetricSpec:
             raise ValueError(f"{self.key}: a key of the form <prefix>@<N> is per-N: declare it once as "
                              f"MetricSpec({prefix!r}, ..., per_n=True) so that its compute receives N")
         if self.compute is not None:
-            ok = (_accepts(self.compute, np.zeros(1), np.zeros(1), n=1, threshold=1e-4, method="paper")
-                  if self.per_n else _accepts(self.compute, np.zeros(1), np.zeros(1)))
+            extra = {"n": 1, "threshold": 1e-4, "method": "paper"} if self.per_n else {}
+            ok = any(_accepts(self.compute, np.zeros(1), np.zeros(1), **extra, **more)
+                     for more in ({}, {"problem": None}))
             if not ok:
                 raise ValueError(f"{self.key}: compute must take " + (
-                    "(values, truth, *, n, threshold, method)" if self.per_n else "(values, truth)"))
+                    "(values, truth, *, n, threshold, method)" if self.per_n else "(values, truth)")
+                    + ", and may take problem=")
         if self.missing_value is _DERIVED:
             put("missing_value", 0.0 if self.kind == "rate" else None)
         if self.bounds is _DERIVED:
@@ -194,6 +208,26 @@ class MetricSpec:
     def nan_policy(self) -> str:
         """``never`` (always defined), ``skip`` (undefined values leave the mean, counted), ``count`` (a flag)."""
         return {"mean": "never", "nanmean": "skip", "total": "count"}[self.aggregation]
+
+    @property
+    def name(self) -> str:
+        """The key (the name of a plug-in's entry point)."""
+        return self.key
+
+    @property
+    def scoped(self) -> bool:
+        """Whether it belongs to one bank or one distribution family (a plug-in's metric)."""
+        return self.bank is not None or self.family is not None
+
+    def in_scope(self, bank: str | None = None, families=()) -> bool:
+        """Whether a run of ``bank``, whose problems are of the distribution ``families``, reports it."""
+        return not self.scoped or (self.bank is not None and self.bank == bank) or \
+            (self.family is not None and self.family in families)
+
+    def takes_problem(self) -> bool:
+        """Whether ``compute`` also takes the problem (``problem=``)."""
+        extra = {"n": 1, "threshold": 1e-4, "method": "paper"} if self.per_n else {}
+        return self.compute is not None and _accepts(self.compute, np.zeros(1), np.zeros(1), **extra, problem=None)
 
     @property
     def heading(self) -> str:
@@ -394,11 +428,16 @@ for _family, _specs in _SPECS_BY_EVAL_FAMILY.items():
 
 
 def register_metric(eval_family: str, spec: MetricSpec) -> MetricSpec:
-    """Add ``spec`` to ``eval_family``'s spec (after the built-in entries): from then on every adapter reports it
-    (Inspect's ``Score.value`` and metrics, lm-eval's results once the YAML lists are rewritten with
-    ``python -m ub_lmeval.metric_lists --write``, ``ub score``). A spec that cannot be honoured (a second entry
-    with the same key, a ``compute`` outside the ksn family or with the wrong signature) is a ValueError."""
-    specs = (*metric_specs(eval_family), spec)
+    """Add ``spec`` to ``eval_family``'s spec (after the built-in entries). An unscoped spec is the project's own: from
+    then on every adapter reports it in every run (Inspect's ``Score.value`` and metrics, lm-eval's results once the
+    YAML lists are rewritten with ``python -m ub_lmeval.metric_lists --write``, ``ub score``). A scoped one
+    (``bank=``, ``family=``) is reported in the runs of its scope only (:meth:`MetricSpec.in_scope`); a lab's package
+    declares it as an entry point instead (:data:`ub_core.plugins.METRICS_GROUP`). A spec that cannot be honoured
+    (a second entry with the same key, a ``compute`` outside the ksn family or with the wrong signature) is a
+    ValueError."""
+    if eval_family not in _SPECS_BY_EVAL_FAMILY:
+        metric_specs(eval_family)  # the one-line KeyError
+    specs = (*_SPECS_BY_EVAL_FAMILY[eval_family], spec)
     _check_family(eval_family, specs)
     _SPECS_BY_EVAL_FAMILY[eval_family] = specs
     return spec
@@ -411,29 +450,71 @@ def unregister_metric(eval_family: str, key: str) -> None:
     _SPECS_BY_EVAL_FAMILY[eval_family] = tuple(m for m in metric_specs(eval_family) if m.key != key)
 
 
+#: the metrics of installed plug-ins registered so far (key -> spec), each in the ksn spec
+_PLUGIN_METRICS: dict[str, MetricSpec] = {}
+
+
+def _check_plugin_metric(spec: MetricSpec) -> None:
+    """A plug-in's metric belongs to a plug-in's bank or family (:func:`ub_core.plugins.check_scope`), so that it
+    changes no run of another bank, and has the compute the scoring calls."""
+    from .plugins import check_scope
+
+    check_scope(f"metric {spec.key!r}", spec.bank, spec.family)
+    if spec.compute is None or spec.source != "score":
+        raise ValueError(f"metric {spec.key!r} needs a compute function (the scoring calls it)")
+    register_metric("ksn", spec)
+
+
+_DISCOVERING: list[bool] = []  # a plug-in's module may ask for a spec while it is being loaded
+
+
+def _discover_metrics() -> None:
+    from . import plugins
+
+    if _DISCOVERING:
+        return
+    _DISCOVERING.append(True)
+    try:
+        plugins.discover(plugins.METRICS_GROUP, MetricSpec, _PLUGIN_METRICS,
+                         lambda spec: (_check_plugin_metric(spec), _PLUGIN_METRICS.__setitem__(spec.key, spec)))
+    finally:
+        _DISCOVERING.clear()
+
+
+def forget_plugin_metrics() -> None:
+    """Unregister every plug-in metric (a test that installed a plug-in cleans up with it)."""
+    for key in list(_PLUGIN_METRICS):
+        del _PLUGIN_METRICS[key]
+        _SPECS_BY_EVAL_FAMILY["ksn"] = tuple(m for m in _SPECS_BY_EVAL_FAMILY["ksn"] if m.key != key)
+
+
 def metric_specs(eval_family: str) -> tuple[MetricSpec, ...]:
     """The spec of ``eval_family`` (a one-line KeyError for an unknown eval family); per-N entries once, as
-    templates (:meth:`MetricSpec.at`)."""
+    templates (:meth:`MetricSpec.at`); scoped entries (a plug-in's) too, after the others."""
+    if eval_family in _COMPUTING_FAMILIES:
+        _discover_metrics()
     try:
         return _SPECS_BY_EVAL_FAMILY[eval_family]
     except KeyError:
         raise KeyError(f"no metric spec for {eval_family!r}; known: {', '.join(_SPECS_BY_EVAL_FAMILY)}") from None
 
 
-def run_specs(eval_family: str, ns=None, adapter: str | None = None,
-              source: str | None = None) -> list[tuple[str, MetricSpec]]:
+def run_specs(eval_family: str, ns=None, adapter: str | None = None, source: str | None = None, *,
+              bank: str | None = None, families=()) -> list[tuple[str, MetricSpec]]:
     """``(key, spec)`` for every metric of ``eval_family`` a run reports, in spec order: a per-N entry stands for
     ``<prefix>@N`` at each of the run's ``ns`` (its ``default_ns`` when ``ns`` is None), each its
-    :meth:`MetricSpec.at`. ``adapter`` keeps the metrics that adapter reports, ``source`` those with that source.
-    A scorer asks this for every sample: the answer is kept per arguments while the eval family's spec is the same
-    object (a registration replaces it), and each call gets its own list."""
+    :meth:`MetricSpec.at`. ``adapter`` keeps the metrics that adapter reports, ``source`` those with that source;
+    a scoped entry (a plug-in's) is kept only for a run of its ``bank`` (or whose problems' distribution
+    ``families`` include its family). A scorer asks this for every sample: the answer is kept per arguments while
+    the eval family's spec is the same object (a registration replaces it), and each call gets its own list."""
     specs = metric_specs(eval_family)
     ns = None if ns is None else tuple(int(n) for n in ns)
-    key = (eval_family, ns, adapter, source)
+    families = tuple(sorted({str(f) for f in families}))
+    key = (eval_family, ns, adapter, source, bank, families)
     hit = _RUN_SPECS.get(key)
     if hit is not None and hit[0] is specs:
         return list(hit[1])
-    out = _run_specs(specs, ns, adapter, source)
+    out = _run_specs(tuple(m for m in specs if m.in_scope(bank, families)), ns, adapter, source)
     if len(_RUN_SPECS) >= 256:
         _RUN_SPECS.clear()
     _RUN_SPECS[key] = (specs, tuple(out))
@@ -458,10 +539,12 @@ def _run_specs(specs: tuple[MetricSpec, ...], ns, adapter: str | None,
     return out
 
 
-def metric_keys(eval_family: str, adapter: str | None = None, ns=None) -> tuple[str, ...]:
+def metric_keys(eval_family: str, adapter: str | None = None, ns=None, *, bank: str | None = None,
+                families=()) -> tuple[str, ...]:
     """The score keys of ``eval_family`` in spec order (per-N ones at ``ns``, default each entry's
-    ``default_ns``); with ``adapter``, only the metrics that adapter reports."""
-    return tuple(key for key, _ in run_specs(eval_family, ns, adapter=adapter))
+    ``default_ns``); with ``adapter``, only the metrics that adapter reports; scoped ones for ``bank`` and
+    ``families`` only (:func:`run_specs`)."""
+    return tuple(key for key, _ in run_specs(eval_family, ns, adapter=adapter, bank=bank, families=families))
 
 
 def as_metric_value(spec: MetricSpec, value):
@@ -507,7 +590,7 @@ def find_metric(eval_family: str, key: str) -> MetricSpec | None:
     """The spec of ``key`` (``ks@100``: the per-N entry ``ks`` at 100, any N) in ``eval_family``, or None when the
     eval family has no such metric."""
     prefix, n = split_key(key)
-    for m in _SPECS_BY_EVAL_FAMILY.get(eval_family, ()):
+    for m in (metric_specs(eval_family) if eval_family in _SPECS_BY_EVAL_FAMILY else ()):
         if n is None and not m.per_n and m.key == key:
             return m
         if n is not None and m.per_n and m.key == prefix:

@@ -13,6 +13,11 @@ framework, and the help text. The front doors read it:
 An option lm-eval cannot express (the Ns of KS@N are fixed by a task YAML's ``metric_list``) carries the reason
 (:attr:`Option.lmeval_reason`), which the refusal prints. A new option is one :data:`VOCABULARY` entry plus its
 name in the families that take it (:data:`FAMILIES`, with the family's default).
+
+A plug-in's option (entry-point group ``unpredictabench.options``, :func:`plugin_options`) is an :class:`Option`
+with ``bank=`` (the plug-in bank whose runs take it) and ``apply=`` (``(problems, value) -> problems``, e.g. the
+prompts without our answer instruction): Inspect's ksn tasks take it in ``-T bank_options={name: value}``, lm-eval's
+``ub_ksn`` tasks of that bank as a ``--metadata`` key; :func:`apply_bank_options` checks and applies it.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from .metrics.inputs import DEFAULT_NS, KS_METHODS
 
 __all__ = ["Option", "Family", "VOCABULARY", "FAMILIES", "LMEVAL_FAMILIES", "UB_OPTION_NAMES", "MODEL_ARG_NAMES",
            "family_options", "check_option", "check_metadata", "near_miss", "precheck_run", "lmeval_family_of",
-           "default_of", "format_default", "task_docstring"]
+           "default_of", "format_default", "task_docstring", "plugin_options", "apply_bank_options"]
 
 Checker = Callable[[Any, str], Any]
 
@@ -57,6 +62,12 @@ def _nonneg_int(value: Any, name: str) -> int:
 
 def _nonneg_real(value: Any, name: str) -> float:
     return o.real(value, name, low=0)
+
+
+def _mapping(value: Any, name: str) -> dict:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise o.OptionValueError(f"option {name}: expected a mapping of option names to values, got {value!r}")
+    return dict(value)
 
 
 def _unit_width(value: Any, name: str) -> float:
@@ -88,6 +99,10 @@ class Option:
     help: str
     default: Any = None
     lmeval_reason: str | None = None
+    #: a plug-in's option: the bank whose runs take it
+    bank: str | None = None
+    #: a plug-in's option: ``(problems, checked value) -> problems``, how it changes the bank's problems
+    apply: Callable[[Any, Any], Any] | None = None
 
     def checked(self, value: Any) -> Any:
         """``value`` checked and typed; the checker's one-line :class:`~ub_core.options.OptionValueError`."""
@@ -111,6 +126,9 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
            lmeval_reason="lm-eval's --limit caps each task (one task per category)"),
     Option("limit", _optional(o.positive_int), "keep the first N items", lmeval_reason="use lm-eval's --limit"),
     Option("bank", _text, "the registered bank to run (ub bank list; a lab's own, registered by its package)"),
+    Option("bank_options", _optional(lambda value, name: _mapping(value, name)),
+           "options of a plug-in's bank, a mapping ({answer_instruction: false}): ub_core.option_registry."
+           "plugin_options", lmeval_reason="lm-eval takes each as a --metadata key of its own"),
     Option("size", _optional(_choice("subset", "full")), "the bank's edition: subset (stratified) or full"),
     Option("edition", _choice("subset", "full"), "the bank's edition: subset (stratified) or full"),
     Option("dataset", _text, "builtin, or a path / HF id of the official release (with ground_truth)",
@@ -205,7 +223,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ksn", {"categories": None, "n_samples": 100, "ks_ns": DEFAULT_NS, "threshold": 1e-4, "method": "paper",
                    "list_size": 1, "value_source": "final", "dataset": "builtin", "ground_truth": None,
                    "split": "train", "gt_size": 10_000, "seed": 0, "max_attempts": 5, "temperature": 1.0,
-                   "max_tokens": None, "limit_per_category": None, "ids": None, "bank": "ksn"},
+                   "max_tokens": None, "limit_per_category": None, "ids": None, "bank": "ksn", "bank_options": None},
            lmeval=("category", "ids", "bank", "threshold", "method"), lmeval_tasks=("ub_ksn",)),
     Family("ksn_logprob", {"categories": None, "ks_ns": DEFAULT_NS, "threshold": 1e-4, "method": "paper",
                            "chat_template": None, "delimiter": None, "gt_size": 10_000, "seed": 0, "draws": 2000,
@@ -392,3 +410,44 @@ def precheck_run(task_names: Iterable[str], metadata: Mapping[str, Any]) -> list
             raise o.OptionValueError(f"{', '.join(labels)}: {why}")
         unknown.append(key)
     return unknown
+
+
+_PLUGIN_OPTIONS: dict[str, Option] = {}
+
+
+def _check_plugin_option(opt: Option) -> None:
+    from .plugins import check_scope
+
+    check_scope(f"option {opt.name!r}", opt.bank, None)
+    if opt.name in VOCABULARY:
+        raise ValueError(f"option {opt.name!r} is a built-in option's name")
+    if not callable(opt.apply):
+        raise ValueError(f"option {opt.name!r} needs apply=, (problems, value) -> problems")
+    if opt.default is not None:
+        opt.checked(opt.default)
+
+
+def plugin_options(bank: str | None = None) -> dict[str, Option]:
+    """The installed plug-ins' options (name -> Option), read now; with ``bank``, those of that bank's runs."""
+    from .plugins import OPTIONS_GROUP, entry_objects
+
+    found = entry_objects(OPTIONS_GROUP, Option, _PLUGIN_OPTIONS, check=_check_plugin_option)
+    return {name: opt for name, opt in found.items() if bank is None or opt.bank == bank}
+
+
+def apply_bank_options(bank: str, problems: Any, values: Mapping[str, Any] | None) -> Any:
+    """``problems`` of ``bank`` with the bank's plug-in options applied: each given value checked by its option
+    (a one-line OptionValueError for a bad value or an option the bank does not take, naming those it does), each
+    option not given at its default."""
+    opts = plugin_options(bank)
+    values = dict(values or {})
+    unknown = sorted(set(values) - set(opts))
+    if unknown:
+        takes = ", ".join(sorted(opts)) or "none"
+        raise o.OptionValueError(f"option bank_options: {unknown[0]!r} is not an option of bank {bank!r} "
+                                 f"(it takes: {takes})")
+    for name, opt in opts.items():
+        value = opt.checked(values[name]) if name in values else opt.default
+        if value is not None:
+            problems = opt.apply(problems, value)
+    return problems

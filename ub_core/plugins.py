@@ -1,15 +1,24 @@
-"""Plug-ins found through package entry points (``importlib.metadata``): a lab's own problem banks and distribution
-families, registered by its own installed package, seen by ``ub``, Inspect and lm-eval alike (they all ask the
-registries of :mod:`ub_core.problems` and :mod:`ub_core.distributions`).
+"""Plug-ins found through package entry points (``importlib.metadata``): a lab's own problem banks, distribution
+families, metrics, run-level metrics (a whole kind of evaluation) and options, registered by its own installed
+package, seen by ``ub``, Inspect and lm-eval alike (they all ask the registries below, which read the entry points
+when they are asked, never at import). ``docs/extending.md`` is the recipe.
 
-Entry-point groups (``[project.entry-points."unpredictabench.banks"]`` in the lab's ``pyproject.toml``):
+Entry-point groups (``[project.entry-points."unpredictabench.banks"]`` in the lab's ``pyproject.toml``); each
+``name = "package.module:OBJECT"``, the object (or a function without arguments returning it) named like the entry
+point:
 
-- :data:`BANKS_GROUP` ``unpredictabench.banks``: ``name = "package.module:OBJECT"``, a
-  :class:`ub_core.problems.Bank` called ``name`` (or a function without arguments returning one);
-- :data:`FAMILIES_GROUP` ``unpredictabench.families``: a :class:`ub_core.distributions.Family` (or such a
-  function), registered under its own name, which must be the entry point's.
+- :data:`BANKS_GROUP` ``unpredictabench.banks``: a :class:`ub_core.problems.Bank`;
+- :data:`FAMILIES_GROUP` ``unpredictabench.families``: a :class:`ub_core.distributions.Family`;
+- :data:`METRICS_GROUP` ``unpredictabench.metrics``: a :class:`ub_core.metric_spec.MetricSpec` (its ``key`` is the
+  name) with a ``compute``, scoped to the bank (``bank=``) or the plug-in distribution family (``family=``) it
+  belongs to: it is scored, logged and reported in runs of that bank (problems of that family) only;
+- :data:`RUN_METRICS_GROUP` ``unpredictabench.run_metrics``: a :class:`ub_core.run_metrics.RunMetric`, a metric of a
+  whole run computed from its per-problem records, with its own standard error and its own report section;
+- :data:`OPTIONS_GROUP` ``unpredictabench.options``: a :class:`ub_core.option_registry.Option` with ``bank=`` and
+  ``apply=``, an option of that bank's runs (checked like every option; it transforms the bank's problems).
 
-``examples/custom_bank/`` is a complete plug-in package. A plug-in that cannot be loaded (its import fails, it is not
+Nothing a plug-in registers changes a run of another bank. ``examples/custom_bank/`` (a bank and a family) and
+``examples/failure_to_mix/`` (every kind) are complete plug-in packages. A plug-in that cannot be loaded (its import fails, it is not
 the right kind of object, its name differs) is left out with one warning on the ``ub_core.plugins`` logger, and its
 one-line reason is kept (:func:`load_errors`) for the unknown-name message of the registry that asked.
 """
@@ -21,15 +30,26 @@ import sys
 from importlib import metadata
 from typing import Any, Callable, MutableMapping
 
-__all__ = ["BANKS_GROUP", "FAMILIES_GROUP", "discover", "load_errors"]
+__all__ = ["BANKS_GROUP", "FAMILIES_GROUP", "METRICS_GROUP", "RUN_METRICS_GROUP", "OPTIONS_GROUP", "discover",
+           "load_errors", "entry_objects", "plugin_names", "check_scope", "forget"]
 
 log = logging.getLogger("ub_core.plugins")
 
 BANKS_GROUP = "unpredictabench.banks"
 FAMILIES_GROUP = "unpredictabench.families"
+METRICS_GROUP = "unpredictabench.metrics"
+RUN_METRICS_GROUP = "unpredictabench.run_metrics"
+OPTIONS_GROUP = "unpredictabench.options"
 
 #: group -> (the sys.path it was scanned with, {entry point name: one-line reason it was left out})
 _SCANNED: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {}
+#: group -> the names its plug-ins registered (a plug-in's metric may be scoped to a plug-in's bank or family only)
+_REGISTERED: dict[str, set[str]] = {}
+
+
+def plugin_names(group: str) -> frozenset[str]:
+    """The names registered from ``group``'s entry points so far."""
+    return frozenset(_REGISTERED.get(group, ()))
 
 
 def load_errors(group: str) -> dict[str, str]:
@@ -37,11 +57,16 @@ def load_errors(group: str) -> dict[str, str]:
     return dict(_SCANNED.get(group, ((), {}))[1])
 
 
+def _name(obj: Any) -> Any:
+    return getattr(obj, "name", None)
+
+
 def discover(group: str, kind: type, registry: MutableMapping[str, Any], register: Callable[[Any], Any],
-             force: bool = False) -> None:
+             force: bool = False, name_of: Callable[[Any], Any] = _name) -> None:
     """Register every entry point of ``group`` whose name is not in ``registry`` yet (its object, or what calling
-    it returns, must be a ``kind`` named like the entry point). Scans again only when ``sys.path`` changed since the
-    last scan of the group, or with ``force`` (a name asked for and not found: a package installed since)."""
+    it returns, must be a ``kind`` named like the entry point: ``name_of(obj)``). Scans again only when ``sys.path``
+    changed since the last scan of the group, or with ``force`` (a name asked for and not found: a package installed
+    since). ``register`` may refuse an object with an exception: it is left out like a broken plug-in."""
     path = tuple(sys.path)
     if not force and group in _SCANNED and _SCANNED[group][0] == path:
         return
@@ -55,11 +80,59 @@ def discover(group: str, kind: type, registry: MutableMapping[str, Any], registe
                 obj = obj()
             if not isinstance(obj, kind):
                 raise TypeError(f"{ep.value} is a {type(obj).__name__}, not a {kind.__name__}")
-            if obj.name != ep.name:
-                raise ValueError(f"{ep.value} is called {obj.name!r}, not {ep.name!r}")
+            if name_of(obj) != ep.name:
+                raise ValueError(f"{ep.value} is called {name_of(obj)!r}, not {ep.name!r}")
             register(obj)
+            _REGISTERED.setdefault(group, set()).add(ep.name)
         except Exception as e:  # a broken plug-in is left out, named, and never ends the run
             msg = str(e).splitlines()[0] if str(e) else ""
             errors[ep.name] = f"{type(e).__name__}: {msg}"[:300]
             log.warning("%s plug-in %r (%s) left out: %s", group, ep.name, ep.value, errors[ep.name])
     _SCANNED[group] = (path, errors)
+
+
+def entry_objects(group: str, kind: type, registry: MutableMapping[str, Any], check: Callable[[Any], Any] | None = None,
+                  name_of: Callable[[Any], Any] = _name) -> MutableMapping[str, Any]:
+    """``registry`` (name -> object) with every loadable entry point of ``group`` added (:func:`discover`; ``check``
+    may refuse an object with a one-line exception), read now: the caller asks at call time, never at import."""
+    def register(obj: Any) -> None:
+        if check is not None:
+            check(obj)
+        registry[name_of(obj)] = obj
+
+    discover(group, kind, registry, register, name_of=name_of)
+    return registry
+
+
+def check_scope(what: str, bank: str | None, family: str | None) -> None:
+    """A plug-in's metric, run metric or option belongs to a plug-in's bank (or distribution family), so that it
+    changes no run of a built-in bank: a one-line ValueError otherwise."""
+    from . import distributions
+    from .problems import _discover as discover_banks
+
+    if bank is None and family is None:
+        raise ValueError(f"{what} names no scope: give it bank= (its bank) or family= (its distribution family)")
+    if bank is not None:
+        discover_banks()
+        if bank not in plugin_names(BANKS_GROUP):
+            raise ValueError(f"{what}: bank {bank!r} is not a plug-in's bank")
+    if family is not None:
+        discover(FAMILIES_GROUP, distributions.Family, distributions.FAMILIES, distributions.register_family)
+        if family not in plugin_names(FAMILIES_GROUP):
+            raise ValueError(f"{what}: family {family!r} is not a plug-in's distribution family")
+
+
+def forget() -> None:
+    """Every registry without the plug-ins' entries, and every group to be scanned again (a test that installed a
+    plug-in for a while cleans up with it; a session that uninstalled one)."""
+    from . import distributions, metric_spec, option_registry, problems, run_metrics
+
+    for group, registry in ((BANKS_GROUP, problems.BANKS), (FAMILIES_GROUP, distributions.FAMILIES)):
+        for name in plugin_names(group):
+            registry.pop(name, None)
+    metric_spec.forget_plugin_metrics()
+    run_metrics._RUN_METRICS.clear()
+    run_metrics._FAMILIES.clear()
+    option_registry._PLUGIN_OPTIONS.clear()
+    _SCANNED.clear()
+    _REGISTERED.clear()

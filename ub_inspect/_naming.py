@@ -20,7 +20,7 @@ from inspect_ai import Task
 
 from ._inspect_private import TASK_FILE_ATTR, TASK_RUN_DIR_ATTR, installed_package_name
 
-__all__ = ["registry_name", "package_task", "PackageTask"]
+__all__ = ["registry_name", "plugin_task_name", "package_task", "PackageTask"]
 
 
 def _anchor() -> None:  # an object defined in this package, to ask Inspect how it names our objects
@@ -36,6 +36,13 @@ def registry_name(short: str) -> str:
     """The name to pass to ``@task(name=...)``, ``@scorer(name=...)``, ``@metric(name=...)``, ... so that the object
     registers as ``ub_inspect/<short>`` (what users type: ``ub_inspect/ksn``, ``--epochs-reducer ub_inspect/tar``)."""
     return short if _inspect_prefixes_us() else f"ub_inspect/{short}"
+
+
+def plugin_task_name(package: str, short: str, anchor: Any) -> str:
+    """The name to pass to a plug-in package's ``@task(name=...)`` so that its task registers as
+    ``<package>/<short>`` however the package is installed (``anchor``: any function of that package): Inspect
+    prefixes the package's name itself only where it sees the package installed (:func:`registry_name`)."""
+    return short if installed_package_name(anchor) == package else f"{package}/{short}"
 
 
 def _no_file(why: str) -> property:

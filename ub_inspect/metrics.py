@@ -22,6 +22,7 @@ from inspect_ai.scorer import Metric, SampleScore, metric
 from ub_core.metric_spec import headline as spec_headline
 from ub_core.metric_keys import key_matches, per_n_pattern, split_key
 from ub_core.metric_spec import metric_specs
+from ub_core.run_metrics import bank_families
 
 from ._naming import registry_name
 
@@ -82,7 +83,7 @@ def nan_stderr(cluster: str | None = None) -> Metric:
 
 
 @metric(name=registry_name("totals"))
-def totals(keys: list[str] | None = None, eval_family: str | None = None) -> Metric:
+def totals(keys: list[str] | None = None, eval_family: str | None = None, bank: str | None = None) -> Metric:
     """``{key: sum of Score.value[key] over the samples where it is defined}`` for each of ``keys`` (or each flag
     of ``eval_family``'s spec, read when the metric is computed): counts of 0/1 flags, e.g. the ksn scorer's
     ``wdz_undefined`` and ``constant`` (problems left out of the WDZ mean; problems with a collapsed, constant
@@ -90,7 +91,7 @@ def totals(keys: list[str] | None = None, eval_family: str | None = None) -> Met
 
     def compute(scores: list[SampleScore]):
         out = {}
-        for key in (keys if eval_family is None else _spec_patterns(eval_family)[2]):
+        for key in (keys if eval_family is None else _spec_patterns(eval_family, bank)[2]):
             values = [_as_float(s.score.value.get(key)) for s in scores if isinstance(s.score.value, dict)]
             out[key] = float(sum(v for v in values if v is not None and math.isfinite(v)))
         return out
@@ -236,7 +237,8 @@ def headline(key: str, group: str | None = "category", cluster: str | None = Non
 
 @metric(name=registry_name("means"))
 def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, cluster: str | None = None,
-          headline: str | None = None, eval_family: str | None = None, strata: str | None = None) -> Metric:
+          headline: str | None = None, eval_family: str | None = None, strata: str | None = None,
+          bank: str | None = None) -> Metric:
     """``{key: mean, "<key>_stderr": SE, ...}`` for each score key (a pattern such as ``ks@*`` stands for the
     matching value keys, in the order the Score gives them), the standard error only for the keys (or patterns)
     in ``with_stderr``; the key ``headline`` names (at its largest N, as :func:`headline` resolves it) is left out,
@@ -257,7 +259,7 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
         if not scores:  # the live display's first call
             return {}
         wanted, stderr_of = (keys or [], with_stderr or []) if eval_family is None else \
-            _spec_patterns(eval_family)[:2]
+            _spec_patterns(eval_family, bank)[:2]
         # every key any score has, in first-seen order (a key the first score lacks, e.g. a problem that failed
         # before it was scored, is still averaged over the scores that have it)
         seen = dict.fromkeys(k for s in scores if isinstance(s.score.value, dict) for k in s.score.value)
@@ -299,12 +301,12 @@ def _pattern(spec) -> str:
     return per_n_pattern(spec.prefix) if spec.per_n else spec.key
 
 
-def _spec_patterns(eval_family: str) -> tuple[list[str], list[str], list[str]]:
+def _spec_patterns(eval_family: str, bank: str | None = None) -> tuple[list[str], list[str], list[str]]:
     """``(averaged keys, those with a standard error, counted flags)`` of the metrics Inspect reports, from the spec
-    as it is now."""
+    as it is now (a plug-in's scoped metrics in the runs of its ``bank`` only)."""
     keys, with_stderr, counted = [], [], []
     for m in metric_specs(eval_family):
-        if "inspect" not in m.adapters:
+        if "inspect" not in m.adapters or not m.in_scope(bank, bank_families(bank) if m.family else ()):
             continue
         if m.kind == "flag":
             counted.append(m.key)
@@ -316,7 +318,7 @@ def _spec_patterns(eval_family: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tuple = (),
-                 strata: str | None = None) -> list:
+                 strata: str | None = None, bank: str | None = None) -> list:
     """An eval family's scorer metrics from its :mod:`ub_core.metric_spec` entries, all plain metrics, so that
     Inspect shows the scorer as one score (module docstring), in this order: :func:`headline` on the eval family's
     headline key (grouped like that key, clustered by the sample metadata key ``cluster`` where given, with the
@@ -329,7 +331,8 @@ def spec_metrics(eval_family: str, cluster: str | None = None, run_metrics: tupl
     separately)."""
     top = spec_headline(eval_family)
     stratified = {"strata": True} if strata and top.per_category and top.group == strata else {}
+    scope = {"bank": bank} if bank else {}
     out = [headline(_pattern(top), group=top.group if top.per_category else None, cluster=cluster, **stratified),
            means(cluster=cluster, headline=_pattern(top), eval_family=eval_family,
-                 **({"strata": strata} if strata else {})), *run_metrics]
-    return out + ([totals(eval_family=eval_family)] if _spec_patterns(eval_family)[2] else [])
+                 **({"strata": strata} if strata else {}), **scope), *run_metrics]
+    return out + ([totals(eval_family=eval_family, **scope)] if _spec_patterns(eval_family, bank)[2] else [])

@@ -19,8 +19,10 @@ import math
 from typing import Any
 
 from ub_core.problems import bank_names, get_problem, load_bank
-from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, score_values
+from ub_core.ksn_scoring import DEFAULT_NS, parse_outputs, run_records, score_values
 from ub_core.metric_spec import as_metric_value, run_specs
+from ub_core.option_registry import apply_bank_options, plugin_options
+from ub_core.run_metrics import bank_families
 from ub_core.metrics import clustered_stderr
 
 from .metadata import KSN_OPTIONS, checked
@@ -51,13 +53,15 @@ def select_ids(items, ids: Any, bank: str, size: str | None = None) -> list:
 
 
 def ksn_docs(category: str | None = None, ids: Any = None, bank: str = "ksn", threshold: float = DEFAULT_THRESHOLD,
-             method: str = "paper") -> list[dict]:
+             method: str = "paper", bank_options: dict | None = None) -> list[dict]:
     """One document per problem of ``bank`` (any registered KS@N bank, a plug-in's too): id, bank, category,
     prompt (with our answer instruction), family, and the KS test's ``threshold`` and ``method`` it is scored with.
 
     ``ids`` (a list or a comma-separated string of problem ids) keeps only those problems, in bank order; an id
-    that is not in the bank is a ValueError (one in another category is simply not in this one)."""
-    problems = select_ids(load_bank(bank, categories=[category] if category else None), ids, bank)
+    that is not in the bank is a ValueError (one in another category is simply not in this one). ``bank_options``:
+    the bank's plug-in options (:func:`ub_core.option_registry.apply_bank_options`)."""
+    problems = apply_bank_options(bank, load_bank(bank, categories=[category] if category else None), bank_options)
+    problems = select_ids(problems, ids, bank)
     return [{"id": p.id, "bank": p.bank, "uid": p.uid or "", "category": p.category, "family": p.family,
              "regime": p.regime, "support": p.support, "prompt": p.full_prompt, "threshold": float(threshold),
              "method": str(method)} for p in problems]
@@ -72,9 +76,12 @@ def ksn_dataset(category: str | None = None, ids: Any = None, bank: str = "ksn",
     (:mod:`ub_lmeval.metadata`): a bad value or a ub option these tasks do not take is a one-line error."""
     from datasets import Dataset, DatasetDict
 
-    opts = checked("ub_ksn", {**kwargs, "threshold": threshold, "method": method}, KSN_OPTIONS)
+    own = plugin_options(str(bank))  # a plug-in bank's options, each a --metadata key of its own
+    opts = checked("ub_ksn", {**{k: v for k, v in kwargs.items() if k not in own}, "threshold": threshold,
+                              "method": method}, KSN_OPTIONS)
     return DatasetDict({"test": Dataset.from_list(ksn_docs(category, ids, str(bank), opts["threshold"],
-                                                           opts["method"]))})
+                                                           opts["method"],
+                                                           {k: v for k, v in kwargs.items() if k in own}))})
 
 
 def process_results_ksn(doc: dict, results: list) -> dict:
@@ -85,11 +92,22 @@ def process_results_ksn(doc: dict, results: list) -> dict:
     values, failures = parse_outputs(problem, [str(g) for g in generations])
     row = score_values(problem, values, n_failed=len(failures), threshold=float(doc.get("threshold",
                        DEFAULT_THRESHOLD)), method=str(doc.get("method", "paper")))
-    # every lm-eval metric of the spec, read now (not at import): an undefined value is NaN, a flag 1.0/0.0
-    out: dict[str, Any] = {key: as_metric_value(spec, row[key])
-                           for key, spec in run_specs("ksn", DEFAULT_NS, adapter="lmeval")}
+    # every lm-eval metric of the spec for this bank, read now (not at import): an undefined value is NaN, a flag
+    # 1.0/0.0; then each of the bank's run metrics, whose every key takes the problem's record
+    out: dict[str, Any] = {key: as_metric_value(spec, row[key]) for key, spec in
+                           run_specs("ksn", DEFAULT_NS, adapter="lmeval", bank=problem.bank,
+                                     families=bank_families(problem.bank))}
+    for name, record in run_records(problem, row).items():
+        out.update({key: record for key in _run_metric_keys(name)})
     log_only(doc, values=values)
     return out
+
+
+def _run_metric_keys(name: str) -> list[str]:
+    from ub_core.run_metrics import all_run_metrics
+
+    rm = all_run_metrics()[name]
+    return [k for k in rm.keys() if k != f"{name}_stderr"]  # lm-eval reports the stderr itself
 
 
 def _finite(items: list) -> list[float]:

@@ -14,7 +14,14 @@ finds them; this module writes them from the spec and checks them against it:
 
 ``python -m ub_lmeval.metric_lists`` reports every YAML whose list differs from the spec (exit status 1);
 ``--write`` rewrites those lists through a YAML round-trip (``ruamel.yaml``: comments, key order and the rest of
-the file kept). ``tests/generic/test_spec_values.py`` runs the check and, with a toy metric registered, writes a
+the file kept).
+
+A plug-in's bank (:mod:`ub_core.plugins`) gets its task YAML in its own folder, never in ours:
+:func:`write_task_yaml` (``python -m ub_lmeval.metric_lists --bank ftm --task ub_mix --out DIR``) writes a
+``BankTask`` YAML whose ``metric_list`` is :func:`bank_metric_list`: the template's list, then the bank's own
+metrics and its run metrics. The whole union is written because lm-eval's ``metric_list`` in a task's YAML
+replaces the one it includes; the hooks are named by their full module paths, since the YAML lives outside our task
+folder. ``tests/generic/test_spec_values.py`` runs the check and, with a toy metric registered, writes a
 copy of the KS@N YAMLs and runs lm-eval on it.
 """
 
@@ -28,8 +35,10 @@ from typing import Sequence
 
 from ub_core.metric_keys import split_key
 from ub_core.metric_spec import direction, run_specs
+from ub_core.run_metrics import bank_families, run_metrics_for
 
-__all__ = ["metric_list", "group_metric_list", "sync", "SPEC_YAMLS", "main"]
+__all__ = ["metric_list", "group_metric_list", "sync", "SPEC_YAMLS", "main", "bank_metric_list", "write_task_yaml",
+           "RUN_METRIC_HOOKS", "KSN_HOOKS"]
 
 #: The YAMLs whose lists are the spec's: (path under the task folder, the list's key, metric-spec eval family, the
 #: group's filter where the list is a group's ``aggregate_metric_list``).
@@ -69,6 +78,63 @@ def group_metric_list(eval_family: str, filter_list: str | None = None) -> list[
             if m.kind == "rate" and m.aggregation == "mean" and not m.lmeval_aggregation]
 
 
+#: where the hooks of a plug-in's YAML are (by full module path: it lives outside our task folder)
+KSN_HOOKS = "ub_lmeval.ksn_hooks"
+RUN_METRIC_HOOKS = "ub_lmeval.run_metric_hooks"
+
+
+def bank_metric_list(bank: str) -> list[dict]:
+    """The ``metric_list`` of an lm-eval KS@N task of ``bank``: every metric of the template (the unscoped spec), then
+    the bank's own (scoped to it or to its problems' families), then each of its run metrics' keys (lm-eval reports
+    their standard error itself), the hooks by full module path (module docstring)."""
+    families = bank_families(bank)
+    rows = [{"metric": key, "aggregation": _aggregation(m).replace(f"{_FUNCTION} utils.", f"{_FUNCTION} {KSN_HOOKS}."),
+             "higher_is_better": direction(m)}
+            for key, m in run_specs("ksn", adapter="lmeval", bank=bank, families=families)]
+    for rm in run_metrics_for(bank, families):
+        rows += [{"metric": key, "aggregation": f"{_FUNCTION} {RUN_METRIC_HOOKS}.{key}",
+                  "higher_is_better": rm.higher_is_better if key == rm.name else None}
+                 for key in rm.keys() if key != f"{rm.name}_stderr"]
+    return rows
+
+
+def write_task_yaml(bank: str, task: str, folder: str | Path) -> Path:
+    """Write ``<folder>/<task>.yaml``: an lm-eval task of ``bank`` (``BankTask``: everything else is the ub_ksn
+    template) with :func:`bank_metric_list`. ``folder`` is the plug-in's own: our installed task folder is refused
+    (a ValueError), so that no plug-in's metric reaches a built-in task."""
+    from . import tasks_dir
+
+    folder = Path(folder).resolve()
+    ours = Path(tasks_dir()).resolve().parent
+    if folder == ours or ours in folder.parents:
+        raise ValueError(f"{folder} is inside the installed ub_lmeval package; write a plug-in's YAML into its "
+                         f"own folder")
+    from ub_core.problems import load_bank
+
+    load_bank(bank)  # a one-line error for an unknown bank
+    from ruamel.yaml.comments import CommentedMap
+
+    doc = CommentedMap()
+    doc["task"] = task
+    doc["class"] = _tagged(f"{_FUNCTION} ub_lmeval.selected_task.BankTask")
+    doc["metadata"] = CommentedMap(bank=bank)
+    doc["metric_list"] = _node(bank_metric_list(bank))
+    doc.yaml_set_start_comment(f"lm-eval task {task} (bank {bank}), written by ub_lmeval.metric_lists.write_task_yaml "
+                               f"from the metric spec:\nrewrite it (python -m ub_lmeval.metric_lists --bank {bank} "
+                               f"--task {task} --out DIR) when the bank's metrics change.")
+    out = io.StringIO()
+    _yaml().dump(doc, out)
+    path = folder / f"{task}.yaml"
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return path
+
+
+def _tagged(value: str):
+    from ruamel.yaml.comments import TaggedScalar
+
+    return TaggedScalar(value=value[len(_FUNCTION) + 1:], tag=_FUNCTION)
+
+
 def _rows(key: str, eval_family: str, filter_list: str | None) -> list[dict]:
     if key == "aggregate_metric_list":
         return group_metric_list(eval_family, filter_list)
@@ -95,7 +161,7 @@ def _plain(value):
 
 def _node(rows: list[dict]):
     """The rows as YAML nodes: a block list of one-line flow mappings, ``!function`` hooks tagged."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     seq = CommentedSeq()
@@ -103,7 +169,7 @@ def _node(rows: list[dict]):
         item = CommentedMap()
         for k, v in row.items():
             if isinstance(v, str) and v.startswith(f"{_FUNCTION} "):
-                v = TaggedScalar(value=v[len(_FUNCTION) + 1:], tag=_FUNCTION)
+                v = _tagged(v)
             elif isinstance(v, str) and split_key(v)[1] is not None:  # "ks@100", quoted as the YAMLs always wrote it
                 v = DoubleQuotedScalarString(v)
             item[k] = v
@@ -139,7 +205,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ub_lmeval.metric_lists", description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite the lists that differ from the spec")
     ap.add_argument("--tasks-dir", default=str(tasks_dir()), help="the task folder (default: this package's)")
+    ap.add_argument("--bank", help="a plug-in's bank: write its task YAML (with --task and --out) instead")
+    ap.add_argument("--task", help="the lm-eval task name of --bank's YAML")
+    ap.add_argument("--out", help="the plug-in's own folder for --bank's YAML")
     args = ap.parse_args(argv)
+    if args.bank:
+        if not (args.task and args.out):
+            ap.error("--bank needs --task and --out")
+        try:
+            print(f"wrote {write_task_yaml(args.bank, args.task, args.out)}")
+        except ValueError as e:
+            print(f"python -m ub_lmeval.metric_lists: {e}", file=sys.stderr)
+            return 2
+        return 0
     stale = [rel for rel, key, eval_family, filt in SPEC_YAMLS
              if not sync(Path(args.tasks_dir) / rel, key, eval_family, filt, write=args.write)]
     for rel in stale:

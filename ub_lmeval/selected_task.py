@@ -87,7 +87,12 @@ class BankTask(SelectedItemsTask):
     generations at temperature 1, the filter, ``process_results`` and the metric list, which is the metric spec's),
     read with lm-eval's own YAML loader; a key of the lab's YAML wins over the template's. ``metadata.version`` is
     the bank's version unless the YAML gives one. The bank is found in the registry (a plug-in's, through the
-    entry-point group ``unpredictabench.banks``); an unknown one is a one-line error listing the known banks."""
+    entry-point group ``unpredictabench.banks``); an unknown one is a one-line error listing the known banks.
+
+    ``metric_list``: a YAML without one gets the bank's from the spec when the task is built
+    (:func:`ub_lmeval.metric_lists.bank_metric_list`: the template's metrics, the bank's own, its run metrics); a
+    YAML's own list must hold every one of those (lm-eval fails on a metric a document returns and the list lacks),
+    or the task is a one-line error saying how to rewrite it."""
 
     TEMPLATE = "ksn/_ub_ksn_template_yaml"
 
@@ -105,4 +110,30 @@ class BankTask(SelectedItemsTask):
             raise ValueError(f"{config.get('task', 'task')}: BankTask needs metadata.bank, the name of a "
                              f"registered bank")
         meta.setdefault("version", bank_version(str(meta["bank"])))
-        super().__init__({**base, **config, "metadata": meta})
+        super().__init__({**base, **config, "metadata": meta,
+                          "metric_list": _bank_metric_list(str(meta["bank"]), config)})
+
+
+def _bank_metric_list(bank: str, config: dict) -> list[dict]:
+    """The metric list of a :class:`BankTask` (its docstring): the YAML's, checked against the spec, or the spec's."""
+    import importlib
+
+    from .metric_lists import bank_metric_list
+
+    def hook(qualified: str):  # a hook by full module path, as the YAML would name it
+        module, _, name = qualified.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    wanted = bank_metric_list(bank)
+    own = config.get("metric_list")
+    if own is not None:
+        listed = {row.get("metric") for row in own if isinstance(row, dict)}
+        missing = [row["metric"] for row in wanted if row["metric"] not in listed]
+        if missing:
+            raise ValueError(f"{config.get('task', 'task')}: its metric_list lacks {', '.join(missing)} (bank "
+                             f"{bank}'s metric spec); rewrite it: python -m ub_lmeval.metric_lists --bank {bank} "
+                             f"--task {config.get('task', 'TASK')} --out FOLDER")
+        return own
+    prefix = "!function "
+    return [{**row, "aggregation": hook(row["aggregation"][len(prefix):])
+             if row["aggregation"].startswith(prefix) else row["aggregation"]} for row in wanted]

@@ -12,6 +12,8 @@ from __future__ import annotations
 HEAVY_FIRST = (
     "tests/frameworks/test_inspect_installs.py",  # a fresh venv with Inspect, then two installs of this package
     "tests/generic/test_custom_bank.py",
+    "tests/generic/test_failure_to_mix.py",
+    "tests/generic/test_plugin_api.py",
     "tests/frameworks/test_serving.py",
     "tests/frameworks/test_inspect_native.py",
     "tests/generic/test_parsing.py",

@@ -12,6 +12,10 @@ Both framework readers reduce one scored sample to three plain dicts and hand th
 Each eval family is one small :class:`EvalFamily` whose key names are module constants, so fixing a key to match an
 adapter is a one-line change. A sample whose keys match several eval families yields one record per eval family.
 
+A plug-in's run metric (:class:`ub_core.run_metrics.RunMetric`) is a report eval family of its own, read when a
+report is built (:func:`plugin_eval_families`): its samples (those that carry its per-problem record) are shown in
+its own section, titled as it says, with its bank's own metrics, and in no built-in section.
+
 Outside results are hostile: :func:`value_problem` judges each extracted number against its metric's spec
 (:mod:`ub_core.metric_spec` bounds), and :func:`extract_all` drops what it refuses, with the reason, so a TARr of
 -5 or 1e308, a ``true`` where a rate belongs or a 400-digit integer is never shown as a number.
@@ -26,13 +30,15 @@ from typing import Any, Callable, Mapping
 
 from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
                            REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
+from ..run_metrics import RUN_RECORDS, RunMetric, all_run_metrics, bank_families
 from ..untrusted import short
 from ..metrics.intervals import clip_roundoff
 
 __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALIBRATION_KEYS", "BEHAVIOURS",
            "IMPLICIT_KEYS", "EXPLICIT_KEYS", "KSN_LOGPROB_KEYS", "ODDS_KEYS", "ODDS_META", "STABILITY_KEYS",
            "DICE_KEYS", "DICE_META",
-           "extract_all", "value_problem", "clip_metric"]
+           "extract_all", "value_problem", "clip_metric", "plugin_eval_families", "section_title", "spec_families",
+           "run_metric_direction"]
 
 # ------------------------------------------------------------------------------------------------ key names
 #: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
@@ -112,7 +118,8 @@ def _per_n_values(eval_family: str, values: Mapping[str, Any]) -> dict[str, Any]
 
 def _ksn(values, meta, doc) -> Extracted:
     metrics = _per_n_values("ksn", values)
-    metrics.update(_pick(values, KSN_KEYS))
+    # the spec's keys now, not at import: a metric registered since is shown
+    metrics.update(_pick(values, (k for k in metric_keys("ksn") if split_key(k)[1] is None)))
     raw = meta.get(KSN_VALUES)
     if raw is None:
         raw = values.get(KSN_VALUES)
@@ -221,6 +228,62 @@ EVAL_FAMILIES: tuple[EvalFamily, ...] = (
 EVAL_FAMILY_NAMES = tuple(f.name for f in EVAL_FAMILIES)
 
 
+# ------------------------------------------------------------------------------------------------ plug-ins
+
+def _plugin_record(rm: RunMetric, values: Mapping[str, Any], meta: Mapping[str, Any]) -> Any:
+    """The problem's record of ``rm``: Inspect keeps it in ``Score.metadata["ub_run"]``, lm-eval as the document's
+    value of the metric itself."""
+    held = meta.get(RUN_RECORDS)
+    if isinstance(held, Mapping) and isinstance(held.get(rm.name), Mapping):
+        return held[rm.name]
+    return values.get(rm.name) if isinstance(values.get(rm.name), Mapping) else None
+
+
+def _plugin_family(rm: RunMetric) -> EvalFamily:
+    def extract(values, meta, doc) -> Extracted:
+        bank = rm.bank or (doc.get("bank") if isinstance(doc.get("bank"), str) else None)
+        scoped = metric_keys("ksn", bank=bank, families=bank_families(bank) if bank else
+                             ((rm.family,) if rm.family else ()))
+        metrics = {k: v for k, v in values.items() if isinstance(k, str) and find_metric("ksn", k) is not None
+                   and (k in scoped or split_key(k)[1] is not None) and not isinstance(v, Mapping)}
+        record = _plugin_record(rm, values, meta)
+        payload = {RUN_RECORDS: {rm.name: {str(k): v for k, v in record.items()}}} if record else {}
+        if bank:
+            payload["bank"] = bank
+        return _category(doc), fill_missing_rates("ksn", metrics), payload
+
+    return EvalFamily(rm.name, rm.title or rm.display, lambda probe: _plugin_record(rm, probe, probe) is not None,
+                      extract)
+
+
+def plugin_eval_families() -> tuple[EvalFamily, ...]:
+    """One report eval family per installed plug-in run metric, read now."""
+    return tuple(_plugin_family(rm) for rm in all_run_metrics().values())
+
+
+def section_title(eval_family: str) -> str:
+    """The title of a report section: a built-in eval family's, or a plug-in run metric's."""
+    for fam in (*EVAL_FAMILIES, *plugin_eval_families()):
+        if fam.name == eval_family:
+            return fam.title
+    return eval_family
+
+
+def run_metric_direction(eval_family: str, column: str) -> bool | None:
+    """The direction of a plug-in section's run-metric column (its value; its stderr and extras have none)."""
+    rm = all_run_metrics().get(eval_family) if eval_family not in EVAL_FAMILY_NAMES else None
+    return rm.higher_is_better if rm is not None and column == rm.name else None
+
+
+def spec_families(eval_family: str) -> tuple[str, ...]:
+    """The metric-spec eval families whose keys a report eval family shows (a plug-in's section: ksn's)."""
+    if eval_family in REPORT_SPEC_FAMILIES:
+        return REPORT_SPEC_FAMILIES[eval_family]
+    if eval_family not in EVAL_FAMILY_NAMES and eval_family in all_run_metrics():
+        return ("ksn",)
+    return (eval_family,)
+
+
 def _digits(n: int) -> str:
     try:
         return f"{len(str(abs(n))):,}"
@@ -230,8 +293,7 @@ def _digits(n: int) -> str:
 
 def _spec(eval_family: str, key: str):
     """The metric spec of ``key`` in report eval family ``eval_family`` (the spec families it covers), or None."""
-    return next((m for f in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,))
-                 if (m := find_metric(f, key)) is not None), None)
+    return next((m for f in spec_families(eval_family) if (m := find_metric(f, key)) is not None), None)
 
 
 def value_problem(eval_family: str, key: str, value: Any) -> str | None:
@@ -286,8 +348,9 @@ def extract_all(values: Mapping[str, Any], meta: Mapping[str, Any], doc: Mapping
     meta = meta if isinstance(meta, Mapping) else {}
     doc = doc if isinstance(doc, Mapping) else {}
     out = []
-    for fam in EVAL_FAMILIES:
-        probe = {**meta, **values} if fam.name == "stability" else values
+    plugins = tuple(f for f in plugin_eval_families() if f.detect({**meta, **values}))
+    for fam in plugins or EVAL_FAMILIES:  # a plug-in's sample is shown in its own section only
+        probe = {**meta, **values} if fam.name == "stability" or plugins else values
         if fam.detect(probe):
             category, metrics, payload = fam.extract(values, meta, doc)
             for key in list(metrics):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..terminal import html_finalize
-from .eval_families import EVAL_FAMILIES
+from .eval_families import EVAL_FAMILIES, section_title
 from .readers import load_inputs
 from .records import SampleTable
 from .summary import Table, build_tables, write_summary
@@ -197,7 +197,7 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
             "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "runs": [table.runs[s].to_json() for s in sorted(used) if s in table.runs]}
     write_summary(tables, out, info)
-    sections = [{"name": fam, "title": _TITLES.get(fam, fam), "tables": ts, "figures": figs.get(fam, [])}
+    sections = [{"name": fam, "title": _TITLES.get(fam) or section_title(fam), "tables": ts, "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]
     html = render_html({"title": title, "info": info, "sections": sections, "gallery": gallery,
                         "gallery_categories": sorted({g["category"] for g in gallery}),

@@ -438,6 +438,7 @@ def build_tables(table: SampleTable, published: Any = None) -> dict[str, list[Ta
     :class:`~ub_core.report.dice.PublishedRelease` whose models join the dice leaderboard as reference rows
     (:func:`~ub_core.report.dice.add_published`), after every step that reads runs (they are no run)."""
     from .dice import add_published, dice_tables
+    from .plugin_sections import plugin_tables
 
     out: dict[str, list[Table]] = {}
     builders = {"ksn": _ksn_tables, "calibration": _calibration_tables, "implicit": _implicit_tables,
@@ -459,6 +460,10 @@ def build_tables(table: SampleTable, published: Any = None) -> dict[str, list[Ta
         pairs = _pairwise_table(fam, ts, table)
         if pairs is not None:
             ts.append(pairs)
+    for fam, ts in plugin_tables(table).items():  # each plug-in run metric's own section, after ours
+        for t in ts:
+            _attach_provenance(t, table)
+        out[fam] = ts
     if published is not None:
         add_published(out, table, published)
     return out

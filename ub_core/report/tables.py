@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..metric_spec import REPORT_SPEC_FAMILIES, direction, find_metric
+from ..metric_spec import direction, find_metric
 
 __all__ = ["Table", "ID_COLUMNS", "PROVENANCE", "column_direction"]
 
@@ -65,11 +65,13 @@ def column_direction(eval_family: str, column: str) -> bool | None:
     key = column.split(" ", 1)[0]  # "ks@100 text_explicit": the headline of one category
     if key.startswith("grid_"):
         key = "behaviour_" + key[5:]
-    for fam in REPORT_SPEC_FAMILIES.get(eval_family, (eval_family,)):
+    from .eval_families import run_metric_direction, spec_families  # a plug-in's section: ksn's keys, its own
+
+    for fam in spec_families(eval_family):
         spec = find_metric(fam, key)
         if spec is not None:
             return direction(spec)
-    return None
+    return run_metric_direction(eval_family, key)
 
 
 def _jsonable(v: Any) -> Any:

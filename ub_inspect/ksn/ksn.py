@@ -19,7 +19,9 @@ from ub_inspect._problems import source_path
 from ub_inspect._options import (OptionError, choice, first_per_category, int_list, integer, ks_method, positive_int,
                                  real, select_ids, str_list, task_options)
 from ub_inspect._options import threshold as check_threshold
-from .scorer import ksn_scorer
+from ub_core.option_registry import apply_bank_options, check_option
+
+from .scorer import ksn_scorer, plugin_metrics
 from .solver import collect_values
 
 # max_tokens of UnpredictaBench (sec. 4.1): 64 per single answer, 640 / 2512 for lists of 10 / 35 values.
@@ -64,7 +66,8 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         method: str = "paper", list_size: int = 1, value_source: str = "final", dataset: str = "builtin",
         ground_truth: str | None = None, split: str = "train", gt_size: int = 10_000, seed: int = 0,
         max_attempts: int = 5, temperature: float = 1.0, max_tokens: int | None = None,
-        limit_per_category: int | None = None, ids: str | list[str] | None = None, bank: str = "ksn") -> Task:
+        limit_per_category: int | None = None, ids: str | list[str] | None = None, bank: str = "ksn",
+        bank_options: dict | None = None) -> Task:
     """UnpredictaBench KS@N.
 
     Args:
@@ -89,6 +92,8 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         bank: the registered bank of sampled problems to run: ``ksn`` (UnpredictaBench), or a lab's own,
             registered by its package under the entry-point group ``unpredictabench.banks``
             (``examples/custom_bank``).
+        bank_options: a plug-in bank's own options, a mapping (``-T 'bank_options={answer_instruction: false}'``;
+            ``examples/failure_to_mix``).
     """
     with task_options("ksn", locals()):
         bank = str(bank)
@@ -110,11 +115,13 @@ def ksn(categories: str | list[str] | None = None, n_samples: int = 100, ks_ns: 
         tokens = (positive_int(max_tokens, "max_tokens") if max_tokens is not None
                   else MAX_TOKENS.get(list_size, 72 * list_size))
         problems = load_problems(str(dataset), ground_truth, str(split), cats, bank)
+        problems = list(apply_bank_options(bank, problems, check_option("ksn", "bank_options", bank_options)))
         problems = select_ids(first_per_category(problems, limit_per_category), ids)
     # where the problems come from, not the problems: Inspect logs these arguments with every score
     source = {"version": bank_version(bank), "dataset": source_path(dataset) or "builtin",
               "ground_truth": source_path(ground_truth), "split": str(split), "bank": bank}
     return package_task(
+        **plugin_metrics(bank),
         dataset=MemoryDataset([record_to_sample(p, list_size) for p in problems],
                               name="unpredictabench-ksn" if bank == "ksn" else f"unpredictabench-ksn-{bank}"),
         solver=collect_values(n_samples=n_samples, list_size=list_size, max_attempts=max_attempts,

@@ -30,8 +30,9 @@ from typing import Any, Mapping, Sequence
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from ub_core.ksn_scoring import DEFAULT_NS, score_values
+from ub_core.ksn_scoring import DEFAULT_NS, run_records, score_values
 from ub_core.metric_spec import as_metric_value, per_n_key, run_specs
+from ub_core.run_metrics import RUN_RECORDS, all_run_metrics, bank_families, run_metrics_for
 
 from .._naming import registry_name
 from .._problems import lookup_problem
@@ -77,20 +78,48 @@ def attempts_per_valid() -> Metric:
 KSN_METRICS = spec_metrics("ksn", run_metrics=(retry_rate(), attempts_per_valid()))
 
 
+@metric(name=registry_name("run_metric"))
+def run_metric(name: str) -> Metric:
+    """A plug-in's run metric (:class:`ub_core.run_metrics.RunMetric`, found by ``name`` when it is computed):
+    ``{name: value, "<name>_stderr": its standard error, "<name>_<extra>": ...}`` from the record each score keeps in
+    ``metadata["ub_run"]``."""
+
+    def compute(scores: list[SampleScore]):
+        rm = all_run_metrics().get(name)
+        if rm is None or not scores:
+            return {}
+        records = [((s.score.metadata or {}).get(RUN_RECORDS) or {}).get(name) for s in scores]
+        return rm.evaluate([r for r in records if r is not None])
+
+    return compute
+
+
+def plugin_metrics(bank: str) -> dict:
+    """``Task`` arguments for a run of ``bank``: none for a bank without plug-in metrics; else the metrics with the
+    bank's own run metrics first (the run's headline) and its scoped metrics among the means."""
+    families = bank_families(bank)
+    own = run_metrics_for(bank, families)
+    scoped = [k for k, m in run_specs("ksn", bank=bank, families=families) if m.scoped]
+    if not own and not scoped:
+        return {}
+    return {"metrics": [*(run_metric(rm.name) for rm in own),
+                        *spec_metrics("ksn", run_metrics=(retry_rate(), attempts_per_valid()), bank=bank)]}
+
+
 def _digest(outputs: list) -> str:
     """SHA-256 of the raw replies: enough for run-to-run agreement (TARr), while the replies themselves stay
     in the sample's store (Inspect copies Score metadata once per metric key, so it is kept small)."""
     return hashlib.sha256(json.dumps(outputs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def score_value(row: Mapping, record: Any, ns: Sequence[int]) -> dict[str, float]:
+def score_value(row: Mapping, record: Any, ns: Sequence[int], bank: str | None = None) -> dict[str, float]:
     """The Score value: one entry per key of the KS@N spec (:func:`ub_core.metric_spec.run_specs`, the run's Ns), in
     spec order (``ks@N`` and the p-values ``p@N`` at each N); a ``score`` key from ``row``
     (:func:`ub_core.ksn_scoring.score_values`, :func:`ub_core.metric_spec.as_metric_value`: an undefined rate is
     its fail, another undefined value NaN), a ``collection`` key from the solver's ``record`` (a
     :class:`CollectedValues` or its :func:`ub_inspect._store.read_record` snapshot)."""
     return {key: int(getattr(record, key)) if spec.source == "collection" else as_metric_value(spec, row[key])
-            for key, spec in run_specs("ksn", ns)}
+            for key, spec in run_specs("ksn", ns, bank=bank, families=bank_families(bank))}
 
 
 @scorer(metrics=KSN_METRICS, name=registry_name("ksn_scorer"))
@@ -107,7 +136,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
         failures = list(record.failures)
         row = score_values(problem, values, ns=ks_ns, threshold=threshold, method=method, truth_size=gt_size,
                            truth_seed=gt_seed, n_failed=len(failures))
-        value = score_value(row, record, ks_ns)
+        value = score_value(row, record, ks_ns, problem.bank)
         top = max(ks_ns)
         p_top = row[per_n_key("p", top)]
         explanation = (f"{row['n_valid']} valid values from {value['attempts']} attempts; KS@{top} "
@@ -118,6 +147,7 @@ def ksn_scorer(ks_ns: Sequence[int] = DEFAULT_NS, threshold: float = 1e-4, metho
                                "failures": failures, "requests": record.requests,
                                "skipped_slots": record.skipped_slots, "problem_id": problem.id,
                                "method": method, "threshold": threshold, "ks_ns": list(ks_ns),
-                               "gt_size": gt_size, "gt_seed": gt_seed})
+                               "gt_size": gt_size, "gt_seed": gt_seed,
+                               **({RUN_RECORDS: records} if (records := run_records(problem, row)) else {})})
 
     return score
