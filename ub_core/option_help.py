@@ -43,6 +43,8 @@ TASK_HELP: dict[str, dict[str, str]] = {
         "bank": ("the registered bank of sampled problems to run: ``ksn`` (UnpredictaBench), or a lab's own, "
                  'registered by its package under the entry-point group ``unpredictabench.banks`` '
                  '(``examples/custom_bank``).'),
+        "bank_options": ("a plug-in bank's own options, a mapping (``-T 'bank_options={answer_instruction: false}'``; "
+                         "``examples/failure_to_mix``)."),
     },
     "ksn_logprob": {
         "categories": 'subset of the KS@N categories (a list or a comma-separated string; default all).',
