@@ -18,6 +18,12 @@ install, and ``pip uninstall unpredictabench`` removes the ``.pth`` and this mod
 written inside lm-eval. Set ``UB_LM_EVAL_HOOK=0`` to turn the hook off for one process. A failure inside the hook
 is one warning, never a broken lm-eval: lm-eval then behaves as if we were not installed.
 
+This module is also the one place that touches lm-eval's private API (:data:`PRIVATE_API`: ``lm_eval._cli.run``,
+``lm_eval.__main__``, ``lm_eval.tasks._yaml_loader``); the rest of the package goes through :func:`load_task_yaml`,
+:func:`lm_eval_cli` and :func:`check_options_before_the_model`. ``tests/frameworks/test_lmeval_private.py`` fails
+loudly when an lm-eval release moves one of them, and ``pyproject.toml`` allows only the lm-eval releases it passed
+on.
+
 Later lm-eval releases are to discover plugins through entry points (models, group ``lm_eval.models``: merged
 after 0.4.13; tasks, group ``lm_eval.tasks``: proposed); ``pyproject.toml`` declares both, so such a release finds
 our models and tasks itself. The patch adds our folder only where the caller's paths lack it, so a task folder
@@ -34,6 +40,19 @@ import warnings
 
 #: the modules whose loading we follow, and what to do right after each has run
 _WATCHED = ("lm_eval.tasks.manager", "lm_eval.models", "lm_eval._cli.run", "lm_eval.__main__")
+
+#: lm-eval's private names this package relies on (module -> names in it). The private modules are imported here
+#: only; the private attributes below them are those our subclasses of lm-eval's classes use or override
+#: (``ub_lmeval.selected_task``, ``ub_lmeval.openai_models``, ``ub_lmeval._vllm``).
+PRIVATE_API = {
+    "lm_eval._cli.run": ("Run._execute",),
+    "lm_eval.__main__": ("cli_evaluate",),
+    "lm_eval.tasks._yaml_loader": ("load_yaml",),
+    "lm_eval.api.task": ("Task._instances",),
+    "lm_eval.models.api_models": ("TemplateAPI._create_payload", "TemplateAPI._max_gen_toks", "TemplateAPI._seed",
+                                  "TemplateAPI._concurrent"),
+    "lm_eval.models.vllm_causallms": ("VLLM._model_generate",),
+}
 
 
 def tasks_dir() -> str:
@@ -141,6 +160,28 @@ def _patch_main(module) -> None:
     cli_evaluate.__wrapped__ = original  # type: ignore[attr-defined]
     cli_evaluate.__doc__ = original.__doc__
     module.cli_evaluate = cli_evaluate
+
+
+def load_task_yaml(path) -> dict:
+    """A task YAML read as lm-eval reads it (``!function`` tags, ``include:`` resolved): lm-eval's own loader."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    return load_yaml(path)
+
+
+def check_options_before_the_model() -> None:
+    """``lm_eval run`` checks its ub options (:func:`precheck`) before any model loads, in this process, whether or
+    not the ``.pth`` installed the hook (``ub-lm-eval`` calls this)."""
+    import lm_eval._cli.run
+
+    _patch_run(lm_eval._cli.run)
+
+
+def lm_eval_cli():
+    """lm-eval's command-line entry point, without our one-line error printing (a caller that prints its own)."""
+    from lm_eval.__main__ import cli_evaluate
+
+    return getattr(cli_evaluate, "__wrapped__", cli_evaluate)
 
 
 _AFTER = {"lm_eval.tasks.manager": _patch_task_manager, "lm_eval.models": _register_models,
