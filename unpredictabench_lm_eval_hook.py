@@ -105,17 +105,30 @@ def _task_names(tasks) -> list[str]:
 
 
 def precheck(args) -> None:
-    """``lm_eval run``'s ``--metadata`` checked against the ub tasks of ``--tasks`` before any model is loaded
-    (:func:`ub_core.option_registry.precheck_run`): a bad value, a near miss of one of our option names or an option
-    these tasks cannot take raises a one-line ``OptionValueError``; keys no ub task of the run takes are named in
-    one warning (lm-eval hands them to every task: they may be another task's)."""
+    """``lm_eval run`` checked before any model is loaded: ``--model_args`` of our models
+    (:func:`ub_lmeval.run_check.check_model_args`); ``--metadata`` against the ub tasks of ``--tasks``
+    (:func:`ub_core.option_registry.precheck_run`: a bad value, a near miss of one of our option names or an option
+    these tasks cannot take raises a one-line ``OptionValueError``), then against each member task of a ub group
+    (:func:`ub_lmeval.run_check.check_members`: a member that contradicts an option refuses the run, named); keys no
+    ub task of the run takes are named in one warning (lm-eval hands them to every task: they may be another
+    task's)."""
     metadata = getattr(args, "metadata", None)
+    model_args = getattr(args, "model_args", None)
+    model = getattr(args, "model", None)
+    if isinstance(model, str) and model.startswith("ub-"):
+        from ub_lmeval.run_check import check_model_args
+
+        check_model_args(model, model_args)
     if not metadata:
         return
     from ub_core.option_registry import precheck_run
 
     names = _task_names(getattr(args, "tasks", None))
     unknown = precheck_run(names, metadata)
+    if any(n.startswith("ub_") for n in names):
+        from ub_lmeval.run_check import check_members
+
+        check_members(names, metadata, model_args if isinstance(model_args, dict) else None)
     if unknown:
         import logging
 
@@ -162,11 +175,12 @@ def _patch_main(module) -> None:
     module.cli_evaluate = cli_evaluate
 
 
-def load_task_yaml(path) -> dict:
-    """A task YAML read as lm-eval reads it (``!function`` tags, ``include:`` resolved): lm-eval's own loader."""
+def load_task_yaml(path, resolve: bool = True) -> dict:
+    """A task YAML read as lm-eval reads it (``include:`` resolved; ``!function`` tags resolved to the functions, or
+    with ``resolve=False`` left unresolved): lm-eval's own loader."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    return load_yaml(path)
+    return load_yaml(path, resolve_func=resolve)
 
 
 def check_options_before_the_model() -> None:

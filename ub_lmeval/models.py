@@ -15,6 +15,7 @@ import lm_eval.models  # noqa: F401  (fill lm-eval's registry before adding to i
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
+from ub_core import options
 from ub_core.oracle import (collapse_value, oracle_values, outcome_probabilities, render_replies, render_value,
                             text_reply)
 from ub_core.logprob.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
@@ -35,14 +36,17 @@ class _UBLM(LM):
     #: what lm-eval's CLI passes to every model (``batch_size``, ``max_batch_size``, ``device``) and the name
     #: ``ub-lm-eval`` adds (``model``); any other ``--model_args`` key is refused
     PASSED_BY_LM_EVAL = frozenset({"batch_size", "max_batch_size", "device", "model"})
+    #: the ``--model_args`` these models take (name -> checker; None: any text), checked before the run loads a model
+    #: (:func:`ub_lmeval.run_check.check_model_args`) and again here
+    MODEL_ARGS = {"seed": lambda value, name: options.integer(value, name, low=0), "model": None}
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - self.PASSED_BY_LM_EVAL)
         if unknown:
-            raise ValueError(f"--model ub-{self.mode}: unknown --model_args {', '.join(unknown)}; "
-                             f"ub-{self.mode} takes seed (and model, a name for the results)")
+            raise options.OptionValueError(f"--model ub-{self.mode}: unknown --model_args {', '.join(unknown)}; "
+                                           f"ub-{self.mode} takes seed (and model, a name for the results)")
         super().__init__()
-        self.seed = int(seed)
+        self.seed = self.MODEL_ARGS["seed"](seed, "seed")
         self._best: dict[str, str] = {}
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
