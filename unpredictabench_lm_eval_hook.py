@@ -137,16 +137,29 @@ def precheck(args) -> None:
             "%s", ", ".join(unknown), "them" if len(unknown) > 1 else "it")
 
 
+#: the program named in a one-line error (``ub-lm-eval`` sets its own name: :func:`check_options_before_the_model`)
+_PROG = {"name": "lm_eval"}
+
+
 def _patch_run(module) -> None:
-    """``Run._execute`` (the ``lm_eval run`` subcommand) checks ``--metadata`` first (:func:`precheck`)."""
+    """``Run._execute`` (the ``lm_eval run`` subcommand) checks the run first (:func:`precheck`), and a bad ub option,
+    found there or by a ub task's hook during the run, ends it with one line, ``lm_eval: error: ...``, and status 2,
+    as argparse does for a bad argument. Here rather than around ``lm_eval.__main__.cli_evaluate`` only: ``python -m
+    lm_eval`` runs that module's code as ``__main__``, which our loader never sees executed."""
     cls = module.Run
     original = cls._execute
     if getattr(original, "_ub_checked", False):
         return
 
     def _execute(args):
-        precheck(args)
-        return original(args)
+        from ub_core.options import OptionValueError
+
+        try:
+            precheck(args)
+            return original(args)
+        except OptionValueError as e:
+            print(f"{_PROG['name']}: error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
 
     _execute._ub_checked = True  # type: ignore[attr-defined]
     _execute.__wrapped__ = original  # type: ignore[attr-defined]
@@ -183,11 +196,12 @@ def load_task_yaml(path, resolve: bool = True) -> dict:
     return load_yaml(path, resolve_func=resolve)
 
 
-def check_options_before_the_model() -> None:
+def check_options_before_the_model(prog: str = "lm_eval") -> None:
     """``lm_eval run`` checks its ub options (:func:`precheck`) before any model loads, in this process, whether or
-    not the ``.pth`` installed the hook (``ub-lm-eval`` calls this)."""
+    not the ``.pth`` installed the hook (``ub-lm-eval`` calls this); a refusal's one line names ``prog``."""
     import lm_eval._cli.run
 
+    _PROG["name"] = prog
     _patch_run(lm_eval._cli.run)
 
 

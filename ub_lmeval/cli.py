@@ -98,7 +98,7 @@ def main() -> None:
 
     from ub_core.options import OptionValueError
 
-    hook.check_options_before_the_model()  # with or without the .pth hook
+    hook.check_options_before_the_model("ub-lm-eval")  # with or without the .pth hook
     index_only_task_folders_when_they_hold(requested_tasks(argv))
     cli_evaluate = hook.lm_eval_cli()  # our own one-line errors, below
 
