@@ -10,8 +10,10 @@ program imports lm-eval itself. Then, right after lm-eval's own module has run,
 - ``lm_eval.models``: our models are registered (``ub-oracle``, ``ub-collapse``, ``ub-vllm``,
   ``ub-openai-completions``, ``ub-openai-chat``), as ``import ub_lmeval`` does.
 
-- ``lm_eval._cli.run``: ``lm_eval run`` checks ``--metadata`` against the ub tasks of ``--tasks`` before loading a
-  model (:func:`precheck`), and ``lm_eval.__main__``: a bad ub option ends the run with one line and status 2.
+- ``lm_eval._cli.run``: ``lm_eval run`` checks the run before loading a model (:func:`precheck`: ``--model_args``
+  of our models, ``--metadata`` against the ub tasks of ``--tasks`` and each member of their groups), and a bad ub
+  option ends the run with one line and status 2, through ``lm_eval`` and ``python -m lm_eval`` alike
+  (``lm_eval.__main__`` too, for the console script);
 
 So ``lm_eval --tasks ub_logit``, ``lm_eval ls tasks`` and ``lm_eval validate --tasks ub_ksn`` work after a normal
 install, and ``pip uninstall unpredictabench`` removes the ``.pth`` and this module with the rest: nothing is
