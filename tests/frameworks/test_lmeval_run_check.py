@@ -151,3 +151,23 @@ def test_every_offline_readme_example_passes_the_check(opts):
 
 def test_the_readme_examples_are_found():
     assert len(_readme_examples()) >= 3
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(min_value=1, max_value=100_000))
+def test_any_n_the_independent_member_cannot_take_is_refused_by_name(n):
+    if n == 1000:
+        _precheck("ub_dice", {"n": n})
+    else:
+        assert _refusal(tasks="ub_dice", metadata={"n": n}).startswith(f"ub_dice_independent: metadata n={n} ")
+    _precheck("ub_dice_batch", {"n": n})  # the batch member takes any n in range
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.one_of(st.integers(max_value=0), st.integers(min_value=100_001), st.text(max_size=5)))
+def test_an_n_out_of_range_is_refused_before_any_member_runs(n):
+    msg = _refusal(tasks="ub_dice_batch", metadata={"n": n})
+    assert "option n" in msg or "n=" in msg, msg
