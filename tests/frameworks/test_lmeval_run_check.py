@@ -18,6 +18,8 @@ import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("lm_eval")
 
@@ -152,8 +154,6 @@ def test_every_offline_readme_example_passes_the_check(opts):
 def test_the_readme_examples_are_found():
     assert len(_readme_examples()) >= 3
 
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 @settings(max_examples=20, deadline=None)
