@@ -4,10 +4,9 @@ the console script ``lm_eval``, ``python -m lm_eval``, ``lm_eval validate``, ``l
 refused by the command itself, in one line with status 2, before a model loads. Inspect's display counts our
 samples (done / total). ``.ci/fresh_venv_routes.sh`` runs the same doors from a fresh, non-editable install.
 
-Before: ``python -m lm_eval --help`` died with ``AttributeError: '_Loader' object has no attribute 'get_code'``
-(runpy asks the module's loader for it); ``--tasks ub_dice --metadata '{"n": 200}'`` (the dice README's example)
-failed after the model loaded with a traceback in ``ub_dice_independent``; ``--metadata '{"temperature": 0.5}'``
-ran at the YAML's temperature with a warning; a bad ``--model_args`` of ``ub-oracle`` was a traceback."""
+What each door needs of us: runpy asks the loader of ``lm_eval.__main__`` (which our import hook wraps) for
+``get_code``; ``python -m lm_eval`` runs that module's code as ``__main__``, so the one-line refusal must come from
+``Run._execute``, which every door calls; and the refusal comes before the tasks are built and the model loaded."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Our lm-eval models feed lm-eval's own progress bar, as lm-eval's models do (a ``tqdm`` over the requests that
 ``disable_tqdm`` turns off): ``ub-oracle`` / ``ub-collapse`` for generation and log-likelihood requests, the
 served ``ub-openai-*`` models for generation requests (one tick per request, a document's repeats at once when
-their one ``n=N`` request returns). Before, a run of our models printed nothing between "Running loglikelihood
-requests" and the results, however long it took."""
+their one ``n=N`` request returns). Without it a run of our models prints nothing between "Running loglikelihood
+requests" and the results, however long it takes."""
 
 from __future__ import annotations
 

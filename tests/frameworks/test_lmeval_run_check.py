@@ -1,12 +1,12 @@
 """An ``lm_eval run`` of ours is checked before any model loads, per member of a group (in-process: the hook's
 ``precheck`` is what lm-eval's ``Run._execute`` calls first; ``test_lmeval_entry_points.py`` runs the commands).
 
-- a member that contradicts ``--metadata`` refuses the run in one line naming the member (``--tasks ub_dice
-  --metadata '{"n": 200}'`` used to fail minutes later with a traceback in ``ub_dice_independent``), for every
-  member of every group of ours: an option its YAML fixes, another member's identity, a hook's own refusal;
-- ``temperature`` / ``max_tokens`` are refused with ``--gen_kwargs`` named (they used to run at the YAML's value
-  with a warning);
-- ``--model_args`` of our models are checked as Inspect's ``-M`` (a bad one used to be a traceback);
+- a member that contradicts ``--metadata`` refuses the run in one line naming the member, for every member of every
+  group of ours: an option its YAML fixes, another member's identity, a hook's own refusal (a check of the group
+  alone lets ``--tasks ub_dice --metadata '{"n": 200}'`` through, since ``ub_dice_batch`` takes ``n``, and
+  ``ub_dice_independent``'s 1,000 replies a law contradict it only after the model has loaded);
+- ``temperature`` / ``max_tokens`` are refused with ``--gen_kwargs`` named, not run at the YAML's value;
+- ``--model_args`` of our models are checked as Inspect's ``-M``, in one line, not a traceback from the model;
 - every offline example of a README passes the same check."""
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
 """Numbers in the docs are checked against their source, never typed by hand unchecked:
 
 - every task count of a README's task table (``| `ub_ksn_code_explicit` | 78: ... |``) is the number of documents
-  that task's own dataset hook yields, and a task README's "N problems" is the sum over its tasks (the ksn README
-  said 80 and 80 where the bank has 78 and 82);
+  that task's own dataset hook yields, and a task README's "N problems" is the sum over its tasks;
 - the main README's edition sizes are ``ub_core.problems.EDITIONS`` (which test_bank_sizes.py checks against the
   banks);
 - every time a README gives for a run comes from one table, ``benchmarks/README.md``: its edition times are
   ``ORACLE_SECONDS_PER_ITEM`` x the edition's items (what ``ub bank list`` prints), those are its client-throughput
   table's measured ms per item, and no other README line that states a bank's size or runs an evaluation types a
-  time of its own (the main README gave three different times for the ksn run)."""
+  time of its own."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 ``ub_dice_batch``, on the offline oracle): each task's row carries its own configuration, read from the results
 file's ``configs.<task>``; and the page opens with what a lab's dashboard shows.
 
-Before: the stability values of the results file were labelled with the file's first task's settings (``ub_ksn``'s
-temperature 1.0, sampling, 64 tokens), so each ``ub_tar_*`` subtask was shown twice, once with its own settings
-(temperature 0, no sampling, 256 tokens) and once with ``ub_ksn``'s; and the page opened with every note about how
-the runs were combined, unfolded, above tables wider than a 1400-px window."""
+A results file holds every task's own ``configs.<task>``: its stability values labelled with another task's
+settings (``ub_ksn``'s temperature 1.0, sampling, 64 tokens) would show each ``ub_tar_*`` subtask twice, once with
+its own settings (temperature 0, no sampling, 256 tokens) and once with the other's. The first screen is one compact
+leaderboard per family, the notes on how the runs were combined folded below it."""
 
 from __future__ import annotations
 
