@@ -51,6 +51,7 @@ def _own_settings(results: dict, task: str) -> dict:
     return configuration_settings(_small_dict(meta), _small_dict(cfg["generation_kwargs"]))
 
 
+@pytest.mark.slow  # one real lm-eval run (module fixture), shared by the three
 def test_each_task_of_the_file_is_labelled_with_its_own_configuration(lm_run):
     results, _ = lm_run
     assert set(TASKS) <= set(results["configs"])
@@ -60,6 +61,7 @@ def test_each_task_of_the_file_is_labelled_with_its_own_configuration(lm_run):
         assert run.task == task and run.samples == results["n-samples"][task]["effective"]
 
 
+@pytest.mark.slow  # one real lm-eval run (module fixture), shared by the three
 def test_each_stability_subtask_is_one_row_with_its_own_settings(lm_run):
     results, res = lm_run
     (stab,) = [t for t in res.tables["stability"] if t.name == "stability"]
@@ -132,6 +134,7 @@ def _check_first_screen(res) -> _Page:
     return page
 
 
+@pytest.mark.slow  # one real lm-eval run (module fixture), shared by the three
 def test_the_first_screen_is_one_compact_leaderboard_per_family(lm_run):
     _, res = lm_run
     page = _check_first_screen(res)
