@@ -10,13 +10,21 @@ program imports lm-eval itself. Then, right after lm-eval's own module has run,
 - ``lm_eval.models``: our models are registered (``ub-oracle``, ``ub-collapse``, ``ub-vllm``,
   ``ub-openai-completions``, ``ub-openai-chat``), as ``import ub_lmeval`` does.
 
-- ``lm_eval._cli.run``: ``lm_eval run`` checks ``--metadata`` against the ub tasks of ``--tasks`` before loading a
-  model (:func:`precheck`), and ``lm_eval.__main__``: a bad ub option ends the run with one line and status 2.
+- ``lm_eval._cli.run``: ``lm_eval run`` checks the run before loading a model (:func:`precheck`: ``--model_args``
+  of our models, ``--metadata`` against the ub tasks of ``--tasks`` and each member of their groups), and a bad ub
+  option ends the run with one line and status 2, through ``lm_eval`` and ``python -m lm_eval`` alike
+  (``lm_eval.__main__`` too, for the console script);
 
 So ``lm_eval --tasks ub_logit``, ``lm_eval ls tasks`` and ``lm_eval validate --tasks ub_ksn`` work after a normal
 install, and ``pip uninstall unpredictabench`` removes the ``.pth`` and this module with the rest: nothing is
 written inside lm-eval. Set ``UB_LM_EVAL_HOOK=0`` to turn the hook off for one process. A failure inside the hook
 is one warning, never a broken lm-eval: lm-eval then behaves as if we were not installed.
+
+This module is also the one place that touches lm-eval's private API (:data:`PRIVATE_API`: ``lm_eval._cli.run``,
+``lm_eval.__main__``, ``lm_eval.tasks._yaml_loader``); the rest of the package goes through :func:`load_task_yaml`,
+:func:`lm_eval_cli` and :func:`check_options_before_the_model`. ``tests/frameworks/test_lmeval_private.py`` fails
+loudly when an lm-eval release moves one of them, and ``pyproject.toml`` allows only the lm-eval releases it passed
+on.
 
 Later lm-eval releases are to discover plugins through entry points (models, group ``lm_eval.models``: merged
 after 0.4.13; tasks, group ``lm_eval.tasks``: proposed); ``pyproject.toml`` declares both, so such a release finds
@@ -34,6 +42,19 @@ import warnings
 
 #: the modules whose loading we follow, and what to do right after each has run
 _WATCHED = ("lm_eval.tasks.manager", "lm_eval.models", "lm_eval._cli.run", "lm_eval.__main__")
+
+#: lm-eval's private names this package relies on (module -> names in it). The private modules are imported here
+#: only; the private attributes below them are those our subclasses of lm-eval's classes use or override
+#: (``ub_lmeval.selected_task``, ``ub_lmeval.openai_models``, ``ub_lmeval._vllm``).
+PRIVATE_API = {
+    "lm_eval._cli.run": ("Run._execute",),
+    "lm_eval.__main__": ("cli_evaluate",),
+    "lm_eval.tasks._yaml_loader": ("load_yaml",),
+    "lm_eval.api.task": ("Task._instances",),
+    "lm_eval.models.api_models": ("TemplateAPI._create_payload", "TemplateAPI._max_gen_toks", "TemplateAPI._seed",
+                                  "TemplateAPI._concurrent"),
+    "lm_eval.models.vllm_causallms": ("VLLM._model_generate",),
+}
 
 
 def tasks_dir() -> str:
@@ -86,17 +107,30 @@ def _task_names(tasks) -> list[str]:
 
 
 def precheck(args) -> None:
-    """``lm_eval run``'s ``--metadata`` checked against the ub tasks of ``--tasks`` before any model is loaded
-    (:func:`ub_core.option_registry.precheck_run`): a bad value, a near miss of one of our option names or an option
-    these tasks cannot take raises a one-line ``OptionValueError``; keys no ub task of the run takes are named in
-    one warning (lm-eval hands them to every task: they may be another task's)."""
+    """``lm_eval run`` checked before any model is loaded: ``--model_args`` of our models
+    (:func:`ub_lmeval.run_check.check_model_args`); ``--metadata`` against the ub tasks of ``--tasks``
+    (:func:`ub_core.option_registry.precheck_run`: a bad value, a near miss of one of our option names or an option
+    these tasks cannot take raises a one-line ``OptionValueError``), then against each member task of a ub group
+    (:func:`ub_lmeval.run_check.check_members`: a member that contradicts an option refuses the run, named); keys no
+    ub task of the run takes are named in one warning (lm-eval hands them to every task: they may be another
+    task's)."""
     metadata = getattr(args, "metadata", None)
+    model_args = getattr(args, "model_args", None)
+    model = getattr(args, "model", None)
+    if isinstance(model, str) and model.startswith("ub-"):
+        from ub_lmeval.run_check import check_model_args
+
+        check_model_args(model, model_args)
     if not metadata:
         return
     from ub_core.option_registry import precheck_run
 
     names = _task_names(getattr(args, "tasks", None))
     unknown = precheck_run(names, metadata)
+    if any(n.startswith("ub_") for n in names):
+        from ub_lmeval.run_check import check_members
+
+        check_members(names, metadata, model_args if isinstance(model_args, dict) else None)
     if unknown:
         import logging
 
@@ -105,16 +139,29 @@ def precheck(args) -> None:
             "%s", ", ".join(unknown), "them" if len(unknown) > 1 else "it")
 
 
+#: the program named in a one-line error (``ub-lm-eval`` sets its own name: :func:`check_options_before_the_model`)
+_PROG = {"name": "lm_eval"}
+
+
 def _patch_run(module) -> None:
-    """``Run._execute`` (the ``lm_eval run`` subcommand) checks ``--metadata`` first (:func:`precheck`)."""
+    """``Run._execute`` (the ``lm_eval run`` subcommand) checks the run first (:func:`precheck`), and a bad ub option,
+    found there or by a ub task's hook during the run, ends it with one line, ``lm_eval: error: ...``, and status 2,
+    as argparse does for a bad argument. Here rather than around ``lm_eval.__main__.cli_evaluate`` only: ``python -m
+    lm_eval`` runs that module's code as ``__main__``, which our loader never sees executed."""
     cls = module.Run
     original = cls._execute
     if getattr(original, "_ub_checked", False):
         return
 
     def _execute(args):
-        precheck(args)
-        return original(args)
+        from ub_core.options import OptionValueError
+
+        try:
+            precheck(args)
+            return original(args)
+        except OptionValueError as e:
+            print(f"{_PROG['name']}: error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
 
     _execute._ub_checked = True  # type: ignore[attr-defined]
     _execute.__wrapped__ = original  # type: ignore[attr-defined]
@@ -141,6 +188,30 @@ def _patch_main(module) -> None:
     cli_evaluate.__wrapped__ = original  # type: ignore[attr-defined]
     cli_evaluate.__doc__ = original.__doc__
     module.cli_evaluate = cli_evaluate
+
+
+def load_task_yaml(path, resolve: bool = True) -> dict:
+    """A task YAML read as lm-eval reads it (``include:`` resolved; ``!function`` tags resolved to the functions, or
+    with ``resolve=False`` left unresolved): lm-eval's own loader."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    return load_yaml(path, resolve_func=resolve)
+
+
+def check_options_before_the_model(prog: str = "lm_eval") -> None:
+    """``lm_eval run`` checks its ub options (:func:`precheck`) before any model loads, in this process, whether or
+    not the ``.pth`` installed the hook (``ub-lm-eval`` calls this); a refusal's one line names ``prog``."""
+    import lm_eval._cli.run
+
+    _PROG["name"] = prog
+    _patch_run(lm_eval._cli.run)
+
+
+def lm_eval_cli():
+    """lm-eval's command-line entry point, without our one-line error printing (a caller that prints its own)."""
+    from lm_eval.__main__ import cli_evaluate
+
+    return getattr(cli_evaluate, "__wrapped__", cli_evaluate)
 
 
 _AFTER = {"lm_eval.tasks.manager": _patch_task_manager, "lm_eval.models": _register_models,

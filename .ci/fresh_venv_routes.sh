@@ -14,6 +14,26 @@ bin="$work/venv/bin"
 "$bin/lm_eval" validate --tasks ub_logit,ub_ksn,ub_tar | tail -1
 "$bin/lm_eval" ls tasks | grep ub_logit >/dev/null  # not grep -q: an early exit breaks lm_eval's pipe
 "$bin/lm_eval" --model ub-oracle --tasks ub_ksn_shuffling --limit 1 --output_path out0 >/dev/null
+# every other door: python -m lm_eval (help, validate, a run), the Python API, and a refusal before any model loads
+"$bin/python" -m lm_eval --help | head -1 | grep -q '^usage: lm-eval'
+"$bin/python" -m lm_eval validate --tasks ub_dice | tail -1
+"$bin/python" -m lm_eval --model ub-oracle --tasks ub_dice_batch --limit 1 --output_path out3 >/dev/null
+if "$bin/lm_eval" --model ub-oracle --tasks ub_dice --metadata '{"n": 200}' 2>err.txt >/dev/null; then
+    echo "lm_eval --tasks ub_dice --metadata n=200 ran"; exit 1; fi
+tail -1 err.txt | grep -q '^lm_eval: error: ub_dice_independent: ' || { cat err.txt; exit 1; }
+! grep -q Traceback err.txt
+"$bin/python" - <<'PY'
+import lm_eval
+from lm_eval.evaluator import evaluate
+from lm_eval.tasks import TaskManager, get_task_dict
+from lm_eval.api.registry import get_model
+tm = TaskManager()  # lm-eval's defaults: the installed hook adds our folder
+r = lm_eval.simple_evaluate(model="ub-oracle", tasks=["ub_dice_batch"], limit=1, task_manager=tm)
+assert r["results"]["ub_dice_batch"]["passed,none"] == 1.0, r["results"]
+r = evaluate(lm=get_model("ub-oracle")(), task_dict=get_task_dict(["ub_ksn_shuffling"], tm), limit=1)
+assert r["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0, r["results"]
+print("fresh venv: python -m lm_eval, simple_evaluate and evaluate from Python: ok")
+PY
 # route 1: plain lm_eval with our installed task folder (a built-in model: lm-eval's dummy)
 "$bin/lm_eval" --model dummy --include_path "$("$bin/ub" tasks-dir)" --tasks ub_ksn_shuffling --limit 1 \
     --output_path out1 >/dev/null
@@ -39,6 +59,8 @@ assert log.status == "success" and log.eval.task == "ub_inspect/ksn", (log.statu
 (score,) = log.results.scores  # one score: the headline KS@100 first, then the other metrics (issue 26)
 ks = {name: m.value for name, m in score.metrics.items()}
 assert next(iter(ks)) == "ks@100" and ks["ks@100"] == 1.0, ks
+r3 = json.load(open(glob.glob("out3/**/results_*.json", recursive=True)[0]))
+assert r3["results"]["ub_dice_batch"]["passed,none"] == 1.0, r3["results"]
 r0 = json.load(open(glob.glob("out0/**/results_*.json", recursive=True)[0]))
 assert r0["results"]["ub_ksn_shuffling"]["ks@100,take_100"] == 1.0, r0["results"]
 print("fresh venv routes: plain lm_eval, lm_eval --include_path, ub-lm-eval, inspect eval: ok")

@@ -33,6 +33,7 @@ from .metrics.calibration import check_equal_counts
 from .metrics.inputs import DEFAULT_NS, KS_METHODS
 
 __all__ = ["Option", "Family", "VOCABULARY", "FAMILIES", "LMEVAL_FAMILIES", "UB_OPTION_NAMES", "MODEL_ARG_NAMES",
+           "SET_BY_TASK_YAML",
            "family_options", "check_option", "check_metadata", "near_miss", "precheck_run", "lmeval_family_of",
            "default_of", "format_default", "task_docstring", "plugin_options", "apply_bank_options"]
 
@@ -264,6 +265,10 @@ LMEVAL_FAMILIES = {"ub_ksn": ("ksn",), "ub_ksn_logprob": ("ksn_logprob",), "ub_l
                    "ub_explicit": ("explicit",), "ub_odds": ("odds",), "ub_tar": ("stability",), "ub_dice": ("dice",),
                    "ub_dice_mcq": ("dice_mcq",)}
 
+#: Options that name which one of a group's tasks a task YAML is (its ``metadata``): ``--metadata`` giving another
+#: value would turn every member of the group into the same task.
+SET_BY_TASK_YAML = frozenset({"category", "subtask", "yaml_task", "replies"})
+
 #: Every option name of a ub task in either framework.
 UB_OPTION_NAMES = frozenset(VOCABULARY)
 
@@ -352,11 +357,13 @@ def _lmeval_accepted(label: str) -> dict[str, Option]:
     return out
 
 
-def _refusal(label: str, key: str, accepted: Mapping[str, Any]) -> str | None:
-    """Why ``label``'s lm-eval tasks refuse the metadata key ``key``, or None when they do not."""
+def _refusal(label: str, key: str, accepted: Mapping[str, Any], typed: bool = False) -> str | None:
+    """Why ``label``'s lm-eval tasks refuse the metadata key ``key``, or None when they do not. ``typed``: the key
+    comes from the run's own ``--metadata`` (not mixed with ``--model_args``), so an option lm-eval takes elsewhere
+    (``temperature``: ``--gen_kwargs``) is refused with that way even where a model's argument has its name."""
     if key in accepted:
         return None
-    if key in UB_OPTION_NAMES and key not in MODEL_ARG_NAMES:
+    if key in UB_OPTION_NAMES and (key not in MODEL_ARG_NAMES or (typed and VOCABULARY[key].lmeval_reason)):
         reason = VOCABULARY[key].lmeval_reason
         why = f" ({reason})" if reason else " (it would be ignored)"
         return f"option {key} is not an option of these lm-eval tasks{why}; they take {', '.join(sorted(accepted))}"
@@ -390,7 +397,8 @@ def check_metadata(label: str, metadata: Mapping[str, Any], accepted: Mapping[st
 def precheck_run(task_names: Iterable[str], metadata: Mapping[str, Any]) -> list[str]:
     """``lm_eval --tasks ... --metadata ...`` checked before any model is loaded: every value against each ub task
     family of the run that takes it, every key against the families (a ub option they cannot take, or a near miss
-    of one of their names, is a one-line OptionValueError). Returns the keys no ub task of the run takes (for one
+    of one of their names, is a one-line OptionValueError; ``temperature`` and ``max_tokens`` name ``--gen_kwargs``,
+    ``seed`` names ``--seed``). Returns the keys no ub task of the run takes (for one
     warning: lm-eval hands --metadata to every task, so such a key may be another task's). No ub task: nothing is
     checked, nothing returned."""
     labels = list(dict.fromkeys(lb for t in task_names if (lb := lmeval_family_of(str(t).strip())) is not None))
@@ -405,7 +413,7 @@ def precheck_run(task_names: Iterable[str], metadata: Mapping[str, Any]) -> list
                 if key in mine:
                     check_metadata(label, {key: value}, mine)
             continue
-        why = _refusal(labels[0] if len(labels) == 1 else ", ".join(labels), key, accepted)
+        why = _refusal(labels[0] if len(labels) == 1 else ", ".join(labels), key, accepted, typed=True)
         if why is not None:
             raise o.OptionValueError(f"{', '.join(labels)}: {why}")
         unknown.append(key)

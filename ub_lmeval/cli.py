@@ -94,15 +94,13 @@ def main() -> None:
     if not any(a == "--include_path" or a.startswith("--include_path=") for a in argv):
         argv = ["--include_path", str(tasks_dir()), *argv]
     argv = with_stable_model_name(argv)
-    import lm_eval._cli.run
     import unpredictabench_lm_eval_hook as hook
-    from lm_eval.__main__ import cli_evaluate
 
     from ub_core.options import OptionValueError
 
-    hook._patch_run(lm_eval._cli.run)  # --metadata checked before the model loads, with or without the .pth hook
+    hook.check_options_before_the_model("ub-lm-eval")  # with or without the .pth hook
     index_only_task_folders_when_they_hold(requested_tasks(argv))
-    cli_evaluate = getattr(cli_evaluate, "__wrapped__", cli_evaluate)  # our own one-line errors, below
+    cli_evaluate = hook.lm_eval_cli()  # our own one-line errors, below
 
     from .openai_models import ServerError
 

@@ -14,7 +14,9 @@ from typing import Any
 import lm_eval.models  # noqa: F401  (fill lm-eval's registry before adding to it)
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
+from tqdm import tqdm
 
+from ub_core import options
 from ub_core.oracle import (collapse_value, oracle_values, outcome_probabilities, render_replies, render_value,
                             text_reply)
 from ub_core.logprob.ksn_logprob import CHAT_DELIMITER, RAW_DELIMITER, oracle_candidate_logprob
@@ -35,21 +37,27 @@ class _UBLM(LM):
     #: what lm-eval's CLI passes to every model (``batch_size``, ``max_batch_size``, ``device``) and the name
     #: ``ub-lm-eval`` adds (``model``); any other ``--model_args`` key is refused
     PASSED_BY_LM_EVAL = frozenset({"batch_size", "max_batch_size", "device", "model"})
+    #: the ``--model_args`` these models take (name -> checker; None: any text), checked before the run loads a model
+    #: (:func:`ub_lmeval.run_check.check_model_args`) and again here
+    MODEL_ARGS = {"seed": lambda value, name: options.integer(value, name, low=0), "model": None}
 
     def __init__(self, seed: int = 0, **kwargs: Any) -> None:
         unknown = sorted(set(kwargs) - self.PASSED_BY_LM_EVAL)
         if unknown:
-            raise ValueError(f"--model ub-{self.mode}: unknown --model_args {', '.join(unknown)}; "
-                             f"ub-{self.mode} takes seed (and model, a name for the results)")
+            raise options.OptionValueError(f"--model ub-{self.mode}: unknown --model_args {', '.join(unknown)}; "
+                                           f"ub-{self.mode} takes seed (and model, a name for the results)")
         super().__init__()
-        self.seed = int(seed)
+        self.seed = self.MODEL_ARGS["seed"](seed, "seed")
         self._best: dict[str, str] = {}
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         contexts = [req.args[0] for req in requests]
         # group by prompt so a problem's repeats are drawn in one call, in request order
         out = [""] * len(contexts)
+        # lm-eval's own progress bar, as its models draw it: one tick per request
+        pbar = tqdm(total=len(contexts), disable=disable_tqdm, desc="Running generate_until requests")
         for idx in group_repeats(contexts):
+            pbar.update(len(idx))
             ctx = contexts[idx[0]]
             found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
             problem = found[1] if found is not None else None
@@ -65,6 +73,7 @@ class _UBLM(LM):
                 values = oracle_values(problem, len(idx) * k, seed=self.seed)
             for i, reply in zip(idx, render_replies(problem, values, k)):
                 out[i] = reply
+        pbar.close()
         return out
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
@@ -72,7 +81,7 @@ class _UBLM(LM):
         continuation outside it (or an unknown prompt) gets -inf. For the option-logprob banks the canonical
         variant " option" gets log p (collapse: all mass on the first option), every other variant -inf."""
         out = []
-        for req in requests:
+        for req in tqdm(requests, disable=disable_tqdm, desc="Running loglikelihood requests"):
             ctx, cont = req.args[0], req.args[1]
             found = find_item(ctx)  # every bank's prompt index (ub_core.problems.Bank.find)
             item = found[1] if found is not None else None

@@ -52,6 +52,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.api_models import JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI
 from lm_eval.models.utils import postprocess_generated_text
+from tqdm import tqdm
 
 from ub_core.parsing import invalid_reply, invalid_reply_reason
 from ub_core.untrusted import loads, short
@@ -149,7 +150,9 @@ class _GroupedRepeats:
         keys = [(_context_key(c), json.dumps(g, sort_keys=True, default=repr)) for c, g in zip(contexts, gen_kwargs)]
         groups = group_repeats(keys)
         jobs = [(contexts[g[0]], gen_kwargs[g[0]], len(g)) for g in groups]
-        answers = asyncio.run(self._run_groups(jobs))
+        # lm-eval's own progress bar, as its API models draw it: one tick per request, a group's at once
+        with tqdm(total=len(requests), disable=disable_tqdm, desc="Requesting API") as pbar:
+            answers = asyncio.run(self._run_groups(jobs, pbar))
         out: list[str] = [""] * len(requests)
         for group, texts in zip(groups, answers):
             if len(texts) != len(group):  # _one_group guarantees it; a broken invariant must not go unseen
@@ -331,8 +334,14 @@ class _GroupedRepeats:
             texts.extend(got)
         return texts
 
-    async def _run_groups(self, jobs: list[tuple[Any, dict, int]]) -> list[list[str]]:
+    async def _run_groups(self, jobs: list[tuple[Any, dict, int]], pbar: Any = None) -> list[list[str]]:
         import aiohttp
+
+        async def counted(s, sem, ctx, gk, n) -> list[str]:
+            texts = await self._one_group(s, sem, ctx, gk, n)
+            if pbar is not None:
+                pbar.update(n)
+            return texts
 
         if self.ca_cert_path:
             ssl_arg: Any = ssl.create_default_context(cafile=self.ca_cert_path)
@@ -344,7 +353,7 @@ class _GroupedRepeats:
         # no transparent decompression: a gzip body of a few kB could expand without bound before it is counted
         async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=self.timeout),
                                          auto_decompress=False) as s:
-            tasks = [asyncio.ensure_future(self._one_group(s, sem, ctx, gk, n)) for ctx, gk, n in jobs]
+            tasks = [asyncio.ensure_future(counted(s, sem, ctx, gk, n)) for ctx, gk, n in jobs]
             try:
                 return list(await asyncio.gather(*tasks))
             finally:

@@ -97,14 +97,14 @@ class BankTask(SelectedItemsTask):
     TEMPLATE = "ksn/_ub_ksn_template_yaml"
 
     def __init__(self, config: dict | None = None) -> None:
-        from lm_eval.tasks._yaml_loader import load_yaml  # lm-eval 0.4.13's loader (``!function``, ``include``)
+        from unpredictabench_lm_eval_hook import load_task_yaml  # lm-eval's own loader (``!function``, ``include``)
 
         from ub_core.problems import bank_version
 
         from . import tasks_dir
 
         config = {k: v for k, v in (config or {}).items() if k != "class"}
-        base = {k: v for k, v in load_yaml(tasks_dir() / self.TEMPLATE).items() if k != "class"}
+        base = {k: v for k, v in load_task_yaml(tasks_dir() / self.TEMPLATE).items() if k != "class"}
         meta = {**(base.get("metadata") or {}), **(config.get("metadata") or {})}
         if not meta.get("bank"):
             raise ValueError(f"{config.get('task', 'task')}: BankTask needs metadata.bank, the name of a "

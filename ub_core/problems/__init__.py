@@ -55,8 +55,11 @@ EDITIONS: dict[str, dict[str | None, int]] = {
     "explicit": {"subset": 528, "full": 1_405},
     "dice": {None: 15},
 }
-ORACLE_SECONDS_PER_ITEM = {"ksn": 0.06, "odds": 0.02, "stability": 0.1, "calibration": 0.03, "implicit": 0.04,
-                           "explicit": 0.03, "dice": 0.1}
+#: Seconds per item of one Inspect run on ``ub/oracle``: the "ms/item after" column of the client-throughput table
+#: in ``benchmarks/README.md`` (``benchmarks/bench_families.py``; dice, not benchmarked there: a rough figure), the
+#: one source of the run times ``ub bank list`` and the READMEs give (``tests/generic/test_doc_numbers.py``).
+ORACLE_SECONDS_PER_ITEM = {"ksn": 0.038, "odds": 0.016, "stability": 0.1, "calibration": 0.040, "implicit": 0.018,
+                           "explicit": 0.025, "dice": 0.1}
 
 
 def rough_duration(seconds: float) -> str:

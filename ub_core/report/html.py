@@ -15,7 +15,7 @@ from .readers import load_inputs
 from .records import SampleTable
 from .summary import Table, build_tables, write_summary
 
-__all__ = ["build_report", "ReportResult", "render_html"]
+__all__ = ["build_report", "ReportResult", "render_html", "overview", "OVERVIEW_MAX_COLUMNS"]
 
 _TITLES = {f.name: f.title for f in EVAL_FAMILIES}
 
@@ -136,6 +136,63 @@ def _provenance_line(p: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+#: the most columns an overview table has (model, framework, up to two more keys, headline, interval, complete):
+#: the first screen fits a 1400-px window whatever the inputs
+OVERVIEW_MAX_COLUMNS = 7
+
+#: a family's headline column where its tables name it otherwise than :data:`ub_core.metric_spec.HEADLINES`
+#: (odds: the question items' MAE; its sampling items' mean KS statistic where a row has no MAE)
+_HEADLINE_COLUMNS = {"odds": ("mae", "ks_stat")}
+
+
+def _interval(row: dict[str, Any], key: str, columns: list[str], first: str | None) -> str:
+    """A headline's interval as printed: ``[low, high]`` (its own or the table's ``ci_low`` / ``ci_high``), or
+    ``± se``; empty where the table has none."""
+    for lo, hi in ((f"{key}_ci_low", f"{key}_ci_high"), ("ci_low", "ci_high") if key == first else (None, None)):
+        if lo in columns and row.get(lo) is not None and row.get(hi) is not None:
+            return f"[{_fmt(row.get(lo))}, {_fmt(row.get(hi))}]"
+    se = row.get(f"{key}_se")
+    return f"± {_fmt(se)}" if isinstance(se, (int, float)) and math.isfinite(se) else ""
+
+
+def overview(tables: dict[str, list[Table]]) -> list[dict[str, Any]]:
+    """The report's first screen: per family, one compact leaderboard (model, framework, the keys that tell its rows
+    apart, the headline with its interval, complete) from the family's per-model table (its first table where it
+    has none), in the family table's order (complete runs first, each group ranked)."""
+    from ..metric_spec import HEADLINES
+
+    out = []
+    for fam, ts in tables.items():
+        ranked = [t for t in ts if "model" in t.keys and "framework" in t.keys]
+        if not ranked:
+            continue
+        t = next((t for t in ranked if set(t.keys) == {"model", "framework"}), ranked[0])
+        extra = [k for k in t.keys if k not in ("model", "framework")]
+        source_rows = t.rows
+        for k in list(extra):  # a key with an "all" row per model (every category pooled): that row alone
+            if any(r.get(k) == "all" for r in source_rows):
+                source_rows = [r for r in source_rows if r.get(k) == "all"]
+                extra.remove(k)
+        extra = extra[:OVERVIEW_MAX_COLUMNS - 5]
+        value_cols = [c for c in t.columns if c not in t.keys and c != "complete"]
+        wanted = _HEADLINE_COLUMNS.get(fam, (HEADLINES.get(fam),))
+        heads = [c for c in wanted if c in t.columns] or value_cols[:1]
+        if not heads:
+            continue
+        first_value = next((c for c in value_cols if c not in ("problems", "items", "questions")), None)
+        rows = []
+        for r in source_rows:
+            key = next((h for h in heads if r.get(h) is not None), heads[0])
+            rows.append({"cells": [r.get("model"), r.get("framework"), *(r.get(k) for k in extra)],
+                         "headline": r.get(key), "interval": _interval(r, key, t.columns, first_value),
+                         "complete": r.get("complete"), "published": bool(r.get("published")),
+                         "provenance": r.get("provenance")})
+        out.append({"family": fam, "title": _TITLES.get(fam, fam), "table": t.name,
+                    "columns": ["model", "framework", *extra, " / ".join(heads), "95% interval", "complete"],
+                    "rows": rows})
+    return out
+
+
 def render_html(context: dict[str, Any]) -> str:
     try:
         import jinja2
@@ -199,7 +256,8 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
     write_summary(tables, out, info)
     sections = [{"name": fam, "title": _TITLES.get(fam) or section_title(fam), "tables": ts, "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]
-    html = render_html({"title": title, "info": info, "sections": sections, "gallery": gallery,
+    html = render_html({"title": title, "info": info, "sections": sections, "overview": overview(tables),
+                        "gallery": gallery,
                         "gallery_categories": sorted({g["category"] for g in gallery}),
                         "gallery_families": sorted({g["family"] for g in gallery if g["family"]})})
     index = out / "index.html"

@@ -387,13 +387,30 @@ def _lm_model_args(value: Any) -> dict[str, Any]:
     return _small_dict(value)
 
 
+def _lm_members(results: Mapping[str, Any], task: str) -> list[str]:
+    """The tasks whose configuration a row of ``task`` stands for: the task itself, or a group's subtasks (nested
+    groups expanded) from the results file's ``group_subtasks``."""
+    groups = results.get("group_subtasks") if isinstance(results.get("group_subtasks"), Mapping) else {}
+    out: list[str] = []
+    todo = [task]
+    while todo and len(out) < 10_000:
+        t = todo.pop(0)
+        subs = groups.get(t)
+        if isinstance(subs, list) and subs:
+            todo.extend(str(x) for x in subs if str(x) not in out and str(x) != t)
+        elif t not in out:
+            out.append(t)
+    return out
+
+
 def _lm_run(results: Mapping[str, Any], task: str | None, source: str) -> RunInfo:
-    """Provenance of one task of an lm-eval results file (``task`` None: every task of the file)."""
+    """Provenance of one task of an lm-eval results file: its own ``configs.<task>`` (a group's: its subtasks'),
+    never another task's of the same file (``task`` None: every task of the file)."""
     cfg = results.get("config") if isinstance(results.get("config"), Mapping) else {}
     configs = results.get("configs") if isinstance(results.get("configs"), Mapping) else {}
     counts = results.get("n-samples") if isinstance(results.get("n-samples"), Mapping) else {}
     versions = results.get("versions") if isinstance(results.get("versions"), Mapping) else {}
-    tasks = [task] if task is not None else [str(t) for t in counts]
+    tasks = _lm_members(results, task) if task is not None else [str(t) for t in counts]
     limit = cfg.get("limit")
     complete: bool | None = limit is None
     done = total = 0
@@ -518,8 +535,11 @@ def _aggregate_ok(metric: str, value: Any, where: str, table: SampleTable) -> bo
     return finite_or_none(value) is not None
 
 
-def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable, path: Path) -> bool:
-    """Run-level stability values from a results file (``"tar_r,none": 0.9``); True when any was found."""
+def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: SampleTable, path: Path,
+                           samples: Mapping[str, Path] | None = None) -> bool:
+    """Run-level stability values from a results file (``"tar_r,none": 0.9``); True when any was found. Each task's
+    values carry that task's own provenance (its ``configs.<task>``), under the task's samples file when the run
+    logged one (the same run as its sample rows), else under ``<results file>#<task>``."""
     found = False
     rows = results.get("results")
     for task, row in (rows.items() if isinstance(rows, Mapping) else ()):
@@ -533,8 +553,9 @@ def _lm_results_aggregates(results: Mapping[str, Any], model: str, table: Sample
         if agg:
             key = (model, "lm-eval", "stability", str(task))
             table.aggregates.setdefault(key, {}).update(agg)
-            table.aggregate_sources[key] = str(path)
-            table.runs.setdefault(str(path), _lm_run(results, None, str(path)))
+            source = str((samples or {}).get(str(task)) or f"{path}#{str(task)[:200]}")
+            table.aggregate_sources[key] = source
+            table.runs.setdefault(source, _lm_run(results, str(task), source))
             found = True
     return found
 
@@ -562,9 +583,10 @@ def read_lmeval_dir_files(results_files: list[Path], samples_files: list[Path], 
         model = _lm_model(results, rpath.parent.name)
         models[(rpath.parent, m.group("stamp") if m else "")] = model
         stamped[(rpath.parent, m.group("stamp") if m else "")] = results
-        has_samples = any(_LM_SAMPLES.match(s.name) and _LM_SAMPLES.match(s.name).group("stamp") ==
-                          (m.group("stamp") if m else None) and s.parent == rpath.parent for s in samples_files)
-        if _lm_results_aggregates(results, model, table, rpath):
+        beside = {sm.group("task"): s for s in samples_files if s.parent == rpath.parent and
+                  (sm := _LM_SAMPLES.match(s.name)) and sm.group("stamp") == (m.group("stamp") if m else None)}
+        has_samples = bool(beside)
+        if _lm_results_aggregates(results, model, table, rpath, beside):
             used_results.add(rpath)
         elif not has_samples:
             table.add_skip(rpath, "lm-eval results without samples_*.jsonl beside it (run with --log_samples)")

@@ -12,7 +12,6 @@ import json
 import logging
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 __all__ = ["SampleRecord", "SampleTable", "Skip", "RunInfo", "finite_or_none", "DEFAULT_MODEL_ALIASES", "model_alias",
@@ -104,7 +103,7 @@ class RunInfo:
 #: where one would do is a nuisance, one row that pools two measurements is a wrong number.
 NOT_CONFIGURATION = frozenset({
     # which items: a split run (Inspect task arguments, lm-eval metadata)
-    "categories", "category", "ids", "limit", "limit_per_category", "sample_id",
+    "categories", "category", "subtasks", "subtask", "ids", "limit", "limit_per_category", "sample_id",
     # the sampling seed: another replicate of the same measurement (what a comparison of seeds is for)
     "seed",
     # bookkeeping the harnesses add: the model's name, the YAML's path; the bank version is its own field
