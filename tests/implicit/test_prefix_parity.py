@@ -12,6 +12,7 @@ another option's (one per option set, five sets), and demands the same numbers (
 from __future__ import annotations
 
 import math
+from importlib.util import find_spec
 
 import numpy as np
 import pytest
@@ -20,8 +21,9 @@ from ub_core.logprob.option_logprob import (exclusive_probabilities, flatten_var
                                     unresolved_prefixes)
 from ub_core.problems import OptionItem, load_bank
 
-pytest.importorskip("transformers")
-pytest.importorskip("tokenizers")
+# checked without importing them: transformers takes seconds to import, paid by every collecting worker otherwise
+pytestmark = pytest.mark.skipif(find_spec("transformers") is None or find_spec("tokenizers") is None,
+                                reason="needs transformers and tokenizers (bash scripts/test.sh installs them)")
 
 KEYS = ("chebyshev", "manhattan", "kl", "missing_mass", "argmax_acc")
 TOL = 1e-12

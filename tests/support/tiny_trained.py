@@ -44,6 +44,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 __all__ = ["TRAINED_KSN", "TAUGHT_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "TARGET_TOL", "VARIANTS",
@@ -93,8 +94,30 @@ def _next_token_prompts() -> dict[str, dict]:
     return out
 
 
-#: name -> {"id", "prompt", "outcomes": {" outcome": probability}}, read from the banks at import.
-NEXT_TOKEN_PROMPTS: dict[str, dict] = _next_token_prompts()
+class _ReadOnFirstUse(Mapping):
+    """A mapping built by ``build`` the first time it is read: the banks it reads take seconds to load, which every
+    test module importing this one would otherwise pay while pytest collects."""
+
+    def __init__(self, build: Callable[[], dict]) -> None:
+        self._build, self._data = build, None
+
+    def _get(self) -> dict:
+        if self._data is None:
+            self._data = self._build()
+        return self._data
+
+    def __getitem__(self, key: str) -> dict:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+#: name -> {"id", "prompt", "outcomes": {" outcome": probability}}, read from the banks when first used.
+NEXT_TOKEN_PROMPTS: Mapping[str, dict] = _ReadOnFirstUse(_next_token_prompts)
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n{% endfor %}"
@@ -173,7 +196,7 @@ def training_key(seed: int = SEED) -> str:
     """A hash of everything that decides what the model learns: config, seed, schedule and training documents (not
     this file's comments, nor the thread count, which changes only the floating-point path)."""
     blob = json.dumps({"config": CONFIG, "seed": seed, "steps": STEPS, "decay": DECAY_STEPS, "lr": LEARNING_RATE,
-                       "ksn": TRAINED_KSN, "taught": TAUGHT_KSN, "next": NEXT_TOKEN_PROMPTS, "docs": training_documents()},
+                       "ksn": TRAINED_KSN, "taught": TAUGHT_KSN, "next": dict(NEXT_TOKEN_PROMPTS), "docs": training_documents()},
                       sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
