@@ -5,6 +5,8 @@ iterates over every family and option of the registry, so a new option is checke
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,8 @@ from ub_inspect.ksn_logprob import ksn_logprob
 from ub_inspect.odds import odds
 from ub_inspect.stability import stability
 from ub_inspect._options import OptionError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TASKS = {"ksn": ksn, "ksn_logprob": ksn_logprob, "calibration": calibration, "implicit": implicit,
          "explicit": explicit, "odds": odds, "stability": stability, "dice": dice, "dice_mcq": dice_mcq}
@@ -183,3 +187,22 @@ def test_a_ksn_score_records_the_threshold_and_ns_it_used(tmp_path):
     (sample,) = log.samples
     meta = next(iter(sample.scores.values())).metadata
     assert meta["threshold"] == 0.01 and meta["ks_ns"] == [5, 20] and meta["method"] == "paper"
+
+
+def _readme_options(family: str) -> set[str]:
+    """The option names a task README's ``## Options`` section documents (table rows or list items)."""
+    text = (ROOT / "ub_inspect" / family / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Options", 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        head = line.split("|")[1] if line.startswith("| `") else line[2:].split(":")[0] if line.startswith("- `") else ""
+        names |= set(re.findall(r"`([a-z_]+)`", head))
+    return names
+
+
+@pytest.mark.parametrize("family", sorted(f for f in registry.FAMILIES
+                                          if "## Options" in (ROOT / "ub_inspect" / f / "README.md").read_text()))
+def test_a_task_readme_documents_exactly_the_registrys_options(family):
+    """The README's option list is checked against the registry, so an option added, renamed or dropped there
+    cannot leave the README behind."""
+    assert _readme_options(family) == set(registry.FAMILIES[family].inspect)
