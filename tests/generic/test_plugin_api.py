@@ -327,38 +327,79 @@ def _s():
     return np.array(GRID), step_likeness
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(0.001, 0.999), min_size=1, max_size=12, unique=True), st.integers(1, 200))
-def test_step_likeness_is_one_for_a_step_and_zero_on_the_diagonal(inner, n):
-    """On any grid, the step function scores 1 and r = p scores 0; on a grid holding 0, 1/2 and 1, S is the paper's
-    4 x the trapezoid area, so r = 1 everywhere scores 2."""
+def _trapezoid_s(p, r):
+    """The paper's S computed independently: 4 x the trapezoid area of |r - p| over the given points, exactly (the
+    points as Fractions, one segment at a time)."""
+    from fractions import Fraction
+
+    p, r = [Fraction(x) for x in p], [Fraction(x) for x in r]
+    return 4 * sum((p[i + 1] - p[i]) * (abs(r[i] - p[i]) + abs(r[i + 1] - p[i + 1])) / 2 for i in range(len(p) - 1))
+
+
+def test_step_likeness_of_hand_made_curves_is_the_papers_formula():
+    """On the paper's grid (0, 0.05, ..., 1), by hand: the step r = 1[p > 1/2] leaves |r - p| = p up to 1/2 and
+    1 - p after it, linear between the nodes (1/2 at p = 1/2 from both sides), so the trapezoid is the exact area
+    1/4 and S = 1; the diagonal S = 0; r = 1/2 has the same |r - p| as the step, S = 1; r = 1 has area 1/2, S = 2.
+    The logistic r(1/2 + j/20) = 1 / (1 + 2^-j) (j = -10..10, slope ln 2 per 0.05) has the rational
+    S = 84076213289051 / 141262786343250 = 0.59518 (the segment sum in exact arithmetic). On the grid 1/4, 1/2,
+    3/4 the paper's S of the step is 4 (1/4 (1/4 + 1/2) / 2) 2 = 3/4 and the release's, which first extends the
+    curve flat to p = 0 and 1 (adding 1/4 (0 + 1/4) / 2 at each end), is 1; the diagonal there: 0 and
+    4 (1/32 + 1/32) = 1/4."""
+    from fractions import Fraction
+
+    grid, step_likeness = _s()
+    assert np.array_equal(grid, np.arange(21) / 20)
+    sizes = np.full(len(grid), 100)
+    logistic = np.array([float(1 / (1 + Fraction(2) ** (10 - i))) for i in range(21)])
+    for r, by_hand in (((grid > 0.5).astype(float), 1.0), (grid, 0.0), (np.full(21, 0.5), 1.0), (np.ones(21), 2.0),
+                       (logistic, 84076213289051 / 141262786343250)):
+        assert float(_trapezoid_s(grid, r)) == pytest.approx(by_hand, abs=1e-15)
+        for convention in ("paper", "release"):  # the paper's grid holds 0 and 1: the conventions agree
+            assert step_likeness(grid, r, sizes, convention)["value"] == pytest.approx(by_hand, abs=1e-12)
+    short = np.array([0.25, 0.5, 0.75])
+    for r, paper, release in (((short > 0.5).astype(float), 0.75, 1.0), (short, 0.0, 0.25)):
+        assert step_likeness(short, r, [100] * 3)["value"] == pytest.approx(paper, abs=1e-12)
+        assert step_likeness(short, r, [100] * 3, "release")["value"] == pytest.approx(release, abs=1e-12)
+    with pytest.raises(ValueError, match="^step_likeness: convention is 'paper' or 'release', not 'area'$"):
+        step_likeness(short, short, [100] * 3, "area")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12, unique=True), st.data())
+def test_step_likeness_is_the_papers_trapezoid_and_the_releases_extension_on_any_grid(ps, data):
+    """Any grid and curve: the paper's S is 4 x the trapezoid area of |r - p| over the stated ps; the release's is the
+    same after the curve is extended flat to p = 0 and p = 1 where it stops short; they agree when 0 and 1 are asked."""
     _, step_likeness = _s()
-    p = np.array(sorted({0.0, 0.5, 1.0, *inner}))
-    sizes = np.full(len(p), n)
-    assert step_likeness(p, (p > 0.5).astype(float), sizes)["value"] == pytest.approx(1.0, abs=1e-12)
-    assert step_likeness(p, p, sizes)["value"] == 0.0
-    assert step_likeness(p, np.ones_like(p), sizes)["value"] == pytest.approx(2.0, abs=1e-12)
-    rough = np.array(sorted(inner))
-    if len(rough) >= 2 and (rough > 0.5).any() and (rough <= 0.5).any():
-        assert step_likeness(rough, (rough > 0.5).astype(float), np.full(len(rough), n))["value"] == \
-            pytest.approx(1.0, abs=1e-12)
+    p = np.array(sorted(ps))
+    r = np.array(data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(p), max_size=len(p))))
+    sizes = np.full(len(p), 50)
+    ext_p = np.r_[[0.0] if p[0] > 0 else [], p, [1.0] if p[-1] < 1 else []]
+    ext_r = np.r_[[r[0]] if p[0] > 0 else [], r, [r[-1]] if p[-1] < 1 else []]
+    assert step_likeness(p, r, sizes)["value"] == pytest.approx(float(_trapezoid_s(p, r)), abs=1e-12)
+    assert step_likeness(p, r, sizes, "release")["value"] == pytest.approx(float(_trapezoid_s(ext_p, ext_r)), abs=1e-12)
+    with_ends = np.unique(np.r_[0.0, p, 1.0])
+    curve = np.interp(with_ends, p, r)
+    assert step_likeness(with_ends, curve, np.full(len(with_ends), 50))["value"] == \
+        pytest.approx(step_likeness(with_ends, curve, np.full(len(with_ends), 50), "release")["value"], abs=1e-12)
 
 
-@pytest.mark.parametrize("n", [5, 100])
-def test_step_likeness_of_a_perfect_sampler_matches_its_stated_expectation_and_stderr(n):
+@pytest.mark.parametrize("n, convention", [(5, "paper"), (100, "paper"), (5, "release"), (100, "release")])
+def test_step_likeness_of_a_perfect_sampler_matches_its_stated_expectation_and_stderr(n, convention):
     """Seeded draws of a perfect sampler (r_i = Binomial(n, p_i) / n) on the grid: the mean of S is the stated
     ``perfect`` within 5 standard errors of the Monte Carlo mean, and its standard deviation is the stated ``se``
-    (computed at r = p, the truth) within 5 standard errors of a standard deviation (sd / sqrt(2 (M - 1)))."""
+    (computed at r = p, the truth) within 5 standard errors of a standard deviation (sd / sqrt(2 (M - 1))). The
+    release's convention on the grid 0.1, ..., 0.85, where its flat extension to 0 and 1 counts."""
     p, step_likeness = _s()
+    p = p if convention == "paper" else p[2:-3]
     sizes = np.full(len(p), n)
-    stated = step_likeness(p, p, sizes)
+    stated = step_likeness(p, p, sizes, convention)
     rng = np.random.default_rng(20251118)
     m = 2000
-    draws = np.array([step_likeness(p, rng.binomial(n, p) / n, sizes)["value"] for _ in range(m)])
+    draws = np.array([step_likeness(p, rng.binomial(n, p) / n, sizes, convention)["value"] for _ in range(m)])
     assert abs(draws.mean() - stated["perfect"]) < 5 * draws.std(ddof=1) / math.sqrt(m)
     assert abs(draws.std(ddof=1) - stated["se"]) < 5 * stated["se"] / math.sqrt(2 * (m - 1))
     # and the large-n form sqrt(pi / (2 n)) of E[S] (E|r - p| ~ sqrt(2 p (1 - p) / (pi n)), integrated) near n = 100
-    if n == 100:
+    if n == 100 and convention == "paper":
         assert stated["perfect"] == pytest.approx(math.sqrt(math.pi / (2 * n)), rel=0.05)
 
 

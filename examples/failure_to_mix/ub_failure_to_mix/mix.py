@@ -18,15 +18,22 @@ from ub_core.options import boolean
 from ub_core.problems import problem_bank, scalar_problem
 from ub_core.run_metrics import RunMetric
 
-NAME, VERSION = "ftm", "1"
-#: the stated probabilities, every 0.05 from 0 to 1 (0, 1/2 and 1 among them: see step_likeness)
+NAME, VERSION = "ftm", "2"
+#: the paper's stated probabilities: every 5 % from 0 to 100 (0, 1/2 and 1 among them: see step_likeness)
 GRID = tuple(round(0.05 * i, 2) for i in range(21))
-#: the paper's binary prompt, as its summary words it ("return '1' with p probability, else '0'")
-PROMPT = "Return '1' with {pct}% probability, else return '0'."
+#: the paper's single-flip request, verbatim: the stimulus itself (release: src/config.py, PROMPTS["single_flip"])
+PROMPT = ("I'd like you to flip a biased coin that returns \"1\" {pct}% of the time and \"0\" {rest}% of the time. "
+          "Please return a 1 token response simulating a single flip.")
+
+
+def prompt(p: float) -> str:
+    """The request for a share p of "1": the paper's wording, in whole percents."""
+    pct = round(100 * p)
+    return PROMPT.format(pct=pct, rest=100 - pct)
 
 
 def problems() -> list:
-    return [scalar_problem(f"ftm-p{round(100 * p):03d}", "bernoulli", {"p": p}, PROMPT.format(pct=round(100 * p)),
+    return [scalar_problem(f"ftm-p{round(100 * p):03d}", "bernoulli", {"p": p}, prompt(p),
                            bank=NAME, bank_version=VERSION, category="binary", metadata={"p": p}) for p in GRID]
 
 
@@ -47,22 +54,30 @@ FLIP_RATE = MetricSpec("flip_rate", "share of '1' (r)", True, "diagnostic", boun
 FLIP_GAP = MetricSpec("flip_gap", "|r - p| at N={n}", False, per_n=True, bounds=UNIT, bank=NAME, compute=flip_gap)
 
 
-def _mean_abs_dev(n, q, p):
-    """E|B_i/n_i - p_i| for B_i ~ Binomial(n_i, q_i), each summed exactly over its n_i + 1 outcomes."""
+def _moments(n, q, p, w, c):
+    """Mean and variance of w_i |X_i/n_i - p_i| + c_i X_i/n_i for X_i ~ Binomial(n_i, q_i), each exact: summed over
+    the n_i + 1 outcomes of X_i."""
     k = np.arange(n.max() + 1)[:, None]  # the pmf is 0 beyond n_i
-    return np.sum(stats.binom.pmf(k, n, q) * np.abs(k / n - p), axis=0)
+    pmf, x = np.exp(stats.binom.logpmf(k, n, q)), k / n  # scipy's pmf overflows at a subnormal q, its logpmf does not
+    f = w * np.abs(x - p) + c * x
+    mean = np.sum(pmf * f, axis=0)
+    return mean, np.sum(pmf * f ** 2, axis=0) - mean ** 2
 
 
-def step_likeness(p, r, n) -> dict:
-    """Step-likeness S (Failure to Mix's "step-similarity"): the area between the observed curve r(p) and r = p,
-    by the trapezoid rule over the stated ps, scaled so that the step function r = 1[p > 1/2] scores 1:
+def step_likeness(p, r, n, convention: str = "paper") -> dict:
+    """Step-likeness S of Failure to Mix (the paper's Figure 2 metric; formula in the release's README): four times
+    the area between the curve r(p) and the diagonal, by the trapezoid rule over the stated ps p_1 < ... < p_m:
 
-        S = A(r) / A(step),   A(f) = sum_i (p_{i+1} - p_i) (|f_i - p_i| + |f_{i+1} - p_{i+1}|) / 2.
+        S = 4 sum_a (p_{a+1} - p_a) (|r_a - p_a| + |r_{a+1} - p_{a+1}|) / 2.
 
-    On a grid holding 0, 1/2 and 1, A(step) = 1/4 and S = 4 A(r), the paper's scaling. S = 0 for r = p exactly.
-    ``perfect``: E[S] of a perfect sampler at this run's sample sizes n_i (r_i = Binomial(n_i, p_i) / n_i), exact
-    (E is linear: the trapezoid of the exact E|r_i - p_i|). ``se``: sqrt(sum_i w_i^2 Var|r_i - p_i|) / A(step)
-    with w_i the trapezoid weights and each variance exact under Binomial(n_i, r_i) (plug-in r_i)."""
+    On a grid from 0 to 1 through 1/2, the step r = 1[p > 1/2] scores 1 and r = p scores 0. ``convention="release"``
+    is the release's code (src/metrics.py, compute_S): a curve stopping short of p = 0 (or 1) is first extended flat
+    to it, r(0) = r_1 (r(1) = r_m), which adds 2 p_1 (r_1 + |r_1 - p_1|) + 2 (1 - p_m) (1 - r_m + |r_m - p_m|).
+    Both agree on a grid holding 0 and 1, as the paper's does. S is a sum of one function of each r_i, so
+    ``perfect``, E[S] of a perfect sampler at this run's sample sizes n_i (r_i = Binomial(n_i, p_i) / n_i), is exact,
+    and ``se`` is the root of the sum of those functions' exact variances under Binomial(n_i, r_i) (plug-in r_i)."""
+    if convention not in ("paper", "release"):
+        raise ValueError(f"step_likeness: convention is 'paper' or 'release', not {convention!r}")
     p, r, n = (np.asarray(x, dtype=float) for x in (p, r, n))
     keep = np.isfinite(p) & np.isfinite(r) & (n >= 1)
     p, r, n = p[keep], r[keep], n[keep].astype(int)
@@ -71,13 +86,13 @@ def step_likeness(p, r, n) -> dict:
     if len(np.unique(p)) < 2 or len(np.unique(p)) < len(p):
         return {"value": np.nan, "se": np.nan, "perfect": np.nan}  # no curve, or one p asked twice
     w = np.diff(p, prepend=p[0], append=p[-1])
-    w = (w[:-1] + w[1:]) / 2  # trapezoid weights: A(f) = sum_i w_i |f_i - p_i|
-    scale = np.sum(w * np.abs((p > 0.5) - p))
-    var = r * (1 - r) / n + (r - p) ** 2 - _mean_abs_dev(n, r, p) ** 2
-    perfect = _mean_abs_dev(n, p, p)
-    return {"value": float(np.sum(w * np.abs(r - p)) / scale),
-            "se": float(np.sqrt(np.sum(w ** 2 * np.clip(var, 0, None))) / scale),
-            "perfect": float(np.sum(w * perfect) / scale)}
+    w, c, const = 2 * (w[:-1] + w[1:]), np.zeros_like(p), 0.0  # S = sum_i w_i |r_i - p_i| + c_i r_i + const
+    if convention == "release":
+        w[0], c[0], w[-1], c[-1] = w[0] + 2 * p[0], 2 * p[0], w[-1] + 2 * (1 - p[-1]), -2 * (1 - p[-1])
+        const = 2 * (1 - p[-1])
+    value = np.sum(w * np.abs(r - p) + c * r) + const
+    return {"value": float(value), "se": float(np.sqrt(np.sum(np.clip(_moments(n, r, p, w, c)[1], 0, None)))),
+            "perfect": float(np.sum(_moments(n, p, p, w, c)[0]) + const)}
 
 
 STEP_LIKENESS = RunMetric(
