@@ -127,8 +127,8 @@ def test_the_prompt_without_our_answer_instruction(ftm):
     log = inspect_eval(mix(answer_instruction=False, n_samples=5), model="ub/oracle", log_dir=str(ftm / "bare"),
                        display="none")[0]
     assert log.status == "success" and log.samples[3].input == (
-        'I\'d like you to flip a biased coin that returns "1" 15% of the time and "0" 85% of the time. Please return '
-        'a 1 token response simulating a single flip.')
+        'Simulate one toss of a weighted coin that comes up "1" 15% of the time and "0" 85% of the time. Answer with '
+        'one token: the outcome of your toss.')
     assert all(s.scores for s in log.samples)
     docs = ksn_dataset(bank="ftm", answer_instruction=False)["test"]
     assert docs[3]["prompt"] == log.samples[3].input

@@ -21,13 +21,13 @@ from ub_core.run_metrics import RunMetric
 NAME, VERSION = "ftm", "2"
 #: the paper's stated probabilities: every 5 % from 0 to 100 (0, 1/2 and 1 among them: see step_likeness)
 GRID = tuple(round(0.05 * i, 2) for i in range(21))
-#: the paper's single-flip request, verbatim: the stimulus itself (release: src/config.py, PROMPTS["single_flip"])
-PROMPT = ("I'd like you to flip a biased coin that returns \"1\" {pct}% of the time and \"0\" {rest}% of the time. "
-          "Please return a 1 token response simulating a single flip.")
+#: the paper's single-flip request in our words: the same coin, the same stated shares, one token back
+PROMPT = ("Simulate one toss of a weighted coin that comes up \"1\" {pct}% of the time and \"0\" {rest}% of the "
+          "time. Answer with one token: the outcome of your toss.")
 
 
 def prompt(p: float) -> str:
-    """The request for a share p of "1": the paper's wording, in whole percents."""
+    """The request for a share p of "1", in whole percents."""
     pct = round(100 * p)
     return PROMPT.format(pct=pct, rest=100 - pct)
 
