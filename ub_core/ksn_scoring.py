@@ -275,9 +275,11 @@ def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
     head = ["category", "n"] + [spec.heading for _, spec, _ in columns]
     lines = [[name, str(s["n_problems"])] + [_cell(spec, key, s.get(name, "-")) for name, spec, key in columns]
              for name, s in (*agg["by_category"].items(), ("ALL", agg["overall"]))]
-    widths = [max(len(head[i]), *(len(l[i]) for l in lines)) for i in range(len(head))]
-    fmt_line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                                       enumerate(zip(cells, widths)))
+    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
+
+    def fmt_line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     runs = [", ".join(f"{k} {_run_cell(agg['overall'].get(k))}" for k in rm.keys())
             for bank in agg.get("banks") or () for rm in run_metrics_for(bank)]
     return "\n".join([fmt_line(head), fmt_line(["-" * w for w in widths]), *map(fmt_line, lines), *runs])

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import logging
 from typing import Any, Sequence
 

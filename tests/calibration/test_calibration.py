@@ -513,7 +513,7 @@ def test_random_softmax_baseline_matches_its_integral(baselines, paired_subset):
     for item in paired_subset:
         q1 = item.probabilities[0]
         if q1 not in cache:
-            m1, m2 = _triangular_moments(lambda d: math.sqrt(2) * abs(sig(d) - q1))
+            m1, m2 = _triangular_moments(lambda d, q1=q1: math.sqrt(2) * abs(sig(d) - q1))
             cache[q1] = (m1, m2 - m1 ** 2)
         wd_mu.append(cache[q1][0]), wd_var.append(cache[q1][1])
     n = len(paired_subset)

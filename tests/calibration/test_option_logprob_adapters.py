@@ -21,7 +21,6 @@ import pytest
 from ub_core import problems as ub_problems
 from ub_core.logprob.option_logprob import (
     COUNT_KEYS,
-    BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
     dedup_by_token_ids,
@@ -79,7 +78,7 @@ def _implicit(size=None):
 
 def _explicit(size=None):
     items = []
-    for c, p, o, q in _SCENARIOS:
+    for c, p, _o, _q in _SCENARIOS:
         prompt = (f"Question about {c}: {p} ... which probability is right? A) 0.1 B) 0.25 C) 0.5 D) 0.75 E) 0.9\n"
                   f"Answer:")
         k = 2 if c != "preference" else 3

@@ -14,9 +14,8 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402  (registers the models)
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.oracle import oracle_replies  # noqa: E402
 from ub_core.metrics import calibration_item_set
 from ub_core.problems import get_problem, load_bank  # noqa: E402

@@ -12,7 +12,7 @@ pytest.importorskip("lm_eval")
 from lm_eval import simple_evaluate  # noqa: E402
 from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402  (registers the models)
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.metrics import calibration_item_set
 from ub_core.problems import load_bank  # noqa: E402
 from ub_lmeval.ksn_hooks import ksn_docs  # noqa: E402

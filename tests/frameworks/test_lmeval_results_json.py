@@ -14,9 +14,8 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.metric_spec import direction, find_metric  # noqa: E402
 from ub_core.metrics import clustered_stderr  # noqa: E402
 from ub_core.logprob.option_logprob import COUNT_KEYS  # noqa: E402

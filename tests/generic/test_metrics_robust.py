@@ -147,7 +147,7 @@ def _rows_with_one_collapsed():
     rng = np.random.default_rng(0)
     truth = p.truth(size=2000)
     rows = []
-    for i in range(4):
+    for _ in range(4):
         row = scoring.score_values(p, list(rng.choice(truth, 20)), ns=(1, 20), truth=truth, wdz_resamples=99)
         row["category"] = "text_explicit"
         rows.append(row)

@@ -63,7 +63,7 @@ def test_parsed_helpers():
     assert Parsed.failure("two\nlines").error == "two lines"
     assert Parsed.failure("").error  # never an empty reason
     assert Parsed(value=None, error=None).ok
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         ok.value = 4.0  # frozen
 
 

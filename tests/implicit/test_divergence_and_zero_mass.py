@@ -22,7 +22,7 @@ import pytest
 from ub_core.logprob.option_logprob import COUNT_KEYS, METRIC_KEYS, flatten_variants, score_row, unresolved_prefixes
 from ub_core.logprob.option_logprob_oracle import oracle_option_logprob
 from ub_core.metric_spec import direction, find_metric
-from ub_core.metrics import KL_FLOOR, js_divergence_bits, kl_divergence
+from ub_core.metrics import KL_FLOOR, js_divergence_bits
 from ub_core.problems import OptionItem, load_bank
 
 

@@ -36,7 +36,7 @@ def _prob_items(family: str, convention: str) -> dict:
 def _probability_file(root: Path, family: str, release_offset: float, our_offset: float) -> None:
     """Two replies per target; the prompt asks the release convention's interval in the release's wording."""
     rows = []
-    for p, item in _prob_items(family, "release").items():
+    for item in _prob_items(family, "release").values():
         m = item.metadata
         prompt = (f"\n## Here is your question:\nQuestion:\nConsidering only values including and between the 1st "
                   f"percentile and the 99th percentile, what is the probability that a value from the provided "

@@ -67,7 +67,7 @@ def test_each_stability_subtask_is_one_row_with_its_own_settings(lm_run):
     (stab,) = [t for t in res.tables["stability"] if t.name == "stability"]
     rows = {(r["model"], r["task"]): r for r in stab.rows}
     assert sorted(rows) == [("ub-oracle", "ub_tar_navigate"), ("ub-oracle", "ub_tar_ruin_names")], sorted(rows)
-    for (_, task), row in rows.items():
+    for row in rows.values():
         settings = row["provenance"]["settings"]
         assert settings["temperature"] == 0.0 and settings["do_sample"] is False and settings["max_gen_toks"] == 256
         assert row["provenance"]["runs"] == 1  # the results file's values and the samples file: one run

@@ -309,7 +309,7 @@ def compound_draw_law(d, ctx) -> Law:
     p = d.params
     sym = {k: v for k, v in p.items() if isinstance(v, ast.AST)}
     inner = {}
-    for k, v in sym.items():
+    for v in sym.values():
         for x in ast.walk(v):
             dd = ctx.as_draw(x)
             if dd is not None:

@@ -125,7 +125,7 @@ def selector_law(loop, post, env, aliases, sel, m, result) -> Law:
         L.notes.append("the selector draw is itself the printed outcome")
     else:
         comp_specs = []
-        for Lc, w, c in comps:
+        for Lc, w, _ in comps:
             comp_specs.append({"family": Lc.family, "params": tidy_params(Lc.family, Lc.params),
                                "weight": num(w)})
         pats = [Lc.pattern for Lc, _, _ in comps]

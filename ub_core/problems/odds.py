@@ -581,7 +581,7 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
             description = descriptions[framing]
             background = None if framing == "idealized" else rw.context
 
-            def question(x: float) -> str:
+            def question(x: float, framing=framing, rw=rw) -> str:
                 return _pct_question(_text(x, False)) if framing == "idealized" else rw.question.format(x=_text(x, False))
 
             shots = []

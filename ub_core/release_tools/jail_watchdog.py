@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import signal
-import threading
-import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # .jail imports this module at load time
+    from .jail import _Group
 
 JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
 

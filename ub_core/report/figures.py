@@ -406,7 +406,7 @@ def ksn_logprob_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: 
             vals = np.asarray(recs[0].payload["values"], dtype=float)
             xs = np.unique(vals)
 
-            def pooled(mass):
+            def pooled(mass, vals=vals, xs=xs):
                 m = np.asarray(mass, dtype=float)
                 return np.array([m[vals == x].sum() for x in xs])
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
 
 from ..metrics.odds import across_distributions, ks_statistic
 from ..parsing.odds import parse_percentile, parse_probability
@@ -144,9 +143,8 @@ def _asked(task: str, prompt: str) -> tuple[float, ...] | None:
     if task == "probability":
         m = list(_INTERVAL.finditer(q))
         return (float(m[-1].group(1)), float(m[-1].group(2))) if m else None
-    last = None
-    for last in _NUMBER_RE.finditer(q):  # the value is the question's last number ("If outcome 2 appears 266.0 times")
-        pass
+    matches = list(_NUMBER_RE.finditer(q))  # the value is the question's last number ("If outcome 2 appears 266.0 times")
+    last = matches[-1] if matches else None
     return (float(last.group(0)),) if last else None
 
 
