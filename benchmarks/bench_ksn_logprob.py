@@ -1,7 +1,7 @@
 """Cost of sampling-free KS@N (issue 18) against sampling 100 answers, on the tiny trained model, printed (not a test).
 
-For each problem (default: the four of ``tests/ksn_logprob/test_ksn_logprob_validation.py`` plus the largest enumerable ones
-up to ``--max-candidates``), on CPU with transformers:
+For each problem (default: the four of ``tests/ksn_logprob/test_ksn_logprob_validation.py`` plus the largest enumerable
+ones up to ``--max-candidates``), on CPU with transformers:
 
 * **logprob route**: one request per candidate, ``prompt + " " + candidate``; tokens = the prompt's tokens once
   (a server with prefix caching, as vLLM, computes them once) plus each candidate's tokens; and without prefix

@@ -1,4 +1,5 @@
-"""``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected anywhere.
+"""``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected
+anywhere.
 
 Design notes: docs/design/stability-score.md.
 """

@@ -73,8 +73,9 @@ def nan_stderr(cluster: str | None = None) -> Metric:
     (:func:`ub_core.metrics.clustered_stderr` with one cluster per sample).
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
-    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
-    the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered error."""
+    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by
+    option pair, the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered
+    error."""
 
     def compute(scores: list[SampleScore]) -> float:
         return _mean_stderr(_finite_pairs(scores, cluster))[1]

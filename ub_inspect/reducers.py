@@ -1,8 +1,8 @@
 """Run-to-run stability as epoch reducers (the non-determinism paper):
 ``--epochs N --epochs-reducer mean,ub_inspect/tar_a,ub_inspect/tar_r``.
 
-The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the parsed
-answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
+The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the
+parsed answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
 N runs are already there, so these reducers measure it on any task, unchanged:
 
 - ``ub_inspect/tar_a``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,

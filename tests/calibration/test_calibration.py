@@ -1,11 +1,12 @@
-"""The numeric calibration bank (the numeric-calibration paper) and its metrics: PM, WD, RE, reference behaviours, baselines.
+"""The numeric calibration bank (the numeric-calibration paper) and its metrics: PM, WD, RE, reference behaviours,
+baselines.
 
 Tolerances and where they come from.
 
 * PM, WD and RE on hand-built vectors are closed-form sums of a few floats, so they are checked to 1e-12.
-* The numeric-calibration paper's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or RE must lie in
-  the range that our formula takes over the masses that round to the printed ones, widened by half a unit of the
-  printed last digit.
+* The numeric-calibration paper's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or
+  RE must lie in the range that our formula takes over the masses that round to the printed ones, widened by half a unit
+  of the printed last digit.
 * The random-softmax baseline (T = 1, two options): u1, u2 ~ U(0, 1), so d = u1 - u2 has the triangular density
   f(d) = 1 - |d| on [-1, 1]. The model puts sigmoid(d) on the first option. Each item's WD and H(model) then have
   an exact mean and variance, which we integrate with scipy.integrate.quad. The baseline's mean over n independent
@@ -237,8 +238,8 @@ def test_probability_mass_and_normalisation():
     assert probability_mass(np.array([0.0, 0.0])) == 0.0
 
 
-# The numeric-calibration paper, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple, white).
-# Rows: (label, option masses, printed RE or None, printed WD).
+# The numeric-calibration paper, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple,
+# white). Rows: (label, option masses, printed RE or None, printed WD).
 _TABLE2 = [
     ("Pick First", (1.0, 0.0), -0.927, 0.930),
     ("Pick Second", (0.0, 1.0), -0.927, 0.484),

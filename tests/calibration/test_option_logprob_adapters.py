@@ -1,5 +1,5 @@
-"""The option-logprob plumbing (ub_core.logprob.option_logprob, ub_core.logprob.option_logprob_oracle) and both adapters for the
-calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
+"""The option-logprob plumbing (ub_core.logprob.option_logprob, ub_core.logprob.option_logprob_oracle) and both adapters
+for the calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
 ub_core.problems.BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
@@ -97,7 +97,8 @@ def fixture_banks(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
 
-# ----------------------------------------------------------------------------------------- ub_core.logprob.option_logprob
+# -----------------------------------------------------------------------------------------
+# ub_core.logprob.option_logprob
 
 def test_surface_variants():
     assert surface_variants("red") == (" red", " Red", " RED", "red", "Red", "RED")

@@ -1,6 +1,7 @@
 """The log-probability families on the REAL banks (calibration, implicit, explicit), through both adapters:
-clustered standard errors, compatibility and grid behaviour rates (the numeric-calibration paper's Figures 2 and 3), the oracle ceiling
-on every category, the collapsed model's exact behaviour rates, and a tiny local model through lm-eval's hf.
+clustered standard errors, compatibility and grid behaviour rates (the numeric-calibration paper's Figures 2 and 3), the
+oracle ceiling on every category, the collapsed model's exact behaviour rates, and a tiny local model through lm-eval's
+hf.
 """
 
 from __future__ import annotations

@@ -91,7 +91,8 @@ def test_ub_lm_eval_prints_one_line_and_exits_2():
 
 def test_every_inspect_option_name_is_known_to_the_lmeval_check():
     """A ``-T`` option of any ub Inspect task, given to lm-eval, is refused by a family that does not take it
-    (``ub_core.option_registry.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that name."""
+    (``ub_core.option_registry.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that
+    name."""
     import inspect
 
     from ub_core.option_registry import UB_OPTION_NAMES

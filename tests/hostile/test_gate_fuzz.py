@@ -1,8 +1,8 @@
 """The standing fuzz test of the gate's readers: each reader crossed with the hostile files of the class (a FIFO,
 a link to /dev/zero, a socket, a 1 GB sparse file, JSON nested 10^6 deep, 10**400, NaN and Infinity, zip and npz
 bombs, duplicate keys, names with ESC, newline or a leading ``=``) ends in one named, one-line error of the gate,
-in a child process whose peak memory stays under 512 MB, as the caller and (from root) as ``nobody``. The child prints each case's seconds and the peak, which
-the closing note of the gate's issue quotes."""
+in a child process whose peak memory stays under 512 MB, as the caller and (from root) as ``nobody``. The child prints
+each case's seconds and the peak, which the closing note of the gate's issue quotes."""
 
 from __future__ import annotations
 

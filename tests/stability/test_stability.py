@@ -1,5 +1,6 @@
-"""Run-to-run stability (the non-determinism paper): the metrics on hand cases, the bank and its loaders, and the task end to end in
-Inspect (epochs) and lm-eval (repeats) with the offline models and two test-only fakes whose TAR is known exactly."""
+"""Run-to-run stability (the non-determinism paper): the metrics on hand cases, the bank and its loaders, and the task
+end to end in Inspect (epochs) and lm-eval (repeats) with the offline models and two test-only fakes whose TAR is known
+exactly."""
 
 from __future__ import annotations
 

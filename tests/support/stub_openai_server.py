@@ -21,9 +21,9 @@ sent, or a chunked body that may never end); ``server.arrivals`` holds each requ
 Log-probabilities, for the option-logprob tasks (calibration, implicit, explicit), from the reference model of
 ``ub_core.logprob.option_logprob_oracle`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant
 ``" " + option`` is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format
-first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
-list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
-reference log-probability. A prompt that is no item's gets no log-probabilities.
+first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's
+per-prompt-token list, the prompt as one token followed by the continuation after the item's prompt as one token, with
+its reference log-probability. A prompt that is no item's gets no log-probabilities.
 
     with StubServer() as srv:           # a thread on 127.0.0.1, a free port
         srv.base_url                    # http://127.0.0.1:PORT/v1

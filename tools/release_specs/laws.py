@@ -552,7 +552,8 @@ def _elementary_core_law(core, fn, ctx):
 
 
 def _power_core_law(core, ctx):
-    """``X ** e`` (inverse CDFs of Frechet, Weibull, Pareto; sin^2; Z^2) and ``r ** U``: (law, a0, b0, pattern), or None."""
+    """``X ** e`` (inverse CDFs of Frechet, Weibull, Pareto; sin^2; Z^2) and ``r ** U``: (law, a0, b0, pattern), or
+    None."""
     if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.right):
         e = float(core.right.value)
         base = core.left

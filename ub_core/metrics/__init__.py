@@ -10,10 +10,12 @@
 - :mod:`.answer_distribution` (UnpredictaBench, sampling-free): KS distance and KS@N pass probability of a model's
   answer distribution read from log-probabilities.
 - :mod:`.calibration` (the numeric-calibration paper): PM, WD, RE, reference behaviours, baselines.
-- :mod:`.implicit` (the implicit-reasoning paper): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
-- :mod:`.odds` (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
-  and grouped summaries.
-- :mod:`.stability` (the non-determinism paper): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+- :mod:`.implicit` (the implicit-reasoning paper): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores,
+  clustered summaries.
+- :mod:`.odds` (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds
+  scores and grouped summaries.
+- :mod:`.stability` (the non-determinism paper): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc,
+  WorstAcc, median accuracy, spread,
   :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.

@@ -272,7 +272,8 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
     drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a test
     without screening, also ``statistics``: per distinct drawn vector ``(KS statistic, passed, times drawn)``, or
-    for an exact sum per count vector ``(KS statistic, passed, probability)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
+    for an exact sum per count vector ``(KS statistic, passed, probability)``
+    (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
     """
     qa, va = _masses(q, "q"), _values(values)
     _same_length(q=qa, values=va)

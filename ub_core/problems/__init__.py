@@ -3,8 +3,8 @@
 Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
 (which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
 id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
-``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``dice``, ``calibration``, ``implicit``, ``explicit``; and
-every bank an installed package declares under the entry-point group ``unpredictabench.banks``
+``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``dice``, ``calibration``, ``implicit``, ``explicit``;
+and every bank an installed package declares under the entry-point group ``unpredictabench.banks``
 (:mod:`ub_core.plugins`), found on first use. A lab builds its problems with :func:`scalar_problem` and its bank
 record with :func:`problem_bank` (:mod:`.builder`; ``examples/custom_bank/``).
 
@@ -149,7 +149,8 @@ def _lazy(target: str) -> Callable:
 def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions: bool = True,
                  default_size: str | None = None, find: str | None = None) -> Bank:
     """A bank whose loader and ``BANK_VERSION`` live in ``ub_core.problems.<name>``, imported on first use.
-    ``editions=False``: the loader takes no ``size`` (one edition); ``find``: its prompt index, ``"module:function"``."""
+    ``editions=False``: the loader takes no ``size`` (one edition); ``find``: its prompt index,
+    ``"module:function"``."""
     path = f"ub_core.problems.{name}"
 
     def module():

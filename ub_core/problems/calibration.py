@@ -1,4 +1,5 @@
-"""The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
+"""The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and
+``distributions``.
 
 Design notes: docs/design/calibration-bank.md.
 """

@@ -1,4 +1,5 @@
-"""The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before an outcome.
+"""The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before
+an outcome.
 
 Design notes: docs/design/implicit-bank.md.
 """

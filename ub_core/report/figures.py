@@ -5,7 +5,8 @@
   density (red), as in UnpredictaBench, figures 8-11; the truth is ``get_problem(id).truth()``;
 - ``calibration_heatmaps``: per model, P(first option) by ordered option pair, its gap to the ideal, and the
   dominant reference behaviour with its rate (the numeric-calibration paper, figure 2); ``behaviour_bars``;
-- ``implicit_bars``: predicted against true outcome probabilities for a few items (the implicit-reasoning paper, figure 7);
+- ``implicit_bars``: predicted against true outcome probabilities for a few items (the implicit-reasoning paper, figure
+  7);
 - ``odds_shots``: MAE over the number of shots.
 """
 

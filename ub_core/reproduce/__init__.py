@@ -2,8 +2,8 @@
 beside the release's own figures and the paper's, cell by cell (issue 27, section 3); ``ub reproduce calibration``:
 the numeric-calibration paper's baseline rows, which need no model, beside ours on our bank (issue 38).
 
-Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.dice`, :mod:`.calibration`) exposes ``add_parser(subparsers)``, which adds
-its sub-command.
+Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.dice`, :mod:`.calibration`) exposes ``add_parser(subparsers)``,
+which adds its sub-command.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The 20 hand-written shuffling problems of the KS@N bank (UnpredictaBench, sec. 3.1 item 6, sec. 3.2, appendix C.1).
 
 Composition as published: integer lists 6, ordinal-word lists ("first", "second", ...) 6, word lists 5, decimal
-lists 3. The item lists are the release's, row for row (lists of 2 to 4 items, 60 in all; the paper counts 59); the wording is ours.
+lists 3. The item lists are the release's, row for row (lists of 2 to 4 items, 60 in all; the paper counts 59); the
+wording is ours.
 
 The model answers with one ordering of the items. The scored scalar is Lehmer Z1 of that ordering, taken relative
 to the order in which the items are listed in the prompt (``options``): with L1 the number of later entries that
