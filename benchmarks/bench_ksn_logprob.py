@@ -40,7 +40,8 @@ def main() -> int:
     torch.manual_seed(0)
 
     ids = ["te-bernoulli-conc", "rw-os_concurrency-02", "ti-hypergeometric-conc", "te-bernoulli-spread"]
-    sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn")) if len(cs) <= args.max_candidates),
+    sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn"))
+                    if len(cs) <= args.max_candidates),
                    reverse=True)
     ids += [pid for _, pid in sized[:2] if pid not in ids]
     print(f"{'problem':26} {'cand':>4} | {'logprob: req':>12} {'tokens (cached)':>15} {'(uncached)':>10} {'wall s':>7} "

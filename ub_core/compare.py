@@ -22,7 +22,8 @@ from .metrics.paired import (P_FLOOR, holm, mcnemar_exact, mcnemar_score, minimu
                              paired_difference, sampling_noise_removed, se_floor, floor_if_no_spread,
                              shows_spread, tango_interval)
 
-__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread", "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
+__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread",
+           "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "PER_N_HEADLINES", "JSON_KEYS"]

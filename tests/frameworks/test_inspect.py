@@ -244,7 +244,8 @@ def test_tiny_local_model_through_hf_provider(tiny_llama, tmp_path, monkeypatch,
     for sample in log.samples:
         value = sample.scores["ksn_scorer"].value
         meta = sample.scores["ksn_scorer"].metadata
-        assert value["attempts"] == meta["requests"] == len(sample.store_as(CollectedValues).outputs)  # hf/: one per request
+        # hf/: one per request
+        assert value["attempts"] == meta["requests"] == len(sample.store_as(CollectedValues).outputs)
         assert value["attempts"] == value["n_valid"] + value["n_failed"]
         assert 3 <= value["attempts"] <= 6 and value["n_valid"] <= 3
         total_failed += value["n_failed"]

@@ -59,7 +59,8 @@ def test_the_install_ships_the_hook_and_declares_lm_evals_plugin_groups():
         "ub-oracle", "ub-collapse", "ub-vllm", "ub-openai-completions", "ub-openai-chat"}
     (tasks,) = [e for e in eps if e.group == "lm_eval.tasks"]
     assert Path(tasks.load()()) == Path(hook.tasks_dir())
-    assert any(type(f).__name__ == "_Finder" for f in sys.meta_path), [type(f).__name__ for f in sys.meta_path]  # the .pth ran at this interpreter's start
+    # the .pth ran at this interpreter's start
+    assert any(type(f).__name__ == "_Finder" for f in sys.meta_path), [type(f).__name__ for f in sys.meta_path]
 
 
 def test_the_hook_can_be_turned_off(monkeypatch):
@@ -96,7 +97,8 @@ def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
     assert ok.returncode == 0 and "All tasks found" in ok.stdout + ok.stderr, ok.stdout[-2000:] + ok.stderr[-2000:]
     chosen = {cat: [p.id for p in load_bank("ksn", categories=[cat])][:1] for cat in ("real_world", "multimodal")}
     run = subprocess.run([*cmd, "--include_path", str(ub_lmeval.tasks_dir()), "--model", "ub-oracle",
-                          "--tasks", "ub_ksn", "--metadata", json.dumps({"ids": chosen["real_world"] + chosen["multimodal"]}),
+                          "--tasks", "ub_ksn", "--metadata",
+                          json.dumps({"ids": chosen["real_world"] + chosen["multimodal"]}),
                           "--output_path", str(tmp_path / "out"), "--log_samples"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -108,7 +108,8 @@ def test_bad_model_args_of_our_offline_models_are_one_line(model, model_args, ne
 
 def test_model_args_of_the_served_models_are_their_constructors_parameters():
     for model in ("ub-openai-completions", "ub-openai-chat"):
-        msg = _refusal(tasks="ub_ksn_shuffling", model=model, model_args={"base_url": "http://h/v1", "num_concurent": 2})
+        msg = _refusal(tasks="ub_ksn_shuffling", model=model,
+                       model_args={"base_url": "http://h/v1", "num_concurent": 2})
         assert "did you mean num_concurrent?" in msg, msg
         _precheck("ub_ksn_shuffling", model=model, model_args={"base_url": "http://h/v1", "num_concurrent": 2,
                                                                "max_n": 4, "request_seeds": "false"})

@@ -88,7 +88,8 @@ def _yaml_bank(path: Path, doc: dict) -> str:
     folder = path.parent.name
     if folder == "option_logprob":
         return "implicit" if "implicit" in path.name else "calibration"
-    return {"ksn": "ksn", "ksn_logprob": "ksn", "explicit": "explicit", "odds": "odds", "stability": "stability"}.get(folder, folder)
+    return {"ksn": "ksn", "ksn_logprob": "ksn", "explicit": "explicit", "odds": "odds",
+            "stability": "stability"}.get(folder, folder)
 
 
 def test_lmeval_yaml_versions_equal_their_banks_version():

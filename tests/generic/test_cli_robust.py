@@ -93,7 +93,8 @@ def test_odds_questions_are_refused_with_one_line(pid):
 def test_odds_sampling_items_are_ks_scored():
     """Sampling items are KS@N problems: 1,000 oracle draws pass, with a finite WDZ (a z-score, |z| < 4)."""
     items = [p for p in load_bank("odds") if p.metadata["task"] == "sampling"][:3]
-    lines = [json.dumps({"id": p.id, "values": [float(v) for v in oracle_values(p, 1000, seed=i)]}) for i, p in enumerate(items)]
+    lines = [json.dumps({"id": p.id, "values": [float(v) for v in oracle_values(p, 1000, seed=i)]})
+             for i, p in enumerate(items)]
     run = score_jsonl(lines, ns=(10, 100, 1000))
     assert not run.errors and len(run.rows) == 3
     for r in run.rows:

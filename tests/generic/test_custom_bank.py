@@ -118,7 +118,8 @@ def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
     assert "inspect eval ub_inspect/ksn_logprob -T bank=custom_demo --model ub/oracle" in readme
     assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme and "lm_eval --model ub-oracle" not in readme
     # every problem by default (issue 33 item 4); the tree's budget is cut here only to keep the test short
-    run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T", f"bank={custom_bank}",
+    run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T",
+                          f"bank={custom_bank}",
                           "--model", "ub/oracle", "--log-dir", str(tmp_path / "logs"), "--display", "plain",
                           "-T", "max_requests=200"],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
@@ -134,7 +135,8 @@ def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
     log = read_eval_log(str(log_file))
     assert log.status == "success" and len(log.samples) == 3, (log.status, len(log.samples))
     assert all(s.scores for s in log.samples), [s.id for s in log.samples if not s.scores]
-    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn_custom_demo",
+    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",
+                          "ub_ksn_custom_demo",
                           "--include_path", str(EXAMPLE / "ub_custom_bank")], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]

@@ -526,7 +526,8 @@ _CALLS = {"ndtri", "ndtr", "stdtr", "stdtrit", "binomtest", "bootstrap", "propor
           "tango_interval", "mean_interval", "clustered_interval", "floored_interval", "summarize_values",
           "summarize_rate", "paired_difference", "minimum_detectable_effect", "sampling_noise_removed", "se_floor",
           "floor_if_no_spread", "stratified_stderr"}
-_QUANTILE_OF = {"norm", "t", "beta", "chi2", "binom"}  # stats.<law>.ppf / .sf / .isf: a test's critical value or p-value
+# stats.<law>.ppf / .sf / .isf: a test's critical value or p-value
+_QUANTILE_OF = {"norm", "t", "beta", "chi2", "binom"}
 
 
 def _interval_like(fn: ast.AST) -> bool:

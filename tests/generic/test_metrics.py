@@ -588,7 +588,8 @@ def test_summaries():
     assert IV.summarize_values([5.0]) == {"mean": 5.0, "low": None, "high": None, "n": 1, "dropped": 0}
     # the t interval: mean +/- t_{n-1} sd / sqrt(n)
     lo, hi = vals["low"], vals["high"]
-    assert (lo, hi) == pytest.approx((2.0 - stats.t.ppf(0.975, 2) / math.sqrt(3), 2.0 + stats.t.ppf(0.975, 2) / math.sqrt(3)))
+    assert (lo, hi) == pytest.approx((2.0 - stats.t.ppf(0.975, 2) / math.sqrt(3),
+                                      2.0 + stats.t.ppf(0.975, 2) / math.sqrt(3)))
 
 
 # ============================================================================================ TAR

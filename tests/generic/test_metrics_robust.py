@@ -292,7 +292,8 @@ def test_report_summary_counts_and_never_averages_inf():
             rec("c", "x", math.nan, wdz_undefined=1.0, constant=0.0),
             rec("d", "y", math.inf),  # an older log: no flags, an infinite WDZ
             SampleRecord("m", "inspect", "ksn", "ksn", "y", "e", metrics={"ks@100": 0.0, "wdz": -2.0, "jsd": 0.1,
-                                                                           "n_valid": 3}, payload={"values": [4.0] * 3})]
+                                                                           "n_valid": 3},
+                         payload={"values": [4.0] * 3})]
     lead, _, by_cat = _ksn_tables(recs)
     row = lead.rows[0]
     assert row["wdz"] == pytest.approx((1.0 + 3.0 - 2.0) / 3) and row["wdz_undefined"] == 2

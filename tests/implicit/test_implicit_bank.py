@@ -310,7 +310,8 @@ def test_perfect_predictor_scores_zero(full, explicit_full):
         assert s["missing_mass"] == pytest.approx(0, abs=1e-12)
         assert s["argmax_correct"] == (None if metrics.unique_mode(it.probabilities) is None else 1.0)
     for it in explicit_full:
-        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0, "no_mass": 0.0}
+        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0,
+                                                                      "no_mass": 0.0}
 
 
 def test_summarize_implicit():

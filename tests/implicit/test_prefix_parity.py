@@ -32,7 +32,8 @@ def _prefix_items(size: str = "subset") -> list[OptionItem]:
     out = []
     for item in load_bank("implicit", size=size):
         choices, owners = flatten_variants(item)
-        if any(w != v and ow != ov and w.startswith(v) for v, ov in zip(choices, owners) for w, ow in zip(choices, owners)):
+        if any(w != v and ow != ov and w.startswith(v) for v, ov in zip(choices, owners)
+               for w, ow in zip(choices, owners)):
             out.append(item)
     return out
 

@@ -116,7 +116,8 @@ def test_cli_prints_both_tables_and_json(release, capsys):
     assert cli.main(["reproduce", "odds", "--release", str(release), "--json", "--truth-size", "20000"]) == 0
     doc = json.loads(capsys.readouterr().out)
     prob = next(c for c in doc["cells"] if c["cell"] == "probability")
-    assert prob["paper"] == {"mean": 21.0, "se": 2.11} and prob["release_answers"]["mean"] == pytest.approx(1.5, abs=1e-4)
+    assert prob["paper"] == {"mean": 21.0, "se": 2.11} and prob["release_answers"]["mean"] == pytest.approx(1.5,
+                                                                                                            abs=1e-4)
     assert doc["error_count"] == 0
 
 

@@ -141,7 +141,8 @@ def test_ksn_report_files(ksn_run):
     assert [r["ks@100"] for r in lead["rows"]] == [1.0, 1.0, 0.0, 0.0]  # sorted best first
     assert {"ks@100 shuffling", "wdz", "jsd", "retry_rate", "ci_low", "ci_high"} <= set(lead["columns"])
     curve = doc["tables"]["ksn_curve"]
-    assert curve["columns"] == ["model", "framework", "complete", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20", "ks@50",
+    assert curve["columns"] == ["model", "framework", "complete", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20",
+                                "ks@50",
                                 "ks@100"]
 
     # summary.md: a Markdown table per summary table

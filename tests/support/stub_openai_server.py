@@ -102,7 +102,8 @@ def _prompt_logprobs(body: dict, mode: str) -> list | None:
 
 class StubServer:
     def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
-                 max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
+                 max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1",
+                 port: int = 0,
                  record: bool = True, logprobs: str = "oracle", replies: Iterable[Reply] = (),
                  served_name: str = "tiny", model_root: str | None = None,
                  tokenizer_info: Any = None) -> None:

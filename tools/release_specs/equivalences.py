@@ -76,7 +76,8 @@ def to_intended(fam, p, target):
 def scipy_spec(fam, p):
     """The same law in scipy.stats conventions (dist name, shape args, loc, scale); marginals for joint families."""
     def sp(dist, shapes=None, loc=0.0, scale=1.0, note=None):
-        out = {"dist": dist, "shapes": {k: num(v) for k, v in (shapes or {}).items()}, "loc": num(loc), "scale": num(scale)}
+        out = {"dist": dist, "shapes": {k: num(v) for k, v in (shapes or {}).items()}, "loc": num(loc),
+               "scale": num(scale)}
         if note:
             out["note"] = note
         return out
@@ -146,19 +147,23 @@ def scipy_spec(fam, p):
             return sp("binom", {"n": p["n"], "p": p["pvals"][p["component"]]}, note="marginal of the reported count")
         if fam == "multivariate_normal":
             if p.get("reduce") == "sum":
-                return sp("norm", loc=sum(p["mean"]), scale=math.sqrt(sum(map(sum, p["cov"]))), note="sum of coordinates")
+                return sp("norm", loc=sum(p["mean"]), scale=math.sqrt(sum(map(sum, p["cov"]))),
+                          note="sum of coordinates")
             c = p["component"]
-            return sp("norm", loc=p["mean"][c], scale=math.sqrt(p["cov"][c][c]), note="marginal of the reported coordinate")
+            return sp("norm", loc=p["mean"][c], scale=math.sqrt(p["cov"][c][c]),
+                      note="marginal of the reported coordinate")
         if fam == "multivariate_t":
             c = p["component"]
-            return sp("t", {"df": p["df"]}, p["loc"][c], math.sqrt(p["shape"][c][c]), note="marginal of the reported coordinate")
+            return sp("t", {"df": p["df"]}, p["loc"][c], math.sqrt(p["shape"][c][c]),
+                      note="marginal of the reported coordinate")
         if fam == "negative_multinomial":
             p0, pc = p["pvals"][0], p["pvals"][1 + p["component"]]
             return sp("nbinom", {"n": p["n"], "p": p0 / (p0 + pc)}, note="marginal of the reported count")
         if fam == "empirical_discrete":
             return {"dist": "rv_discrete", "values": [p["values"], p["pvals"]]}
         if fam == "mixture":
-            return {"dist": "mixture", "components": [{"weight": c["weight"], **(scipy_spec(c["family"], c["params"]) or {})}
+            return {"dist": "mixture",
+                    "components": [{"weight": c["weight"], **(scipy_spec(c["family"], c["params"]) or {})}
                                                       for c in p["components"]]}
     except (KeyError, IndexError, TypeError, ZeroDivisionError):
         return None

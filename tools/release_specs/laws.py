@@ -402,7 +402,8 @@ def ifexp_law(n, ctx) -> Law:
             if fname(x) == "sum":
                 dj = ctx.as_draw(x.args[0])
                 if dj is not None and dj.size is not None and ctx.as_draw(dj.size) is nd:
-                    return compound_poisson_law(nd.params["lam"], jump_law(dj), "N ~ Poisson; 0 if N == 0 else sum of N jumps")
+                    return compound_poisson_law(nd.params["lam"], jump_law(dj),
+                                                "N ~ Poisson; 0 if N == 0 else sum of N jumps")
             dj = ctx.as_draw(x)
             if dj is not None and dj.kind == "gamma" and isinstance(dj.params["shape"], ast.AST):
                 c, t = linear(dj.params["shape"])
@@ -527,12 +528,14 @@ def _elementary_core_law(core, fn, ctx):
             return Law("gumbel", {"loc": 0.0, "scale": 1.0}, ""), -1.0, 0.0, "log(-log U) (Gumbel inverse CDF)"
         if fname(x) == "prod":
             dv = ctx.as_draw(x.args[0])
-            if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+            if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0,
+                                                                                                       "high": 1.0}:
                 return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                     "log(prod of k uniforms) = -Gamma(k, 1)"
     if fn == "sum" and fname(core.args[0]) == "log":
         dv = ctx.as_draw(core.args[0].args[0])
-        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0,
+                                                                                                   "high": 1.0}:
             return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                 "sum of log of k uniforms = -Gamma(k, 1)"
     if fn == "exp":
@@ -561,7 +564,8 @@ def _power_core_law(core, ctx):
             if e < 0:
                 return Law("frechet", {"c": num(-1.0 / e), "scale": 1.0, "loc": 0.0}, ""), 1.0, 0.0, \
                     "(-log U)^(-1/c) (Frechet inverse CDF)"
-            return Law("weibull", {"a": num(1.0 / e), "scale": 1.0}, ""), 1.0, 0.0, "(-log(1-U))^(1/k) (Weibull inverse CDF)"
+            return Law("weibull", {"a": num(1.0 / e), "scale": 1.0},
+                       ""), 1.0, 0.0, "(-log(1-U))^(1/k) (Weibull inverse CDF)"
         if std_uniform(base, ctx) and e < 0:
             return Law("pareto", {"a": num(-1.0 / e), "scale": 1.0}, ""), 1.0, 0.0, "U^(-1/a) (Pareto inverse CDF)"
         if fname(base) == "sin" and abs(e - 2) < 1e-12:
@@ -570,7 +574,8 @@ def _power_core_law(core, ctx):
         dz = ctx.as_draw(base)
         if is_std_normal(dz) and dz.size is None and abs(e - 2) < 1e-12:
             return Law("chi_squared", {"df": 1}, ""), 1.0, 0.0, "Z^2 with Z ~ N(0,1)"
-    if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.left) and std_uniform(core.right, ctx):
+    if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.left) and std_uniform(core.right,
+                                                                                                         ctx):
         r = float(core.left.value)
         lo, hi = (1.0, r) if r > 1 else (r, 1.0)
         return Law("reciprocal", {"a": num(lo), "b": num(hi)}, ""), 1.0, 0.0, "r^U (log-uniform)"
@@ -607,7 +612,8 @@ def core_law(core, ctx):
     d = ctx.as_draw(core)
     if fname(core) == "sum" and fname(core.args[0]) == "log":
         dv = ctx.as_draw(core.args[0].args[0])
-        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0,
+                                                                                                   "high": 1.0}:
             return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                 "sum of log of k uniforms = -Gamma(k, 1)"
     if d is not None or isinstance(core, (ast.Subscript, ast.IfExp, ast.Compare)) \

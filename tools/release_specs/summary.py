@@ -53,7 +53,8 @@ def _per_category(w, specs) -> None:
     w("## Per category\n")
     w("| category | n | have | lack | unclass. | of which hand-derived (AST rules could not) |")
     w("|---|---|---|---|---|---|")
-    for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world", "shuffling"]:
+    for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+              "shuffling"]:
         ss = [s for s in specs if s["category"] == c]
         cc = collections.Counter(s["status"] for s in ss)
         man = sum(1 for s in ss if s["derivation"] == "manual")
@@ -217,7 +218,8 @@ def _bank_comparison(w, specs, bank) -> None:
         bc = collections.Counter((c, f) for c, f, _, _ in bank)
         w(f"Our bank: {len(bank)} problems. Counter((category, family)): "
           + ", ".join(f"{c}/{f}: {n}" for (c, f), n in sorted(bc.items())) + "\n")
-        cats = ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world", "shuffling"]
+        cats = ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+                "shuffling"]
         w("| category | release n | our n | release families our bank lacks (by program law) | "
           "our families the release lacks | by prompt-intended family: lacked by our bank |")
         w("|---|---|---|---|---|---|")
@@ -247,7 +249,8 @@ def _bank_comparison(w, specs, bank) -> None:
           "shown as `intended -> program family`.\n")
         for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit"]:
             for reg_r, reg_o in (("concentrated", "concentrated"), ("spread_out", "spread")):
-                rel = collections.Counter(s["intended_family"] for s in specs if s["category"] == c and s["regime"] == reg_r)
+                rel = collections.Counter(s["intended_family"] for s in specs if s["category"] == c
+                                          and s["regime"] == reg_r)
                 ob = collections.Counter(f for cc, f, rg, _ in bank if cc == c and rg == reg_o)
                 only_rel = sorted(set(rel) - set(ob))
                 only_ours = sorted(set(ob) - set(rel))

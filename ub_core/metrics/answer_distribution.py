@@ -366,7 +366,8 @@ def _ks_statistics(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, chunk:
     return out
 
 
-def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, passes) -> tuple[np.ndarray, np.ndarray]:
+def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, passes) -> tuple[np.ndarray,
+                                                                                                 np.ndarray]:
     """Pass / fail of every count vector when passing means D <= c (scipy's continuous two-sample test): the
     vectors sorted by D, a bisection with ``passes`` (the real test) finds the last passing one, about log2(rows)
     tests instead of one per vector. Safety, so the decisions stay the test's own: vectors whose D is within 1e-9

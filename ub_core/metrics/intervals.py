@@ -16,7 +16,8 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "shows_spread", "floored_interval", "mean_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "shows_spread", "floored_interval", "mean_interval",
+           "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
            "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
 
 #: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated

@@ -38,7 +38,8 @@ import numpy as np
 from ..parsing.release_mcq import AMBIGUOUS, MISSING
 
 
-__all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
+__all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness",
+           "run_accuracies",
            "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
            "stability_summary", "CONVENTIONS", "AMBIGUOUS", "MISSING", "release_answers_agree",
            "release_agreement_rate", "best_minus_worst", "check_convention", "agreement_summary"]

@@ -29,7 +29,8 @@ LOGPROB_BANKS = OPTION_LOGPROB_BANKS
 
 __all__ = ["Problem", "OptionItem", "scalar_problem", "problem_bank", "prompt_index", "answer_format",
            "OPTION_LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
-           "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
+           "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS",
+           "instruction_for",
            "seed_sequence", "UnknownProblemError"]
 
 

@@ -435,7 +435,8 @@ def _accounting(i: int) -> tuple[str, tuple[str, ...], str, dict]:
         truth = principal * rate * years // 100
         question = (f"A loan of ${principal:,} carries simple interest of {rate}% a year. How much interest is owed "
                     f"after {years} years?")
-        wrong = {principal * rate // 100, truth + principal * rate // 200, principal * (rate + 1) * years // 100} - {truth}
+        wrong = {principal * rate // 100, truth + principal * rate // 200,
+                 principal * (rate + 1) * years // 100} - {truth}
     else:
         revenue = int(rng.integers(20, 200)) * 1000
         pct = int(rng.integers(10, 70))

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # .jail imports this module at load time
     from .jail import _Group
 
-JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
+# tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
+JAIL_TASKS = 2
 
 _CLK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

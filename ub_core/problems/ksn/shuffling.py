@@ -111,7 +111,8 @@ def _make(index: int, list_type: str, number: int, items: tuple, prompt: str) ->
 
     pmf = z1_pmf(n)
     return Problem(
-        id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling", task_type="shuffling",
+        id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling",
+        task_type="shuffling",
         subcategory=list_type, family="uniform_permutation", params={"n": n, "items": list(items)},
         regime="none", modality="unimodal", support="permutation", answer_format="permutation",
         prompt=prompt, sampler=sampler, uid=release_uid(RELEASE_FOLDER, index), options=options, low=0.0, high=1.0,
