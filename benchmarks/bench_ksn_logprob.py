@@ -86,8 +86,10 @@ def main() -> int:
                     break
                 logits = model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True).logits[:, -1, :]
         sample_wall = time.perf_counter() - t0 + 0.0
-        print(f"{pid:26} {len(cs):>4} | {len(cs):>12} {n_prompt + cand_tokens:>15} {len(cs) * n_prompt + cand_tokens:>10} "
-              f"{logprob_wall:>7.3f} | {'1 (n=100)':>13} {n_prompt + generated:>7} {sample_wall:>7.3f} | {score_wall:>7.3f}"
+        print(f"{pid:26} {len(cs):>4} | {len(cs):>12} {n_prompt + cand_tokens:>15} "
+              f"{len(cs) * n_prompt + cand_tokens:>10} "
+              f"{logprob_wall:>7.3f} | {'1 (n=100)':>13} {n_prompt + generated:>7} {sample_wall:>7.3f} | "
+              f"{score_wall:>7.3f}"
               f"   p_pass@100 {scores['p_pass@100']:.3f}")
     print("\nThe logprob route sends one request per candidate; with prefix caching its token cost is one prompt plus "
           "the candidates' tokens, against one prompt plus ~100 x reply tokens for sampling.")

@@ -346,8 +346,8 @@ def lmeval_family_of(task_name: str) -> str | None:
     best = None
     for fam in FAMILIES.values():
         for prefix in fam.lmeval_tasks:
-            if (task_name == prefix or task_name.startswith(prefix + "_")) and (best is None
-                                                                                or len(prefix) > len(best[1])):
+            matches = task_name == prefix or task_name.startswith(prefix + "_")
+            if matches and (best is None or len(prefix) > len(best[1])):
                 best = (fam.name, prefix)
     if best is None:
         return None

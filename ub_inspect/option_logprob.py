@@ -232,8 +232,8 @@ async def _next_token_table(text: str) -> dict[str, float]:
     return table
 
 
-async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], list[list[str] | None],
-                                                                         int]:
+async def _by_top_logprobs(prompt: str,
+                           choices: Sequence[str]) -> tuple[list[float | None], list[list[str] | None], int]:
     """Each choice's log-probability read token by token from next-token top lists (module docstring), its token
     texts (``None`` when it could not be read), and how many choices a listed token began but no list finished."""
     tables: dict[str, dict[str, float]] = {}

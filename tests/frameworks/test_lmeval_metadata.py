@@ -84,8 +84,8 @@ def test_ub_lm_eval_prints_one_line_and_exits_2():
                           "--metadata", '{"n_samples": -3}'], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stderr[-2000:]
     assert run.stderr.rstrip().splitlines()[-1] == (
-        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks (lm-eval fixes it as the task "
-        "YAML's repeats); "
+        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks "
+        "(lm-eval fixes it as the task YAML's repeats); "
         "they take bank, category, ids, method, threshold")
 
 

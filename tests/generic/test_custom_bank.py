@@ -116,7 +116,8 @@ def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
     the other two. Both commands as the README writes them, each in a fresh process."""
     readme = (EXAMPLE / "README.md").read_text()
     assert "inspect eval ub_inspect/ksn_logprob -T bank=custom_demo --model ub/oracle" in readme
-    assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme and "lm_eval --model ub-oracle" not in readme
+    assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme
+    assert "lm_eval --model ub-oracle" not in readme
     # every problem by default (issue 33 item 4); the tree's budget is cut here only to keep the test short
     run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T",
                           f"bank={custom_bank}",

@@ -47,7 +47,8 @@ def make(name, kind):
     elif kind == "dup-keys":
         p.write_text('{"p": 1, "p": 2}')
     elif kind in ("zip-bomb", "npz-bomb"):
-        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf, zf.open("a.npy", "w", force_zip64=True) as fh:
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf, \
+                zf.open("a.npy", "w", force_zip64=True) as fh:
             if kind == "npz-bomb":
                 h = np.lib.format.header_data_from_array_1_0(np.zeros(1)); h["shape"] = (200 * MB // 8,)
                 np.lib.format.write_array_header_1_0(fh, h)

@@ -63,8 +63,10 @@ def find_selector(body, env, ctx):
             a = fold(s.value.args[0], env, tmp)
             if not isc(a):
                 continue
-            vals = list(range(int(a.value))) if isinstance(a.value,
-                                                           (int, np.integer)) else list(np.asarray(a.value).tolist())
+            if isinstance(a.value, (int, np.integer)):
+                vals = list(range(int(a.value)))
+            else:
+                vals = list(np.asarray(a.value).tolist())
             if vals != list(range(len(vals))):
                 continue
             name = s.targets[0].id

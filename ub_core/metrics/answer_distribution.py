@@ -325,7 +325,8 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     n_comp = _compositions(n, k)
     if mode == "exact" or (mode == "auto" and n_comp <= limit):
         if n_comp > _EXACT_HARD_LIMIT:
-            raise ValueError(f"exact {per_n_key('p_pass', n)} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); use mode='mc'")
+            raise ValueError(f"exact {per_n_key('p_pass', n)} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); "
+                             "use mode='mc'")
         rows = np.array([np.bincount(np.asarray(c, dtype=np.int64), minlength=k)
                          for c in itertools.combinations_with_replacement(range(k), n)], dtype=np.int64)
         ok = decide(rows)
@@ -366,8 +367,8 @@ def _ks_statistics(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, chunk:
     return out
 
 
-def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, passes) -> tuple[np.ndarray,
-                                                                                                 np.ndarray]:
+def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray,
+                         passes) -> tuple[np.ndarray, np.ndarray]:
     """Pass / fail of every count vector when passing means D <= c (scipy's continuous two-sample test): the
     vectors sorted by D, a bisection with ``passes`` (the real test) finds the last passing one, about log2(rows)
     tests instead of one per vector. Safety, so the decisions stay the test's own: vectors whose D is within 1e-9

@@ -36,7 +36,8 @@ MCQ_TOPICS = ("world geography", "basic chemistry", "European history", "human b
 _PROMPT = ("Write one new multiple-choice question (question {number} of a quiz) about {topic}. Give exactly four "
            "options, labelled A, B, C and D, one per line, of which exactly one is correct. On the last line, "
            "write 'Correct Answer: ' followed by the letter of the correct option.")
-_FIND = re.compile(r"Write one new multiple-choice question \(question (\d{1,6}) of a quiz\) about ([a-zA-Z ]{1,40})\. ")
+_FIND = re.compile(r"Write one new multiple-choice question \(question (\d{1,6}) of a quiz\) "
+                   r"about ([a-zA-Z ]{1,40})\. ")
 
 
 @dataclass(frozen=True)

@@ -578,7 +578,8 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
         descriptions = {"idealized": fitted_desc, "context": fitted_desc,
                         # worded as the data's moments: for a normal fit they are the fitted parameters, and the
                         # wording keeps the prompt distinct from the context framing's
-                        "moments": (f"{TITLES[rw.family]} distribution; the data have mean {_text(rw.stated_mean, False)}"
+                        "moments": (f"{TITLES[rw.family]} distribution; "
+                                    f"the data have mean {_text(rw.stated_mean, False)}"
                                     f" and standard deviation {_text(rw.stated_sd, False)}."),
                         "normal": "Approximately a " + _moments_text("Normal", rw.normal_mean, rw.normal_sd)}
         values = dict(zip(TEST_PERCENTILES, (float(v) for v in rw.data_values)))
@@ -589,8 +590,9 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
             background = None if framing == "idealized" else rw.context
 
             def question(x: float, framing=framing, rw=rw) -> str:
-                return _pct_question(_text(x, False)) if framing == "idealized" else rw.question.format(x=_text(x,
-                                                                                                                False))
+                if framing == "idealized":
+                    return _pct_question(_text(x, False))
+                return rw.question.format(x=_text(x, False))
 
             shots = []
             for q in (SHOT_PERCENTILES[k] if k else ()):
@@ -697,7 +699,8 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
         raise ValueError(f"odds: unknown context {sorted(ctx - set(CONTEXTS))[0]!r}; expected {', '.join(CONTEXTS)}")
     fams = None if families is None else set(families)
     if fams and not fams <= set(DISTRIBUTIONS):
-        raise ValueError(f"odds: unknown family {sorted(fams - set(DISTRIBUTIONS))[0]!r}; expected {', '.join(DISTRIBUTIONS)}")
+        raise ValueError(f"odds: unknown family {sorted(fams - set(DISTRIBUTIONS))[0]!r}; "
+                         f"expected {', '.join(DISTRIBUTIONS)}")
     out = []
     for p in odds_problems(size, convention):
         m = p.metadata

@@ -424,8 +424,8 @@ def ksn_logprob_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: 
             ax.set_xticklabels([f"{v:g}" for v in xs[::step]], fontsize=7)
             ax.set_ylabel("probability", fontsize=8)
             ax.legend(fontsize=6)
-            ax.set_title(f"{pid} ({recs[0].category}): KS distance "
-                         f"{recs[0].metric('ks_distance') if recs[0].metric('ks_distance') is not None else float('nan'):.3f}",
+            ks = recs[0].metric("ks_distance")
+            ax.set_title(f"{pid} ({recs[0].category}): KS distance {ks if ks is not None else float('nan'):.3f}",
                          fontsize=7)
             rel = Path("ksn_logprob") / f"{safe_name(pid)}.png"
             _save(fig, out_dir / rel)

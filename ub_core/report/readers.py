@@ -300,8 +300,7 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
     if per_sample and not any(r.eval_family == "stability" and r.source == source for r in table.records):
         for sid, metrics in per_sample.items():
             table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid,
-                                              1,
-                                              metrics, {}, source))
+                                              1, metrics, {}, source))
     agg: dict[str, Any] = {}
     for sc in (elog.results.scores if elog.results else []):
         for name, m in sc.metrics.items():

@@ -526,9 +526,9 @@ def format_report(result: Mapping[str, Any]) -> str:
         models = [m for m in MODELS if any(k[1] == m for k in cells)]
         lines += ["", f"{protocol}", f"{'law':<14}" + "".join(f"{m[:width - 1]:>{width}}" for m in models)]
         for dist in DICE_ORDER:
-            lines.append(f"{dist:<14}" + "".join(
-                f"{(_w1(cells[dist, m]['w1']) + ('*' if cells[dist, m]['passed'] else ' ')) if (dist, m) in cells else '-':>{width}}"
-                for m in models))
+            marked = {m: _w1(cells[dist, m]["w1"]) + ("*" if cells[dist, m]["passed"] else " ")
+                      for m in models if (dist, m) in cells}
+            lines.append(f"{dist:<14}" + "".join(f"{marked.get(m, '-'):>{width}}" for m in models))
         per = summary[protocol]["models"]
         lines.append(f"{'pass % (ours)':<14}" + "".join(f"{per[m]['pass_percent']:>{width}}" for m in models))
         lines.append(f"{'pass % (paper)':<14}" + "".join(
