@@ -1,4 +1,4 @@
-"""What the sampling-free p_pass@N buys a comparison (issue 37): standard errors and minimum detectable effects of
+"""What the sampling-free p_pass@N buys a comparison: standard errors and minimum detectable effects of
 KS@100 scored from sampled verdicts against the sampling-free pass probabilities, on the same model.
 
 Models: mixtures of the offline reference models on the 175 problems with a listed support. ``mix w`` answers

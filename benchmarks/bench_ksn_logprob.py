@@ -1,4 +1,4 @@
-"""Cost of sampling-free KS@N (issue 18) against sampling 100 answers, on the tiny trained model, printed (not a test).
+"""Cost of sampling-free KS@N against sampling 100 answers, on the tiny trained model, printed (not a test).
 
 For each problem (default: the four of ``tests/ksn_logprob/test_ksn_logprob_validation.py`` plus the largest enumerable
 ones up to ``--max-candidates``), on CPU with transformers:

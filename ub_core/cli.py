@@ -81,7 +81,7 @@ def _cmd_bank_list(args) -> int:
     from .problems import edition_note, load_bank
 
     problems = load_bank(args.bank, categories=args.category, size=args.size)
-    if getattr(args, "logprob", False):  # issue 18: problems with an enumerable answer support
+    if getattr(args, "logprob", False):  # problems with an enumerable answer support
         from .problems.candidates import candidate_listing
         return candidate_listing(problems, as_json=args.json)
     if args.json:

@@ -280,7 +280,7 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
                 summary = grouped_summary(key, cells, strata=bool(strata))
                 out[key] = summary[key]
                 undefined = sum(not math.isfinite(c[0]) for c in cells)
-                if undefined and split_key(key)[1] is None:  # issue 42: no mean leaves a problem out silently
+                if undefined and split_key(key)[1] is None:  # no mean leaves a problem out silently
                     out[f"{key}_left_out"] = float(undefined)
                 if pattern in stderr_of:
                     out[f"{key}_stderr"] = summary["stderr"]

@@ -1,4 +1,4 @@
-"""lm-eval hook functions (``!function`` targets) for the ``ub_dice_*`` tasks ("Bad Dice Players", issue 47). The
+"""lm-eval hook functions (``!function`` targets) for the ``ub_dice_*`` tasks ("Bad Dice Players"). The
 science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Inspect task scores with the same
 :func:`~ub_core.metrics.dice.dice_scores`, so both frameworks report the same keys.
 

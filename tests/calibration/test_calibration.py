@@ -445,7 +445,7 @@ def baselines(paired_subset):
 
 
 def test_baselines_drop_equal_count_items_by_default(paired_subset):
-    """Issue 38: with equal-count items read as uniform, Pick Higher / Lower gave WD 0.416 / 0.856 on colors against
+    """With equal-count items read as uniform, Pick Higher / Lower gave WD 0.416 / 0.856 on colors against
     the paper's 0.47 / 0.95. By default they leave every baseline on colors and wordproblems, counted."""
     equal = sum(i.metadata["higher"] is None for i in paired_subset)
     assert 0.05 * len(paired_subset) < equal < 0.2 * len(paired_subset)

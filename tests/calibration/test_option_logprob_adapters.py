@@ -207,7 +207,7 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
     assert r["ub_explicit"]["mcq_acc,none"] == 1.0
     # what a logged sample carries for the report
     s = res["samples"]["ub_calibration_colors"][0]
-    ub = s["doc"]["ub_sample"]  # the lists ride with the doc, out of the results (issue 26 item 6)
+    ub = s["doc"]["ub_sample"]  # the lists ride with the doc, out of the results
     assert ub["option_mass"] == pytest.approx([0.3, 0.7]) and ub["predicted"] == pytest.approx([0.3, 0.7])
     assert len(s["resps"]) == 12  # one log-likelihood per surface variant (6 per colour)
     json.dumps(res["results"])

@@ -1,4 +1,4 @@
-"""Issue 44: property-based checks of ``ub_core.compare`` and the report's aggregations (hypothesis), plus coverage and
+"""Property-based checks of ``ub_core.compare`` and the report's aggregations (hypothesis), plus coverage and
 level by simulation.
 
 Properties, on random and degenerate inputs (all equal, all 0 or all 1, one cluster, n = 1 or 2, values at the ends

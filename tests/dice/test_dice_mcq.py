@@ -1,4 +1,4 @@
-"""The dice paper's downstream MCQ task as a live Inspect task (issue 47): n requests for a four-option question
+"""The dice paper's downstream MCQ task as a live Inspect task: n requests for a four-option question
 with its answer key; the keys are read back and tested for uniformity over A-D. ub/oracle marks uniformly drawn
 letters, ub/collapse always A; the numbers are checked against scipy."""
 

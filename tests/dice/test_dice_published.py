@@ -1,4 +1,4 @@
-"""The "Bad Dice Players" release's models as published reference rows (issue 47): ``ub report --published
+"""The "Bad Dice Players" release's models as published reference rows: ``ub report --published
 dice=DIR`` puts them beside a lab's run of the same setting, marked as published, scored from the release's raw
 draws in the run's convention and never pooled with a run; a run of another setting gets none beside it;
 ``ub compare RUN --published DIR --model M`` pairs the run with one published model law by law. The release is the

@@ -1,4 +1,4 @@
-"""Our tasks with Inspect's own tools (issue 26): the headline score, ``inspect score``, log size, ``samples_df``
+"""Our tasks with Inspect's own tools: the headline score, ``inspect score``, log size, ``samples_df``
 column specs, per-category uncertainty, stability's epochs and the 80-column terminal summary.
 
 Every task runs once on ``ub/oracle`` (small selections; module fixture) and the tests read those logs the way
@@ -35,7 +35,7 @@ from ub_inspect.stability import stability  # noqa: E402
 RUNS = {
     "ksn": (lambda: ksn(limit_per_category=2), "ks@100", 1.0),
     "ksn_logprob": (lambda: ksn_logprob(limit_per_category=1, enumeration="listed"), "p_pass@100", None),
-    # the reply-tree route (issue 25 item 3): a continuous problem and a listed one in one log (the default,
+    # the reply-tree route: a continuous problem and a listed one in one log (the default,
     # enumeration=auto); ub/oracle writes full precision, so the tree's budget is kept small: the log's shape is
     # checked here, not the bounds
     "ksn_logprob_tree": (lambda: ksn_logprob(ids="te-normal-conc,te-poisson-conc", ks_ns="10,100",
@@ -90,7 +90,7 @@ def _close(a: float, b: float) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_headline_is_the_eval_familys_headline(logs, name):
-    """Finding 1: the first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
+    """The first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
     as ``score_headline_metric``) is the eval family's headline, with its standard error beside it."""
     _, key, oracle_value = RUNS[name]
     log = logs[name]
@@ -165,7 +165,7 @@ def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_solver_and_scorer_arguments_are_small(logs, name):
-    """Finding 3: no bank in the arguments Inspect writes into the header and into every score event."""
+    """No bank in the arguments Inspect writes into the header and into every score event."""
     log = logs[name]
     args = {"scorers": [s.options for s in log.eval.scorers or []],
             "steps": [s.params for s in log.plan.steps],
@@ -176,7 +176,7 @@ def test_solver_and_scorer_arguments_are_small(logs, name):
 
 @pytest.mark.slow
 def test_ksn_log_is_small_per_problem(tmp_path):
-    """Finding 3: a KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
+    """A KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
     benchmarks/bench_inspect_log.py)."""
     log = inspect_eval(ksn(limit_per_category=6), model="ub/oracle", log_dir=str(tmp_path), display="none", seed=7)[0]
     size = Path(log.location).stat().st_size
@@ -263,7 +263,7 @@ def test_terminal_summary_fits_80_columns(tmp_path):
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_every_tasks_summary_fits_80_columns(logs, name):
-    """Finding 9 for every task: the score grid Inspect prints (its own renderer) shows every metric name whole at
+    """The score grid Inspect prints (its own renderer) shows every metric name whole at
     80 columns, the headline first."""
     from inspect_ai._display.core.results import task_scores
     from rich.console import Console

@@ -1,4 +1,4 @@
-"""Inspect `-T` options (issue 20, finding 11): every option of every ub_inspect task is checked in the task
+"""Inspect `-T` options: every option of every ub_inspect task is checked in the task
 function, before any generation; a bad value is one line naming the option and what it expects, printed by
 Inspect's command line without a traceback; unknown names are reported by Inspect itself."""
 

@@ -1,4 +1,4 @@
-"""Issue 34 item 4 and issue 36 item 4: lm-eval's ``--metadata`` is checked as Inspect's ``-T`` options are
+"""lm-eval's ``--metadata`` is checked as Inspect's ``-T`` options are
 (``ub_core.options``), for every ub lm-eval task family: ``{"n_samples": -3}`` and ``{"categories": "nonexistent"}``
 were silently ignored (exit 0) where Inspect refuses them; they are one-line errors now, as are bad ``threshold`` and
 ``method`` values. lm-eval's note about ``--metadata`` is printed once per run (it was once per task: 7 times)."""

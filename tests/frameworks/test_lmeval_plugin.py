@@ -78,7 +78,7 @@ CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit"
 @pytest.mark.slow
 def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
     """Two plain ``lm_eval`` processes (each costs tens of seconds of start-up and task indexing, so the second also
-    carries the ``--metadata ids`` checks on the ``ub_ksn`` group, issue 20 finding 10):
+    carries the ``--metadata ids`` checks on the ``ub_ksn`` group):
 
     - ``lm_eval validate`` with no flag finds our groups (the hook adds our folder);
     - ``lm_eval --include_path <ours> --model ub-oracle`` (the README's route; the hook adds the folder only once and

@@ -1,4 +1,4 @@
-"""Serving at scale (issue 19): our lm-eval API models ``ub-openai-completions`` / ``ub-openai-chat`` and Inspect's
+"""Serving at scale: our lm-eval API models ``ub-openai-completions`` / ``ub-openai-chat`` and Inspect's
 ``openai-api/`` and ``vllm/`` providers against an existing OpenAI-compatible server, here the stand-in server
 of ``tests/support/stub_openai_server.py`` (answers: true draws of the prompt's problem).
 

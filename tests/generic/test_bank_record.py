@@ -168,7 +168,7 @@ def test_no_module_level_import_circles():
 
 
 def test_no_import_circles_through_function_level_imports():
-    """Issue 29: a function-level import hides a circle from the check above without removing it
+    """A function-level import hides a circle from the check above without removing it
     (``ksn.realworld`` and ``ksn.shuffling`` imported ``ksn.bank``, which imports them inside a function). Every
     import, wherever it is, counts here; parent packages do not, since a function runs after they are loaded."""
     graph = _import_graph(inside_functions=True)

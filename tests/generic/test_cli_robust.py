@@ -50,7 +50,7 @@ def test_an_integer_beyond_the_float_range_is_one_failed_value(capsys, tmp_path)
     ('{"id": "imp-dice-single-1d4", "values": [1]}', "line 2: imp-dice-single-1d4 is an item of the implicit bank"),
     ('{"id": "exp-dice-single-1d4", "values": [1]}', "line 2: exp-dice-single-1d4 is an item of the explicit bank"),
     ('{"id": "te-normal-conc", "values": [1], "n_failed": -1}', "line 2: 'n_failed' must be a non-negative"),
-    # which copy counts is undefined in JSON (Python keeps the last): refused, as in `ub stability score` (issue 28)
+    # which copy counts is undefined in JSON (Python keeps the last): refused, as in `ub stability score`
     ('{"id": "te-normal-conc", "values": [1], "values": [2]}', "line 2: duplicate key 'values' in a JSON object"),
 ])
 def test_each_bad_line_is_one_named_line_and_the_rest_is_scored(capsys, tmp_path, bad, needle):

@@ -292,7 +292,7 @@ def test_ks_at_n_paper_dispatch():
 
 
 def test_ks_at_n_paper_route_equals_public_scipy_call():
-    """ks_at_n calls scipy's ks_2samp without its axis / NaN-policy wrapper (issue 46): the same values as the
+    """ks_at_n calls scipy's ks_2samp without its axis / NaN-policy wrapper: the same values as the
     public call, bit for bit, with ties, tiny samples and sizes where scipy falls back to the asymptotic law."""
     rng = np.random.default_rng(46)
     ns = (1, 2, 5, 10, 20, 50, 100)

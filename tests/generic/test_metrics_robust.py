@@ -1,4 +1,4 @@
-"""Extreme-but-finite inputs and collapsed samples (issue 20 finding 6; issue 15 section 3).
+"""Extreme-but-finite inputs and collapsed samples (issue 15 section 3).
 
 * No metric may raise, return inf or an out-of-range p-value for any finite input: hypothesis draws mixes of
   extreme magnitudes (1e-300 .. 1.7e308, both signs, zeros, repeats) through KS@N (both methods, continuous and

@@ -940,7 +940,7 @@ def test_multiline_printouts_match_exactly(reply, expected):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Hostile text: linear time (issue 20 finding 14) and numbers too large for a float (finding 7)
+# Hostile text: linear time and numbers too large for a float (finding 7)
 # ---------------------------------------------------------------------------------------------------------------
 
 SPEED_OPTIONS = ["heads", "tails up", "A"]

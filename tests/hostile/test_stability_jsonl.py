@@ -1,4 +1,4 @@
-"""``ub stability score`` on hostile JSONL (issue 28): errors summarised, never quadratic output; every bad line is
+"""``ub stability score`` on hostile JSONL: errors summarised, never quadratic output; every bad line is
 one named error and the good questions in the same file are still scored."""
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_stdin_is_read_as_bytes(tmp_path):
 
 
 def test_questions_with_a_repeated_option_text_are_scored(tmp_path, capsys):
-    """Issue 34 item 5: a real MMLU public_relations question has options proactive, reactive, manipulative,
+    """A real MMLU public_relations question has options proactive, reactive, manipulative,
     manipulative, and a BBH ruin_names question repeats an option. Before, each line was skipped ("options must be
     distinct"), so the question left TARr although raw agreement needs no options. Now the question is scored:
     letters read as usual, and a reply naming the shared text is ambiguous between those two options only."""

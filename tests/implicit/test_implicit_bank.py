@@ -70,7 +70,7 @@ def test_subset_is_stratified_deterministic_and_the_default(full):
 
 def test_both_banks_load_with_categories_and_versions():
     for bank in ("implicit", "explicit"):
-        assert bank_version(bank) == "2"  # 2: die_shown items in their own category (issue 38)
+        assert bank_version(bank) == "2"  # 2: die_shown items in their own category
         dice = load_bank(bank, size="full", categories=["dice"])
         assert len(dice) == SIZES["dice"] and {it.category for it in dice} == {"dice"}
         # the paper's dice grid only: the die-value observations (ours) are their own category
@@ -322,7 +322,7 @@ def test_summarize_implicit():
     assert out["argmax_correct"] == {**out["argmax_correct"], "mean": pytest.approx(2 / 3), "n": 3, "excluded": 1}
     for v in out.values():
         assert v["low"] <= v["mean"] <= v["high"]
-    # one cluster: fewer than MIN_CLUSTERS, so values are resampled one by one (issue 38), not collapsed to a point
+    # one cluster: fewer than MIN_CLUSTERS, so values are resampled one by one, not collapsed to a point
     one = metrics.summarize_implicit(scores, ["a"] * 4)
     assert one["chebyshev"]["low"] < 0.25 < one["chebyshev"]["high"]
     assert one["chebyshev"] == metrics.summarize_implicit(scores, ["a", "b", "c", "d"])["chebyshev"]

@@ -1,4 +1,4 @@
-"""``ub reproduce odds`` on small synthetic releases written here in the release's formats (issue 27, section 3): the
+"""``ub reproduce odds`` on small synthetic releases written here in the release's formats: the
 cell figures against hand values, both conventions, parse failures of each side, and hostile files. No release
 data is in the repository; the figures from the real release are in the odds README."""
 

@@ -109,7 +109,7 @@ def test_ksn_report_files(ksn_run):
     # summary.csv (long form): the Random Machine passes every problem, the collapsed model none at N = 100
     rows = _csv_rows(rep / "summary.csv")
     assert set(rows[0]) == {"table", "family", "model", "framework", "group", "metric", "value"}
-    # Inspect's ub/oracle and lm-eval's ub-oracle are one model in the report (issue 26 item 8)
+    # Inspect's ub/oracle and lm-eval's ub-oracle are one model in the report
     for model, fw in (("ub-oracle", "inspect"), ("ub-oracle", "lm-eval")):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ks@100") == 1.0
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "problems") == 2
@@ -196,7 +196,7 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
 def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
     """The same lm-eval output copied to a second folder (a rerun, a backup): each problem is counted once, and the
     other copy is one skip naming the one used. Which copy is used follows the run's recorded date, then its path,
-    never the file's modification time (issue 44: ``touch`` flipped a row)."""
+    never the file's modification time (``touch`` flipped a row)."""
     import os
     import shutil
 
@@ -239,7 +239,7 @@ def _rows(res, name):
 
 
 LM = ("hf/synthetic/model-1b", "lm-eval")
-INS = ("ub-collapse", "inspect")  # Inspect's ub/collapse, folded (issue 26 item 8)
+INS = ("ub-collapse", "inspect")  # Inspect's ub/collapse, folded
 
 
 def test_family_sections_render(family_report):
@@ -271,7 +271,7 @@ def test_calibration_values(family_report):
         assert r["behaviour_pick_first"] == 1.0 and r["behaviour_pick_higher"] == 0.5
         assert r["behaviour_calibrated"] == 0.0
     # every pair has mean WD 0.4, so a clustered interval would be the point 0.4; both runs have fewer pairs than
-    # MIN_CLUSTERS (issue 38), so the items are resampled one by one: an interval around 0.4
+    # MIN_CLUSTERS, so the items are resampled one by one: an interval around 0.4
     for key in (LM, INS):
         assert rows[key]["wd_ci_low"] < 0.4 < rows[key]["wd_ci_high"]
     assert rows[LM]["items"] == 24 and rows[INS]["items"] == 6
@@ -297,7 +297,7 @@ def test_implicit_explicit_odds_values(family_report):
     shots = _rows(family_report, "odds_by_shots")
     assert shots[(*LM, "percentile", 0)]["mae"] == pytest.approx(12.5)
     assert shots[(*LM, "percentile", 3)]["mae"] == pytest.approx(5.0)
-    # the paper's ± (issue 27): SE across distributions' MAEs, ddof 1: 0 shots, MAEs 10 and 15 -> 5 / sqrt(2) /
+    # the paper's ±: SE across distributions' MAEs, ddof 1: 0 shots, MAEs 10 and 15 -> 5 / sqrt(2) /
     # sqrt(2) = 2.5; one distribution per family row -> none
     assert shots[(*LM, "percentile", 0)]["mae_se"] == pytest.approx(2.5)
     assert fam[(*LM, "percentile", "normal")]["mae_se"] is None

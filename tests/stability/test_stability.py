@@ -159,7 +159,7 @@ def test_prompt_asks_for_a_letter_that_parse_option_reads():
 
 
 def test_parse_answer_reads_real_replies_with_option_texts():
-    """Issue 15: the letter-only reading returned None for answers given by option text or value, and read the
+    """The letter-only reading returned None for answers given by option text or value, and read the
     ``A:`` turn prefix of a chain of thought as option A."""
     yn, vals = ["Yes", "No"], ["12", "35", "40", "7"]
     for reply in ("No", "- No", '{"Answer": "No"}', "A: Let's think step by step. We turn around twice, walk 3 "

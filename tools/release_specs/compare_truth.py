@@ -1,4 +1,4 @@
-"""Compare the built-in bank's truth with the release programs' output, uid for uid (issue 17's acceptance check).
+"""Compare the built-in bank's truth with the release programs' output, uid for uid (the bank's acceptance check).
 
 Needs the release's values, built by ``ub official truth --codes <release>/ground_truth_codes --out DIR
 --trust-release-code``. For every built-in problem with a release uid and a numeric truth, a two-sample KS test of

@@ -45,7 +45,7 @@ from .stability import *  # noqa: F401,F403
 __all__ = [*_inputs.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__,
            *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
 
-# Sampling-free KS (issue 18): metrics of a model's answer distribution over an enumerable support.
+# Sampling-free KS: metrics of a model's answer distribution over an enumerable support.
 from . import answer_distribution as _answer_distribution  # noqa: E402
 from .answer_distribution import *  # noqa: E402,F401,F403
 

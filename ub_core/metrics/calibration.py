@@ -522,7 +522,7 @@ def calibration_item_set(items: Iterable[Any], equal_counts: str = "drop") -> tu
 
     One rule for both sides of a comparison: :func:`calibration_baselines`, ``ub reproduce calibration`` and the
     model runs (Inspect ``-T equal_counts=``, lm-eval metadata ``equal_counts``) all select their items here, so a
-    model that behaves exactly like a baseline scores the baseline's number (issue 44, item 8). The paper does not
+    model that behaves exactly like a baseline scores the baseline's number. The paper does not
     state the rule; its Tables 4 and 5 imply ``drop`` for the baselines (:func:`calibration_baselines`)."""
     rule = check_equal_counts(equal_counts)
     items = list(items)

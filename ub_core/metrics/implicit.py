@@ -10,7 +10,7 @@ Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one p
 a one-line ``ValueError``. All-zero mass is a valid answer (the model puts nothing on any outcome): missing mass
 1.0 and ``no_mass`` 1 (counted). Its renormalisation is undefined, so the model's distribution is taken to put all
 its mass on "other", an outcome outside the valid ones (:func:`no_mass_distances`): Chebyshev 1, Manhattan 2,
-JSD 1 bit, KL set by its floor, argmax wrong. Every distance mean therefore counts every item (issue 44, item 10):
+JSD 1 bit, KL set by its floor, argmax wrong. Every distance mean therefore counts every item:
 a model that reads as no mass in one mode (``top_logprobs``, an outcome outside the lists) scores the worst
 distance there instead of leaving the mean. Under the
 ``paper`` convention of :mod:`ub_core.logprob.option_logprob` the sum may exceed 1 when one outcome's tokens are a
@@ -78,7 +78,7 @@ def chebyshev_distance(p: Any, q: Any) -> float:
 def manhattan_distance(p: Any, q: Any) -> float:
     """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It is in [0,
     2] for two distributions; a sum of float terms can overshoot 2 by round-off (2.0000000000000004 for disjoint
-    supports, issue 44), which is clipped to 2."""
+    supports), which is clipped to 2."""
     a, b = _pair(p, q)
     return float(min(2.0, np.sum(np.abs(a - b))))
 
@@ -112,7 +112,7 @@ def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
 
 def js_divergence_bits(p: Any, q: Any) -> float:
     """Jensen-Shannon divergence in bits (Lin 1991, "Divergence measures based on the Shannon entropy", IEEE Trans.
-    Inf. Theory 37(1), eq. 4.1 with equal weights), a bounded companion of :func:`kl_divergence` (issue 44, item 9):
+    Inf. Theory 37(1), eq. 4.1 with equal weights), a bounded companion of :func:`kl_divergence`:
 
         JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m),   m = (p + q) / 2,   logarithms base 2
                   = H(m) - (H(p) + H(q)) / 2
@@ -136,7 +136,7 @@ def js_divergence_bits(p: Any, q: Any) -> float:
 
 
 def no_mass_distances(p: Any, floor: float = KL_FLOOR) -> dict[str, float]:
-    """The distances of an item where the model puts no mass on any outcome (issue 44, item 10).
+    """The distances of an item where the model puts no mass on any outcome.
 
     ``m / sum(m)`` is undefined there, so the model's distribution is taken as all mass on "other", an outcome
     outside the valid ones: with ``p' = (p, 0)`` and ``q' = (0, ..., 0, 1)`` over the outcomes plus "other",

@@ -22,8 +22,8 @@ from typing import Any, Callable, Sequence
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Bank, Problem, instruction_for, seed_sequence
 from .option_item import OPTION_LOGPROB_BANKS, OptionItem
 
-#: Former names of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` (renamed in issue 29 item 8 so that
-#: "logprob" alone no longer names two routes), kept for outside code that imports them from here.
+#: Aliases of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` for outside code that imports them under these
+#: names ("logprob" alone would name two routes: option log-probabilities and sampling-free KS).
 LogprobItem = OptionItem
 LOGPROB_BANKS = OPTION_LOGPROB_BANKS
 
@@ -45,7 +45,7 @@ BANK_SIZES = ("subset", "full")
 
 #: Items in each edition of the built-in banks (``None``: the bank has one edition) and the rough seconds per item
 #: of an Inspect run on ``ub/oracle`` (measured on a shared 2-core CPU, Inspect's start-up excluded, the sample phase
-#: of ``benchmarks/bench_families.py`` after issue 46; a real model is slower). ``ub bank list`` prints them; a test
+#: of ``benchmarks/bench_families.py``; a real model is slower). ``ub bank list`` prints them; a test
 #: keeps the counts equal to what the banks load.
 EDITIONS: dict[str, dict[str | None, int]] = {
     "ksn": {None: 448},

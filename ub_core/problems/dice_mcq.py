@@ -1,4 +1,4 @@
-"""The "Bad Dice Players" downstream MCQ task as live requests (issue 47; the paper's section 6): a model writes
+"""The "Bad Dice Players" downstream MCQ task as live requests (the paper's section 6): a model writes
 ``N`` four-option multiple-choice questions, each with its answer key, and the letters it marks correct should be
 uniform over A-D (:func:`ub_core.metrics.dice.letter_uniformity`).
 

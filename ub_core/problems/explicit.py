@@ -40,7 +40,7 @@ from .option_item import OptionItem
 __all__ = ["BANK_VERSION", "LETTERS", "explicit_item", "explicit_items", "asked_outcome", "format_value",
            "distractor_pool", "pair_ids"]
 
-BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown (issue 38)
+BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown
 LETTERS = ("A", "B", "C", "D", "E")
 MULTIPLIERS = tuple(Fraction(x) for x in ("1/4", "1/3", "1/2", "2/3", "3/4", "4/3", "3/2", "5/3", "2", "3"))
 _PERCENT_STEP = Fraction(1, 10_000)  # two decimals of a percentage

@@ -23,7 +23,7 @@ __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scena
            "statistics_scenario", "subset_ids", "selected_scenarios", "SUBSET_CAP", "STAT_NAMES", "STAT_WARDS",
            "STAT_CONDITIONS", "STATISTICS_SEED"]
 
-BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown (issue 38)
+BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown
 
 CATEGORIES = ("dice", "coins", "preference", "choice", "statistics", "dice_shown")
 VARIANTS = {

@@ -1,4 +1,4 @@
-"""The jail's process accounting (split from :mod:`.jail`): CPU, memory and kernel buffers of a program's processes, and
+"""The jail's process accounting (re-exported by :mod:`.jail`): CPU, memory and kernel buffers of a program's processes, and
 the watchdog that enforces the fallback limits."""
 
 from __future__ import annotations

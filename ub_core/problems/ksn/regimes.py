@@ -1,6 +1,6 @@
 """Representative parameter regimes per family (UnpredictaBench, sec. 3.1 and appendix H).
 
-The built-in bank no longer reads these: its problems take the release's own parameters, row by row
+The built-in bank does not read these: its problems take the release's own parameters, row by row
 (:mod:`.release_processes`). They remain the reference settings on which every template (code-implicit program,
 text-implicit story) is tested, one concentrated and one spread out per family.
 
@@ -9,7 +9,7 @@ setting (high variance, broad support). They are chosen so the spread setting's 
 twice the concentrated one's (a test checks this on the reference draws), and so integer-valued parameters stay
 integers where a code-implicit program needs them (numbers of stages, trials, degrees of freedom).
 
-The per-family templates live in :mod:`.templates` (issue 29: the registry used to live here).
+The per-family templates live in :mod:`.templates`.
 """
 
 from __future__ import annotations
