@@ -27,7 +27,7 @@ def _pick_higher_logprobs(item: OptionItem, choices) -> list[tuple[float, bool]]
     return [(0.0 if c == target else -math.inf, False) for c in choices]
 
 
-def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
+def test_a_pick_higher_model_scores_the_pick_higher_baseline():
     pytest.importorskip("lm_eval")
     from ub_lmeval.option_logprob_hooks import (
         nanmean,

@@ -1,4 +1,4 @@
-"""Issue 38 item 2: ``ub reproduce calibration`` prints the paper's baseline rows (Tables 4 and 5) beside ours, and
+"""``ub reproduce calibration`` prints the paper's baseline rows (Tables 4 and 5) beside ours, and
 the colors rows reproduce (within 0.02 at the paper's two decimals) once equal-count items are left out."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 37: ``ub compare A B`` on real runs of both frameworks.
+"""``ub compare A B`` on real runs of both frameworks.
 
 ``ub/oracle`` against ``ub/collapse`` on KS@N: a large, significant difference; ``ub/oracle`` with seed 0 against
 seed 1: nothing significant; runs whose settings change what is measured: refused with one line; an lm-eval run

@@ -218,7 +218,7 @@ def test_bounded_scores_interval_covers_at_small_n():
         assert covered / reps >= 0.95 - _mc(0.95, reps) - 0.015, (n, covered / reps)
 
 
-# ----------------------------------------------------------------------------------------------- issue 44 items 9, 10
+# --------------------------------------------------------------------- bounded divergence and degenerate distance means
 # The implicit family's bounded divergence and its distance means on degenerate inputs.
 
 from ub_core.logprob.option_logprob import score_row  # noqa: E402

@@ -85,7 +85,7 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-15)
 
 
-# ------------------------------------------------------------------------------------------------ finding 1
+# --------------------------------------------------------------------------------------------------- the headline score
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
@@ -118,7 +118,7 @@ def test_ksn_headline_tells_oracle_from_collapse_in_evals_df(logs, tmp_path):
     assert {"retry_rate", "attempts_per_valid"} <= metrics
 
 
-# ------------------------------------------------------------------------------------------------ finding 2
+# -------------------------------------------------------------------------------------------------------- inspect score
 
 # run in a fresh interpreter: Inspect's `inspect score LOG --overwrite --action overwrite` (its click command, as the
 # `inspect` console script runs it) for each log given, printing each path once scored
@@ -136,7 +136,7 @@ for path in sys.argv[1:]:
 
 @pytest.mark.slow
 def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
-    """Finding 2: ``inspect score LOG`` (Inspect's own command line, in a fresh process) re-scores each task's log to
+    """``inspect score LOG`` (Inspect's own command line, in a fresh process) re-scores each task's log to
     exactly its original metrics: the scorers rebuild from the log's small arguments and find their problems again.
     One fresh process runs the command for every log in turn (each interpreter start costs seconds): every scorer is
     rebuilt there from the name and arguments its log records, never from this test process's registrations."""
@@ -161,7 +161,7 @@ def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
             (name, {k: (original[k], rescored[k]) for k in original if not _close(rescored[k], original[k])})
 
 
-# ------------------------------------------------------------------------------------------------ finding 3
+# ------------------------------------------------------------------------------------------------------------- log size
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_solver_and_scorer_arguments_are_small(logs, name):
@@ -186,10 +186,10 @@ def test_ksn_log_is_small_per_problem(tmp_path):
     assert header <= 200_000, header
 
 
-# ------------------------------------------------------------------------------------------------ finding 5
+# --------------------------------------------------------------------------------------------------- samples_df columns
 
 def test_samples_df_columns_are_typed_per_problem(logs):
-    """Finding 5: ``ub_inspect.analysis`` column specs give typed per-problem score columns in samples_df."""
+    """``ub_inspect.analysis`` column specs give typed per-problem score columns in samples_df."""
     from inspect_ai.analysis import SampleSummary, samples_df
 
     from ub_inspect import analysis
@@ -229,10 +229,10 @@ def test_per_category_uncertainty(logs):
     assert {"colors", "colors_stderr", "wordproblems", "wordproblems_stderr"} <= set(cal)
 
 
-# ------------------------------------------------------------------------------------------------ finding 7
+# --------------------------------------------------------------------------------------------------------------- epochs
 
 def test_stability_reports_the_epochs_it_ran(tmp_path):
-    """Finding 7: ``--epochs 2`` over a task built with its default: the log says 2 everywhere it says a number
+    """``--epochs 2`` over a task built with its default: the log says 2 everywhere it says a number
     of epochs, and no score column reads as an accuracy when it is an agreement rate."""
     log = inspect_eval(stability(limit=2, subtasks="navigate"), model="ub/oracle", log_dir=str(tmp_path),
                        display="none", epochs=2)[0]
@@ -244,11 +244,11 @@ def test_stability_reports_the_epochs_it_ran(tmp_path):
     assert not [n for n in names if "tar" in n and "acc" in n], names
 
 
-# ------------------------------------------------------------------------------------------------ finding 9
+# ------------------------------------------------------------------------------------------------- the terminal summary
 
 @pytest.mark.slow
 def test_terminal_summary_fits_80_columns(tmp_path):
-    """Finding 9: ``inspect eval`` at 80 columns shows the headline and every category's KS@100 in full."""
+    """``inspect eval`` at 80 columns shows the headline and every category's KS@100 in full."""
     env = {**os.environ, "COLUMNS": "80", "INSPECT_LOG_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "inspect_ai._cli.main", "eval", "ub_inspect/ksn", "--model",
                           "ub/oracle", "-T", "limit_per_category=1", "--display", "plain"],
@@ -278,9 +278,9 @@ def test_every_tasks_summary_fits_80_columns(logs, name):
             assert key in text, (key, text)
 
 
-def test_ub_score_reads_logs_before_and_after_issue_26(logs, tmp_path, capsys):
-    """``ub score --samples`` reads only the per-sample values and ``-T`` options: a log written before issue 26
-    (the bank in the scorer arguments, one results score per key) rescores like the new one."""
+def test_ub_score_reads_logs_with_and_without_the_bank_in_the_scorer_arguments(logs, tmp_path, capsys):
+    """``ub score --samples`` reads only the per-sample values and ``-T`` options: a log that carries
+    the bank in the scorer arguments and one results score per key rescores like one that does not."""
     from inspect_ai.log import EvalScore, read_eval_log, write_eval_log
 
     from ub_core import cli

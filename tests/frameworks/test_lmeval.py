@@ -119,7 +119,7 @@ def test_oracle_loglikelihood_is_the_true_probability():
 # ------------------------------------------------------------------------------------------------ ub-vllm
 
 def test_offline_models_refuse_unknown_model_args():
-    """Issue 34 item 4: ``--model_args bogus=1`` was accepted silently by ub-oracle and ub-collapse."""
+    """``--model_args bogus=1`` was accepted silently by ub-oracle and ub-collapse."""
     ub_lmeval.models.UBOracleLM(seed=3, model="ub-oracle", batch_size=1, device="cpu", max_batch_size=8)
     for cls in (ub_lmeval.models.UBOracleLM, ub_lmeval.models.UBCollapseLM):
         with pytest.raises(ValueError, match=r"unknown --model_args bogus_arg; ub-(oracle|collapse) takes seed"):

@@ -1,4 +1,4 @@
-"""Issue 34 item 1: ``lm_eval --tasks ub_logit`` as a user types it, with no ``--include_path`` and no wrapper.
+"""``lm_eval --tasks ub_logit`` as a user types it, with no ``--include_path`` and no wrapper.
 
 Before: lm-eval 0.4.13's own CLI answered ``Tasks not found: ub_logit`` after a normal install. Now the installed
 ``unpredictabench-lm-eval.pth`` runs :mod:`unpredictabench_lm_eval_hook`, which adds our task folder to every

@@ -230,7 +230,8 @@ def test_a_toy_bank_with_a_prompt_index_is_found(monkeypatch):
 
 def test_seed_sequence_never_aliases_large_seeds_and_keeps_small_ones():
     """Seeds below 2**32 keep the streams they always had (the seed as one 32-bit word); larger seeds get their
-    own streams instead of wrapping onto small ones (2**32 used to give seed 0's draws); negative seeds are refused."""
+    own streams instead of wrapping onto small ones (wrapping, 2**32 would give seed 0's draws); negative seeds are
+    refused."""
     import hashlib
 
     from ub_core.problems import seed_sequence
@@ -263,7 +264,7 @@ def _layers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_a_circle_between_layers_is_found():
-    """Issue 45 item 7: ``compare`` imported ``report.readers`` inside a function and ``report.summary`` imported
+    """``compare`` imported ``report.readers`` inside a function and ``report.summary`` imported
     ``compare``: no two modules form a circle, the two layers do."""
     graph = {"ub_core.compare": {"ub_core.report.readers"}, "ub_core.report": set(), "ub_core.report.readers": set(),
              "ub_core.report.summary": {"ub_core.compare"}}

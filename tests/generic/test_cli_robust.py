@@ -1,4 +1,4 @@
-"""Issue 20, the `ub` command: hostile JSONL lines, items of banks `ub score` does not KS-score, numeric option
+"""The `ub` command: hostile JSONL lines, items of banks `ub score` does not KS-score, numeric option
 ranges, exit codes, exact rescoring of Inspect logs, and the id index behind get_problem."""
 
 from __future__ import annotations

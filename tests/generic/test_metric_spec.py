@@ -127,7 +127,7 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
     (two-sided ``re``: null); the only companions are the grid rates and the counts (``bad_logprobs`` and
     ``ub_core.logprob.option_logprob.COUNT_KEYS``). No count of a per-item list and no ``_clustered_se`` row (the
-    clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
+    clustered SE is ``<metric>_stderr``)."""
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     heads = [row for row in listed if row[1] == "!function utils.nanmean"]

@@ -940,7 +940,7 @@ def test_multiline_printouts_match_exactly(reply, expected):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Hostile text: linear time and numbers too large for a float (finding 7)
+# Hostile text: linear time and numbers too large for a float
 # ---------------------------------------------------------------------------------------------------------------
 
 SPEED_OPTIONS = ["heads", "tails up", "A"]

@@ -82,7 +82,7 @@ def test_score_values_computes_every_spec_entry(toy_metric):
 
 
 def test_a_spec_that_cannot_be_honoured_is_an_error_when_it_is_written():
-    """The silent trap of issue 36 item 1: one entry per N with N bound in (``ad@1``) was copied to every N."""
+    """The silent trap: one entry per N with N bound in (``ad@1``) was copied to every N."""
     with pytest.raises(ValueError, match="declare it once as MetricSpec\\('ad', ..., per_n=True\\)"):
         MetricSpec("ad@1", "AD@1", True, "rate", compute=lambda values, truth: 1.0)
     with pytest.raises(ValueError, match="compute must take \\(values, truth, \\*, n, threshold, method\\)"):
@@ -148,7 +148,7 @@ def _ub_score(tmp_path, capsys) -> dict:
 
 
 def test_every_spec_key_reaches_inspect_lmeval_and_ub_score(toy_metric, tmp_path, capsys):
-    """The trial of issue 36 as a test: a toy per-N rate, defined through the public API only
+    """A toy per-N rate, defined through the public API only
     (:func:`ub_core.metric_spec.register_metric`), with its own use of N and the threshold, reaches Inspect's
     ``Score.value`` and metrics, lm-eval's task and group results with its direction, and ``ub score --json`` as a
     rate (Wilson interval; percent in the table)."""

@@ -30,7 +30,7 @@ from ub_core.cache import cached_truth  # noqa: E402
 from ub_core.problems import get_problem  # noqa: E402
 
 # uniform on [-250, 750], continuous: the model is TAUGHT to answer {1} or {7} (TAUGHT_KSN), valid and far from the
-# truth, so KS@N fails surely. It used to be a prompt the model never saw; what an untrained prompt gets depends on
+# truth, so KS@N fails surely. It is not a prompt the model never saw: what an untrained prompt gets depends on
 # the machine that trained the model (the same seeds give another model on another CPU), and other untrained prompts
 # (te-normal-conc, te-chi_squared-spread) drew "{}" under the chat template: every reply invalid, and Inspect's
 # retries, one hf/ round of about 3 s each, made the Inspect run take 15 minutes.

@@ -186,7 +186,7 @@ def test_kernel_interfaces_are_not_writable(probed):
 # ------------------------------------------------------------------------------------------------ 2. keyring
 
 def test_parent_session_keyring_is_out_of_reach(probed):
-    """Finding 2: ``request_key`` + ``keyctl(KEYCTL_READ)`` read a token from the parent's session keyring."""
+    """``request_key`` + ``keyctl(KEYCTL_READ)`` read a token from the parent's session keyring."""
     value = _landed(probed, "keyring")[0]
     assert KEY_SECRET not in value
     assert value.startswith("request_key: "), value
@@ -258,7 +258,7 @@ def test_fallback_limits_cover_unmapped_memory(tmp_path):
 
 @pytest.mark.slow
 def test_a_long_unfinished_number_does_not_stall_the_parent(tmp_path):
-    """Finding 5: ``[`` and 40,000 digits, then a sleep, froze the parent for over a minute at 100% CPU (the
+    """``[`` and 40,000 digits, then a sleep, froze the parent for over a minute at 100% CPU (the
     number patterns backtracked quadratically, re-run on the whole retained buffer for every chunk), and a good
     sibling was failed as timed out. Now the stall ends at the wall clock and the sibling lands (the reader's own
     linear-time check is tests/ksn/test_official_output.py::test_reading_is_linear_whatever_the_output)."""
@@ -354,7 +354,7 @@ def test_concurrent_atomic_writes_use_their_own_temporary_files(tmp_path):
 
 @pytest.mark.parametrize("where", ["equal", "inside", "above"])
 def test_out_that_the_jail_would_show_is_refused(tmp_path, where):
-    """Finding 7: --out = --codes put .records/ and the sibling values inside the program folders the jail
+    """--out = --codes put .records/ and the sibling values inside the program folders the jail
     shows. --out equal to, inside or above --codes is refused with one line, before anything runs."""
     codes = tmp_path / "release" / "ground_truth_codes"
     (codes / F).mkdir(parents=True)

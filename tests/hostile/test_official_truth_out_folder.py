@@ -98,7 +98,7 @@ def test_a_link_shipped_in_out_steers_no_delete_and_no_write(tmp_path, where):
 
 
 def test_a_link_inside_out_to_the_programs_folder_is_refused(tmp_path):
-    """Finding 2: ``built_truth/<F> -> ../ground_truth_codes/<F>`` bypassed the round-three check of an --out
+    """``built_truth/<F> -> ../ground_truth_codes/<F>`` bypassed the check of an --out
     above --codes: the records landed in the program folder the jail shows, and a later program read
     ``/program/.records/a-first.json``. Now the link is refused; nothing is written into the program folder."""
     _bwrap_or_fail()
@@ -169,8 +169,8 @@ def test_as_root_the_program_is_not_host_root(tmp_path):
 
 
 def test_a_program_unreadable_by_others_fails_with_one_line(tmp_path):
-    """The other side of finding 3's fix: as root the program runs as a throwaway uid, which cannot read a
-    program folder of mode 0700: that program fails with one line saying why; its siblings land."""
+    """As root the program runs as a throwaway uid, which cannot read a program folder of mode 0700: that program fails
+    with one line saying why; its siblings land."""
     _bwrap_or_fail()
     if os.geteuid() != 0:
         pytest.skip("only root runs programs as a throwaway uid")
@@ -186,7 +186,7 @@ def test_a_program_unreadable_by_others_fails_with_one_line(tmp_path):
 # ------------------------------------------------------------------------------------------------ 4. output
 
 def test_one_programs_output_never_ends_the_run(tmp_path):
-    """Finding 4: ``print(["a'\\"\\\\"] * 10000)`` (Python's own repr of a valid label) made the reader raise an
+    """``print(["a'\\"\\\\"] * 10000)`` (Python's own repr of a valid label) made the reader raise an
     uncaught SyntaxError, and ``[10**5000] + [1] * 9999`` raised past the digit limit: the run ended, no record
     was written. Now the label is read back as printed, the huge integer fails its program with one line, and the
     others land."""
@@ -341,9 +341,9 @@ def test_fallback_limits_see_kernel_buffers(tmp_path):
 
 
 def test_the_fallback_watchdog_counts_pipes_and_sockets():
-    """Finding 6, the counting half: a process holding 20 full socket pairs and 10 full pipes (about 9 MB of kernel
-    buffers, in no process's resident memory) is over a memory limit set between its resident memory and that plus
-    half its buffers; the watchdog without the count saw only the resident memory and let it run."""
+    """The counting half of the kernel-buffer limit: a process holding 20 full socket pairs and 10 full pipes (about 9
+    MB of kernel buffers, in no process's resident memory) is over a memory limit set between its resident memory and
+    that plus half its buffers; the watchdog without the count saw only the resident memory and let it run."""
     from ub_core.release_tools import jail
 
     proc = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE)

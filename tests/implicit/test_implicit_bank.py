@@ -336,7 +336,7 @@ def test_summarize_implicit():
     (lambda it: metrics.implicit_item_scores(it, [0.1, -0.2, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.1, 1.5, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.5, 0.5]), "2 entries but the item has 3"),
-    (lambda it: metrics.predicted_distribution([0, 0, 0]), "all zero"),  # all-zero mass scores: issue 38 item 3
+    (lambda it: metrics.predicted_distribution([0, 0, 0]), "all zero"),  # all-zero mass scores
     (lambda it: metrics.implicit_item_scores(it, "abc"), "sequence of numbers"),
     (lambda it: metrics.explicit_item_scores(it, [0.1, 0.1, 0.1]), "not an MCQ"),
     (lambda it: metrics.kl_divergence([0.5, 0.5], [0.5, 0.2]), "sum to 1"),

@@ -135,7 +135,7 @@ def test_difference_probability_restriction_applied_twice():
 
 
 def test_difference_discrete_interval_is_a_quantile_of_the_restricted_distribution():
-    """Issue 27 finding: the release reads a probability interval off the sample already restricted to its 1st-99th
+    """The release reads a probability interval off the sample already restricted to its 1st-99th
     percentiles (``calculate_target_ranges``), so for a discrete family its ends are quantiles of the *restricted*
     distribution, Qr(u) = Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99))) at u = (1 -+ p) / 2. Geometric(0.05) at
     0.9: the release shows [1, 56] (its 0-shot GPT-4 Turbo prompts say "between 1.0 and 56.0"); the paper

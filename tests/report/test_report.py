@@ -504,7 +504,7 @@ def test_malformed_files_are_counted_skips_and_one_bad_item_spares_the_rest(tmp_
     assert all(r["ks@100"] is None for r in ks.values())  # -1 is no pass flag: left out, not a crash
 
 
-# ------------------------------------------------------------------------------------------ large logs (finding 9)
+# ------------------------------------------------------------------------------------------ large logs
 
 _LOAD_INPUTS = """
 from ub_core.report import load_inputs
@@ -592,7 +592,7 @@ def test_json_log_cap_on_a_real_log(ksn_run, tmp_path, monkeypatch):
     assert over.records == [] and [s.reason.split(" (")[0] for s in over.skips] == ["too large"]
 
 
-# ----------------------------------------------------------------------------------------- summary.md (finding 13)
+# ----------------------------------------------------------------------------------------- summary.md
 
 def test_summary_md_escapes_html_and_table_pipes(tmp_path):
     """A model name holding <script>, a pipe, an ampersand and a line break stays inert text in one table cell."""

@@ -1,5 +1,5 @@
-"""The jail's process accounting (re-exported by :mod:`.jail`): CPU, memory and kernel buffers of a program's processes, and
-the watchdog that enforces the fallback limits."""
+"""The jail's process accounting (re-exported by :mod:`.jail`): CPU, memory and kernel buffers of a program's processes,
+and the watchdog that enforces the fallback limits."""
 
 from __future__ import annotations
 
