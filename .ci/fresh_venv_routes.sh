@@ -56,7 +56,7 @@ assert len(sample["doc"]["ub_sample"]["values"]) == 100  # per-document lists li
 from inspect_ai.log import read_eval_log
 log = read_eval_log(glob.glob("logs/*.eval")[0])
 assert log.status == "success" and log.eval.task == "ub_inspect/ksn", (log.status, log.eval.task)
-(score,) = log.results.scores  # one score: the headline KS@100 first, then the other metrics (issue 26)
+(score,) = log.results.scores  # one score: the headline KS@100 first, then the other metrics
 ks = {name: m.value for name, m in score.metrics.items()}
 assert next(iter(ks)) == "ks@100" and ks["ks@100"] == 1.0, ks
 r3 = json.load(open(glob.glob("out3/**/results_*.json", recursive=True)[0]))

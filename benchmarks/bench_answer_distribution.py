@@ -1,4 +1,4 @@
-"""Sampling-free KS (issue 18) on this machine, printed as figures (not a test).
+"""Sampling-free KS on this machine, printed as figures (not a test).
 
 1. Which KS@N problems have an enumerable answer support (``ub_core.problems.candidates``), by category, and
    the distribution of their candidate counts (and of distinct scored scalars); time to build every set.

@@ -1,4 +1,4 @@
-"""What the sampling-free p_pass@N buys a comparison (issue 37): standard errors and minimum detectable effects of
+"""What the sampling-free p_pass@N buys a comparison: standard errors and minimum detectable effects of
 KS@100 scored from sampled verdicts against the sampling-free pass probabilities, on the same model.
 
 Models: mixtures of the offline reference models on the 175 problems with a listed support. ``mix w`` answers
@@ -15,12 +15,11 @@ Prints one row per model and one per pair of neighbouring weights. Figures, not 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 
-from ub_core.metrics.paired import minimum_detectable_effect, sampling_noise_removed
+from ub_core.metrics.paired import sampling_noise_removed
 from ub_core.logprob.ksn_logprob import _collapse_index, score_candidate_logprobs
 from ub_core.problems import load_bank
 from ub_core.problems.candidates import candidate_set

@@ -1,4 +1,4 @@
-"""Client throughput per family on the offline model, printed as a table (not a test; issue 46).
+"""Client throughput per family on the offline model, printed as a table (not a test).
 
 For each family (the Inspect tasks ``ub_inspect/<family>``) this runs ``--limit`` items on ``ub/oracle``
 in-process (``inspect_ai.eval``, logs in a temporary folder), and a bare Inspect task with the same samples and
@@ -15,36 +15,25 @@ load moves every figure; the ratio of two runs made back to back moves least). `
 (``ub-oracle``, the family's group task, ``--limit`` per subtask) as wall milliseconds per document.
 
 Usage: python benchmarks/bench_families.py [--limit 200] [--families ksn,calibration,...] [--repeat 1] [--lmeval]
-Goal (issue 46): per item at most 2x bare Inspect for every family, 3x for ksn (100 answers scored per item).
+Goal: per item at most 2x bare Inspect for every family, 3x for ksn (100 answers scored per item).
 
-Measured (issue 46; ``--repeat 3``, medians; 200 items, odds its 132 percentile items, stability 5 epochs; 2 CPU
-cores shared with other jobs at load 4-7, so ms/item moves with the load and each ratio is against the bare run
-made right after it; before = the tree at the start of issue 46 on PYTHONPATH; ksn's and implicit's "after" are
-the second round's, at load 1-2, below):
+Measured (``--repeat 3``, medians; 200 items, odds its 132 percentile items, stability 5 epochs; 2 CPU cores shared
+with other jobs, so ms/item moves with the load and each ratio is against the bare run made right after it; ksn and
+implicit at load 1-2, bare 9-11 ms/item, the others at load 4-7):
 
-  family       calls/item     ms/item       x bare         cpu x          same req x  full edition (after)
-               before  after  before after  before after   before after   after
-  ksn            1      1     162    38     3.44   3.80    3.85   3.80    1.27        448 problems ~17 s
-  calibration   12      1     172    40     7.67   1.63    5.05   1.87    1.87        203,040 items ~2 h
-  implicit      39      1     376    18     16.5   1.96    10.9   2.08    2.08        1,405 items ~25 s
-  explicit      20      1     222    25     5.09   1.55    6.36   1.73    1.73        1,405 items ~36 s
-  odds           1      1      20    16     1.11   1.17    1.37   1.72    1.72        9,372 items ~2 min
-  stability      5      5      97   100     1.26   1.10    1.37   1.13    1.13        1,210 questions ~2 min
+  family       calls/item  ms/item  x bare  cpu x  same req x  full edition
+  ksn            1          38      3.80    3.80   1.27        448 problems ~17 s
+  calibration    1          40      1.63    1.87   1.87        203,040 items ~2 h
+  implicit       1          18      1.96    2.08   2.08        1,405 items ~25 s
+  explicit       1          25      1.55    1.73   1.73        1,405 items ~36 s
+  odds           1          16      1.17    1.72   1.72        9,372 items ~2 min
+  stability      5         100      1.10    1.13   1.13        1,210 questions ~2 min
 
 A rerun at lower load (bare 10-11 ms/item): x bare implicit 2.04, calibration 1.66, explicit 1.65, ksn 3.82 (same req
-x 1.41). ``--lmeval`` (50 per subtask, one run each, under load from other jobs): 6-54 ms per document before and
-after, within the noise of a single run.
+x 1.41); a second ksn run: 38.0 ms/item, x bare 3.85, cpu x 3.86, same req x 1.28. ``--lmeval`` (50 per subtask, one
+run each, under load from other jobs): 6-54 ms per document.
 
-ksn and implicit, second round (the "after" figures above; load 1-2, bare 9-11 ms/item; each "before" run right
-before its "after" run, the tree at the start of the round on PYTHONPATH):
-
-  family     ms/item         x bare          cpu x           same req x
-             before  after   before  after   before  after   before  after
-  ksn        41.6    37.8    4.12    3.80    4.17    3.80    1.44    1.27   (a second after run: 38.0, 3.85, 3.86, 1.28)
-  implicit   18.7    18.0    1.98    1.96    2.09    2.08    2.09    2.08
-  implicit   21.6    20.3    2.04    1.93    1.95    2.17    1.95    2.17   (a second pair)
-
-ksn still misses 3x: Inspect alone asking for the same 100 choices per item takes ~3x a one-choice request's CPU
+ksn misses 3x: Inspect alone asking for the same 100 choices per item takes ~3x a one-choice request's CPU
 (29-31 ms/item here), so 3x bare leaves nothing for parsing and scoring 100 answers; what is left above that floor
 (~8 ms/item CPU) is scoring (~6 ms: KS at 7 Ns with scipy's exact p-value, the permutation DP of the discrete
 problems, WDZ's 999 splits, the KDEs of JSD), parsing (~1 ms) and the store's ~4.8 KB, which Inspect copies into
@@ -52,17 +41,15 @@ four events (~1.4 ms: measured with the lists left out). implicit is at the 2x g
 code is ~1.5 ms of its ~18 ms per item (the offline model 0.9 ms, scoring 0.4 ms), the rest Inspect's per-sample
 events and log.
 
-What changed (issue 46): the offline models read all of an item's continuations in one request
-(``ub_inspect.option_logprob.CONTINUATIONS``; 12-39 requests per item before), the prompt indexes answer without
-scans (stability's wrapped-prompt lookup, the option banks' split), store records are written in one validation
-(``ub_inspect._store.write_record``), and KS@N calls scipy's ks_2samp without its wrapper. ksn stays above 3x: Inspect
-alone takes about 3x a one-choice request's CPU to handle one 100-choice reply ("same req x" is the ratio to that).
-Second round: KS@N computes scipy's exact statistic from the sorted truth at the sample's values only and calls
-scipy's exact p-value step itself (cached by sizes and statistic; scipy re-sorted the 10,000 truth draws and
-evaluated both ECDFs at 10,100 points for each N), the truth is sorted once for KS and WDZ, WDZ keeps its splits'
-index arrays, the scorers read their store record in one validation (``ub_inspect._store.read_record``: a
-StoreModel builds a pydantic TypeAdapter at every list read), and ``run_specs`` keeps its answer; every score is
-bit-identical (``tests/ksn/test_scoring_fast_paths.py``).
+What keeps the figures there: the offline models read all of an item's continuations in one request
+(``ub_inspect.option_logprob.CONTINUATIONS``; one request per continuation would be 12-39 per item), the prompt
+indexes answer without scans (stability's wrapped-prompt lookup, the option banks' split), store records are written
+and read in one validation (``ub_inspect._store.write_record`` / ``read_record``: a StoreModel builds a pydantic
+TypeAdapter at every list read), KS@N computes scipy's exact statistic from the sorted truth at the sample's values
+only and calls scipy's exact p-value step itself (cached by sizes and statistic; ks_2samp would re-sort the 10,000
+truth draws and evaluate both ECDFs at 10,100 points for each N), the truth is sorted once for KS and WDZ, WDZ keeps
+its splits' index arrays, and ``run_specs`` keeps its answer; every score is bit-identical to the plain computation
+(``tests/ksn/test_scoring_fast_paths.py``).
 """
 
 from __future__ import annotations

@@ -5,14 +5,12 @@ Runs ``inspect eval ub_inspect/ksn --model ub/oracle`` on every problem (448) un
 (``read_eval_log(header_only=True)``, median of 5 reads after one warm-up read).
 
 Usage: python benchmarks/bench_inspect_log.py [--log LOG.eval] [--limit-per-category N]
-Goal (issue 26): at most 10 KB per problem.
+Goal: at most 10 KB per problem.
 
-Measured on the 448-problem oracle log (2 shared CPU cores, inspect-ai 0.3.285):
-
-  before issue 26 (the bank in every solver/scorer argument): 34.4 MB, 76.7 KB per problem, header.json 8.4 MB,
-                  header read 0.7-1.4 s (machine load); ``inspect log convert --to json``: 454 MB (issue 26)
-  after:                                                      3.6 MB,   8.1 KB per problem, header.json 18 KB,
-                  header read 0.023-0.026 s; ``inspect log convert --to json``: 38.5 MB
+Measured on the 448-problem oracle log (2 shared CPU cores, inspect-ai 0.3.285): 3.6 MB, 8.1 KB per problem,
+header.json 18 KB, header read 0.023-0.026 s; ``inspect log convert --to json``: 38.5 MB. The bank is kept out of
+every solver and scorer argument: Inspect writes the arguments into the header and every score event, and with the
+bank in them the same log is 34.4 MB (76.7 KB per problem, header.json 8.4 MB, header read 0.7-1.4 s, 454 MB as JSON).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Cost of sampling-free KS@N (issue 18) against sampling 100 answers, on the tiny trained model, printed (not a test).
+"""Cost of sampling-free KS@N against sampling 100 answers, on the tiny trained model, printed (not a test).
 
-For each problem (default: the four of ``tests/ksn_logprob/test_ksn_logprob_validation.py`` plus the largest enumerable ones
-up to ``--max-candidates``), on CPU with transformers:
+For each problem (default: the four of ``tests/ksn_logprob/test_ksn_logprob_validation.py`` plus the largest enumerable
+ones up to ``--max-candidates``), on CPU with transformers:
 
 * **logprob route**: one request per candidate, ``prompt + " " + candidate``; tokens = the prompt's tokens once
   (a server with prefix caching, as vLLM, computes them once) plus each candidate's tokens; and without prefix
@@ -40,7 +40,8 @@ def main() -> int:
     torch.manual_seed(0)
 
     ids = ["te-bernoulli-conc", "rw-os_concurrency-02", "ti-hypergeometric-conc", "te-bernoulli-spread"]
-    sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn")) if len(cs) <= args.max_candidates),
+    sized = sorted(((len(cs), p.id) for p, cs in enumerable_problems(load_bank("ksn"))
+                    if len(cs) <= args.max_candidates),
                    reverse=True)
     ids += [pid for _, pid in sized[:2] if pid not in ids]
     print(f"{'problem':26} {'cand':>4} | {'logprob: req':>12} {'tokens (cached)':>15} {'(uncached)':>10} {'wall s':>7} "
@@ -85,8 +86,10 @@ def main() -> int:
                     break
                 logits = model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True).logits[:, -1, :]
         sample_wall = time.perf_counter() - t0 + 0.0
-        print(f"{pid:26} {len(cs):>4} | {len(cs):>12} {n_prompt + cand_tokens:>15} {len(cs) * n_prompt + cand_tokens:>10} "
-              f"{logprob_wall:>7.3f} | {'1 (n=100)':>13} {n_prompt + generated:>7} {sample_wall:>7.3f} | {score_wall:>7.3f}"
+        print(f"{pid:26} {len(cs):>4} | {len(cs):>12} {n_prompt + cand_tokens:>15} "
+              f"{len(cs) * n_prompt + cand_tokens:>10} "
+              f"{logprob_wall:>7.3f} | {'1 (n=100)':>13} {n_prompt + generated:>7} {sample_wall:>7.3f} | "
+              f"{score_wall:>7.3f}"
               f"   p_pass@100 {scores['p_pass@100']:.3f}")
     print("\nThe logprob route sends one request per candidate; with prefix caching its token cost is one prompt plus "
           "the candidates' tokens, against one prompt plus ~100 x reply tokens for sampling.")

@@ -33,17 +33,12 @@ programs (``8a1b8134`` prints 1,000 values and fails under the default ``--n-val
 
 The worst costs are single programs slowed by the machine's other work, not the jail: the median is the cost.
 
-With the seccomp filter, the read-only ``/proc``, the ``--out`` lock and the fsync'd writes (issue 35), measured
-back to back with the code before them on the same machine (load average about 4), the 448 synthetic programs, as
-root with cgroup v1 limits: before, jailed run 96.2 s, jail cost per program median 42 ms (worst 504 ms) for a
-median program of 393 ms unjailed, resume 13.8 s; after, jailed run 91.0 s, median 29 ms (worst 550 ms) for
-384 ms, resume 13.7 s; all 448 written both times. The filter costs nothing measurable here (bwrap loads a BPF
-program of 254 instructions once per program); parent peaks unchanged (109 to 178 MB).
-
-With issue 43's changes (as root the program drops to a throwaway uid; a launcher gives each program a new session
-keyring before bwrap; the output folder reached through directory handles), as root with cgroup v1 limits, load
-average about 2 to 3: jailed run 63.2 s (141 ms per program), jail cost per program median 26 ms (worst 207 ms)
-for a median program of 200 ms unjailed, resume 6.6 s, all 448 written; parent peaks 109 to 179 MB.
+Measured as root with cgroup v1 limits (load average about 2 to 3), the 448 synthetic programs: jailed run 63.2 s
+(141 ms per program), jail cost per program median 26 ms (worst 207 ms) for a median program of 200 ms unjailed,
+resume 6.6 s, all 448 written; parent peaks 109 to 179 MB. The seccomp filter, the read-only ``/proc``, the ``--out``
+lock and the fsync'd writes cost nothing measurable (bwrap loads a BPF program of 254 instructions once per program):
+runs with and without them back to back (load about 4) gave a jail cost median of 29 ms with them (worst 550 ms)
+and 42 ms without (worst 504 ms), resume 13.7 s and 13.8 s, parent peaks unchanged.
 """
 
 from __future__ import annotations

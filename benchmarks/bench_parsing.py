@@ -1,7 +1,7 @@
 """Worst-case speed of the reply parsers on hostile text, printed as a table (not a test).
 
-Every public parse function of ``ub_core.parsing`` is timed on adversarial reply shapes (the ones that made the
-old regular expressions backtrack quadratically, issue 20 finding 14, plus other hostile shapes) at 10,000 and
+Every public parse function of ``ub_core.parsing`` is timed on adversarial reply shapes (the ones that make a
+backtracking regular expression quadratic, plus other hostile shapes) at 10,000 and
 200,000 characters (200,000 = ``MAX_CHARS``, the longest reply a parser looks at).  Each timing is the best of
 ``--repeats`` runs in a child process that is killed after ``--cap`` seconds (shown as ``>cap``), so a
 quadratic parser cannot hang the benchmark.  The last column is time(200k) / time(10k): about 20 for a linear
@@ -9,7 +9,7 @@ parser, about 400 for a quadratic one.
 
 Usage: python benchmarks/bench_parsing.py [--sizes 10000 200000] [--cap 10] [--repeats 3] [--shape NAME ...]
 Goals (2-core machine): every parse <= 50 ms at 10,000 characters and <= 1 s at 200,000 characters.
-To time another copy of the code (e.g. the old parser), put its root first on PYTHONPATH.
+To time another copy of the code (e.g. another parser), put its root first on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _repeat(unit: str, n: int) -> str:
     return (unit * (n // len(unit) + 1))[:n]
 
 
-#: name -> builder(n) giving a text of about n characters: the five shapes of finding 14 first, then variants
+#: name -> builder(n) giving a text of about n characters: the five backtracking shapes first, then variants
 #: ("{<digits>" was found by the adversarial search in tests/generic/test_parsing.py) and other hostile replies.
 SHAPES: dict[str, Callable[[int], str]] = {
     "1 x 10^<sp>x": lambda n: _fill("1 x 10^", "x", n),

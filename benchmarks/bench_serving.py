@@ -17,33 +17,27 @@ does not decide a ratio.
 
 Usage: python benchmarks/bench_serving.py [--problems 64] [--n 100] [--concurrency 16] [--repeat 3]
        [--base-url http://host:8000/v1 --model <served name>] [--routes raw,inspect,ub-openai,lm-eval]
-Goal: every route that sends one request per problem within 1.5x of raw's wall time (issue 26: Inspect <= 2x).
+Goal: every route that sends one request per problem within 1.5x of raw's wall time (Inspect <= 2x).
 
-Measured for issue 26 (stand-in server, 64 x 100, concurrency 16, ``--routes raw,inspect,inspect-floor --repeat 5``,
-medians; 2 CPU cores shared with other jobs at load average 4-7; each pair run back to back with this script,
-before = the tree at the start of issue 26 on PYTHONPATH). Request phase in seconds (x raw), and wall seconds:
+Measured (stand-in server, 64 x 100, concurrency 16, ``--routes raw,inspect,inspect-floor --repeat 5``, medians; 2
+CPU cores shared with other jobs at load average 4-7; three runs). Request phase in seconds (x raw), and wall seconds:
 
-  pair  code     raw          inspect        inspect-floor   inspect / floor   inspect wall
-  1     before   1.56         6.49 (4.17x)   4.33 (2.78x)    1.50              9.52
-        after    1.54         3.97 (2.58x)   2.96 (1.92x)    1.34              5.48
-  2     before   1.56         4.43 (2.84x)   3.45 (2.21x)    1.28              6.55
-        after    1.09         5.87 (5.39x)   4.24 (3.89x)    1.38              7.19
-  3     after    0.41         5.51 (13.4x)   3.56 (8.67x)    1.55              6.52
-        before   1.17         5.67 (4.83x)   3.82 (3.25x)    1.48              8.00
+  run  raw          inspect        inspect-floor   inspect / floor   inspect wall
+  1    1.54         3.97 (2.58x)   2.96 (1.92x)    1.34              5.48
+  2    1.09         5.87 (5.39x)   4.24 (3.89x)    1.38              7.19
+  3    0.41         5.51 (13.4x)   3.56 (8.67x)    1.55              6.52
 
-Raw's own time moves 4x with the machine's load, so "x raw" cannot tell before from after here; Inspect's request
-phase over Inspect alone (same requests, nothing scored) can: 1.28-1.50 before, 1.34-1.55 after, i.e. unchanged.
-This benchmark selects 64 problems, so the arguments Inspect serialised into each score event were those 64
-problems (about 80 KB), not the whole bank: the log-size fix (benchmarks/bench_inspect_log.py) does not show in the
-request phase. What the ksn task adds over Inspect alone is the KS@N / WDZ / JSD scoring (about 1 s of CPU for 64
-problems), which Inspect runs between the requests. The goal of 2x raw is not met: Inspect alone is already 1.9x
-to 8.7x raw here.
+Raw's own time moves 4x with the machine's load, so "x raw" says little here; Inspect's request phase over Inspect
+alone (same requests, nothing scored) is the steady figure: 1.34-1.55. This benchmark selects 64 problems, so the
+arguments Inspect serialises into each score event are those 64 problems (about 80 KB), not the whole bank: the log
+size (benchmarks/bench_inspect_log.py) does not show in the request phase. What the ksn task adds over Inspect alone
+is the KS@N / WDZ / JSD scoring (about 1 s of CPU for 64 problems), which Inspect runs between the requests. The goal
+of 2x raw is not met: Inspect alone is already 1.9x to 8.7x raw here.
 
-Issue 46 (``--routes raw,inspect,inspect-floor --problems 32 --repeat 3``, medians, same machine and load): the
-inspect route's request phase over inspect-floor went from 1.28 (2.14 s / 1.67 s, before) to 0.87 (1.40 s / 1.61 s,
-after), within the 1.2x goal; its wall time from 4.00 s to 2.72 s (inspect-floor 1.8-2.1 s: the rest is the scoring
-of the last samples and the log, after the last request). The store record written in one validation and KS@N's
-direct scipy call are what the task does between requests now.
+With ``--routes raw,inspect,inspect-floor --problems 32 --repeat 3`` (medians, same machine and load) the inspect
+route's request phase over inspect-floor is 0.87 (1.40 s / 1.61 s), within the 1.2x goal, and its wall time 2.72 s
+(inspect-floor 1.8-2.1 s: the rest is the scoring of the last samples and the log, after the last request). Between
+requests the task writes its store record in one validation and calls scipy's KS step directly.
 """
 
 from __future__ import annotations

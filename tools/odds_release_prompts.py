@@ -36,7 +36,8 @@ def record(path: Path, kind: str, **keys) -> dict:
     blocks = {json.dumps(stated(r[0]), sort_keys=True) for r in rows}
     if len(blocks) != 1:
         raise SystemExit(f"{path.name}: {len(blocks)} different distribution blocks")
-    rec = {**keys, "file": str(path.relative_to(path.parents[2])), "rows": len(rows), "stated": json.loads(blocks.pop())}
+    rec = {**keys, "file": str(path.relative_to(path.parents[2])), "rows": len(rows),
+           "stated": json.loads(blocks.pop())}
     if kind == "percentile":
         values = []
         for r in rows:

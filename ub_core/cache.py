@@ -57,9 +57,9 @@ def problem_fingerprint(problem) -> str:
 
     * what it is: id, family, parameters, support, answer format, options;
     * what its sampler *does*: the bytes of its first :data:`SAMPLER_PROBE_SIZE` draws for seed 0. A change to a
-      family's sampler, or to any helper it calls, changes them (issue 29: after a sampler edit ``truth()`` used
-      to return the old cached draws while ``draw()`` returned new ones; a hash of the sampler's source would miss
-      a changed helper, and a version number needs someone to bump it)."""
+      family's sampler, or to any helper it calls, changes them (keyed on the definition alone, ``truth()`` would
+      return stale cached draws after a sampler edit while ``draw()`` returns new ones; a hash of the sampler's source
+      would miss a changed helper, and a version number needs someone to bump it)."""
     rec = problem.to_record(with_prompt=False)
     key = {k: rec[k] for k in ("id", "family", "params", "support", "answer_format", "options")}
     probe = np.ascontiguousarray(problem.draw(SAMPLER_PROBE_SIZE, 0), dtype=_DTYPE)

@@ -81,7 +81,7 @@ def _cmd_bank_list(args) -> int:
     from .problems import edition_note, load_bank
 
     problems = load_bank(args.bank, categories=args.category, size=args.size)
-    if getattr(args, "logprob", False):  # issue 18: problems with an enumerable answer support
+    if getattr(args, "logprob", False):  # problems with an enumerable answer support
         from .problems.candidates import candidate_listing
         return candidate_listing(problems, as_json=args.json)
     if args.json:
@@ -301,7 +301,8 @@ def _cmd_score(args) -> int:
     _check_range(args.workers, "--workers", 1, MAX_WORKERS)
     lines, log_options, log_problems, log_dataset = _score_input(args)
     # explicit options win; else what the Inspect run used; else the defaults
-    options = {k: default_of("ksn", name) for k, name in (("method", "method"), ("ns", "ks_ns"), ("threshold", "threshold"))}
+    options = {k: default_of("ksn", name)
+               for k, name in (("method", "method"), ("ns", "ks_ns"), ("threshold", "threshold"))}
     options.update(log_options)
     for key in ("method", "ns", "threshold"):
         if getattr(args, key) is not None:

@@ -22,7 +22,8 @@ from .metrics.paired import (P_FLOOR, holm, mcnemar_exact, mcnemar_score, minimu
                              paired_difference, sampling_noise_removed, se_floor, floor_if_no_spread,
                              shows_spread, tango_interval)
 
-__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread", "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
+__all__ = ["paired_difference", "mcnemar_exact", "mcnemar_score", "tango_interval", "se_floor", "floor_if_no_spread",
+           "shows_spread", "P_FLOOR", "minimum_detectable_effect", "sampling_noise_removed",
            "holm", "compare_tables", "compare_records", "headline_key", "comparable_settings",
            "format_comparisons", "Comparison", "CompareError",
            "MIN_CLUSTERS", "HEADLINE_KEYS", "PER_N_HEADLINES", "JSON_KEYS"]
@@ -270,7 +271,8 @@ def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
         return "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else \
             (f"{v:+.4f}" if signed else f"{v:.4f}")
 
-    lines = [f"{'family':12s} {'metric':12s} {'A':>8s} {'B':>8s} {'A-B':>8s} {f'{100 * (1 - alpha):.4g}% CI':>19s} {'p':>8s} "
+    ci = f"{100 * (1 - alpha):.4g}% CI"
+    lines = [f"{'family':12s} {'metric':12s} {'A':>8s} {'B':>8s} {'A-B':>8s} {ci:>19s} {'p':>8s} "
              f"{'pairs':>6s} {'MDE':>7s}  test"]
     for r in rows:
         ci = f"[{f(r.ci_low, True)}, {f(r.ci_high, True)}]"
@@ -292,7 +294,8 @@ def format_comparisons(rows: Sequence[Comparison], alpha: float = 0.05) -> str:
             lines.append(f"  {r.clusters} clusters (< {MIN_CLUSTERS}): the unclustered error is used")
         if r.sampling_free:
             s = r.sampling_free
-            lines.append(f"  sampling-free: SE {s['se_free']:.4f} (sampled KS verdicts would give {s['se_sampled']:.4f}; "
+            lines.append(f"  sampling-free: SE {s['se_free']:.4f} "
+                         f"(sampled KS verdicts would give {s['se_sampled']:.4f}; "
                          f"MDE {s['mde_free']:.4f} vs {s['mde_sampled']:.4f})")
     if rows:
         better = {True: "higher is better", False: "lower is better", None: "no direction"}

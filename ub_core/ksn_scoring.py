@@ -9,8 +9,8 @@ Per-problem result (a flat dict, ready to be an Inspect dict ``Score`` value or 
 
 - ``ks@N``: 1.0 when the first N valid values are not rejected (p >= threshold), else 0.0 (also when short);
 - ``p@N``: the p-value (``None`` when short); ``short@N``: fewer than N valid values;
-- ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (UnpredictaBench, C.2);
-  ``wdz`` is None when the permutation null has no spread (:func:`ub_core.metrics.wdz` gives NaN there, never
+- ``wdz``, ``w1_debiased``: Wasserstein z-score and debiased W1 of all valid values vs. the truth (UnpredictaBench,
+  C.2); ``wdz`` is None when the permutation null has no spread (:func:`ub_core.metrics.wdz` gives NaN there, never
   +/-inf; None keeps ``ub score --json`` strict JSON), as it is with no valid value;
 - ``wdz_undefined``: True in the first case (there are valid values but no z-score);
 - ``jsd``: Jensen-Shannon divergence (C.3), finite also for a constant sample (a point mass on the grid);
@@ -275,9 +275,11 @@ def format_table(agg: Mapping, ns: Sequence[int] = DEFAULT_NS) -> str:
     head = ["category", "n"] + [spec.heading for _, spec, _ in columns]
     lines = [[name, str(s["n_problems"])] + [_cell(spec, key, s.get(name, "-")) for name, spec, key in columns]
              for name, s in (*agg["by_category"].items(), ("ALL", agg["overall"]))]
-    widths = [max(len(head[i]), *(len(l[i]) for l in lines)) for i in range(len(head))]
-    fmt_line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in
-                                       enumerate(zip(cells, widths)))
+    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
+
+    def fmt_line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
     runs = [", ".join(f"{k} {_run_cell(agg['overall'].get(k))}" for k in rm.keys())
             for bank in agg.get("banks") or () for rm in run_metrics_for(bank)]
     return "\n".join([fmt_line(head), fmt_line(["-" * w for w in widths]), *map(fmt_line, lines), *runs])
@@ -392,9 +394,10 @@ def _read_jsonl(lines: Iterable[str], errors: list[str], counter: list[int] | No
     """Collect per-id values/outputs; repeated ids are merged in file order (answers collected in batches).
 
     Every line that cannot be read adds one ``"line N: reason"`` to ``errors``: invalid JSON, JSON nested too
-    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.untrusted.loads`). An integer too large for a float counts as one failed
-    value. An optional non-negative integer ``n_failed`` adds replies that failed before the values were
-    recorded (an Inspect log's failure count). ``counter[0]`` receives the number of non-blank lines."""
+    deep to decode, integers over Python's digit limit, a key given twice (:func:`ub_core.untrusted.loads`). An integer
+    too large for a float counts as one failed value. An optional non-negative integer ``n_failed`` adds replies that
+    failed before the values were recorded (an Inspect log's failure count). ``counter[0]`` receives the number of
+    non-blank lines."""
     merged: dict[str, dict] = {}
     n_lines = 0
     for lineno, line in enumerate(lines, start=1):
@@ -464,10 +467,11 @@ def score_jsonl(lines: Iterable[str], *, method: str = "paper", ns: Sequence[int
     ``errors`` (one line each, naming the line) and skipped; everything else is scored. A line may carry
     ``"n_failed": k``, replies that failed before its values were recorded (an Inspect log's count); they add
     to the problem's failures. ``truth_size``, ``truth_seed`` and ``wdz_resamples`` are the scorer's options
-    (an Inspect run's ``-T gt_size``/``seed``), so a rescoring reproduces the run. ``values`` are validated against the problem's support like parsed replies, and
-    a rejected value counts as a failure. ``problems`` (id -> Problem) replaces the built-in banks, e.g. with
-    the official release from :func:`ub_core.release_tools.official.load_official`. ``workers > 1`` scores problems in that many
-    forked processes (results are identical and in the same order; serial where fork is unavailable).
+    (an Inspect run's ``-T gt_size``/``seed``), so a rescoring reproduces the run. ``values`` are validated against the
+    problem's support like parsed replies, and a rejected value counts as a failure. ``problems`` (id -> Problem)
+    replaces the built-in banks, e.g. with the official release from
+    :func:`ub_core.release_tools.official.load_official`. ``workers > 1`` scores problems in that many forked processes
+    (results are identical and in the same order; serial where fork is unavailable).
     """
     run = ScoreRun()
     counter = [0]

@@ -185,9 +185,12 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
            lmeval_reason="lm-eval scores listed candidates only (loglikelihood requests)"),
     Option("max_missing", _optional(_share), "stop a reply tree once at most this mass is unexplored, in [0, 1)",
            lmeval_reason="lm-eval scores listed candidates only"),
-    Option("max_requests", o.positive_int, "requests per reply tree", lmeval_reason="lm-eval scores listed candidates only"),
-    Option("top_k", o.positive_int, "next tokens read per tree request", lmeval_reason="lm-eval scores listed candidates only"),
-    Option("cells", o.boolean, "numeric cells in the reply tree (true/false)", lmeval_reason="lm-eval scores listed candidates only"),
+    Option("max_requests", o.positive_int, "requests per reply tree",
+           lmeval_reason="lm-eval scores listed candidates only"),
+    Option("top_k", o.positive_int, "next tokens read per tree request",
+           lmeval_reason="lm-eval scores listed candidates only"),
+    Option("cells", o.boolean, "numeric cells in the reply tree (true/false)",
+           lmeval_reason="lm-eval scores listed candidates only"),
     Option("target_ks_width", _unit_width, "stop a tree once the KS distance bounds are this narrow",
            lmeval_reason="lm-eval scores listed candidates only"),
     Option("target_p_pass_width", _unit_width, "stop a tree once the P(KS@N passes) bounds are this narrow",
@@ -343,7 +346,8 @@ def lmeval_family_of(task_name: str) -> str | None:
     best = None
     for fam in FAMILIES.values():
         for prefix in fam.lmeval_tasks:
-            if (task_name == prefix or task_name.startswith(prefix + "_")) and (best is None or len(prefix) > len(best[1])):
+            matches = task_name == prefix or task_name.startswith(prefix + "_")
+            if matches and (best is None or len(prefix) > len(best[1])):
                 best = (fam.name, prefix)
     if best is None:
         return None

@@ -148,8 +148,8 @@ def outcome_probabilities(problem: Problem) -> dict[str, float] | None:
 
 
 def stability_reply(text: str, mode: str) -> str | None:
-    """The reply of the offline models to a built-in stability (the non-determinism paper) question, ``None`` for any other
-    prompt: ``oracle`` names the correct letter, ``collapse`` always ``A``; both identically on every run, so
+    """The reply of the offline models to a built-in stability (the non-determinism paper) question, ``None`` for any
+    other prompt: ``oracle`` names the correct letter, ``collapse`` always ``A``; both identically on every run, so
     TARr = TARa = 1."""
     from .problems.stability import find_stability_item
 

@@ -18,9 +18,9 @@ point:
   ``apply=``, an option of that bank's runs (checked like every option; it transforms the bank's problems).
 
 Nothing a plug-in registers changes a run of another bank. ``examples/custom_bank/`` (a bank and a family) and
-``examples/failure_to_mix/`` (every kind) are complete plug-in packages. A plug-in that cannot be loaded (its import fails, it is not
-the right kind of object, its name differs) is left out with one warning on the ``ub_core.plugins`` logger, and its
-one-line reason is kept (:func:`load_errors`) for the unknown-name message of the registry that asked.
+``examples/failure_to_mix/`` (every kind) are complete plug-in packages. A plug-in that cannot be loaded (its import
+fails, it is not the right kind of object, its name differs) is left out with one warning on the ``ub_core.plugins``
+logger, and its one-line reason is kept (:func:`load_errors`) for the unknown-name message of the registry that asked.
 """
 
 from __future__ import annotations

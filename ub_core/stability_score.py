@@ -1,4 +1,5 @@
-"""``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected anywhere.
+"""``ub stability score FILE.jsonl [--json]``: the non-determinism paper's stability metrics for runs collected
+anywhere.
 
 Design notes: docs/design/stability-score.md.
 """
@@ -216,7 +217,10 @@ def format_table(results: dict[str, dict[str, Any]]) -> str:
              _pct(r["parse_failure_rate"]), _pct(r["best_acc"]), _pct(r["worst_acc"]), _pct(r["median_acc"]),
              _pct(r.get("acc_spread")), str(r["excluded_questions"])] for t, r in sorted(results.items())]
     widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    fmt = lambda row: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    def fmt(row):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
     lines = [fmt(head)] + [fmt(r) for r in rows]
     lines.append("rates in %; unread% = parse_failure_rate (unreadable replies agree with each other in TARa)")
     return "\n".join(lines)

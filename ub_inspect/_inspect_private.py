@@ -5,8 +5,8 @@ excepthook does this for ``PrerequisiteError``), asking how Inspect names our ta
 the attributes in which Inspect records a task's source file and run folder (``ub_inspect._naming.package_task``
 keeps them empty), registering a scorer under its unqualified name too (:func:`register_unqualified_alias`), and
 whether a task function runs inside Inspect's own task loader (:func:`built_inside_eval`).
-``tests/frameworks/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working (a
-traceback before the same last line; explicit ``ub_inspect/<name>`` task names; the attribute names of Inspect
+``tests/frameworks/test_inspect_private.py`` fails loudly when Inspect moves any; until then the fallbacks keep working
+(a traceback before the same last line; explicit ``ub_inspect/<name>`` task names; the attribute names of Inspect
 0.3.285; no alias, so ``inspect score`` needs ``--scorer ub_inspect/<name>``).
 """
 

@@ -36,5 +36,6 @@ def ub() -> type:
     return UBModelAPI
 
 
-__all__ = ["ksn", "ksn_logprob", "calibration", "implicit", "explicit", "odds", "stability", "dice", "dice_mcq", "tar_a", "tar_r", "tar",
+__all__ = ["ksn", "ksn_logprob", "calibration", "implicit", "explicit", "odds", "stability", "dice", "dice_mcq",
+           "tar_a", "tar_r", "tar",
            "tar_raw", "ub"]

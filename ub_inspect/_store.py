@@ -4,7 +4,7 @@ Setting a ``StoreModel``'s fields one by one validates the whole model at every 
 so a solver that records eight fields validates eight times. :func:`write_record` validates once.
 
 Reading is dearer still: ``state.store_as(Model)`` coerces every stored field, and each later read of a list field
-coerces it again, building a pydantic ``TypeAdapter`` for its annotation every time (issue 46: ~1.5 ms of the ksn
+coerces it again, building a pydantic ``TypeAdapter`` for its annotation every time (~1.5 ms of the ksn
 scorer's time per sample went to 17 such reads). :func:`read_record` validates the stored fields once.
 """
 

@@ -73,8 +73,9 @@ def nan_stderr(cluster: str | None = None) -> Metric:
     (:func:`ub_core.metrics.clustered_stderr` with one cluster per sample).
 
     With ``cluster`` (a sample metadata key), the cluster-robust standard error
-    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by option pair,
-    the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered error."""
+    :func:`ub_core.metrics.clustered_stderr` over the clusters that key names (the numeric-calibration paper clusters by
+    option pair, the implicit-reasoning items by scenario, ours); below ``MIN_CLUSTERS`` clusters the unclustered
+    error."""
 
     def compute(scores: list[SampleScore]) -> float:
         return _mean_stderr(_finite_pairs(scores, cluster))[1]
@@ -279,7 +280,7 @@ def means(keys: list[str] | None = None, with_stderr: list[str] | None = None, c
                 summary = grouped_summary(key, cells, strata=bool(strata))
                 out[key] = summary[key]
                 undefined = sum(not math.isfinite(c[0]) for c in cells)
-                if undefined and split_key(key)[1] is None:  # issue 42: no mean leaves a problem out silently
+                if undefined and split_key(key)[1] is None:  # no mean leaves a problem out silently
                     out[f"{key}_left_out"] = float(undefined)
                 if pattern in stderr_of:
                     out[f"{key}_stderr"] = summary["stderr"]

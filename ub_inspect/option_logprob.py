@@ -232,7 +232,8 @@ async def _next_token_table(text: str) -> dict[str, float]:
     return table
 
 
-async def _by_top_logprobs(prompt: str, choices: Sequence[str]) -> tuple[list[float | None], list[list[str] | None], int]:
+async def _by_top_logprobs(prompt: str,
+                           choices: Sequence[str]) -> tuple[list[float | None], list[list[str] | None], int]:
     """Each choice's log-probability read token by token from next-token top lists (module docstring), its token
     texts (``None`` when it could not be read), and how many choices a listed token began but no list finished."""
     tables: dict[str, dict[str, float]] = {}
@@ -316,11 +317,12 @@ def option_logprobs(mode: str = "prompt_logprobs") -> Solver:
 def _metrics(bank: str) -> list:
     """From the bank's :mod:`ub_core.metric_spec` entries (:func:`ub_inspect.metrics.spec_metrics`): the headline
     with its per-category values, for calibration the share of grids labelled with each reference behaviour
-    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts :data:`ub_core.logprob.option_logprob.COUNT_KEYS`
-    (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key the NaN-skipping mean and its standard
-    error, clustered by ``cluster`` (option pair, as the numeric-calibration paper; scenario, ours), per dataset
-    (``<category>_<key>``: the papers report each dataset separately) and pooled over the run's datasets (ours),
-    the pooled SE stratified by dataset as lm-eval's group SE (:func:`ub_core.metrics.stratified_stderr`)."""
+    (``grid_<b>``, the numeric-calibration paper's Figure 3), the counts
+    :data:`ub_core.logprob.option_logprob.COUNT_KEYS` (``no_mass``, ``kl_floored``, ``prefix_unresolved``), then per key
+    the NaN-skipping mean and its standard error, clustered by ``cluster`` (option pair, as the numeric-calibration
+    paper; scenario, ours), per dataset (``<category>_<key>``: the papers report each dataset separately) and pooled
+    over the run's datasets (ours), the pooled SE stratified by dataset as lm-eval's group SE
+    (:func:`ub_core.metrics.stratified_stderr`)."""
     run = ((grid_rates(),) if bank == "calibration" else ()) + (totals(list(COUNT_KEYS[bank])),)
     return spec_metrics(bank, cluster="cluster", run_metrics=run, strata="category")
 
@@ -374,7 +376,8 @@ def calibration_scorer(convention: str = "exclusive") -> Scorer:
 
 @scorer(metrics=_metrics("implicit"), name=registry_name("implicit_scorer"))
 def implicit_scorer(convention: str = "exclusive", kl_floor: float | None = None) -> Scorer:
-    """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option mass."""
+    """Chebyshev, Manhattan, KL, missing mass and argmax accuracy (the implicit-reasoning paper) from the option
+    mass."""
 
     convention = check_convention(convention)
 

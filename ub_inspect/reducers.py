@@ -1,8 +1,8 @@
 """Run-to-run stability as epoch reducers (the non-determinism paper):
 ``--epochs N --epochs-reducer mean,ub_inspect/tar_a,ub_inspect/tar_r``.
 
-The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the parsed
-answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
+The non-determinism paper repeats a "deterministic" evaluation N times and asks whether the outputs agree: TARa@N (the
+parsed answers of all N runs are identical) and TARr@N (the raw completions are identical). With Inspect's epochs the
 N runs are already there, so these reducers measure it on any task, unchanged:
 
 - ``ub_inspect/tar_a``: the reduced value is 1.0 when every epoch's parsed answer (``Score.metadata["parsed_answer"]``,
@@ -11,8 +11,8 @@ N runs are already there, so these reducers measure it on any task, unchanged:
   metadata also carries ``tar_a``, ``tar_r``, the answers and the number of epochs reduced.
 - ``ub_inspect/tar_r``: the same for the raw completion (``Score.explanation``, which Inspect's ``match``/``choice``
   scorers set to the completion, or ``Score.metadata`` ``completion``/``outputs``/``outputs_digest``), i.e. TARr@N.
-- ``ub_inspect/tar`` and ``ub_inspect/tar_raw``: the earlier names of ``tar_a`` and ``tar_r`` (kept for old command
-  lines and logs).
+- ``ub_inspect/tar`` and ``ub_inspect/tar_raw``: aliases of ``tar_a`` and ``tar_r`` (command lines and logs that
+  name them keep working).
 
 ``ub_inspect/stability`` reduces its epochs with ``tar_a`` (:mod:`ub_inspect.stability.scorer`).
 
@@ -94,11 +94,11 @@ def tar_r() -> ScoreReducer:
 
 @score_reducer(name=registry_name("tar"))
 def tar() -> ScoreReducer:
-    """The earlier name of :func:`tar_a`."""
+    """An alias of :func:`tar_a`."""
     return _answers_agree
 
 
 @score_reducer(name=registry_name("tar_raw"))
 def tar_raw() -> ScoreReducer:
-    """The earlier name of :func:`tar_r`."""
+    """An alias of :func:`tar_r`."""
     return _replies_agree

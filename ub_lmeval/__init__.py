@@ -1,9 +1,10 @@
 """lm-evaluation-harness adapter: task hooks, aggregations and registered models, built on ``ub_core``.
 
 Importing this package (every task's ``utils.py`` does) fills ``<metric>_stderr`` for our aggregations
-(:mod:`ub_lmeval.results_json`) and registers the models ``ub-oracle``, ``ub-collapse``, ``ub-vllm``, ``ub-openai-completions`` and
-``ub-openai-chat`` (when lm-eval is installed). The task YAMLs ship inside the package (:func:`tasks_dir`); ``ub tasks-dir`` prints the folder for
-``--include_path``, and ``ub-lm-eval`` is lm_eval's CLI with both added.
+(:mod:`ub_lmeval.results_json`) and registers the models ``ub-oracle``, ``ub-collapse``, ``ub-vllm``,
+``ub-openai-completions`` and ``ub-openai-chat`` (when lm-eval is installed). The task YAMLs ship inside the package
+(:func:`tasks_dir`); ``ub tasks-dir`` prints the folder for ``--include_path``, and ``ub-lm-eval`` is lm_eval's CLI with
+both added.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""lm-eval hook functions (``!function`` targets) for the ``ub_dice_*`` tasks ("Bad Dice Players", issue 47). The
+"""lm-eval hook functions (``!function`` targets) for the ``ub_dice_*`` tasks ("Bad Dice Players"). The
 science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Inspect task scores with the same
 :func:`~ub_core.metrics.dice.dice_scores`, so both frameworks report the same keys.
 
@@ -12,9 +12,9 @@ science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; the Ins
   (:func:`~ub_core.metrics.dice.letter_uniformity`) by the aggregations :func:`letter_p_value`,
   :func:`letter_chi2` and :func:`letters_uniform` (p > alpha), ``read`` the share of replies with a key.
 - :func:`process_results_dice`: the document's generation(s) -> ``passed``, ``w1``, ``p_value``, ``n_values``,
-  ``count_error``. Batch: every draw of the one reply, all its blocks and none of its prose (:func:`~ub_core.parsing.parse_batch_reply`; a count other
-  than ``n`` is recorded). Independent: one number per reply (:func:`~ub_core.parsing.parse_number`), an unreadable
-  reply left out.
+  ``count_error``. Batch: every draw of the one reply, all its blocks and none of its prose
+  (:func:`~ub_core.parsing.parse_batch_reply`; a count other than ``n`` is recorded). Independent: one number per reply
+  (:func:`~ub_core.parsing.parse_number`), an unreadable reply left out.
 """
 
 from __future__ import annotations

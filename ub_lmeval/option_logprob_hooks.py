@@ -9,16 +9,16 @@
   encode to the same continuation token ids, exactly as lm-eval splits context+continuation, are requested
   once, and their ids are kept (``choice_token_ids``) so that, under the default ``convention`` (metadata
   ``exclusive``; ``paper`` is the literal joint probability), a variant whose tokens begin another's (``" 1"``,
-  ``" 12"``) is not counted twice (:func:`ub_core.logprob.option_logprob.exclusive_probabilities`): the same definition as
-  the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
+  ``" 12"``) is not counted twice (:func:`ub_core.logprob.option_logprob.exclusive_probabilities`): the same definition
+  as the Inspect tasks. Otherwise variants are deduplicated as strings, and an item where one option's variant is a
   text prefix of another's cannot be resolved: it is scored as given and counted in ``prefix_unresolved`` (pass
   ``tokenizer=`` in model_args, or metadata ``tokenizer``, to resolve it), unless the model reports its tokens with
   its log-probabilities (:class:`~ub_lmeval.results_json.TokenizedLogprob`: the offline ``ub-oracle`` and
   ``ub-collapse``, as Inspect's ``ub/`` providers do) or the values decide the pair
   (:func:`ub_core.logprob.option_logprob.unresolved_prefixes`).
 - :func:`process_results_option_logprob` turns the per-choice ``(logprob, is_greedy)`` results into the option mass and
-  the bank's scores (:func:`ub_core.logprob.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go to the
-  ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
+  the bank's scores (:func:`ub_core.logprob.option_logprob.scored_sample`); ``option_mass`` and ``predicted`` (lists) go
+  to the ``--log_samples`` line only (``doc["ub_sample"]``, :func:`ub_lmeval.results_json.log_only`). Malformed
   log-probabilities from any model (NaN, +inf, above 0, not numbers, the wrong count, or variants whose
   probabilities sum above 1, as lm-eval's ``dummy`` model returns) make the item a counted ``bad_logprobs`` item,
   logged with the reason, whose metrics are NaN (left out of every mean): never an aborted run.
@@ -30,7 +30,8 @@
   (:func:`ub_lmeval.ksn_hooks.nanmean_stderr`); the 95% interval is mean +- 1.96 x it.
   Calibration also reports ``grid_<b>``, the share of option-pair grids classified as behaviour b
   (the numeric-calibration paper's Figure 3) and ``grid_undetermined``, the share of grids too unbalanced to label
-  (a limited run keeps part of a grid: :func:`ub_core.metrics.grid_behaviour_rates`), aggregated by :func:`grid_behaviour_rate` from each document's
+  (a limited run keeps part of a grid: :func:`ub_core.metrics.grid_behaviour_rates`), aggregated by
+  :func:`grid_behaviour_rate` from each document's
   :func:`ub_core.logprob.option_logprob.behaviour_entry`.
 - Direction: ``re`` (model entropy minus the ideal's, target 0) is two-sided: its ``higher_is_better`` is null,
   and ``abs_re`` (``|re|``, lower is better) is the ranked metric.
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import logging
 from typing import Any, Sequence
 
@@ -99,7 +99,8 @@ def option_logprob_docs(bank: str, category: str | None = None, size: str | None
     ignore it, as ``--metadata`` reaches every task of the ``ub_logit`` group): ``id``, ``category``, ``prompt``,
     ``options``, ``choices``, ``choice_option``,
     ``dedup`` (``token_ids`` or ``string``), ``convention``, ``kl_floor`` (implicit KL floor, None = the default
-    ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items (``--metadata '{"ids": "..."}'``)."""
+    ``ub_core.metrics.KL_FLOOR``) and ``record`` (the item's JSON record, for rescoring). ``ids`` keeps only those items
+    (``--metadata '{"ids": "..."}'``)."""
     convention = check_convention(convention)
     kl_floor = None if kl_floor in (None, "") else float(kl_floor)
     if kl_floor is not None and not 0 < kl_floor < 1:
@@ -185,11 +186,12 @@ def _item_scores(item: OptionItem, doc: dict, results: list) -> tuple[dict[str, 
 
 
 def process_results_option_logprob(doc: dict, results: list) -> dict:
-    """One item's per-choice log-likelihoods -> its scores (the bank's :data:`ub_core.logprob.option_logprob.METRIC_KEYS`, the
-    clustered ones as :class:`~ub_lmeval.results_json.ClusteredValue`), ``grid_<b>`` for calibration, and
-    ``bad_logprobs`` (1.0 when the log-probabilities were malformed: every score is then NaN, and the reason is
-    logged). ``option_mass`` and ``predicted`` (aligned with ``doc["options"]``; ``predicted`` is ``None`` when
-    no mass falls on any option) go to the sample log."""
+    """One item's per-choice log-likelihoods -> its scores (the bank's
+    :data:`ub_core.logprob.option_logprob.METRIC_KEYS`, the clustered ones as
+    :class:`~ub_lmeval.results_json.ClusteredValue`), ``grid_<b>`` for calibration, and ``bad_logprobs`` (1.0 when the
+    log-probabilities were malformed: every score is then NaN, and the reason is logged). ``option_mass`` and
+    ``predicted`` (aligned with ``doc["options"]``; ``predicted`` is ``None`` when no mass falls on any option) go to
+    the sample log."""
     item = OptionItem.from_record(json.loads(doc["record"]))
     scores, payload, why = _item_scores(item, doc, results)
     if why is not None:

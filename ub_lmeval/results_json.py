@@ -56,8 +56,8 @@ class TokenizedLogprob(float):
     """A continuation's log-probability that carries the tokens it was read as: what an offline model (``ub-oracle``,
     ``ub-collapse``: every continuation is one "token", as Inspect's ``ub/`` providers report it) returns, so that
     ``process_results`` knows the tokens without a tokenizer, as the Inspect scorer does from the provider's token
-    texts (the ``exclusive`` convention and ``prefix_unresolved`` then agree between the frameworks, issue 44
-    item 10). Everywhere else it is the float."""
+    texts (the ``exclusive`` convention and ``prefix_unresolved`` then agree between the frameworks).
+    Everywhere else it is the float."""
 
     __slots__ = ("tokens",)
 

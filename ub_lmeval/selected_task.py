@@ -76,7 +76,7 @@ class _NoInstances(list):
 
 
 class BankTask(SelectedItemsTask):
-    """``ub_ksn`` on a lab's own bank (issue 29): the lab's one YAML names its task, this class and the bank::
+    """``ub_ksn`` on a lab's own bank: the lab's one YAML names its task, this class and the bank::
 
         task: ub_ksn_my_bank
         class: !function ub_lmeval.selected_task.BankTask

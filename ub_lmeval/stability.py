@@ -5,13 +5,13 @@
   ``prompt``.
 - :func:`process_results_tar` receives one document and, through the ``take_first_k`` filter, its N generations
   (``repeats: N``, in run order). It reads them with the document's option texts
-  (:func:`ub_core.parsing.mcq.read_mcq`: letters, option texts, values; an unreadable reply is ``None``, one answer of its
-  own kind "unreadable" that agrees only with another unreadable reply and is never correct) and returns the
+  (:func:`ub_core.parsing.mcq.read_mcq`: letters, option texts, values; an unreadable reply is ``None``, one answer of
+  its own kind "unreadable" that agrees only with another unreadable reply and is never correct) and returns the
   per-question terms of
   :func:`ub_core.metrics.question_stability`: ``tar_r``, ``tar_a``, ``best_acc``, ``worst_acc`` (0/1, mean over
-  documents = the the non-determinism paper rate), ``acc`` (share of correct runs) and, for ``median_acc`` and ``acc_spread``, the
-  document's ``run_correct`` list (0/1 per run); for ``parse_failure_rate``, the document's unreadable count, its
-  number of runs and a few unreadable replies with their reasons.
+  documents = the the non-determinism paper rate), ``acc`` (share of correct runs) and, for ``median_acc`` and
+  ``acc_spread``, the document's ``run_correct`` list (0/1 per run); for ``parse_failure_rate``, the document's
+  unreadable count, its number of runs and a few unreadable replies with their reasons.
 - :func:`median_run_accuracy` and :func:`run_accuracy_spread` aggregate those lists: stacked they are
   ``correct[question][run]``; the run accuracies are the column means (:func:`ub_core.metrics.run_accuracies`).
 - :func:`unreadable_rate` aggregates ``parse_failure_rate``: unreadable replies / all replies, reported next to

@@ -27,7 +27,7 @@ def _pick_higher_logprobs(item: OptionItem, choices) -> list[tuple[float, bool]]
     return [(0.0 if c == target else -math.inf, False) for c in choices]
 
 
-def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
+def test_a_pick_higher_model_scores_the_pick_higher_baseline():
     pytest.importorskip("lm_eval")
     from ub_lmeval.option_logprob_hooks import (
         nanmean,
@@ -54,7 +54,8 @@ def test_finding_8_a_pick_higher_model_scores_the_pick_higher_baseline():
         option_logprob_docs("calibration", "colors", ids=tie.id)
     assert len(option_logprob_docs("calibration", "colors", ids=tie.id, equal_counts="keep")) == 1
     # --metadata reaches the whole ub_logit group: the implicit tasks ignore the calibration rule
-    assert len(option_logprob_docs("implicit", "coins", equal_counts="keep")) == len(load_bank("implicit", categories=["coins"]))
+    coins = load_bank("implicit", categories=["coins"])
+    assert len(option_logprob_docs("implicit", "coins", equal_counts="keep")) == len(coins)
 
 
 def test_inspect_task_scores_the_same_item_set_and_says_so():

@@ -1,4 +1,4 @@
-"""One request for all of an item's continuations (issue 46): the offline models read every continuation of a
+"""One request for all of an item's continuations: the offline models read every continuation of a
 ``prompt_logprobs`` request in one call (``ub_inspect.option_logprob.CONTINUATIONS``); the logs must hold what one
 request per continuation gives (the route every served provider takes)."""
 

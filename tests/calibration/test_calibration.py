@@ -1,11 +1,12 @@
-"""The numeric calibration bank (the numeric-calibration paper) and its metrics: PM, WD, RE, reference behaviours, baselines.
+"""The numeric calibration bank (the numeric-calibration paper) and its metrics: PM, WD, RE, reference behaviours,
+baselines.
 
 Tolerances and where they come from.
 
 * PM, WD and RE on hand-built vectors are closed-form sums of a few floats, so they are checked to 1e-12.
-* The numeric-calibration paper's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or RE must lie in
-  the range that our formula takes over the masses that round to the printed ones, widened by half a unit of the
-  printed last digit.
+* The numeric-calibration paper's Table 2 and Appendix K print masses, WD and RE to three decimals. Each printed WD or
+  RE must lie in the range that our formula takes over the masses that round to the printed ones, widened by half a unit
+  of the printed last digit.
 * The random-softmax baseline (T = 1, two options): u1, u2 ~ U(0, 1), so d = u1 - u2 has the triangular density
   f(d) = 1 - |d| on [-1, 1]. The model puts sigmoid(d) on the first option. Each item's WD and H(model) then have
   an exact mean and variance, which we integrate with scipy.integrate.quad. The baseline's mean over n independent
@@ -237,8 +238,8 @@ def test_probability_mass_and_normalisation():
     assert probability_mass(np.array([0.0, 0.0])) == 0.0
 
 
-# The numeric-calibration paper, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple, white).
-# Rows: (label, option masses, printed RE or None, printed WD).
+# The numeric-calibration paper, Table 2 and Appendix K: 51 purple vs 98 white, ideal (51/149, 98/149) over (purple,
+# white). Rows: (label, option masses, printed RE or None, printed WD).
 _TABLE2 = [
     ("Pick First", (1.0, 0.0), -0.927, 0.930),
     ("Pick Second", (0.0, 1.0), -0.927, 0.484),
@@ -444,7 +445,7 @@ def baselines(paired_subset):
 
 
 def test_baselines_drop_equal_count_items_by_default(paired_subset):
-    """Issue 38: with equal-count items read as uniform, Pick Higher / Lower gave WD 0.416 / 0.856 on colors against
+    """With equal-count items read as uniform, Pick Higher / Lower gave WD 0.416 / 0.856 on colors against
     the paper's 0.47 / 0.95. By default they leave every baseline on colors and wordproblems, counted."""
     equal = sum(i.metadata["higher"] is None for i in paired_subset)
     assert 0.05 * len(paired_subset) < equal < 0.2 * len(paired_subset)
@@ -513,7 +514,7 @@ def test_random_softmax_baseline_matches_its_integral(baselines, paired_subset):
     for item in paired_subset:
         q1 = item.probabilities[0]
         if q1 not in cache:
-            m1, m2 = _triangular_moments(lambda d: math.sqrt(2) * abs(sig(d) - q1))
+            m1, m2 = _triangular_moments(lambda d, q1=q1: math.sqrt(2) * abs(sig(d) - q1))
             cache[q1] = (m1, m2 - m1 ** 2)
         wd_mu.append(cache[q1][0]), wd_var.append(cache[q1][1])
     n = len(paired_subset)

@@ -1,5 +1,5 @@
-"""The option-logprob plumbing (ub_core.logprob.option_logprob, ub_core.logprob.option_logprob_oracle) and both adapters for the
-calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
+"""The option-logprob plumbing (ub_core.logprob.option_logprob, ub_core.logprob.option_logprob_oracle) and both adapters
+for the calibration, implicit and explicit banks, offline, on small hand-built fixture banks installed in
 ub_core.problems.BANKS.
 
 The metrics are the real ones (ub_core.metrics); the real banks go through both adapters in
@@ -21,7 +21,6 @@ import pytest
 from ub_core import problems as ub_problems
 from ub_core.logprob.option_logprob import (
     COUNT_KEYS,
-    BEHAVIOURS,
     METRIC_KEYS,
     canonical_variant,
     dedup_by_token_ids,
@@ -79,7 +78,7 @@ def _implicit(size=None):
 
 def _explicit(size=None):
     items = []
-    for c, p, o, q in _SCENARIOS:
+    for c, p, _o, _q in _SCENARIOS:
         prompt = (f"Question about {c}: {p} ... which probability is right? A) 0.1 B) 0.25 C) 0.5 D) 0.75 E) 0.9\n"
                   f"Answer:")
         k = 2 if c != "preference" else 3
@@ -98,7 +97,8 @@ def fixture_banks(monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
 
 
-# ----------------------------------------------------------------------------------------- ub_core.logprob.option_logprob
+# -----------------------------------------------------------------------------------------
+# ub_core.logprob.option_logprob
 
 def test_surface_variants():
     assert surface_variants("red") == (" red", " Red", " RED", "red", "Red", "RED")
@@ -207,7 +207,7 @@ def test_lmeval_oracle_is_the_ceiling(task_manager):
     assert r["ub_explicit"]["mcq_acc,none"] == 1.0
     # what a logged sample carries for the report
     s = res["samples"]["ub_calibration_colors"][0]
-    ub = s["doc"]["ub_sample"]  # the lists ride with the doc, out of the results (issue 26 item 6)
+    ub = s["doc"]["ub_sample"]  # the lists ride with the doc, out of the results
     assert ub["option_mass"] == pytest.approx([0.3, 0.7]) and ub["predicted"] == pytest.approx([0.3, 0.7])
     assert len(s["resps"]) == 12  # one log-likelihood per surface variant (6 per colour)
     json.dumps(res["results"])

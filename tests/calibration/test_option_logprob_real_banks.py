@@ -1,6 +1,7 @@
 """The log-probability families on the REAL banks (calibration, implicit, explicit), through both adapters:
-clustered standard errors, compatibility and grid behaviour rates (the numeric-calibration paper's Figures 2 and 3), the oracle ceiling
-on every category, the collapsed model's exact behaviour rates, and a tiny local model through lm-eval's hf.
+clustered standard errors, compatibility and grid behaviour rates (the numeric-calibration paper's Figures 2 and 3), the
+oracle ceiling on every category, the collapsed model's exact behaviour rates, and a tiny local model through lm-eval's
+hf.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def test_clustered_stderr_by_hand():
     assert clustered_stderr(vals, five, min_clusters=5) == pytest.approx(means.std(ddof=1) / math.sqrt(5))
     assert clustered_stderr(vals, five, min_clusters=5) > vals.std(ddof=1) / math.sqrt(50) * 2.5
     assert math.isnan(clustered_stderr([1.0, 2.0], ["a", "a"], min_clusters=1))  # one cluster: no spread between
-    # issue 38: below MIN_CLUSTERS (10) clusters the clustered SE is noise; the unclustered one is used instead
+    # below MIN_CLUSTERS (10) clusters the clustered SE is noise; the unclustered one is used instead
     assert clustered_stderr(vals, five) == pytest.approx(vals.std(ddof=1) / math.sqrt(50))
     assert clustered_stderr([1.0, 2.0], ["a", "a"]) == pytest.approx(0.5)
     with pytest.raises(ValueError, match="labels"):
@@ -68,7 +69,7 @@ def test_grid_behaviour_rates_by_hand():
 
 
 def test_unbalanced_grid_is_undetermined_not_labelled_by_tie_break():
-    """Issue 38: a limited run keeps only the items of a grid where the higher count comes first. A pure Pick First
+    """A limited run keeps only the items of a grid where the higher count comes first. A pure Pick First
     model then fits Pick First and Pick Higher on every item, and the tie-break order labelled it Pick Higher."""
     items = [i for i in load_bank("calibration", categories=["colors"])
              if i.metadata.get("higher") == i.metadata.get("first")][:6]
@@ -126,15 +127,15 @@ def test_lmeval_oracle_ceiling_on_every_real_category(task_manager):
         assert row["wd,none"] == pytest.approx(0.0, abs=1e-9), cat
         assert row["re,none"] == pytest.approx(0.0, abs=1e-9), cat
         for key in ("pm", "wd", "re"):  # every item scores the same: zero spread, clustered or not
-            se = row[f"{key}_stderr,none"]  # clustered by option pair (issue 26 item 6)
+            se = row[f"{key}_stderr,none"]  # clustered by option pair
             assert se == "N/A" or se == pytest.approx(0.0, abs=1e-9), (cat, key, se)  # N/A: < 2 clusters
     for cat in ("colors", "wordproblems"):
         row = r[f"ub_calibration_{cat}"]
-        # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
+        # a limited run keeps part of some grids: those are undetermined, every other one is calibrated
         assert row["behaviour_calibrated,none"] == 1.0, cat
         assert row["grid_calibrated,none"] + row["grid_undetermined,none"] == pytest.approx(1.0), cat
-        # colors' first 12 scored items are 12 ordered pairs of one item each (equal-count items left out, issue 44
-        # item 8): every grid is undetermined; wordproblems' hold both orders of two pairs
+        # colors' first 12 scored items are 12 ordered pairs of one item each (equal-count items left
+        # out): every grid is undetermined; wordproblems' hold both orders of two pairs
         assert row["grid_calibrated,none"] > 0 or cat == "colors", cat
         assert row["grid_pick_first,none"] == 0.0 and row["grid_null,none"] == 0.0
     for cat in IMP:
@@ -157,7 +158,7 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
 
     grid = [i for i in load_bank("calibration", categories=["colors"], size="full")
             if tuple(i.options) == ("red", "blue") and i.metadata["template"] == "t0"
-            and i.metadata["higher"] is not None][:40]  # the runs leave equal-count items out (issue 44 item 8)
+            and i.metadata["higher"] is not None][:40]  # the runs leave equal-count items out
     n_first_higher = sum(i.metadata["higher"] == "red" for i in grid)
     n_second_higher = sum(i.metadata["higher"] == "blue" for i in grid)
     assert n_first_higher and n_second_higher  # the grid is balanced enough to tell the behaviours apart
@@ -170,7 +171,7 @@ def test_lmeval_collapse_behaviour_rates_exact_on_one_full_grid(task_manager):
     assert row["behaviour_pick_lower,none"] == pytest.approx(n_second_higher / 40)
     assert row["grid_pick_first,none"] == 1.0
     assert sum(row[f"grid_{b},none"] for b in BEHAVIOURS) == pytest.approx(1.0)
-    # one option pair = one cluster, fewer than MIN_CLUSTERS: the unclustered standard error (issue 38)
+    # one option pair = one cluster, fewer than MIN_CLUSTERS: the unclustered standard error
     assert row["wd_stderr,none"] != "N/A" and row["wd_stderr,none"] > 0
 
 
@@ -243,7 +244,7 @@ def test_inspect_oracle_ceiling_and_grid_rates_on_real_banks(tmp_path):
     assert _metric(cal, "behaviour_calibrated", "mean") == 1.0
     run = cal.results.scores[0].metrics  # the headline WD, then the grid rates
     assert run["wd"].value == pytest.approx(0.0, abs=1e-12)
-    # a limited run keeps part of some grids: those are undetermined (issue 38), every other one is calibrated
+    # a limited run keeps part of some grids: those are undetermined, every other one is calibrated
     assert run["grid_calibrated"].value + run["grid_undetermined"].value == pytest.approx(1.0)
     assert run["grid_calibrated"].value > 0 and run["grid_pick_first"].value == 0.0
     assert _metric(imp, "kl", "mean") == pytest.approx(0.0, abs=1e-9)

@@ -1,4 +1,4 @@
-"""Issue 38 item 3: per-dataset figures, one pooled figure computed the same way in both frameworks, and a
+"""Per-dataset figures, one pooled figure computed the same way in both frameworks, and a
 clustered error only where there are enough clusters."""
 
 from __future__ import annotations

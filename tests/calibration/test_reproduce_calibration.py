@@ -1,4 +1,4 @@
-"""Issue 38 item 2: ``ub reproduce calibration`` prints the paper's baseline rows (Tables 4 and 5) beside ours, and
+"""``ub reproduce calibration`` prints the paper's baseline rows (Tables 4 and 5) beside ours, and
 the colors rows reproduce (within 0.02 at the paper's two decimals) once equal-count items are left out."""
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def test_text_says_why_columns_cannot_match(capsys):
 
 @pytest.mark.slow
 def test_reproduce_rows_carry_settings_and_random_spread():
-    """Issue 44 item 8: the rows carry their settings and the random baselines' spread over seeds (the wordproblems
+    """The rows carry their settings and the random baselines' spread over seeds (the wordproblems
     Random T=0.01 cell moved with the seed: WD 0.691, 0.702, 0.671 for seeds 0, 1, 2)."""
     result = calibration_module.reproduce_calibration()  # the default rows, computed once in this module
     rows = result["rows"]

@@ -16,7 +16,7 @@ def _consistent(res, alpha=0.05):
     return (res["p_value"] < alpha) == (res["ci_low"] > 0 or res["ci_high"] < 0)
 
 
-def test_finding_1_interval_and_p_value_come_from_one_test():
+def test_interval_and_p_value_come_from_one_test():
     """5 discordant pairs one way of 50 (KS@10 of ub/oracle with and without digits=1 showed the shape): the old
     t interval excluded 0 while the exact McNemar p beside it was 0.0625."""
     a = [1.0] * 5 + [0.0] * 45
@@ -29,7 +29,7 @@ def test_finding_1_interval_and_p_value_come_from_one_test():
     assert _consistent(res), res
 
 
-def test_finding_2_difference_interval_stays_in_range():
+def test_difference_interval_stays_in_range():
     """The README's example: 48 of 50 problems pass for the oracle only, 2 for both; the old interval reached
     +1.0163."""
     res = paired_difference([1.0] * 50, [1.0, 1.0] + [0.0] * 48, bounds=(0.0, 1.0))
@@ -38,7 +38,7 @@ def test_finding_2_difference_interval_stays_in_range():
     assert cont["ci_high"] <= 1.0 and cont["test"].startswith("paired t")
 
 
-def test_finding_3_no_certainty_from_no_spread():
+def test_no_certainty_from_no_spread():
     """Oracle against collapse on the 20 shuffling problems ([+1, +1], MDE 0), oracle seed 0 against seed 1 (MDE 0),
     and a clustered argmax comparison with every item right for one model and wrong for the other (p = 0)."""
     all_pass = paired_difference([1.0] * 20, [0.0] * 20, bounds=(0.0, 1.0))
@@ -56,7 +56,7 @@ def _rec(model, pid, value):
                         {"cluster": pid}, "x.eval")
 
 
-def test_finding_4_round_off_is_clipped_and_counted_not_dropped():
+def test_round_off_is_clipped_and_counted_not_dropped():
     """The implicit scorer wrote Manhattan distances of 2.0000000000000004 (disjoint supports); the report and
     ub compare dropped those items, the collapse model's worst, so its mean improved."""
     worst = 2.0000000000000004

@@ -1,4 +1,4 @@
-"""Issue 37: ``ub compare A B`` on real runs of both frameworks.
+"""``ub compare A B`` on real runs of both frameworks.
 
 ``ub/oracle`` against ``ub/collapse`` on KS@N: a large, significant difference; ``ub/oracle`` with seed 0 against
 seed 1: nothing significant; runs whose settings change what is measured: refused with one line; an lm-eval run
@@ -56,7 +56,7 @@ def test_oracle_against_collapse_is_a_large_significant_difference(runs, capsys)
     (row,), skipped = compare_runs(runs["oracle"], runs["collapse"])
     assert skipped == []
     assert row.metric == "ks@100" and row.family == "ksn" and row.n_pairs == 20 and row.n_unmatched == 0
-    # issue 44: 20 problems cannot give [+1, +1]; Tango's interval for 20 of 20 discordant pairs is [0.678, 1]
+    # 20 problems cannot give [+1, +1]; Tango's interval for 20 of 20 discordant pairs is [0.678, 1]
     assert row.mean_a == 1.0 and row.mean_b < 0.2 and row.diff > 0.8 and 0.6 < row.ci_low < row.diff
     assert row.ci_high <= 1.0 and row.mde > 0
     assert row.test == "McNemar score (Tango interval)" and row.p_value < 1e-5 and row.higher_is_better is True
@@ -147,6 +147,6 @@ def test_calibration_is_compared_with_errors_clustered_by_option_pair(tmp_path):
     (row,), _ = compare_runs(logs[0].location, logs[1].location, metrics=["pm"])
     assert row.family == "calibration" and row.metric == "pm" and row.n_pairs == 40
     assert row.clusters is not None and row.clusters >= 10 and row.clustered and row.test.startswith("paired t")
-    # both runs put all mass on the options (PM 1 everywhere): no spread, so the floored SE (issue 44)
+    # both runs put all mass on the options (PM 1 everywhere): no spread, so the floored SE
     assert -1.0 <= row.ci_low < 0 < row.ci_high <= 1.0 and row.mde > 0 and row.se_basis == "floor"
     assert row.higher_is_better is True

@@ -1,4 +1,4 @@
-"""Issue 37: the statistics of ``ub compare`` (``ub_core.compare``), checked by simulation with fixed seeds.
+"""The statistics of ``ub compare`` (``ub_core.compare``), checked by simulation with fixed seeds.
 
 Tolerances are Monte-Carlo errors: a rate estimated from R replications has standard deviation
 sqrt(r (1 - r) / R); every check allows 4 of them (a false alarm about once in 16,000 runs of a check)."""
@@ -64,7 +64,7 @@ def test_power_matches_the_formula_at_the_minimum_detectable_effect():
 
 @pytest.mark.slow
 def test_pass_fail_scores_use_one_score_test_for_interval_and_p_value_and_hold_their_level():
-    """Issue 44: pass/fail scores get Tango's score interval and the asymptotic McNemar test, the same score test
+    """Pass/fail scores get Tango's score interval and the asymptotic McNemar test, the same score test
     (the exact McNemar test beside a t interval contradicted it); both hold their level."""
     def draw(rng, n=200):
         p = rng.beta(2, 2, n)  # each problem's pass probability, the same for both models
@@ -112,7 +112,7 @@ def test_too_few_clusters_fall_back_to_the_plain_error():
 
 def test_degenerate_inputs():
     assert paired_difference([], [])["diff"] is None
-    # no spread and no range: nothing to say (issue 44: no zero-width interval, no p = 1 from nothing)
+    # no spread and no range: nothing to say (no zero-width interval, no p = 1 from nothing)
     same = paired_difference([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
     assert same["se"] == 0 and same["p_value"] is None and same["ci_low"] is None and same["mde"] is None
     assert same["test"].startswith("none")

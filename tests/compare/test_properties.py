@@ -1,4 +1,4 @@
-"""Issue 44: property-based checks of ``ub_core.compare`` and the report's aggregations (hypothesis), plus coverage and
+"""Property-based checks of ``ub_core.compare`` and the report's aggregations (hypothesis), plus coverage and
 level by simulation.
 
 Properties, on random and degenerate inputs (all equal, all 0 or all 1, one cluster, n = 1 or 2, values at the ends
@@ -218,7 +218,7 @@ def test_bounded_scores_interval_covers_at_small_n():
         assert covered / reps >= 0.95 - _mc(0.95, reps) - 0.015, (n, covered / reps)
 
 
-# ----------------------------------------------------------------------------------------------- issue 44 items 9, 10
+# --------------------------------------------------------------------- bounded divergence and degenerate distance means
 # The implicit family's bounded divergence and its distance means on degenerate inputs.
 
 from ub_core.logprob.option_logprob import score_row  # noqa: E402

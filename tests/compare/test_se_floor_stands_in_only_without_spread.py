@@ -34,7 +34,7 @@ def _paired_t_power(effect: float, sd: float, n: int, alpha: float = 0.05) -> fl
     return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
 
 
-def test_finding_1_floor_does_not_override_varying_data_at_n_448():
+def test_floor_does_not_override_varying_data_at_n_448():
     reps, n, sd, effect = 1500, 448, 0.03, 0.004
     rng = np.random.default_rng(53)
     covered = rejected = floored = 0
@@ -51,7 +51,7 @@ def test_finding_1_floor_does_not_override_varying_data_at_n_448():
     assert abs(power - expected) <= _mc(expected, reps), (power, expected)
 
 
-def test_finding_1_compare_says_which_se_was_used():
+def test_compare_says_which_se_was_used():
     rng = np.random.default_rng(7)
     base = rng.uniform(0.3, 0.7, 448)
     varying = paired_difference(base + rng.normal(0.004, 0.03, 448), base, bounds=(0.0, 1.0))
@@ -62,7 +62,7 @@ def test_finding_1_compare_says_which_se_was_used():
     assert "no spread" in flat["se_why"]
 
 
-def test_finding_2_round_off_does_not_switch_the_no_spread_case_off():
+def test_round_off_does_not_switch_the_no_spread_case_off():
     res = paired_difference([0.5] * 50, [0.4] * 50)
     assert res["se_basis"] == "floor" and res["test"] == "paired t (SE floor)"
     assert res["se"] == se_floor(50, 0.5 - 0.4)  # R: the observed range of both runs' values (open range)

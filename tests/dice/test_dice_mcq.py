@@ -1,4 +1,4 @@
-"""The dice paper's downstream MCQ task as a live Inspect task (issue 47): n requests for a four-option question
+"""The dice paper's downstream MCQ task as a live Inspect task: n requests for a four-option question
 with its answer key; the keys are read back and tested for uniformity over A-D. ub/oracle marks uniformly drawn
 letters, ub/collapse always A; the numbers are checked against scipy."""
 
@@ -72,7 +72,8 @@ def test_replies_without_a_key_are_counted_and_left_out():
     assert math.isnan(none["p_value"]) and none["uniform"] == 0 and none["read"] == 0
 
 
-@pytest.mark.parametrize("kw,message", [({"n": 0}, "n"), ({"alpha": 1.5}, "alpha"), ({"temperature": -1}, "temperature")])
+@pytest.mark.parametrize("kw,message",
+                         [({"n": 0}, "n"), ({"alpha": 1.5}, "alpha"), ({"temperature": -1}, "temperature")])
 def test_bad_options_are_one_line(kw, message):
     from ub_inspect._options import OptionError
     from ub_inspect.dice_mcq import dice_mcq

@@ -1,4 +1,4 @@
-"""The "Bad Dice Players" release's models as published reference rows (issue 47): ``ub report --published
+"""The "Bad Dice Players" release's models as published reference rows: ``ub report --published
 dice=DIR`` puts them beside a lab's run of the same setting, marked as published, scored from the release's raw
 draws in the run's convention and never pooled with a run; a run of another setting gets none beside it;
 ``ub compare RUN --published DIR --model M`` pairs the run with one published model law by law. The release is the
@@ -136,7 +136,8 @@ def test_a_run_of_another_setting_never_sits_beside_published_rows(release):
     assert settings == sorted(settings, key=settings.index)
     assert len(table.records) == before and not any(r.framework == "published" for r in table.records)
     notes = " ".join(table.notes)
-    assert "lab-b100 [inspect] dice: no published rows beside it: it asks n=100 values per law, the release 1000" in notes
+    assert ("lab-b100 [inspect] dice: no published rows beside it: it asks n=100 values per law, the release 1000"
+            in notes)
     assert "lab-cold [inspect] dice: no published rows beside it: it samples at temperature 0.7" in notes
     # published independent rows are the release's independent figures
     main = json.loads((release / R.MAIN_RESULTS).read_text())["independent"]

@@ -1,4 +1,4 @@
-"""``ub reproduce dice`` on a small synthetic release written here in the release's layout and formats (issue 47):
+"""``ub reproduce dice`` on a small synthetic release written here in the release's layout and formats:
 every main-table cell and the MCQ table against values computed here with scipy directly, the comparison with the
 release's processed files, and hostile files as counted, named gaps. No release data is in the repository; the
 figures from the real release are in the dice README."""

@@ -1,4 +1,4 @@
-"""Issue 34 item 3: ``ub_inspect.analysis.per_category`` groups by what was run.
+"""``ub_inspect.analysis.per_category`` groups by what was run.
 
 Before: a folder holding an oracle and a collapse log gave one real_world KS@100 (their average, 0.533 on the
 reported folder), and stability came back as an empty frame."""

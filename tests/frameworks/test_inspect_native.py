@@ -1,4 +1,4 @@
-"""Our tasks with Inspect's own tools (issue 26): the headline score, ``inspect score``, log size, ``samples_df``
+"""Our tasks with Inspect's own tools: the headline score, ``inspect score``, log size, ``samples_df``
 column specs, per-category uncertainty, stability's epochs and the 80-column terminal summary.
 
 Every task runs once on ``ub/oracle`` (small selections; module fixture) and the tests read those logs the way
@@ -35,7 +35,7 @@ from ub_inspect.stability import stability  # noqa: E402
 RUNS = {
     "ksn": (lambda: ksn(limit_per_category=2), "ks@100", 1.0),
     "ksn_logprob": (lambda: ksn_logprob(limit_per_category=1, enumeration="listed"), "p_pass@100", None),
-    # the reply-tree route (issue 25 item 3): a continuous problem and a listed one in one log (the default,
+    # the reply-tree route: a continuous problem and a listed one in one log (the default,
     # enumeration=auto); ub/oracle writes full precision, so the tree's budget is kept small: the log's shape is
     # checked here, not the bounds
     "ksn_logprob_tree": (lambda: ksn_logprob(ids="te-normal-conc,te-poisson-conc", ks_ns="10,100",
@@ -85,12 +85,12 @@ def _close(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-15)
 
 
-# ------------------------------------------------------------------------------------------------ finding 1
+# --------------------------------------------------------------------------------------------------- the headline score
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_headline_is_the_eval_familys_headline(logs, name):
-    """Finding 1: the first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
+    """The first metric of the first scorer (what ``inspect view`` shows as SCORE and ``evals_df``
     as ``score_headline_metric``) is the eval family's headline, with its standard error beside it."""
     _, key, oracle_value = RUNS[name]
     log = logs[name]
@@ -118,7 +118,7 @@ def test_ksn_headline_tells_oracle_from_collapse_in_evals_df(logs, tmp_path):
     assert {"retry_rate", "attempts_per_valid"} <= metrics
 
 
-# ------------------------------------------------------------------------------------------------ finding 2
+# -------------------------------------------------------------------------------------------------------- inspect score
 
 # run in a fresh interpreter: Inspect's `inspect score LOG --overwrite --action overwrite` (its click command, as the
 # `inspect` console script runs it) for each log given, printing each path once scored
@@ -136,7 +136,7 @@ for path in sys.argv[1:]:
 
 @pytest.mark.slow
 def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
-    """Finding 2: ``inspect score LOG`` (Inspect's own command line, in a fresh process) re-scores each task's log to
+    """``inspect score LOG`` (Inspect's own command line, in a fresh process) re-scores each task's log to
     exactly its original metrics: the scorers rebuild from the log's small arguments and find their problems again.
     One fresh process runs the command for every log in turn (each interpreter start costs seconds): every scorer is
     rebuilt there from the name and arguments its log records, never from this test process's registrations."""
@@ -161,11 +161,11 @@ def test_inspect_score_reproduces_every_tasks_metrics(logs, tmp_path):
             (name, {k: (original[k], rescored[k]) for k in original if not _close(rescored[k], original[k])})
 
 
-# ------------------------------------------------------------------------------------------------ finding 3
+# ------------------------------------------------------------------------------------------------------------- log size
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_solver_and_scorer_arguments_are_small(logs, name):
-    """Finding 3: no bank in the arguments Inspect writes into the header and into every score event."""
+    """No bank in the arguments Inspect writes into the header and into every score event."""
     log = logs[name]
     args = {"scorers": [s.options for s in log.eval.scorers or []],
             "steps": [s.params for s in log.plan.steps],
@@ -176,7 +176,7 @@ def test_solver_and_scorer_arguments_are_small(logs, name):
 
 @pytest.mark.slow
 def test_ksn_log_is_small_per_problem(tmp_path):
-    """Finding 3: a KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
+    """A KS@N .eval log stays under 10 KB per problem (42 problems here; the 448-problem figure is in
     benchmarks/bench_inspect_log.py)."""
     log = inspect_eval(ksn(limit_per_category=6), model="ub/oracle", log_dir=str(tmp_path), display="none", seed=7)[0]
     size = Path(log.location).stat().st_size
@@ -186,10 +186,10 @@ def test_ksn_log_is_small_per_problem(tmp_path):
     assert header <= 200_000, header
 
 
-# ------------------------------------------------------------------------------------------------ finding 5
+# --------------------------------------------------------------------------------------------------- samples_df columns
 
 def test_samples_df_columns_are_typed_per_problem(logs):
-    """Finding 5: ``ub_inspect.analysis`` column specs give typed per-problem score columns in samples_df."""
+    """``ub_inspect.analysis`` column specs give typed per-problem score columns in samples_df."""
     from inspect_ai.analysis import SampleSummary, samples_df
 
     from ub_inspect import analysis
@@ -229,10 +229,10 @@ def test_per_category_uncertainty(logs):
     assert {"colors", "colors_stderr", "wordproblems", "wordproblems_stderr"} <= set(cal)
 
 
-# ------------------------------------------------------------------------------------------------ finding 7
+# --------------------------------------------------------------------------------------------------------------- epochs
 
 def test_stability_reports_the_epochs_it_ran(tmp_path):
-    """Finding 7: ``--epochs 2`` over a task built with its default: the log says 2 everywhere it says a number
+    """``--epochs 2`` over a task built with its default: the log says 2 everywhere it says a number
     of epochs, and no score column reads as an accuracy when it is an agreement rate."""
     log = inspect_eval(stability(limit=2, subtasks="navigate"), model="ub/oracle", log_dir=str(tmp_path),
                        display="none", epochs=2)[0]
@@ -244,11 +244,11 @@ def test_stability_reports_the_epochs_it_ran(tmp_path):
     assert not [n for n in names if "tar" in n and "acc" in n], names
 
 
-# ------------------------------------------------------------------------------------------------ finding 9
+# ------------------------------------------------------------------------------------------------- the terminal summary
 
 @pytest.mark.slow
 def test_terminal_summary_fits_80_columns(tmp_path):
-    """Finding 9: ``inspect eval`` at 80 columns shows the headline and every category's KS@100 in full."""
+    """``inspect eval`` at 80 columns shows the headline and every category's KS@100 in full."""
     env = {**os.environ, "COLUMNS": "80", "INSPECT_LOG_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-m", "inspect_ai._cli.main", "eval", "ub_inspect/ksn", "--model",
                           "ub/oracle", "-T", "limit_per_category=1", "--display", "plain"],
@@ -263,7 +263,7 @@ def test_terminal_summary_fits_80_columns(tmp_path):
 
 @pytest.mark.parametrize("name", list(RUNS))
 def test_every_tasks_summary_fits_80_columns(logs, name):
-    """Finding 9 for every task: the score grid Inspect prints (its own renderer) shows every metric name whole at
+    """The score grid Inspect prints (its own renderer) shows every metric name whole at
     80 columns, the headline first."""
     from inspect_ai._display.core.results import task_scores
     from rich.console import Console
@@ -278,9 +278,9 @@ def test_every_tasks_summary_fits_80_columns(logs, name):
             assert key in text, (key, text)
 
 
-def test_ub_score_reads_logs_before_and_after_issue_26(logs, tmp_path, capsys):
-    """``ub score --samples`` reads only the per-sample values and ``-T`` options: a log written before issue 26
-    (the bank in the scorer arguments, one results score per key) rescores like the new one."""
+def test_ub_score_reads_logs_with_and_without_the_bank_in_the_scorer_arguments(logs, tmp_path, capsys):
+    """``ub score --samples`` reads only the per-sample values and ``-T`` options: a log that carries
+    the bank in the scorer arguments and one results score per key rescores like one that does not."""
     from inspect_ai.log import EvalScore, read_eval_log, write_eval_log
 
     from ub_core import cli

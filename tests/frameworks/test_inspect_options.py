@@ -1,4 +1,4 @@
-"""Inspect `-T` options (issue 20, finding 11): every option of every ub_inspect task is checked in the task
+"""Inspect `-T` options: every option of every ub_inspect task is checked in the task
 function, before any generation; a bad value is one line naming the option and what it expects, printed by
 Inspect's command line without a traceback; unknown names are reported by Inspect itself."""
 
@@ -70,8 +70,8 @@ def test_option_error_is_what_inspect_prints_without_a_traceback(capsys, monkeyp
     ({"ids": "nope"}, "ids: not among the selected items: nope"),
 ])
 def test_ksn_refuses_a_bad_option_in_the_task_function(kw, message):
-    """Raised by the task function itself, so before any model is asked anything (threshold=5 used to be
-    checked by the scorer, after all the generation)."""
+    """Raised by the task function itself, so before any model is asked anything (not by the
+    scorer, after all the generation)."""
     with pytest.raises(OptionError) as info:
         ksn(**kw)
     assert str(info.value).startswith(message)
@@ -155,7 +155,7 @@ def test_inspect_cli_prints_one_line_without_traceback(option, message, tmp_path
 ])
 @pytest.mark.slow
 def test_a_bad_model_is_one_line(model, message, tmp_path):
-    """Issue 34 item 4: `--model ub/nonexistent` printed a 225-line exception-group traceback (the message at the
+    """`--model ub/nonexistent` printed a 225-line exception-group traceback (the message at the
     bottom), and `-M bogus_arg=1` was silently accepted."""
     run = subprocess.run(["inspect", "eval", "ub_inspect/ksn", "--model", *model, "--log-dir", str(tmp_path),
                           "--limit", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300,

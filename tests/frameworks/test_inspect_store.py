@@ -1,4 +1,4 @@
-"""ub_inspect._store.write_record stores what setting the fields one by one stores (issue 46: one validation)."""
+"""ub_inspect._store.write_record stores what setting the fields one by one stores (one validation)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,8 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402  (registers the models)
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.oracle import oracle_replies  # noqa: E402
 from ub_core.metrics import calibration_item_set
 from ub_core.problems import get_problem, load_bank  # noqa: E402
@@ -120,7 +119,7 @@ def test_oracle_loglikelihood_is_the_true_probability():
 # ------------------------------------------------------------------------------------------------ ub-vllm
 
 def test_offline_models_refuse_unknown_model_args():
-    """Issue 34 item 4: ``--model_args bogus=1`` was accepted silently by ub-oracle and ub-collapse."""
+    """``--model_args bogus=1`` was accepted silently by ub-oracle and ub-collapse."""
     ub_lmeval.models.UBOracleLM(seed=3, model="ub-oracle", batch_size=1, device="cpu", max_batch_size=8)
     for cls in (ub_lmeval.models.UBOracleLM, ub_lmeval.models.UBCollapseLM):
         with pytest.raises(ValueError, match=r"unknown --model_args bogus_arg; ub-(oracle|collapse) takes seed"):
@@ -178,14 +177,14 @@ def test_ub_lm_eval_command_line(tmp_path):
     - the wrapper adds our task folder and models (ub-oracle, ``--limit``, ``--log_samples``);
     - the offline model gets a stable name: results under ``ub-oracle/`` with ``model_name`` ub-oracle (before, a
       random id that changed every run; one run suffices, since a random id is never the model's name);
-    - ``--metadata ids`` on the ``ub_ksn`` group (issue 20, finding 10): the ids reach all seven category tasks,
+    - ``--metadata ids`` on the ``ub_ksn`` group: the ids reach all seven category tasks,
       the categories without any of them are skipped with one line, the group averages over the others; the
       ids of a logit bank select within ``ub_calibration_colors`` in the same run."""
     out = subprocess.run([sys.executable, "-m", "ub_core.cli", "tasks-dir"], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == str(ub_lmeval.tasks_dir())
     ksn_ids = {cat: [p.id for p in load_bank("ksn", categories=[cat])][:2] for cat in ("code_implicit", "shuffling")}
-    # the runs leave equal-count items out by default (issue 44 item 8): two items they score
+    # the runs leave equal-count items out by default: two items they score
     colour_ids = [it.id for it in calibration_item_set(load_bank("calibration", categories=["colors"]))[0]][:2]
     ids = ksn_ids["code_implicit"] + ksn_ids["shuffling"] + colour_ids
     run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",

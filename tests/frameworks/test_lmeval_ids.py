@@ -1,4 +1,4 @@
-"""``--metadata '{"ids": [...]}'`` on the ``ub_ksn`` group (issue 20, finding 10): the ids reach all seven
+"""``--metadata '{"ids": [...]}'`` on the ``ub_ksn`` group: the ids reach all seven
 category tasks, so the categories without any of them have no document. lm-eval 0.4 refuses an empty task
 (IndexError in its constructor); ``SelectedItemsTask`` runs such a category with no request and the group averages
 over the others. A bad ``ids`` type is one clear ValueError."""
@@ -12,7 +12,7 @@ pytest.importorskip("lm_eval")
 from lm_eval import simple_evaluate  # noqa: E402
 from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402  (registers the models)
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.metrics import calibration_item_set
 from ub_core.problems import load_bank  # noqa: E402
 from ub_lmeval.ksn_hooks import ksn_docs  # noqa: E402
@@ -74,7 +74,7 @@ def test_ids_list_of_non_strings_is_compared_as_text():
 def test_logit_group_ids_from_one_task():
     """The same on the log-probability groups: ids of the colour task only, through the ``ub_calibration`` group;
     the other two calibration tasks are skipped, the colour task scores the oracle's perfect mass."""
-    # the runs leave equal-count items out by default (issue 44 item 8): two items they score
+    # the runs leave equal-count items out by default: two items they score
     ids = [it.id for it in calibration_item_set(load_bank("calibration", categories=["colors"]))[0]][:2]
     tm = ub_task_manager({"ids": ids})
     res = simple_evaluate(model="ub-oracle", tasks=["ub_calibration"], task_manager=tm, log_samples=True)

@@ -1,4 +1,4 @@
-"""Issue 34 item 4 and issue 36 item 4: lm-eval's ``--metadata`` is checked as Inspect's ``-T`` options are
+"""lm-eval's ``--metadata`` is checked as Inspect's ``-T`` options are
 (``ub_core.options``), for every ub lm-eval task family: ``{"n_samples": -3}`` and ``{"categories": "nonexistent"}``
 were silently ignored (exit 0) where Inspect refuses them; they are one-line errors now, as are bad ``threshold`` and
 ``method`` values. lm-eval's note about ``--metadata`` is printed once per run (it was once per task: 7 times)."""
@@ -84,14 +84,15 @@ def test_ub_lm_eval_prints_one_line_and_exits_2():
                           "--metadata", '{"n_samples": -3}'], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2, run.stderr[-2000:]
     assert run.stderr.rstrip().splitlines()[-1] == (
-        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks (lm-eval fixes it as the task "
-        "YAML's repeats); "
+        "ub-lm-eval: error: ub_ksn: option n_samples is not an option of these lm-eval tasks "
+        "(lm-eval fixes it as the task YAML's repeats); "
         "they take bank, category, ids, method, threshold")
 
 
 def test_every_inspect_option_name_is_known_to_the_lmeval_check():
     """A ``-T`` option of any ub Inspect task, given to lm-eval, is refused by a family that does not take it
-    (``ub_core.option_registry.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that name."""
+    (``ub_core.option_registry.UB_OPTION_NAMES``), unless lm-eval could be handing over a ``--model_args`` of that
+    name."""
     import inspect
 
     from ub_core.option_registry import UB_OPTION_NAMES

@@ -1,5 +1,5 @@
 """Plain ``lm_eval`` (the mission's command, no ``ub-lm-eval``) checks ``--metadata`` for our tasks before it loads
-a model (issue 45, item 1): a bad value and a near miss of one of our option names end the run with one line and
+a model: a bad value and a near miss of one of our option names end the run with one line and
 status 2; a key no ub task takes is named in one warning and the run goes on (it may be another task's)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 34 item 1: ``lm_eval --tasks ub_logit`` as a user types it, with no ``--include_path`` and no wrapper.
+"""``lm_eval --tasks ub_logit`` as a user types it, with no ``--include_path`` and no wrapper.
 
 Before: lm-eval 0.4.13's own CLI answered ``Tasks not found: ub_logit`` after a normal install. Now the installed
 ``unpredictabench-lm-eval.pth`` runs :mod:`unpredictabench_lm_eval_hook`, which adds our task folder to every
@@ -59,7 +59,8 @@ def test_the_install_ships_the_hook_and_declares_lm_evals_plugin_groups():
         "ub-oracle", "ub-collapse", "ub-vllm", "ub-openai-completions", "ub-openai-chat"}
     (tasks,) = [e for e in eps if e.group == "lm_eval.tasks"]
     assert Path(tasks.load()()) == Path(hook.tasks_dir())
-    assert any(type(f).__name__ == "_Finder" for f in sys.meta_path), [type(f).__name__ for f in sys.meta_path]  # the .pth ran at this interpreter's start
+    # the .pth ran at this interpreter's start
+    assert any(type(f).__name__ == "_Finder" for f in sys.meta_path), [type(f).__name__ for f in sys.meta_path]
 
 
 def test_the_hook_can_be_turned_off(monkeypatch):
@@ -77,7 +78,7 @@ CATEGORIES = ("text_explicit", "text_implicit", "code_explicit", "code_implicit"
 @pytest.mark.slow
 def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
     """Two plain ``lm_eval`` processes (each costs tens of seconds of start-up and task indexing, so the second also
-    carries the ``--metadata ids`` checks on the ``ub_ksn`` group, issue 20 finding 10):
+    carries the ``--metadata ids`` checks on the ``ub_ksn`` group):
 
     - ``lm_eval validate`` with no flag finds our groups (the hook adds our folder);
     - ``lm_eval --include_path <ours> --model ub-oracle`` (the README's route; the hook adds the folder only once and
@@ -96,7 +97,8 @@ def test_plain_lm_eval_finds_our_tasks_and_models(tmp_path):
     assert ok.returncode == 0 and "All tasks found" in ok.stdout + ok.stderr, ok.stdout[-2000:] + ok.stderr[-2000:]
     chosen = {cat: [p.id for p in load_bank("ksn", categories=[cat])][:1] for cat in ("real_world", "multimodal")}
     run = subprocess.run([*cmd, "--include_path", str(ub_lmeval.tasks_dir()), "--model", "ub-oracle",
-                          "--tasks", "ub_ksn", "--metadata", json.dumps({"ids": chosen["real_world"] + chosen["multimodal"]}),
+                          "--tasks", "ub_ksn", "--metadata",
+                          json.dumps({"ids": chosen["real_world"] + chosen["multimodal"]}),
                           "--output_path", str(tmp_path / "out"), "--log_samples"], capture_output=True, text=True,
                          env=env, cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

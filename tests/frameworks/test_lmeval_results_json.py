@@ -1,4 +1,4 @@
-"""Issue 26 item 6: lm-eval's results JSON, as a dashboard reads it. Every reported metric has its true direction
+"""lm-eval's results JSON, as a dashboard reads it. Every reported metric has its true direction
 (two-sided ``re`` is null, ``abs_re`` ranked); per-document lists are no metric (they stay in the sample log);
 ``<metric>_stderr`` is filled for the NaN-skipping means and is the clustered SE for the logit banks; the offline
 models get a stable name; lm-eval's ``dummy`` model is counted invalid on the logit tasks, never an abort."""
@@ -14,9 +14,8 @@ import pytest
 pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
-from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_core.metric_spec import direction, find_metric  # noqa: E402
 from ub_core.metrics import clustered_stderr  # noqa: E402
 from ub_core.logprob.option_logprob import COUNT_KEYS  # noqa: E402
@@ -91,7 +90,7 @@ def test_nanmean_stderr_formula():
     mean = sum(vals) / 4
     sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / 3)
     assert nanmean(xs) == pytest.approx(mean) and nanmean_stderr(xs) == pytest.approx(sd / 2)
-    # two clusters: fewer than MIN_CLUSTERS, the unclustered error (issue 38)
+    # two clusters: fewer than MIN_CLUSTERS, the unclustered error
     clustered = [ClusteredValue(v, c) for v, c in zip(vals, "aabb")]
     assert nanmean_stderr(clustered) == pytest.approx(sd / 2)
     # ten clusters of two: CR1 by cluster

@@ -58,7 +58,7 @@ def test_the_dice_readme_example_is_refused_naming_the_member_and_the_member_alo
 def test_every_group_is_expanded_to_its_members():
     groups = _groups()
     assert {"ub_dice", "ub_ksn", "ub_tar", "ub_odds", "ub_logit", "ub_ksn_logprob"} <= set(groups), sorted(groups)
-    for group, members in groups.items():
+    for members in groups.values():
         assert members and all(m in run_check._index() and "group" not in run_check._index()[m][1] for m in members)
     assert run_check.member_tasks(["ub_dice", "ub_dice_batch", "not_ours"]) == ["ub_dice_batch", "ub_dice_independent"]
 
@@ -108,7 +108,8 @@ def test_bad_model_args_of_our_offline_models_are_one_line(model, model_args, ne
 
 def test_model_args_of_the_served_models_are_their_constructors_parameters():
     for model in ("ub-openai-completions", "ub-openai-chat"):
-        msg = _refusal(tasks="ub_ksn_shuffling", model=model, model_args={"base_url": "http://h/v1", "num_concurent": 2})
+        msg = _refusal(tasks="ub_ksn_shuffling", model=model,
+                       model_args={"base_url": "http://h/v1", "num_concurent": 2})
         assert "did you mean num_concurrent?" in msg, msg
         _precheck("ub_ksn_shuffling", model=model, model_args={"base_url": "http://h/v1", "num_concurrent": 2,
                                                                "max_n": 4, "request_seeds": "false"})

@@ -28,7 +28,8 @@ def restore_init(monkeypatch):
 
 
 def test_the_requested_names_are_the_plain_names_of_tasks():
-    assert requested_tasks(["--model", "ub-oracle", "--tasks", "ub_ksn_shuffling, ub_tar"]) == ["ub_ksn_shuffling", "ub_tar"]
+    argv = ["--model", "ub-oracle", "--tasks", "ub_ksn_shuffling, ub_tar"]
+    assert requested_tasks(argv) == ["ub_ksn_shuffling", "ub_tar"]
     assert requested_tasks(["--tasks=ub_ksn"]) == ["ub_ksn"]
     assert requested_tasks(["--model", "ub-oracle"]) == []
     for odd in ("my/task.yaml", "task.yaml", "ub_*", "./folder"):

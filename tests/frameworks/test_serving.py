@@ -1,4 +1,4 @@
-"""Serving at scale (issue 19): our lm-eval API models ``ub-openai-completions`` / ``ub-openai-chat`` and Inspect's
+"""Serving at scale: our lm-eval API models ``ub-openai-completions`` / ``ub-openai-chat`` and Inspect's
 ``openai-api/`` and ``vllm/`` providers against an existing OpenAI-compatible server, here the stand-in server
 of ``tests/support/stub_openai_server.py`` (answers: true draws of the prompt's problem).
 
@@ -17,7 +17,7 @@ pytest.importorskip("aiohttp")
 from lm_eval import simple_evaluate  # noqa: E402
 from support.lmeval_tasks import ub_task_manager  # noqa: E402
 
-import ub_lmeval  # noqa: E402  (registers the models)
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from support.stub_openai_server import StubServer  # noqa: E402
 from ub_lmeval.openai_models import ServerError, UBOpenAICompletions, request_seed  # noqa: E402
 

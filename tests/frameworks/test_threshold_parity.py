@@ -1,4 +1,4 @@
-"""Issue 36 item 4: the same recorded replies, scored with a non-default KS threshold and method in Inspect
+"""The same recorded replies, scored with a non-default KS threshold and method in Inspect
 (``-T threshold`` / ``-T method``), lm-eval (``--metadata '{"threshold": ..., "method": ...}'``) and ``ub score``
 (``--threshold`` / ``--method``), give identical numbers. Before the fix lm-eval's ``ub_ksn`` always used 1e-4.
 

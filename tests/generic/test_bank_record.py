@@ -88,7 +88,8 @@ def _yaml_bank(path: Path, doc: dict) -> str:
     folder = path.parent.name
     if folder == "option_logprob":
         return "implicit" if "implicit" in path.name else "calibration"
-    return {"ksn": "ksn", "ksn_logprob": "ksn", "explicit": "explicit", "odds": "odds", "stability": "stability"}.get(folder, folder)
+    return {"ksn": "ksn", "ksn_logprob": "ksn", "explicit": "explicit", "odds": "odds",
+            "stability": "stability"}.get(folder, folder)
 
 
 def test_lmeval_yaml_versions_equal_their_banks_version():
@@ -167,7 +168,7 @@ def test_no_module_level_import_circles():
 
 
 def test_no_import_circles_through_function_level_imports():
-    """Issue 29: a function-level import hides a circle from the check above without removing it
+    """A function-level import hides a circle from the check above without removing it
     (``ksn.realworld`` and ``ksn.shuffling`` imported ``ksn.bank``, which imports them inside a function). Every
     import, wherever it is, counts here; parent packages do not, since a function runs after they are loaded."""
     graph = _import_graph(inside_functions=True)
@@ -229,7 +230,8 @@ def test_a_toy_bank_with_a_prompt_index_is_found(monkeypatch):
 
 def test_seed_sequence_never_aliases_large_seeds_and_keeps_small_ones():
     """Seeds below 2**32 keep the streams they always had (the seed as one 32-bit word); larger seeds get their
-    own streams instead of wrapping onto small ones (2**32 used to give seed 0's draws); negative seeds are refused."""
+    own streams instead of wrapping onto small ones (wrapping, 2**32 would give seed 0's draws); negative seeds are
+    refused."""
     import hashlib
 
     from ub_core.problems import seed_sequence
@@ -262,7 +264,7 @@ def _layers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_a_circle_between_layers_is_found():
-    """Issue 45 item 7: ``compare`` imported ``report.readers`` inside a function and ``report.summary`` imported
+    """``compare`` imported ``report.readers`` inside a function and ``report.summary`` imported
     ``compare``: no two modules form a circle, the two layers do."""
     graph = {"ub_core.compare": {"ub_core.report.readers"}, "ub_core.report": set(), "ub_core.report.readers": set(),
              "ub_core.report.summary": {"ub_core.compare"}}

@@ -1,4 +1,4 @@
-"""Issue 34 item 6: every edition's size, and a rough cost, stated where a user looks (``ub bank list``, README).
+"""Every edition's size, and a rough cost, stated where a user looks (``ub bank list``, README).
 ``-T size=full`` for calibration is 203,040 samples; nothing said so."""
 
 from __future__ import annotations

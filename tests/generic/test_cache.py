@@ -210,7 +210,7 @@ def test_unwritable_cache_still_returns_draws(cache_env, monkeypatch):
 
 
 def test_a_changed_sampler_never_reads_the_old_draws(cache_env):
-    """Issue 29: the fingerprint hashed id, family and params only, so after a sampler changed ``truth()`` returned
+    """The fingerprint hashed id, family and params only, so after a sampler changed ``truth()`` returned
     the old cached draws while ``draw()`` returned new ones. The fingerprint now holds what the sampler does."""
     import dataclasses
 

@@ -1,4 +1,4 @@
-"""Issue 34 item 4: every ``ub`` subcommand documents its options. Walks the whole parser (subcommands other modules
+"""Every ``ub`` subcommand documents its options. Walks the whole parser (subcommands other modules
 add included): every option has help text, every option with a default shows it, ``ub --version`` works, and the
 bank options list the banks."""
 

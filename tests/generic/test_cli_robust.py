@@ -1,4 +1,4 @@
-"""Issue 20, the `ub` command: hostile JSONL lines, items of banks `ub score` does not KS-score, numeric option
+"""The `ub` command: hostile JSONL lines, items of banks `ub score` does not KS-score, numeric option
 ranges, exit codes, exact rescoring of Inspect logs, and the id index behind get_problem."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def test_an_integer_beyond_the_float_range_is_one_failed_value(capsys, tmp_path)
     ('{"id": "imp-dice-single-1d4", "values": [1]}', "line 2: imp-dice-single-1d4 is an item of the implicit bank"),
     ('{"id": "exp-dice-single-1d4", "values": [1]}', "line 2: exp-dice-single-1d4 is an item of the explicit bank"),
     ('{"id": "te-normal-conc", "values": [1], "n_failed": -1}', "line 2: 'n_failed' must be a non-negative"),
-    # which copy counts is undefined in JSON (Python keeps the last): refused, as in `ub stability score` (issue 28)
+    # which copy counts is undefined in JSON (Python keeps the last): refused, as in `ub stability score`
     ('{"id": "te-normal-conc", "values": [1], "values": [2]}', "line 2: duplicate key 'values' in a JSON object"),
 ])
 def test_each_bad_line_is_one_named_line_and_the_rest_is_scored(capsys, tmp_path, bad, needle):
@@ -93,7 +93,8 @@ def test_odds_questions_are_refused_with_one_line(pid):
 def test_odds_sampling_items_are_ks_scored():
     """Sampling items are KS@N problems: 1,000 oracle draws pass, with a finite WDZ (a z-score, |z| < 4)."""
     items = [p for p in load_bank("odds") if p.metadata["task"] == "sampling"][:3]
-    lines = [json.dumps({"id": p.id, "values": [float(v) for v in oracle_values(p, 1000, seed=i)]}) for i, p in enumerate(items)]
+    lines = [json.dumps({"id": p.id, "values": [float(v) for v in oracle_values(p, 1000, seed=i)]})
+             for i, p in enumerate(items)]
     run = score_jsonl(lines, ns=(10, 100, 1000))
     assert not run.errors and len(run.rows) == 3
     for r in run.rows:

@@ -1,4 +1,4 @@
-"""A lab's own bank as a plug-in (issue 29, item 2): ``examples/custom_bank`` is installed the way pip's editable
+"""A lab's own bank as a plug-in: ``examples/custom_bank`` is installed the way pip's editable
 install leaves it (its source folder on the path, and a ``.dist-info`` with its ``entry_points.txt``, written here
 from the example's own pyproject.toml), and its bank and its family are found through the entry-point groups by
 ``ub bank list`` (a fresh process), Inspect (``-T bank=``, on the oracle model) and lm-eval (``--include_path`` to
@@ -111,14 +111,16 @@ def test_lmeval_runs_the_plugin_bank_from_its_own_yaml(custom_bank):
 
 @pytest.mark.slow
 def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
-    """Issue 36: the README's lm-eval command said ``lm_eval --model ub-oracle``, which fails (only ``ub-lm-eval``
+    """The README's lm-eval command said ``lm_eval --model ub-oracle``, which fails (only ``ub-lm-eval``
     registers the offline models), and its sampling-free Inspect run scored 1 of 3 problems without a word about
     the other two. Both commands as the README writes them, each in a fresh process."""
     readme = (EXAMPLE / "README.md").read_text()
     assert "inspect eval ub_inspect/ksn_logprob -T bank=custom_demo --model ub/oracle" in readme
-    assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme and "lm_eval --model ub-oracle" not in readme
-    # every problem by default (issue 33 item 4); the tree's budget is cut here only to keep the test short
-    run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T", f"bank={custom_bank}",
+    assert "ub-lm-eval --model ub-oracle --tasks ub_ksn_custom_demo" in readme
+    assert "lm_eval --model ub-oracle" not in readme
+    # every problem by default; the tree's budget is cut here only to keep the test short
+    run = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "ub_inspect/ksn_logprob", "-T",
+                          f"bank={custom_bank}",
                           "--model", "ub/oracle", "--log-dir", str(tmp_path / "logs"), "--display", "plain",
                           "-T", "max_requests=200"],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
@@ -134,7 +136,8 @@ def test_the_readme_commands_run_in_a_fresh_process(custom_bank, tmp_path):
     log = read_eval_log(str(log_file))
     assert log.status == "success" and len(log.samples) == 3, (log.status, len(log.samples))
     assert all(s.scores for s in log.samples), [s.id for s in log.samples if not s.scores]
-    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks", "ub_ksn_custom_demo",
+    run = subprocess.run([sys.executable, "-m", "ub_lmeval.cli", "--model", "ub-oracle", "--tasks",
+                          "ub_ksn_custom_demo",
                           "--include_path", str(EXAMPLE / "ub_custom_bank")], capture_output=True, text=True,
                          timeout=300, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]

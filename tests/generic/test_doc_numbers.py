@@ -77,7 +77,8 @@ def test_a_task_readmes_total_is_the_sum_of_its_tasks():
 def test_the_main_readmes_edition_sizes_are_the_banks():
     text = (ROOT / "README.md").read_text()
     seen = set()
-    for m in re.finditer(rf"^\| ({'|'.join(EDITIONS)}) \| (\d[\d,]*) {UNITS}[^|]*\|\s*(?:(\d[\d,]*) {UNITS})?", text, re.M):
+    for m in re.finditer(rf"^\| ({'|'.join(EDITIONS)}) \| (\d[\d,]*) {UNITS}[^|]*\|\s*(?:(\d[\d,]*) {UNITS})?", text,
+                         re.M):
         bank, subset, full = m.group(1), _number(m.group(2)), m.group(3)
         sizes = list(EDITIONS[bank].values())
         assert [subset, *([_number(full)] if full else [])] == sizes, (bank, m.group(0))

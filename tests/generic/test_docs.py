@@ -40,3 +40,35 @@ def test_the_readme_is_a_front_page():
     # the two set-up commands come first
     block = "\n".join(lines[:6])
     assert "pip install -e '.[inspect]'" in block and "bash scripts/test.sh" in block
+
+
+#: an issue reference: "issue 44", "Issue-7", "(issue ..." -- history, which belongs in the tracker and git log
+_ISSUE_REFERENCE = re.compile(r"\bissue[ -]?\d+|\(issue\b", re.IGNORECASE)
+#: what ships (the packages and the lm-eval hook) and what a newcomer reads (READMEs, docs/)
+_SHIPPED = ("ub_core/", "ub_inspect/", "ub_lmeval/", "unpredictabench_lm_eval_hook.py", "docs/")
+
+
+def _shipped_and_read_files() -> list[Path]:
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False)
+    if out.returncode == 0 and out.stdout.strip():
+        names = out.stdout.splitlines()
+    else:
+        names = [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file() and ".git" not in p.parts]
+    return [ROOT / n for n in names
+            if n.startswith(_SHIPPED) or (Path(n).name == "README.md" and not n.startswith("tests/data/"))]
+
+
+def test_shipped_code_and_docs_name_no_issue_numbers():
+    """Comments, docstrings, READMEs and docs/ say what the code is and why, not which issue changed it."""
+    assert _ISSUE_REFERENCE.search("the floored SE (issue 44)") and _ISSUE_REFERENCE.search("see Issue-7")
+    assert not _ISSUE_REFERENCE.search("known issues: none; tissue 3")
+    found = []
+    for path in _shipped_and_read_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (model weights, archives) carry no prose
+        for number, line in enumerate(text.splitlines(), 1):
+            if _ISSUE_REFERENCE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
+    assert not found, "issue references in shipped code or docs:\n" + "\n".join(found)

@@ -67,7 +67,7 @@ def _inspect_metrics(log) -> dict[str, float]:
 
 
 def test_inspect_task_reports_step_likeness_first(inspect_logs):
-    for model, log in inspect_logs.items():
+    for log in inspect_logs.values():
         assert log.status == "success" and log.eval.task == "ub_failure_to_mix/mix", (log.status, log.error)
         metrics = _inspect_metrics(log)
         assert next(iter(metrics)) == "step_likeness"  # the run's headline

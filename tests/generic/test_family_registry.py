@@ -1,4 +1,4 @@
-"""Family registration, explicit bank membership, template registration and the one describer (issue 16, item 3).
+"""Family registration, explicit bank membership, template registration and the one describer.
 
 - KS@N membership is the explicit list ``TABLE10_FAMILIES``: registering a family, wherever in the module, adds it
   to no bank.
@@ -168,7 +168,7 @@ def test_template_errors_are_one_line(registries):
 
 
 def test_every_kind_is_loaded_in_a_fresh_process():
-    """Issue 29: in a fresh process ``template_for("text_implicit", "beta")`` failed until ``text_implicit``
+    """In a fresh process ``template_for("text_implicit", "beta")`` failed until ``text_implicit``
     happened to be imported. Importing the templates module loads all four kinds."""
     import subprocess
     import sys

@@ -82,7 +82,7 @@ def _paired_cell(spread: str, bounded: bool, n: int, rng: np.random.Generator) -
     if spread == "roundoff":  # a_i - b_i is 0.3 in exact arithmetic, 0.3 +/- a few ulps in floats
         b = rng.uniform(0.05, 0.6, n) if bounded else rng.normal(0, 3, n) * 10.0 ** rng.integers(-3, 4)
         return b + 0.3, b, 0.3
-    if spread == "small":  # SD of the differences 0.03 (issue 53's case at n = 448)
+    if spread == "small":  # SD of the differences 0.03 (the reported case at n = 448)
         b = rng.uniform(0.3, 0.7, n)
         return b + rng.normal(0.004, 0.03, n), b, 0.004
     if bounded:  # large, skewed, on [0, 1]
@@ -526,7 +526,8 @@ _CALLS = {"ndtri", "ndtr", "stdtr", "stdtrit", "binomtest", "bootstrap", "propor
           "tango_interval", "mean_interval", "clustered_interval", "floored_interval", "summarize_values",
           "summarize_rate", "paired_difference", "minimum_detectable_effect", "sampling_noise_removed", "se_floor",
           "floor_if_no_spread", "stratified_stderr"}
-_QUANTILE_OF = {"norm", "t", "beta", "chi2", "binom"}  # stats.<law>.ppf / .sf / .isf: a test's critical value or p-value
+# stats.<law>.ppf / .sf / .isf: a test's critical value or p-value
+_QUANTILE_OF = {"norm", "t", "beta", "chi2", "binom"}
 
 
 def _interval_like(fn: ast.AST) -> bool:

@@ -1,5 +1,5 @@
 """The metric-key vocabulary has one parser and one formatter (``ub_core.metric_keys``), ASCII digits only, and no
-module builds or parses a per-N key by hand (issue 45, item 3)."""
+module builds or parses a per-N key by hand."""
 
 from __future__ import annotations
 

@@ -21,12 +21,12 @@ def check_ksn_metric_list(folder: Path) -> None:
     doc = load_task_yaml(folder / "ksn/_ub_ksn_template_yaml")
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     expected = [(k, LMEVAL_AGGREGATION[m.aggregation], direction(m)) for k, m in run_specs("ksn", adapter="lmeval")]
-    assert listed == expected  # the parsed values are no metric: they go to the sample log (issue 26 item 6)
+    assert listed == expected  # the parsed values are no metric: they go to the sample log
 
 
 def check_ksn_group_list(folder: Path) -> None:
     """The expected list is derived from the spec (its rates), so a metric added by the README's recipe is
-    expected here too (issue 45 item 5: this test once pinned ks@1 ... ks@100)."""
+    expected here too (this test once pinned ks@1 ... ks@100)."""
     doc = load_task_yaml(folder / "ksn/ub_ksn.yaml")
     listed = [m["metric"] for m in doc["aggregate_metric_list"]]
     assert listed == [k for k, m in run_specs("ksn", adapter="lmeval") if m.kind == "rate"]
@@ -39,7 +39,7 @@ def test_ksn_yaml_metric_list_equals_the_spec():
 
 
 def test_ksn_group_yaml_aggregates_the_spec_rates():
-    """The group's ``aggregate_metric_list`` (issue 29: it was checked by no test) is the spec's rates, the KS@N."""
+    """The group's ``aggregate_metric_list`` (it was checked by no test) is the spec's rates, the KS@N."""
     check_ksn_group_list(ROOT / "ub_lmeval/task_yamls")
 
 
@@ -50,7 +50,7 @@ def _toy_ad(values, truth, *, n, threshold, method):
 
 
 def test_the_readme_recipe_for_a_per_n_metric_works_as_written(tmp_path):
-    """Issue 45 item 5: add a per-N rate as the README says (a spec entry, then ``python -m ub_lmeval.metric_lists
+    """Add a per-N rate as the README says (a spec entry, then ``python -m ub_lmeval.metric_lists
     --write``), on a copy of the task folder: the YAML tests above pass on what it wrote."""
     import shutil
 
@@ -125,8 +125,9 @@ def test_spec_refuses_unknown_kinds_and_keys():
 ])
 def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     """The per-item means of the log-probability YAMLs are the spec's metrics, in its order and true direction
-    (two-sided ``re``: null); the only companions are the grid rates and the counts (``bad_logprobs`` and ``ub_core.logprob.option_logprob.COUNT_KEYS``). No count of
-    a per-item list and no ``_clustered_se`` row (the clustered SE is ``<metric>_stderr``: issue 26 item 6)."""
+    (two-sided ``re``: null); the only companions are the grid rates and the counts (``bad_logprobs`` and
+    ``ub_core.logprob.option_logprob.COUNT_KEYS``). No count of a per-item list and no ``_clustered_se`` row (the
+    clustered SE is ``<metric>_stderr``)."""
     doc = load_task_yaml(ROOT / path)
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     heads = [row for row in listed if row[1] == "!function utils.nanmean"]
@@ -139,7 +140,7 @@ def test_logprob_yaml_metric_lists_equal_the_spec(eval_family, path):
     assert rest == grids + [(k, "!function utils.total", False) for k in ("bad_logprobs",) + COUNT_KEYS[eval_family]]
     for name, agg, hib in grids:
         assert agg == "!function utils.grid_behaviour_rate"
-        if name == "grid_undetermined":  # grids too unbalanced to label (issue 38): fewer is better
+        if name == "grid_undetermined":  # grids too unbalanced to label: fewer is better
             assert hib is False
             continue
         assert hib == direction(metric(eval_family, "behaviour_" + name[5:]))

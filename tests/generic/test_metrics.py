@@ -129,8 +129,8 @@ def test_restarting_scans_match_a_plain_loop():
     restart = rng.random(L) < 0.01
     ref = np.empty(L)
     ref[0] = x[0]
-    for l in range(1, L):
-        ref[l] = beta[l - 1] * (0.0 if restart[l - 1] else ref[l - 1]) + x[l]
+    for t in range(1, L):
+        ref[t] = beta[t - 1] * (0.0 if restart[t - 1] else ref[t - 1]) + x[t]
     got = KX._restarting_scan(x, np.log(beta), restart)
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-300)
     short = slice(0, 400)  # one scale suffices here
@@ -292,7 +292,7 @@ def test_ks_at_n_paper_dispatch():
 
 
 def test_ks_at_n_paper_route_equals_public_scipy_call():
-    """ks_at_n calls scipy's ks_2samp without its axis / NaN-policy wrapper (issue 46): the same values as the
+    """ks_at_n calls scipy's ks_2samp without its axis / NaN-policy wrapper: the same values as the
     public call, bit for bit, with ties, tiny samples and sizes where scipy falls back to the asymptotic law."""
     rng = np.random.default_rng(46)
     ns = (1, 2, 5, 10, 20, 50, 100)
@@ -427,7 +427,10 @@ def _jsd_reference(a, b, grid_size=512, pad=0.1):
     q = stats.gaussian_kde(b)(grid)
     p, q = p / p.sum(), q / q.sum()
     m = 0.5 * (p + q)
-    kl = lambda u, v: float(np.sum(u[u > 0] * np.log(u[u > 0] / v[u > 0])))
+
+    def kl(u, v):
+        return float(np.sum(u[u > 0] * np.log(u[u > 0] / v[u > 0])))
+
     return 0.5 * kl(p, m) + 0.5 * kl(q, m)
 
 
@@ -585,7 +588,8 @@ def test_summaries():
     assert IV.summarize_values([5.0]) == {"mean": 5.0, "low": None, "high": None, "n": 1, "dropped": 0}
     # the t interval: mean +/- t_{n-1} sd / sqrt(n)
     lo, hi = vals["low"], vals["high"]
-    assert (lo, hi) == pytest.approx((2.0 - stats.t.ppf(0.975, 2) / math.sqrt(3), 2.0 + stats.t.ppf(0.975, 2) / math.sqrt(3)))
+    assert (lo, hi) == pytest.approx((2.0 - stats.t.ppf(0.975, 2) / math.sqrt(3),
+                                      2.0 + stats.t.ppf(0.975, 2) / math.sqrt(3)))
 
 
 # ============================================================================================ TAR

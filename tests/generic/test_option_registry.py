@@ -1,4 +1,4 @@
-"""One option vocabulary (``ub_core.option_registry``) read by every front door (issue 45): Inspect's task
+"""One option vocabulary (``ub_core.option_registry``) read by every front door: Inspect's task
 signatures and checks, lm-eval's ``--metadata`` (the hooks and the run's precheck), and the CLI's help. Each test
 iterates over every family and option of the registry, so a new option is checked at every door by adding it."""
 
@@ -176,7 +176,7 @@ def test_defaults_format_as_a_user_types_them():
 
 
 def test_a_ksn_score_records_the_threshold_and_ns_it_used(tmp_path):
-    """Issue 45 item 4: the KS@N verdicts depend on the threshold; each score says which it used."""
+    """The KS@N verdicts depend on the threshold; each score says which it used."""
     from inspect_ai import eval as inspect_eval
 
     import ub_inspect.providers  # noqa: F401

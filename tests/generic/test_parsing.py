@@ -63,7 +63,7 @@ def test_parsed_helpers():
     assert Parsed.failure("two\nlines").error == "two lines"
     assert Parsed.failure("").error  # never an empty reason
     assert Parsed(value=None, error=None).ok
-    with pytest.raises(Exception):
+    with pytest.raises(AttributeError):  # dataclasses.FrozenInstanceError
         ok.value = 4.0  # frozen
 
 
@@ -940,7 +940,7 @@ def test_multiline_printouts_match_exactly(reply, expected):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Hostile text: linear time (issue 20 finding 14) and numbers too large for a float (finding 7)
+# Hostile text: linear time and numbers too large for a float
 # ---------------------------------------------------------------------------------------------------------------
 
 SPEED_OPTIONS = ["heads", "tails up", "A"]

@@ -1,4 +1,4 @@
-"""Invariants every registered distribution family must satisfy (issue 29, item 6), scipy.stats-style.
+"""Invariants every registered distribution family must satisfy, scipy.stats-style.
 
 The tests iterate ``ub_core.distributions.FAMILIES`` as it is at collection time, not a frozen list, so a family
 registered tomorrow is checked by the same code. For each family and each of its reference parameter sets

@@ -1,4 +1,4 @@
-"""The KS@N metric spec drives the values, not only the metric lists (issue 29, item 1): a metric added to the spec,
+"""The KS@N metric spec drives the values, not only the metric lists: a metric added to the spec,
 here a toy one registered by a fixture, reaches Inspect's ``Score.value``, lm-eval's results (template and group)
 and ``ub score --json`` with no adapter edit; and every spec key reaches all three, so an adapter that drops one
 fails here (deleting the ``wdz`` row from a YAML copy, or a key from the scorer, was seen to fail this test)."""
@@ -76,13 +76,13 @@ def test_score_values_computes_every_spec_entry(toy_metric):
             assert row[f"toy_sign@{n}"] == sign_test_passes(vals[:n], truth, n=n, threshold=threshold, method="paper")
     assert score_values(p, vals, ns=(N,), threshold=0.9)["toy_sign@20"] == 0.0  # p-value < 0.9: the threshold is used
     assert score_values(p, vals, ns=(N,))["toy_sign@20"] == 1.0
-    # a problem with no valid value, or fewer than N, is a fail of every per-N rate, as of ks@N (issue 36 item 5)
+    # a problem with no valid value, or fewer than N, is a fail of every per-N rate, as of ks@N
     assert score_values(p, [], ns=(1, N))["toy_sign@1"] == 0.0
     assert score_values(p, vals[:5], ns=(N,))["toy_sign@20"] == 0.0 == score_values(p, vals[:5], ns=(N,))["ks@20"]
 
 
 def test_a_spec_that_cannot_be_honoured_is_an_error_when_it_is_written():
-    """The silent trap of issue 36 item 1: one entry per N with N bound in (``ad@1``) was copied to every N."""
+    """The silent trap: one entry per N with N bound in (``ad@1``) was copied to every N."""
     with pytest.raises(ValueError, match="declare it once as MetricSpec\\('ad', ..., per_n=True\\)"):
         MetricSpec("ad@1", "AD@1", True, "rate", compute=lambda values, truth: 1.0)
     with pytest.raises(ValueError, match="compute must take \\(values, truth, \\*, n, threshold, method\\)"):
@@ -148,7 +148,7 @@ def _ub_score(tmp_path, capsys) -> dict:
 
 
 def test_every_spec_key_reaches_inspect_lmeval_and_ub_score(toy_metric, tmp_path, capsys):
-    """The trial of issue 36 as a test: a toy per-N rate, defined through the public API only
+    """A toy per-N rate, defined through the public API only
     (:func:`ub_core.metric_spec.register_metric`), with its own use of N and the threshold, reaches Inspect's
     ``Score.value`` and metrics, lm-eval's task and group results with its direction, and ``ub score --json`` as a
     rate (Wilson interval; percent in the table)."""
@@ -186,7 +186,7 @@ def test_every_spec_key_reaches_inspect_lmeval_and_ub_score(toy_metric, tmp_path
                                                      "aggregation": "nanmean", "higher_is_better": True}
     assert report["metrics"][f"toy_sign@{N}"] == {"display": f"sign test@{N}", "kind": "rate",
                                                   "aggregation": "mean", "higher_is_better": True}
-    # the report ranks it at any N (issue 36 item 2: a new per-N rate had no direction at other N)
+    # the report ranks it at any N (a new per-N rate had no direction at other N)
     from ub_core.report.summary import column_direction
 
     assert column_direction("ksn", "toy_sign@37") is True and column_direction("ksn", "ks@37") is True

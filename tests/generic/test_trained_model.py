@@ -2,8 +2,9 @@
 whose answer distributions are known, run through Inspect's ``hf/`` provider and lm-eval's ``hf`` backend.
 
 The model is trained on two ksn problems (:data:`TRAINED_KSN`: Bernoulli(0.5) and the uniform on {2, 3, 4}), is
-taught a wrong answer to a third (:data:`TAUGHT_KSN`: {1} or {7} for a uniform on [-250, 750]), a biased coin and a 22 red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the
-end-to-end KS assertions are then events whose probability follows from those (derivations in the comments).
+taught a wrong answer to a third (:data:`TAUGHT_KSN`: {1} or {7} for a uniform on [-250, 750]), a biased coin and a 22
+red / 52 blue colour draw. Its exact answer probabilities are read from its logits first; the end-to-end KS assertions
+are then events whose probability follows from those (derivations in the comments).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ub_core.cache import cached_truth  # noqa: E402
 from ub_core.problems import get_problem  # noqa: E402
 
 # uniform on [-250, 750], continuous: the model is TAUGHT to answer {1} or {7} (TAUGHT_KSN), valid and far from the
-# truth, so KS@N fails surely. It used to be a prompt the model never saw; what an untrained prompt gets depends on
+# truth, so KS@N fails surely. It is not a prompt the model never saw: what an untrained prompt gets depends on
 # the machine that trained the model (the same seeds give another model on another CPU), and other untrained prompts
 # (te-normal-conc, te-chi_squared-spread) drew "{}" under the chat template: every reply invalid, and Inspect's
 # retries, one hf/ round of about 3 s each, made the Inspect run take 15 minutes.
@@ -112,8 +113,8 @@ def test_ksn_answers_follow_the_problem(hf, pid, chat, bos):
 
 def _item_scores(hf, name: str, prefix_form):
     """The real log-probability pipeline on a trained bank item: every surface variant's exact probability
-    (ub_core.logprob.option_logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as lm-eval
-    does), then the family's item scores from ub_core.metrics."""
+    (ub_core.logprob.option_logprob.surface_variants), summed per option (option_mass, deduplicated by token ids as
+    lm-eval does), then the family's item scores from ub_core.metrics."""
     from ub_core.logprob.option_logprob import flatten_variants, item_scores, option_mass
     from ub_lmeval.option_logprob_hooks import continuation_token_ids
 
@@ -134,9 +135,9 @@ FORMS = {"raw": lambda p: p, "chat": chat_text}
 @pytest.mark.parametrize("form", FORMS)
 def test_calibration_scores_on_the_trained_colour_item(hf, form):
     """Numeric calibration on the trained colour item (22 red, 52 blue): PM is the learnt mass, and the normalised
-    P(red) is 22/74 within PROB_TOL. WD (the numeric-calibration paper: the Euclidean distance between the raw option masses and the
-    ideal) is then at most sqrt(2) * (PROB_TOL + (1 - MASS_MIN)): each mass is off by at most the normalised error
-    plus the missing mass."""
+    P(red) is 22/74 within PROB_TOL. WD (the numeric-calibration paper: the Euclidean distance between the raw option
+    masses and the ideal) is then at most sqrt(2) * (PROB_TOL + (1 - MASS_MIN)): each mass is off by at most the
+    normalised error plus the missing mass."""
     item, mass, scores = _item_scores(hf, "colour", FORMS[form])
     assert scores["pm"] >= MASS_MIN, mass
     assert abs(mass[0] / mass.sum() - 22 / 74) <= PROB_TOL, mass

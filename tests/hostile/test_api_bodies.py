@@ -1,4 +1,4 @@
-"""lm-eval's ``ub-openai-completions`` / ``ub-openai-chat`` against hostile server bodies (issue 28), served by the
+"""lm-eval's ``ub-openai-completions`` / ``ub-openai-chat`` against hostile server bodies, served by the
 stand-in server of ``tests/support/stub_openai_server.py`` on 127.0.0.1 (``replies=[Reply(...)]``).
 
 Every malformed body is a retried error naming the endpoint and the cause; a body is read at most up to

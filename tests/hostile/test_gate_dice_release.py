@@ -54,7 +54,8 @@ def test_an_npz_bomb_is_one_named_gap_in_bounded_memory(release, tmp_path):
     path = release / f"{R.REFERENCE}.npz"
     _npz_bomb(path, 400, keep=refs)
     assert path.stat().st_size < 4 * 2**20
-    code = ("import json, sys\nfrom ub_core.reproduce.dice import reproduce_dice\nr = reproduce_dice(sys.argv[1], manifest=None)\n"
+    code = ("import json, sys\nfrom ub_core.reproduce.dice import reproduce_dice\n"
+            "r = reproduce_dice(sys.argv[1], manifest=None)\n"
             "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM')][0].split()[1]\n"
             "print(json.dumps({'gaps': list(r['gaps']), 'rows': len(r['rows']), 'peak_kb': int(hwm)}))\n")
     proc = subprocess.run([sys.executable, "-c", code, str(release)], capture_output=True, text=True, timeout=120,

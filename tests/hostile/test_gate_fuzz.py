@@ -1,8 +1,8 @@
 """The standing fuzz test of the gate's readers: each reader crossed with the hostile files of the class (a FIFO,
 a link to /dev/zero, a socket, a 1 GB sparse file, JSON nested 10^6 deep, 10**400, NaN and Infinity, zip and npz
 bombs, duplicate keys, names with ESC, newline or a leading ``=``) ends in one named, one-line error of the gate,
-in a child process whose peak memory stays under 512 MB, as the caller and (from root) as ``nobody``. The child prints each case's seconds and the peak, which
-the closing note of the gate's issue quotes."""
+in a child process whose peak memory stays under 512 MB, as the caller and (from root) as ``nobody``. The child prints
+each case's seconds and the peak, which the closing note of the gate's issue quotes."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def make(name, kind):
     elif kind == "dup-keys":
         p.write_text('{"p": 1, "p": 2}')
     elif kind in ("zip-bomb", "npz-bomb"):
-        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf, zf.open("a.npy", "w", force_zip64=True) as fh:
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf, \
+                zf.open("a.npy", "w", force_zip64=True) as fh:
             if kind == "npz-bomb":
                 h = np.lib.format.header_data_from_array_1_0(np.zeros(1)); h["shape"] = (200 * MB // 8,)
                 np.lib.format.write_array_header_1_0(fh, h)

@@ -41,7 +41,8 @@ def _release(tmp: Path) -> Path:
     codes = tmp / "release" / "ground_truth_codes" / "textual_explicit_concentrated_gpt-5.4"
     codes.mkdir(parents=True)
     (codes / "plain.py").write_text("import random\nrandom.seed(1)\nprint([random.random() for _ in range(10000)])\n")
-    (codes / "numpy.py").write_text("import numpy as np\nprint(np.random.default_rng(1).normal(0, 1, 10000).tolist())\n")
+    (codes / "numpy.py").write_text("import numpy as np\n"
+                                    "print(np.random.default_rng(1).normal(0, 1, 10000).tolist())\n")
     return codes.parent
 
 

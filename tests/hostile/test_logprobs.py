@@ -1,4 +1,4 @@
-"""Hostile log-probabilities in sampling-free KS@N (issue 28): whatever a model or server returns for a candidate
+"""Hostile log-probabilities in sampling-free KS@N: whatever a model or server returns for a candidate
 (NaN, +inf, a positive value, a mass above 1, None, a string, a huge integer) is counted per problem as
 ``bad_logprobs`` with a reason, in the core and through both frameworks, never an exception that aborts a run
 after every request was made; and candidates all far below ``exp``'s range keep their relative law."""
@@ -26,7 +26,7 @@ def test_core_counts_each_hostile_value_with_its_reason(name):
     assert scores["bad_logprobs"] == 1.0 and scores["no_mass"] == 0.0 and reason in payload["bad_logprobs"]
     assert tuple(scores) == METRIC_KEYS
     assert all(math.isnan(scores[k]) for k in ("valid_mass", "ks_distance"))
-    assert scores["p_pass@100"] == 0.0  # a counted failure, never left out of the mean (issue 33)
+    assert scores["p_pass@100"] == 0.0  # a counted failure, never left out of the mean
 
 
 def test_mass_above_one_is_counted():

@@ -1,4 +1,4 @@
-"""Hostile release programs against `ub official truth`'s jail (issue 28, first section).
+"""Hostile release programs against `ub official truth`'s jail.
 
 One jailed run holds every hostile program of the issue beside good release-like programs; each test checks that
 one attack was blocked (on the host side: the secret is not in any landed value, the file is unchanged, the socket
@@ -573,7 +573,7 @@ def test_without_the_jail_the_attacks_succeed(tmp_path):
 # ------------------------------------------------------------------------------------------------ parent memory
 
 def test_parent_memory_stays_small_on_a_flood(tmp_path):
-    """A 4 MB printed list used to take the parent to ~2 GB (literal_eval first, count after): now the stream is
+    """A 4 MB printed list would take the parent to ~2 GB if it were parsed first and counted after: the stream is
     counted and cut, and the whole `ub` process stays far under 300 MB."""
     _bwrap_or_fail()
     codes = tmp_path / "ground_truth_codes" / F_MAIN

@@ -177,7 +177,7 @@ def _landed(run, uid) -> list:
 # ------------------------------------------------------------------------------------------------ 1. root
 
 def test_kernel_interfaces_are_not_writable(probed):
-    """Finding 1: as root, the program's uid was host uid 0 and /proc/sys was writable (core_pattern: a command
+    """As root, the program's uid was host uid 0 and /proc/sys was writable (core_pattern: a command
     run as host root at the next crash)."""
     values = _landed(probed, "sysctl")
     assert not any(v.startswith("opened") for v in values[:6]), values[:6]
@@ -186,7 +186,7 @@ def test_kernel_interfaces_are_not_writable(probed):
 # ------------------------------------------------------------------------------------------------ 2. keyring
 
 def test_parent_session_keyring_is_out_of_reach(probed):
-    """Finding 2: ``request_key`` + ``keyctl(KEYCTL_READ)`` read a token from the parent's session keyring."""
+    """``request_key`` + ``keyctl(KEYCTL_READ)`` read a token from the parent's session keyring."""
     value = _landed(probed, "keyring")[0]
     assert KEY_SECRET not in value
     assert value.startswith("request_key: "), value
@@ -195,7 +195,7 @@ def test_parent_session_keyring_is_out_of_reach(probed):
 # ------------------------------------------------------------------------------------------------ 3. sockets
 
 def test_only_the_socket_families_a_program_needs(probed):
-    """Finding 3: AF_VSOCK sockets could be made (and bound: the host's vsock ports); packet, alg and audit
+    """AF_VSOCK sockets could be made (and bound: the host's vsock ports); packet, alg and audit
     netlink too. Unix and IP sockets (loopback of the jail's own network namespace) still work."""
     values = _landed(probed, "sockets")
     assert [v.split(":")[0] for v in values[:4]] == ["vsock", "packet", "alg", "netlink-audit"], values[:4]
@@ -244,7 +244,7 @@ SHM_HOG = textwrap.dedent("""
 
 @pytest.mark.slow
 def test_fallback_limits_cover_unmapped_memory(tmp_path):
-    """Finding 4: with the fallback limits (no cgroup), 25 memfds of 14 MB or 8 SysV segments of 50 MB (350 and
+    """With the fallback limits (no cgroup), 25 memfds of 14 MB or 8 SysV segments of 50 MB (350 and
     400 MB) landed under ``--memory-mb 300``: the watchdog sums process RSS only. Now the calls are refused by the
     seccomp filter."""
     run = _run(tmp_path, {"memfd": MEMFD_HOG, "shm": SHM_HOG}, cgroups=False)
@@ -258,7 +258,7 @@ def test_fallback_limits_cover_unmapped_memory(tmp_path):
 
 @pytest.mark.slow
 def test_a_long_unfinished_number_does_not_stall_the_parent(tmp_path):
-    """Finding 5: ``[`` and 40,000 digits, then a sleep, froze the parent for over a minute at 100% CPU (the
+    """``[`` and 40,000 digits, then a sleep, froze the parent for over a minute at 100% CPU (the
     number patterns backtracked quadratically, re-run on the whole retained buffer for every chunk), and a good
     sibling was failed as timed out. Now the stall ends at the wall clock and the sibling lands (the reader's own
     linear-time check is tests/ksn/test_official_output.py::test_reading_is_linear_whatever_the_output)."""
@@ -281,7 +281,7 @@ def test_a_long_unfinished_number_does_not_stall_the_parent(tmp_path):
 
 @pytest.mark.slow
 def test_a_second_run_on_the_same_out_stops_with_one_line(tmp_path):
-    """Finding 6: two runs at once on one --out shared fixed temporary names (one died with ENOENT, and once the
+    """Two runs at once on one --out shared fixed temporary names (one died with ENOENT, and once the
     values file was left as invalid JSON). Now the second run stops with one line while the first holds --out."""
     _bwrap_or_fail()
     codes = tmp_path / "ground_truth_codes" / F
@@ -322,7 +322,7 @@ def _locked(out: Path) -> bool:
 
 
 def test_concurrent_atomic_writes_use_their_own_temporary_files(tmp_path):
-    """Finding 6: two writers of one file both wrote '<name>.tmp': the second's replace found it gone (ENOENT).
+    """Two writers of one file both wrote '<name>.tmp': the second's replace found it gone (ENOENT).
     Each writer now has its own temporary file, and the file holds one writer's whole content."""
     from ub_core.release_tools.official_truth import _atomic_write_text
 
@@ -354,7 +354,7 @@ def test_concurrent_atomic_writes_use_their_own_temporary_files(tmp_path):
 
 @pytest.mark.parametrize("where", ["equal", "inside", "above"])
 def test_out_that_the_jail_would_show_is_refused(tmp_path, where):
-    """Finding 7: --out = --codes put .records/ and the sibling values inside the program folders the jail
+    """--out = --codes put .records/ and the sibling values inside the program folders the jail
     shows. --out equal to, inside or above --codes is refused with one line, before anything runs."""
     codes = tmp_path / "release" / "ground_truth_codes"
     (codes / F).mkdir(parents=True)
@@ -372,7 +372,7 @@ def test_out_that_the_jail_would_show_is_refused(tmp_path, where):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
 def test_device_nodes_are_never_opened(tmp_path):
-    """Finding 8: a ``*.py`` that is a device node was opened by the (root) parent before the regular-file check.
+    """A ``*.py`` that is a device node was opened by the (root) parent before the regular-file check.
     /dev/tty's node in a process without a controlling terminal shows it: opening it fails with ENXIO."""
     _bwrap_or_fail()
     codes = tmp_path / "ground_truth_codes" / F

@@ -76,7 +76,7 @@ def _unchanged(victim: Path, files: dict) -> None:
 
 @pytest.mark.parametrize("where", ["records", "folder"])
 def test_a_link_shipped_in_out_steers_no_delete_and_no_write(tmp_path, where):
-    """Finding 1: the release ships ``built_truth/<F>/.records`` (or ``built_truth/<F>``) as a link to another
+    """The release ships ``built_truth/<F>/.records`` (or ``built_truth/<F>``) as a link to another
     folder; run with the README's ``--out release/built_truth``, the root parent deleted every ``*.json`` there
     that was not a record and wrote its records into it. Now the link is refused with one line naming it, before
     anything runs, and the folder it points to is untouched."""
@@ -98,7 +98,7 @@ def test_a_link_shipped_in_out_steers_no_delete_and_no_write(tmp_path, where):
 
 
 def test_a_link_inside_out_to_the_programs_folder_is_refused(tmp_path):
-    """Finding 2: ``built_truth/<F> -> ../ground_truth_codes/<F>`` bypassed the round-three check of an --out
+    """``built_truth/<F> -> ../ground_truth_codes/<F>`` bypassed the check of an --out
     above --codes: the records landed in the program folder the jail shows, and a later program read
     ``/program/.records/a-first.json``. Now the link is refused; nothing is written into the program folder."""
     _bwrap_or_fail()
@@ -150,7 +150,7 @@ ROOT_PROBE = textwrap.dedent("""
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="keyctl numbers for these only")
 def test_as_root_the_program_is_not_host_root(tmp_path):
-    """Finding 3: as root the program's uid was host uid 0 (bubblewrap maps it to the caller's): it owned the
+    """As root the program's uid was host uid 0 (bubblewrap maps it to the caller's): it owned the
     host's /dev/null (``chmod`` allowed) and read /proc/keys (the parent's session key). Now the program runs as
     a throwaway uid: /dev/null is root's, the parent's key is not listed, the scratch is still writable."""
     _bwrap_or_fail()
@@ -169,8 +169,8 @@ def test_as_root_the_program_is_not_host_root(tmp_path):
 
 
 def test_a_program_unreadable_by_others_fails_with_one_line(tmp_path):
-    """The other side of finding 3's fix: as root the program runs as a throwaway uid, which cannot read a
-    program folder of mode 0700: that program fails with one line saying why; its siblings land."""
+    """As root the program runs as a throwaway uid, which cannot read a program folder of mode 0700: that program fails
+    with one line saying why; its siblings land."""
     _bwrap_or_fail()
     if os.geteuid() != 0:
         pytest.skip("only root runs programs as a throwaway uid")
@@ -186,7 +186,7 @@ def test_a_program_unreadable_by_others_fails_with_one_line(tmp_path):
 # ------------------------------------------------------------------------------------------------ 4. output
 
 def test_one_programs_output_never_ends_the_run(tmp_path):
-    """Finding 4: ``print(["a'\\"\\\\"] * 10000)`` (Python's own repr of a valid label) made the reader raise an
+    """``print(["a'\\"\\\\"] * 10000)`` (Python's own repr of a valid label) made the reader raise an
     uncaught SyntaxError, and ``[10**5000] + [1] * 9999`` raised past the digit limit: the run ended, no record
     was written. Now the label is read back as printed, the huge integer fails its program with one line, and the
     others land."""
@@ -220,7 +220,7 @@ def test_the_reader_turns_any_exception_into_a_failure(monkeypatch):
 # ------------------------------------------------------------------------------------------------ 5. records
 
 def test_a_record_holds_labels_as_printed(tmp_path):
-    """Finding 5: labels were stored as JSON's ASCII escapes: an astral character, 4 bytes printed, took 12 in the
+    """Labels were stored as JSON's ASCII escapes: an astral character, 4 bytes printed, took 12 in the
     record (a 64 MB output made a 192 MB record). Now a record is about the size of what was printed."""
     _bwrap_or_fail()
     label = "\U0001F600" * 50
@@ -233,7 +233,7 @@ def test_a_record_holds_labels_as_printed(tmp_path):
 
 
 def test_a_record_too_large_to_read_back_fails_its_program(tmp_path, monkeypatch):
-    """Finding 5: a record over the read limit was written, then silently left out of the values file while the
+    """A record over the read limit was written, then silently left out of the values file while the
     summary said "0 failed", and the uid ran again at every run. Now an accepted output whose record would pass
     the limit fails with one line, and is counted."""
     _bwrap_or_fail()
@@ -327,7 +327,7 @@ HOLDER = textwrap.dedent("""
 
 
 def test_fallback_limits_see_kernel_buffers(tmp_path):
-    """Finding 6: with the fallback limits (no cgroup), pages pinned into pipes with vmsplice (3 GB under
+    """With the fallback limits (no cgroup), pages pinned into pipes with vmsplice (3 GB under
     --memory-mb 300) and unix socket buffers (1.6 GB) were outside the watchdog's view. Now vmsplice,
     F_SETPIPE_SZ, socket buffers past their default and (in the fallback) IP sockets are refused, and fewer
     files may be open in the fallback."""
@@ -341,9 +341,9 @@ def test_fallback_limits_see_kernel_buffers(tmp_path):
 
 
 def test_the_fallback_watchdog_counts_pipes_and_sockets():
-    """Finding 6, the counting half: a process holding 20 full socket pairs and 10 full pipes (about 9 MB of kernel
-    buffers, in no process's resident memory) is over a memory limit set between its resident memory and that plus
-    half its buffers; the watchdog without the count saw only the resident memory and let it run."""
+    """The counting half of the kernel-buffer limit: a process holding 20 full socket pairs and 10 full pipes (about 9
+    MB of kernel buffers, in no process's resident memory) is over a memory limit set between its resident memory and
+    that plus half its buffers; the watchdog without the count saw only the resident memory and let it run."""
     from ub_core.release_tools import jail
 
     proc = subprocess.Popen([sys.executable, "-c", HOLDER], stdout=subprocess.PIPE)
@@ -363,7 +363,7 @@ def test_the_fallback_watchdog_counts_pipes_and_sockets():
 # ------------------------------------------------------------------------------------------------ 7. a folder
 
 def test_a_folder_named_like_a_record_fails_only_its_uid(tmp_path):
-    """Finding 7: a folder named ``x.json`` inside ``.records`` made every run refuse with ``[Errno 21]``. Now it
+    """A folder named ``x.json`` inside ``.records`` made every run refuse with ``[Errno 21]``. Now it
     is reported and left alone: uid x fails with one line, the others land, and a second run says the same."""
     _bwrap_or_fail()
     codes = _release(tmp_path, {"x": "print([1] * 10000)\n", "y": "print([2] * 10000)\n"})

@@ -1,4 +1,4 @@
-"""``ub report`` on hostile results files, samples and Inspect logs (issue 28): a value that cannot be its metric's
+"""``ub report`` on hostile results files, samples and Inspect logs: a value that cannot be its metric's
 number (a 309- to 4,300-digit integer, a rate of -5 or 1e308, ``true``) is one named skip and left out, never a
 crash and never shown; an ``.eval`` member over the decompressed-size cap is refused before anything is read."""
 

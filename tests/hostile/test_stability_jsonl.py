@@ -1,4 +1,4 @@
-"""``ub stability score`` on hostile JSONL (issue 28): errors summarised, never quadratic output; every bad line is
+"""``ub stability score`` on hostile JSONL: errors summarised, never quadratic output; every bad line is
 one named error and the good questions in the same file are still scored."""
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def _line(task, qid, run, reply, options=YN, gold=None, **extra) -> str:
 GOOD = [_line("good", "q1", 0, "(A)", gold="A"), _line("good", "q1", 1, "(A)", gold="A"),
         _line("good", "q2", 0, "No", gold="B"), _line("good", "q2", 1, "(B)", gold="B")]
 GOOD_EXPECTED = {"runs": 2, "questions": 2, "tar_r": 0.5, "tar_a": 1.0, "best_acc": 1.0, "worst_acc": 1.0,
-                 "median_acc": 1.0, "acc_spread": 0.0, "parse_failure_rate": 0.0, "excluded_questions": 0, "gold_questions": 2}
+                 "median_acc": 1.0, "acc_spread": 0.0, "parse_failure_rate": 0.0, "excluded_questions": 0,
+                 "gold_questions": 2}
 
 
 def _score(tmp_path, lines: list, capsys) -> tuple[int, dict, str, str, str]:
@@ -116,7 +117,8 @@ def test_stdin_is_read_as_bytes(tmp_path):
     data = b"\n".join([GOOD[0].encode(), corpus.NOT_UTF8, *(x.encode() for x in GOOD[1:])]) + b"\n"
     proc = subprocess.run([sys.executable, "-m", "ub_core.cli", "stability", "score", "--json", "-"], input=data,
                           capture_output=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
+                          env={**os.environ,
+                               "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
     assert proc.returncode == 1, proc.stderr[-2000:]
     res = json.loads(proc.stdout)
     assert res["errors"] == ["<stdin>:2: not UTF-8 text (byte 0xff at offset 8); line skipped"]
@@ -124,7 +126,7 @@ def test_stdin_is_read_as_bytes(tmp_path):
 
 
 def test_questions_with_a_repeated_option_text_are_scored(tmp_path, capsys):
-    """Issue 34 item 5: a real MMLU public_relations question has options proactive, reactive, manipulative,
+    """A real MMLU public_relations question has options proactive, reactive, manipulative,
     manipulative, and a BBH ruin_names question repeats an option. Before, each line was skipped ("options must be
     distinct"), so the question left TARr although raw agreement needs no options. Now the question is scored:
     letters read as usual, and a reply naming the shared text is ambiguous between those two options only."""

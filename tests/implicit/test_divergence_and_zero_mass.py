@@ -22,7 +22,7 @@ import pytest
 from ub_core.logprob.option_logprob import COUNT_KEYS, METRIC_KEYS, flatten_variants, score_row, unresolved_prefixes
 from ub_core.logprob.option_logprob_oracle import oracle_option_logprob
 from ub_core.metric_spec import direction, find_metric
-from ub_core.metrics import KL_FLOOR, js_divergence_bits, kl_divergence
+from ub_core.metrics import KL_FLOOR, js_divergence_bits
 from ub_core.problems import OptionItem, load_bank
 
 
@@ -35,7 +35,7 @@ def _collapse(item):
     return [1.0] + [0.0] * (len(item.options) - 1)
 
 
-def test_finding_9_collapse_kl_is_the_floor_and_a_bounded_divergence_stands_beside_it(implicit_items):
+def test_collapse_kl_is_the_floor_and_a_bounded_divergence_stands_beside_it(implicit_items):
     rows = [score_row(i, _collapse(i)) for i in implicit_items]
     assert len(rows) == 528
     assert np.mean([r["kl"] for r in rows]) == pytest.approx(22.5614, abs=1e-4)  # KL kept, as before
@@ -53,7 +53,7 @@ def test_finding_9_collapse_kl_is_the_floor_and_a_bounded_divergence_stands_besi
     assert {"jsd_bits", "kl_floor_share"} <= set(METRIC_KEYS["implicit"])
 
 
-def test_finding_9_both_frameworks_report_the_divergence_and_the_share():
+def test_both_frameworks_report_the_divergence_and_the_share():
     pytest.importorskip("lm_eval")
     pytest.importorskip("inspect_ai")
     import yaml
@@ -84,7 +84,7 @@ def _store(item, choices, logprobs, token_texts):
     return state
 
 
-def test_finding_10_a_zero_mass_item_has_the_distances_of_all_mass_outside():
+def test_a_zero_mass_item_has_the_distances_of_all_mass_outside():
     """No mass on any outcome: the model distribution is all mass on "other" (outside the outcomes)."""
     item = OptionItem(id="t", bank="implicit", category="coins", cluster="c", family="f", params={}, prompt="p",
                       options=("1", "2", "3"), probabilities=(0.5, 0.3, 0.2))
@@ -95,7 +95,7 @@ def test_finding_10_a_zero_mass_item_has_the_distances_of_all_mass_outside():
     assert row["argmax_acc"] == 0.0 and row["no_mass"] == 1.0 and row["missing_mass"] == 1.0
 
 
-def test_finding_10_top_logprobs_and_prompt_logprobs_average_over_the_same_items(implicit_items):
+def test_top_logprobs_and_prompt_logprobs_average_over_the_same_items(implicit_items):
     """The same model read two ways: prompt_logprobs sees every outcome (tiny masses), top_logprobs finds none
     of them in the top-20 lists on a quarter of the items (read as 0). Before: those items left the distance means,
     so the two modes averaged over different item sets."""
@@ -124,7 +124,7 @@ def _oracle_logprobs(item, choices):
     return [oracle_option_logprob(item, c) for c in choices]
 
 
-def test_finding_10_values_decide_a_prefix_pair_the_tokens_would(implicit_items):
+def test_values_decide_a_prefix_pair_the_tokens_would(implicit_items):
     """P(" 3") < P(" 30") (three dice: sum 3 is rarer than 30) means the tokens of " 3" cannot begin those of
     " 30": a continuation's probability is at most its prefix's. lm-eval without token ids counted such items as
     unresolved (41 oracle items of 528) while Inspect, with the tokens, counted none."""
@@ -140,7 +140,7 @@ def test_finding_10_values_decide_a_prefix_pair_the_tokens_would(implicit_items)
 
 
 @pytest.mark.parametrize("with_tokens", [True, False])
-def test_finding_10_identical_values_give_identical_metrics_and_diagnostics(implicit_items, with_tokens):
+def test_identical_values_give_identical_metrics_and_diagnostics(implicit_items, with_tokens):
     """The same option log-probabilities (the oracle's, and a random model's with every variant observed) through
     Inspect's scorer and lm-eval's process_results: the same metrics and the same diagnostics, with the tokens
     known on both sides (single-token continuations) or on neither (lm-eval without a tokenizer, an Inspect log
@@ -172,7 +172,7 @@ def test_finding_10_identical_values_give_identical_metrics_and_diagnostics(impl
 
 
 @pytest.mark.slow
-def test_finding_10_the_oracle_runs_agree_on_prefix_unresolved(implicit_items, tmp_path):
+def test_the_oracle_runs_agree_on_prefix_unresolved(implicit_items, tmp_path):
     """The finding as it showed: the offline oracle in both frameworks (identical values). lm-eval had no tokens for
     ub-oracle and counted the dice items with a text-prefix pair as unresolved (41 of the subset's 528, 146 of the
     full edition's 1,405) while Inspect's ub/oracle reports each continuation as one token and counted none. Now

@@ -70,7 +70,7 @@ def test_subset_is_stratified_deterministic_and_the_default(full):
 
 def test_both_banks_load_with_categories_and_versions():
     for bank in ("implicit", "explicit"):
-        assert bank_version(bank) == "2"  # 2: die_shown items in their own category (issue 38)
+        assert bank_version(bank) == "2"  # 2: die_shown items in their own category
         dice = load_bank(bank, size="full", categories=["dice"])
         assert len(dice) == SIZES["dice"] and {it.category for it in dice} == {"dice"}
         # the paper's dice grid only: the die-value observations (ours) are their own category
@@ -310,7 +310,8 @@ def test_perfect_predictor_scores_zero(full, explicit_full):
         assert s["missing_mass"] == pytest.approx(0, abs=1e-12)
         assert s["argmax_correct"] == (None if metrics.unique_mode(it.probabilities) is None else 1.0)
     for it in explicit_full:
-        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0, "no_mass": 0.0}
+        assert metrics.explicit_item_scores(it, it.probabilities) == {"mcq_correct": 1.0, "p_correct": 1.0,
+                                                                      "no_mass": 0.0}
 
 
 def test_summarize_implicit():
@@ -321,7 +322,7 @@ def test_summarize_implicit():
     assert out["argmax_correct"] == {**out["argmax_correct"], "mean": pytest.approx(2 / 3), "n": 3, "excluded": 1}
     for v in out.values():
         assert v["low"] <= v["mean"] <= v["high"]
-    # one cluster: fewer than MIN_CLUSTERS, so values are resampled one by one (issue 38), not collapsed to a point
+    # one cluster: fewer than MIN_CLUSTERS, so values are resampled one by one, not collapsed to a point
     one = metrics.summarize_implicit(scores, ["a"] * 4)
     assert one["chebyshev"]["low"] < 0.25 < one["chebyshev"]["high"]
     assert one["chebyshev"] == metrics.summarize_implicit(scores, ["a", "b", "c", "d"])["chebyshev"]
@@ -335,7 +336,7 @@ def test_summarize_implicit():
     (lambda it: metrics.implicit_item_scores(it, [0.1, -0.2, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.1, 1.5, 0.1]), r"\[0, 1\]"),
     (lambda it: metrics.implicit_item_scores(it, [0.5, 0.5]), "2 entries but the item has 3"),
-    (lambda it: metrics.predicted_distribution([0, 0, 0]), "all zero"),  # all-zero mass scores: issue 38 item 3
+    (lambda it: metrics.predicted_distribution([0, 0, 0]), "all zero"),  # all-zero mass scores
     (lambda it: metrics.implicit_item_scores(it, "abc"), "sequence of numbers"),
     (lambda it: metrics.explicit_item_scores(it, [0.1, 0.1, 0.1]), "not an MCQ"),
     (lambda it: metrics.kl_divergence([0.5, 0.5], [0.5, 0.2]), "sum to 1"),

@@ -1,4 +1,4 @@
-"""Issue 38 item 3: nothing dropped, nothing decided silently (zero mass, the KL floor)."""
+"""Nothing dropped, nothing decided silently (zero mass, the KL floor)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _item(bank="implicit", probs=(2 / 3, 1 / 3), answer_index=None):
 
 def test_all_zero_mass_is_missing_mass_one_and_counted():
     """Was a ValueError in the core (so Inspect's scorer raised and lm-eval logged the item as malformed,
-    bad_logprobs, every score NaN). Now: missing mass 1.0, no_mass counted, and (issue 44 item 10) the distances of
+    bad_logprobs, every score NaN). Now: missing mass 1.0, no_mass counted, and the distances of
     all mass outside the outcomes, so the item stays in every mean; argmax wrong."""
     row = score_row(_item(), [0.0, 0.0])
     assert row["missing_mass"] == 1.0 and row["no_mass"] == 1.0

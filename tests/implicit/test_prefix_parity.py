@@ -1,4 +1,4 @@
-"""Issue 38 item 1: one definition of an outcome's probability in both frameworks and every mode.
+"""One definition of an outcome's probability in both frameworks and every mode.
 
 Where one outcome's text begins another's (dice ``1`` and ``12``) a digit-splitting tokenizer makes the joint
 probability of ``" 1"``'s tokens include ``" 12"``'s. lm-eval with a local tokenizer subtracted it and Inspect did
@@ -34,7 +34,8 @@ def _prefix_items(size: str = "subset") -> list[OptionItem]:
     out = []
     for item in load_bank("implicit", size=size):
         choices, owners = flatten_variants(item)
-        if any(w != v and ow != ov and w.startswith(v) for v, ov in zip(choices, owners) for w, ow in zip(choices, owners)):
+        if any(w != v and ow != ov and w.startswith(v) for v, ov in zip(choices, owners)
+               for w, ow in zip(choices, owners)):
             out.append(item)
     return out
 

@@ -137,7 +137,7 @@ def test_ub_score_against_release(release, tmp_path):
     assert rows["u-rw"]["n_failed"] == 1  # "{D}" is not an option
 
 
-# ---------------------------------------------------------------------------------------- issue 20: codes, bad input
+# ----------------------------------------------------------------------------------------------------- codes, bad input
 
 def _write_release(tmp_path, rows, gt, gt_text=None):
     (tmp_path / "q.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
@@ -284,7 +284,7 @@ def test_shuffle_items_compare_as_the_parser_does(tmp_path):
     assert [p.parse("{" + ", ".join(x) + "}").value for x in perms] == p.truth().tolist()
 
 
-# ---------------------------------------------------------------------------------------- issue 17: release layout
+# ------------------------------------------------------------------------------------------------------- release layout
 
 RW_MAP = {
     "shuffling_separated_by_new_line": {"uids:": [{"value": "rw-shuf", "metadata": {"number_of_lines": 3}}],

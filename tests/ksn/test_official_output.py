@@ -142,7 +142,7 @@ def _hostile_shapes() -> list:
         ("values", lambda n: "[" + "1.5, " * (n // 5)),
     ]
     alphabet = "[]()0123456789.eE+-_,'\" \\\nnpxf"
-    for i in range(8):  # seeded fuzz: a short random motif repeated
+    for _ in range(8):  # seeded fuzz: a short random motif repeated
         motif = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
         prefix = rng.choice(["[", "[[", "['", "[np.float64(", ""])
         shapes.append((f"motif {motif!r}", lambda n, m=motif, p=prefix: p + m * (n // len(m))))

@@ -152,7 +152,7 @@ def test_child_sees_no_secrets_no_real_home_and_an_empty_cwd(tmp_path, monkeypat
 
 def test_resume_skips_only_verified_records(tmp_path):
     """A uid is skipped only when its stored record carries the hash of the program there now and of its values;
-    an edited program, altered values, a record without hashes or a planted record run again (finding 2). The
+    an edited program, altered values, a record without hashes or a planted record run again. The
     release-layout values file is rewritten from the records at every run."""
     rand = "import random\nprint([random.random() for _ in range(10000)])\n"
     _write(tmp_path, FOLDER, "a", rand)

@@ -1,6 +1,7 @@
 """The 30 real-world scenarios against the UnpredictaBench release: one scenario per real-world uid, and each
 scenario's exact law equal to the law that the static analysis of the release programs derived
-(``tests/data/release_specs.json``, written by ``tools/release_specs``), with the labels of the release's answer mapping in its order.
+(``tests/data/release_specs.json``, written by ``tools/release_specs``), with the labels of the release's answer mapping
+in its order.
 
 Tolerance 1e-9, except where the analysis itself only has a numerical integral (its notes say so, "about 4-5
 correct digits"): there 5e-5. Our value for that scenario is exact (piecewise polynomial integration).

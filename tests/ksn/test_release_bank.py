@@ -1,4 +1,4 @@
-"""The built-in KS@N bank follows the public UnpredictaBench release uid for uid (issue 17).
+"""The built-in KS@N bank follows the public UnpredictaBench release uid for uid.
 
 Every generated problem carries its release uid and the process of that uid's ground-truth program, as read from
 the release (``ub_core/problems/ksn/release_processes.json``; ``tools/release_specs`` holds the reading and

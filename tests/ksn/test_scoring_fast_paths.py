@@ -1,4 +1,4 @@
-"""KS@N scoring's fast paths give the values of the plain computations bit for bit (issue 46).
+"""KS@N scoring's fast paths give the values of the plain computations bit for bit.
 
 ``ks_at_n`` (paper method, continuous support) computes scipy's exact two-sample KS statistic from the sorted
 truth at the a-values only and calls scipy's exact p-value step itself; ``wdz`` takes an already sorted truth as it

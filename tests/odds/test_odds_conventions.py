@@ -76,7 +76,8 @@ def test_real_world_closed_form_and_data_checks(name):
     # the context framing states the fitted distribution, as the idealized one does, after the background
     fitted = items[("idealized", 50, 0)].prompt.split("Distribution: ")[1].split("\n")[0]
     assert f"Distribution: {fitted}\n" in items[("context", 50, 0)].prompt
-    assert "Background: " in items[("context", 50, 0)].prompt and "Background: " not in items[("idealized", 50, 0)].prompt
+    assert "Background: " in items[("context", 50, 0)].prompt
+    assert "Background: " not in items[("idealized", 50, 0)].prompt
     assert items[("normal", 50, 0)].prompt.count("Normal distribution with mean") == 1
     # data-derived: the released percentile values are increasing, and the fit matches the data except for the
     # released wind-speed log-normal (median exp(1.558) = 4.75 against the data's 3.0; README, conventions)
@@ -134,7 +135,7 @@ def test_difference_probability_restriction_applied_twice():
 
 
 def test_difference_discrete_interval_is_a_quantile_of_the_restricted_distribution():
-    """Issue 27 finding: the release reads a probability interval off the sample already restricted to its 1st-99th
+    """The release reads a probability interval off the sample already restricted to its 1st-99th
     percentiles (``calculate_target_ranges``), so for a discrete family its ends are quantiles of the *restricted*
     distribution, Qr(u) = Q(P(X < Q(0.01)) + u P(Q(0.01) <= X <= Q(0.99))) at u = (1 -+ p) / 2. Geometric(0.05) at
     0.9: the release shows [1, 56] (its 0-shot GPT-4 Turbo prompts say "between 1.0 and 56.0"); the paper

@@ -1,4 +1,4 @@
-"""Every parameter that the odds release's prompts state, against our prompts (issue 27, section 2).
+"""Every parameter that the odds release's prompts state, against our prompts.
 
 ``tests/data/odds_release_prompts.json`` holds the name-value pairs of the distribution block of the release's
 zero-shot prompts (GPT-4 Turbo idealized files, three tasks, 14 distributions; Gemini Ultra real-world files, three

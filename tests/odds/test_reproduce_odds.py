@@ -1,4 +1,4 @@
-"""``ub reproduce odds`` on small synthetic releases written here in the release's formats (issue 27, section 3): the
+"""``ub reproduce odds`` on small synthetic releases written here in the release's formats: the
 cell figures against hand values, both conventions, parse failures of each side, and hostile files. No release
 data is in the repository; the figures from the real release are in the odds README."""
 
@@ -36,7 +36,7 @@ def _prob_items(family: str, convention: str) -> dict:
 def _probability_file(root: Path, family: str, release_offset: float, our_offset: float) -> None:
     """Two replies per target; the prompt asks the release convention's interval in the release's wording."""
     rows = []
-    for p, item in _prob_items(family, "release").items():
+    for item in _prob_items(family, "release").values():
         m = item.metadata
         prompt = (f"\n## Here is your question:\nQuestion:\nConsidering only values including and between the 1st "
                   f"percentile and the 99th percentile, what is the probability that a value from the provided "
@@ -116,13 +116,15 @@ def test_cli_prints_both_tables_and_json(release, capsys):
     assert cli.main(["reproduce", "odds", "--release", str(release), "--json", "--truth-size", "20000"]) == 0
     doc = json.loads(capsys.readouterr().out)
     prob = next(c for c in doc["cells"] if c["cell"] == "probability")
-    assert prob["paper"] == {"mean": 21.0, "se": 2.11} and prob["release_answers"]["mean"] == pytest.approx(1.5, abs=1e-4)
+    assert prob["paper"] == {"mean": 21.0, "se": 2.11}
+    assert prob["release_answers"]["mean"] == pytest.approx(1.5, abs=1e-4)
     assert doc["error_count"] == 0
 
 
 def test_hostile_files_are_one_counted_line_each(release, capsys, monkeypatch):
     prob = release / IDEAL / "probabilities"
-    (prob / "Gpt4Turbo_probabilities_0_shots_gamma_10_samples.csv").write_bytes(b"prompt,answer,reasoning\n\xff\xfe,1,2\n")
+    csv = prob / "Gpt4Turbo_probabilities_0_shots_gamma_10_samples.csv"
+    csv.write_bytes(b"prompt,answer,reasoning\n\xff\xfe,1,2\n")
     _write(prob / "Gpt4Turbo_probabilities_0_shots_uniform_10_samples.csv", [("a", "b", "c")])
     (prob / "Gpt4Turbo_probabilities_0_shots_uniform_10_samples.csv").write_text("q,a\n1,2\n")
     (prob / "Gpt4Turbo_probabilities_0_shots_poisson_10_samples.csv").write_text(

@@ -1,4 +1,4 @@
-"""`ub score --samples LOG.eval` rescores an Inspect run exactly (issue 20, finding 3): the task's -T options,
+"""`ub score --samples LOG.eval` rescores an Inspect run exactly: the task's -T options,
 every failure count, and one named line for every sample the log holds no score for."""
 
 from __future__ import annotations

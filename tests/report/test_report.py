@@ -109,7 +109,7 @@ def test_ksn_report_files(ksn_run):
     # summary.csv (long form): the Random Machine passes every problem, the collapsed model none at N = 100
     rows = _csv_rows(rep / "summary.csv")
     assert set(rows[0]) == {"table", "family", "model", "framework", "group", "metric", "value"}
-    # Inspect's ub/oracle and lm-eval's ub-oracle are one model in the report (issue 26 item 8)
+    # Inspect's ub/oracle and lm-eval's ub-oracle are one model in the report
     for model, fw in (("ub-oracle", "inspect"), ("ub-oracle", "lm-eval")):
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "ks@100") == 1.0
         assert _csv_value(rows, "ksn_leaderboard", model, fw, "problems") == 2
@@ -141,7 +141,8 @@ def test_ksn_report_files(ksn_run):
     assert [r["ks@100"] for r in lead["rows"]] == [1.0, 1.0, 0.0, 0.0]  # sorted best first
     assert {"ks@100 shuffling", "wdz", "jsd", "retry_rate", "ci_low", "ci_high"} <= set(lead["columns"])
     curve = doc["tables"]["ksn_curve"]
-    assert curve["columns"] == ["model", "framework", "complete", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20", "ks@50",
+    assert curve["columns"] == ["model", "framework", "complete", "problems", "ks@1", "ks@2", "ks@5", "ks@10", "ks@20",
+                                "ks@50",
                                 "ks@100"]
 
     # summary.md: a Markdown table per summary table
@@ -195,7 +196,7 @@ def test_tidy_table_from_one_inspect_log_and_one_lmeval_output(ksn_run, tmp_path
 def test_a_run_given_twice_counts_once(ksn_run, tmp_path):
     """The same lm-eval output copied to a second folder (a rerun, a backup): each problem is counted once, and the
     other copy is one skip naming the one used. Which copy is used follows the run's recorded date, then its path,
-    never the file's modification time (issue 44: ``touch`` flipped a row)."""
+    never the file's modification time (``touch`` flipped a row)."""
     import os
     import shutil
 
@@ -238,7 +239,7 @@ def _rows(res, name):
 
 
 LM = ("hf/synthetic/model-1b", "lm-eval")
-INS = ("ub-collapse", "inspect")  # Inspect's ub/collapse, folded (issue 26 item 8)
+INS = ("ub-collapse", "inspect")  # Inspect's ub/collapse, folded
 
 
 def test_family_sections_render(family_report):
@@ -270,7 +271,7 @@ def test_calibration_values(family_report):
         assert r["behaviour_pick_first"] == 1.0 and r["behaviour_pick_higher"] == 0.5
         assert r["behaviour_calibrated"] == 0.0
     # every pair has mean WD 0.4, so a clustered interval would be the point 0.4; both runs have fewer pairs than
-    # MIN_CLUSTERS (issue 38), so the items are resampled one by one: an interval around 0.4
+    # MIN_CLUSTERS, so the items are resampled one by one: an interval around 0.4
     for key in (LM, INS):
         assert rows[key]["wd_ci_low"] < 0.4 < rows[key]["wd_ci_high"]
     assert rows[LM]["items"] == 24 and rows[INS]["items"] == 6
@@ -296,7 +297,7 @@ def test_implicit_explicit_odds_values(family_report):
     shots = _rows(family_report, "odds_by_shots")
     assert shots[(*LM, "percentile", 0)]["mae"] == pytest.approx(12.5)
     assert shots[(*LM, "percentile", 3)]["mae"] == pytest.approx(5.0)
-    # the paper's ± (issue 27): SE across distributions' MAEs, ddof 1: 0 shots, MAEs 10 and 15 -> 5 / sqrt(2) /
+    # the paper's ±: SE across distributions' MAEs, ddof 1: 0 shots, MAEs 10 and 15 -> 5 / sqrt(2) /
     # sqrt(2) = 2.5; one distribution per family row -> none
     assert shots[(*LM, "percentile", 0)]["mae_se"] == pytest.approx(2.5)
     assert fam[(*LM, "percentile", "normal")]["mae_se"] is None
@@ -503,7 +504,7 @@ def test_malformed_files_are_counted_skips_and_one_bad_item_spares_the_rest(tmp_
     assert all(r["ks@100"] is None for r in ks.values())  # -1 is no pass flag: left out, not a crash
 
 
-# ------------------------------------------------------------------------------------------ large logs (finding 9)
+# ------------------------------------------------------------------------------------------ large logs
 
 _LOAD_INPUTS = """
 from ub_core.report import load_inputs
@@ -591,7 +592,7 @@ def test_json_log_cap_on_a_real_log(ksn_run, tmp_path, monkeypatch):
     assert over.records == [] and [s.reason.split(" (")[0] for s in over.skips] == ["too large"]
 
 
-# ----------------------------------------------------------------------------------------- summary.md (finding 13)
+# ----------------------------------------------------------------------------------------- summary.md
 
 def test_summary_md_escapes_html_and_table_pipes(tmp_path):
     """A model name holding <script>, a pipe, an ampersand and a line break stays inert text in one table cell."""

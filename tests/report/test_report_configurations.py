@@ -1,4 +1,4 @@
-"""Issue 34 item 2: a report row is one evaluation configuration.
+"""A report row is one evaluation configuration.
 
 Before: two runs of ``ub/oracle`` on overlapping problems, one with 100 answers per problem and one with 50, went into
 one leaderboard row (the first run's other problems plus the second's), marked complete, with both runs among its
@@ -66,7 +66,7 @@ def test_runs_with_other_settings_are_separate_rows(logs, tmp_path, capsys):
     assert full["problems"] == 2 and half["problems"] == 2
     assert full["provenance"]["source"] == str(logs["a"]) and half["provenance"]["source"] == str(logs["b"])
     assert full["provenance"]["settings"]["n_samples"] == 100 and half["provenance"]["settings"]["n_samples"] == 50
-    # issue 44: the headline is fixed by the family (KS@100); the 50-answer run has its own KS@50 columns, and each
+    # the headline is fixed by the family (KS@100); the 50-answer run has its own KS@50 columns, and each
     # derived column belongs to the metric beside it (the mde of KS@100, the ks@50_mde of KS@50)
     assert full["ks@100"] == 1.0 and full.get("ks@50") is None and full["mde"] is not None
     assert half["ks@100"] is None and half["ks@50"] == 1.0 and half.get("mde") is None and half["ks@50_mde"] > 0

@@ -67,7 +67,7 @@ def test_each_stability_subtask_is_one_row_with_its_own_settings(lm_run):
     (stab,) = [t for t in res.tables["stability"] if t.name == "stability"]
     rows = {(r["model"], r["task"]): r for r in stab.rows}
     assert sorted(rows) == [("ub-oracle", "ub_tar_navigate"), ("ub-oracle", "ub_tar_ruin_names")], sorted(rows)
-    for (_, task), row in rows.items():
+    for row in rows.values():
         settings = row["provenance"]["settings"]
         assert settings["temperature"] == 0.0 and settings["do_sample"] is False and settings["max_gen_toks"] == 256
         assert row["provenance"]["runs"] == 1  # the results file's values and the samples file: one run
@@ -77,7 +77,8 @@ def test_each_stability_subtask_is_one_row_with_its_own_settings(lm_run):
 def test_a_groups_row_stands_for_its_subtasks_configuration():
     """A group's values (``ub_tar`` in a results file) carry its subtasks' settings, never the file's first task's."""
     gen_tar = {"temperature": 0.0, "do_sample": False, "max_gen_toks": 256}
-    results = {"configs": {"ub_ksn_shuffling": {"metadata": {"version": 2.0}, "generation_kwargs": {"temperature": 1.0}},
+    results = {"configs": {"ub_ksn_shuffling": {"metadata": {"version": 2.0},
+                                                "generation_kwargs": {"temperature": 1.0}},
                            "ub_tar_navigate": {"metadata": {"version": 1.0, "subtask": "navigate"},
                                                "generation_kwargs": gen_tar}},
                "group_subtasks": {"ub_tar": ["ub_tar_navigate"], "ub_ksn_shuffling": []},

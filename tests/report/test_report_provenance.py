@@ -1,4 +1,4 @@
-"""Issue 26 item 8: ``ub report`` for dashboards. Every row carries its runs' provenance (source, date, bank and task
+"""``ub report`` for dashboards. Every row carries its runs' provenance (source, date, bank and task
 version, task arguments, limit, dataset, generation settings, ``complete``); a partial run (``--limit``) is listed after
 the complete ones and marked on the page; ``summary.json`` says per column whether higher is better; one model under
 the offline models' several names is one name, and ``--model-alias`` folds others; the leaderboard fits a 1280-px

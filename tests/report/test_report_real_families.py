@@ -91,13 +91,13 @@ def test_the_oracle_is_perfect_in_every_section_and_framework(real_report):
         assert r["pm"] == pytest.approx(1.0, abs=1e-9) and r["wd"] == pytest.approx(0.0, abs=1e-9)
         assert r["behaviour_calibrated"] == 1.0
         # grid rates come from each sample's behaviour entry, which both adapters log
-        # (a limited run keeps part of some grids: those are undetermined, issue 38; every other one is calibrated)
+        # (a limited run keeps part of some grids: those are undetermined; every other one is calibrated)
         assert r["grid_calibrated"] + r["grid_undetermined"] == pytest.approx(1.0) and r["grid_pick_first"] == 0.0, r
         # the first 4 (3) scored colors items are ordered pairs of one item each, every grid undetermined, now that the
-        # equal-count items (one-order grids of equal counts) are left out (issue 44 item 8); a balanced grid's label
+        # equal-count items (one-order grids of equal counts) are left out; a balanced grid's label
         # is tested in tests/calibration/test_option_logprob_real_banks.py
         assert r["grid_calibrated"] > 0 or r["grid_undetermined"] == 1.0, r
-        # no spread is no certainty (issue 44): the interval keeps a width from its floor, inside the range
+        # no spread is no certainty: the interval keeps a width from its floor, inside the range
         assert 0.0 < r["pm_ci_low"] < 1.0 and r["pm_ci_high"] == pytest.approx(1.0, abs=1e-9)
     imp = [r for r in _rows(real_report, "implicit_by_category") if r["category"] == "all"]
     assert {r["framework"] for r in imp} == {"inspect", "lm-eval"}

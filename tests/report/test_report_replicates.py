@@ -1,4 +1,4 @@
-"""Issue 44, report findings 6 and 7: replicates (two seeds of one configuration) stand side by side, whatever the
+"""Replicates (two seeds of one configuration) stand side by side, whatever the
 files' modification times; ``inspect eval-set``'s own bookkeeping files are recognised, not skipped as logs."""
 
 from __future__ import annotations

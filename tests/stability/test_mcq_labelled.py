@@ -1,7 +1,7 @@
 """read_mcq against replies from the llm-stability release, each labelled by a person reading it.
 
 The set (tests/data/stability_labelled_replies.jsonl, drawn and labelled as tests/data/README.md says) is the
-reader's acceptance test for issue 27: it must agree with the labels on at least 97% of these hard replies."""
+reader's acceptance test: it must agree with the labels on at least 97% of these hard replies."""
 
 from __future__ import annotations
 

@@ -224,7 +224,7 @@ def test_fuzz_option_texts_round_trip(options, data):
     assert read_mcq(reply, options).letter == LETTERS[k], reply
 
 
-# ------------------------------------------------------------------------------------------------ issue 27, section 1
+# --------------------------------------------------------------------------------------- replies a person reads at once
 # Classes of real replies from the llm-stability release's raw runs that a person reads at once. The replies are
 # shortened from real ones (the tails are kept as the models wrote them); the options are the release's own,
 # including the trailing "." that MMLU-style inline options "(A) 10. (B) 20." leave on every option text.

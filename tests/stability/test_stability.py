@@ -1,5 +1,6 @@
-"""Run-to-run stability (the non-determinism paper): the metrics on hand cases, the bank and its loaders, and the task end to end in
-Inspect (epochs) and lm-eval (repeats) with the offline models and two test-only fakes whose TAR is known exactly."""
+"""Run-to-run stability (the non-determinism paper): the metrics on hand cases, the bank and its loaders, and the task
+end to end in Inspect (epochs) and lm-eval (repeats) with the offline models and two test-only fakes whose TAR is known
+exactly."""
 
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ def test_generated_truths_check_out():
 def test_prompt_asks_for_a_letter_that_parse_option_reads():
     it = stability_items(None, ["geometric_shapes"])[0]
     assert "ANSWER: X" in it.prompt and "(J) triangle" in it.prompt
-    for k, letter in enumerate(it.letters):
+    for letter in it.letters:
         assert parse_answer(f"Reasoning first.\nANSWER: {letter}", len(it.options)) == letter
     assert parse_answer("No idea, sorry.", 10) is None
     assert parse_answer(None, 4) is None
@@ -158,7 +159,7 @@ def test_prompt_asks_for_a_letter_that_parse_option_reads():
 
 
 def test_parse_answer_reads_real_replies_with_option_texts():
-    """Issue 15: the letter-only reading returned None for answers given by option text or value, and read the
+    """The letter-only reading returned None for answers given by option text or value, and read the
     ``A:`` turn prefix of a chain of thought as option A."""
     yn, vals = ["Yes", "No"], ["12", "35", "40", "7"]
     for reply in ("No", "- No", '{"Answer": "No"}', "A: Let's think step by step. We turn around twice, walk 3 "
@@ -462,10 +463,9 @@ lm_eval = pytest.importorskip("lm_eval")
 
 from lm_eval import simple_evaluate  # noqa: E402
 from lm_eval.api.registry import register_model  # noqa: E402
-from support.lmeval_tasks import ub_task_manager  # noqa: E402
 from support.stability_lm import RunIndexedStabilityLM  # noqa: E402
 
-import ub_lmeval  # noqa: E402
+import ub_lmeval  # noqa: E402, F401  (imported for its side effect: registers the ub-* models with lm-eval)
 from ub_lmeval.stability import (median_run_accuracy, process_results_tar, run_accuracy_spread,  # noqa: E402
                                  unreadable_rate)
 

@@ -1,4 +1,4 @@
-"""convention="release" of the stability family (issue 27, section 2): the rules of the paper's public release
+"""convention="release" of the stability family: the rules of the paper's public release
 (llm-stability, evaluate.py) reproduced, quirks included, in ub_core, the Inspect task, the lm-eval hooks and
 ``ub stability score``; each quirk pinned by a hand case first."""
 

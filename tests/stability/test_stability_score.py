@@ -1,4 +1,5 @@
-"""``ub stability score``: the non-determinism paper's stability metrics for replies collected anywhere (a JSONL, one reply a line).
+"""``ub stability score``: the non-determinism paper's stability metrics for replies collected anywhere (a JSONL, one
+reply a line).
 
 Expected numbers are worked out by hand in the comments, not by calling the scoring code."""
 

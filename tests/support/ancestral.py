@@ -21,10 +21,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["VALIDATION_SEED", "assert_teeth", "binomial_acceptance", "TinyLM", "read_replies", "protocol_runs", "sampled_pass_counts", "replies_needed",
+__all__ = ["VALIDATION_SEED", "assert_teeth", "binomial_acceptance", "TinyLM", "read_replies", "protocol_runs",
+           "sampled_pass_counts", "replies_needed",
            "within_binomial"]
 
-#: the seed of the validations' reply streams (tests/ksn_logprob/test_ksn_logprob_validation.py adds each problem's index)
+#: the seed of the validations' reply streams (tests/ksn_logprob/test_ksn_logprob_validation.py adds each problem's
+#: index)
 VALIDATION_SEED = 20261126
 #: rows decoded together; per-row cost grows with the batch beyond ~1,000 (the cache concatenations)
 BATCH = 1000

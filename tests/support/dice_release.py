@@ -1,4 +1,4 @@
-"""A small synthetic "Bad Dice Players" release written in the release's layout and formats (issue 47), for the
+"""A small synthetic "Bad Dice Players" release written in the release's layout and formats, for the
 tests of ``ub reproduce dice``, ``ub report --published`` and ``ub compare --published``: two models (GPT-4o with
 true draws, Qwen3 with shifted ones) per law and protocol, reference draws with their sidecar, MCQ files, the
 release's processed files computed here with scipy, and beside the release the checksums of its files (the tests

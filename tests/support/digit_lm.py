@@ -1,5 +1,5 @@
 """A synthetic next-token model over a digit-splitting tokenizer, served to lm-eval, to Inspect and to a direct
-reference computation, for the option-logprob parity test (issue 38 item 1).
+reference computation, for the option-logprob parity test.
 
 The tokenizer is the tiny byte-level BPE of ``tests/support/tiny_model.py`` (digits one per token: ``" 12"`` is
 ``[" ", "1", "2"]``, as with Mistral, Qwen or Gemma). The model's next-token distribution depends on the last two

@@ -5,8 +5,8 @@ the input (a flaky CI). So the two sizes are timed interleaved (small, big, smal
 time (load slows both alike), and the verdict is on the ratio: a linear reader takes about ``r`` times as long on
 ``r`` times the input, a quadratic one ``r**2``; the bound is their geometric middle ``r**1.5``. A long run under
 ``floor_s`` passes whatever the ratio: the quadratic readers these tests caught took minutes on 200,000
-characters, while a linear one's ratio still swings past the bound when a burst of load hits one size. Both sizes should be
-large (a quarter and the whole of a long input): a short input stays in the CPU caches and runs several times
+characters, while a linear one's ratio still swings past the bound when a burst of load hits one size. Both sizes should
+be large (a quarter and the whole of a long input): a short input stays in the CPU caches and runs several times
 faster per character, which reads as superlinear growth (10,000 vs 200,000 characters gave 100x for linear
 readers). No speed goal here: speed goals live in benchmarks/.
 """

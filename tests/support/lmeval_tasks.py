@@ -1,4 +1,4 @@
-"""The one way the tests build lm-eval task managers and read lm-eval task YAMLs (issue 29, item 6)."""
+"""The one way the tests build lm-eval task managers and read lm-eval task YAMLs."""
 
 from __future__ import annotations
 

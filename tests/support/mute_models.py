@@ -1,4 +1,4 @@
-"""Offline models that write no valid answer to some problems (issue 33): the reference models everywhere else.
+"""Offline models that write no valid answer to some problems: the reference models everywhere else.
 
 - :class:`MuteInspectAPI`: ``ub/oracle``'s Inspect provider, except that for a problem of ``MUTE`` every candidate
   answer has probability 0 (listed route) and the reply tree holds one invalid reply ``"?"`` with half the mass,

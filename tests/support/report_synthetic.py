@@ -31,7 +31,8 @@ def calibration_items() -> list[OptionItem]:
             for n1, n2 in ((30, 10), (10, 30)):
                 items.append(OptionItem(
                     id=f"cal-{a}-{b}-{n1}-{n2}", bank="calibration", category="colors", family="categorical",
-                    params={"counts": [n1, n2]}, prompt=f"A bag holds {n1} {a} balls and {n2} {b} balls. I draw one. It is",
+                    params={"counts": [n1, n2]},
+                    prompt=f"A bag holds {n1} {a} balls and {n2} {b} balls. I draw one. It is",
                     options=(a, b), probabilities=(n1 / (n1 + n2), n2 / (n1 + n2)),
                     cluster="-".join(sorted((a, b))), metadata={"order": "ab"}))
     return items

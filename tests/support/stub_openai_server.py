@@ -21,9 +21,9 @@ sent, or a chunked body that may never end); ``server.arrivals`` holds each requ
 Log-probabilities, for the option-logprob tasks (calibration, implicit, explicit), from the reference model of
 ``ub_core.logprob.option_logprob_oracle`` (``logprobs="oracle"``, or ``"collapse"``; each option's canonical variant
 ``" " + option`` is one token): a chat request with ``logprobs: true, top_logprobs: k`` gets the OpenAI-format
-first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's per-prompt-token
-list, the prompt as one token followed by the continuation after the item's prompt as one token, with its
-reference log-probability. A prompt that is no item's gets no log-probabilities.
+first-token list (the item found from the prompt); a completions request with vLLM's ``prompt_logprobs`` gets vLLM's
+per-prompt-token list, the prompt as one token followed by the continuation after the item's prompt as one token, with
+its reference log-probability. A prompt that is no item's gets no log-probabilities.
 
     with StubServer() as srv:           # a thread on 127.0.0.1, a free port
         srv.base_url                    # http://127.0.0.1:PORT/v1
@@ -102,7 +102,8 @@ def _prompt_logprobs(body: dict, mode: str) -> list | None:
 
 class StubServer:
     def __init__(self, *, answer: str = "oracle", fail_first: int = 0, failure: str = "5xx",
-                 max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1", port: int = 0,
+                 max_choices: int | None = None, extra_choices: int = 0, slow_s: float = 5.0, host: str = "127.0.0.1",
+                 port: int = 0,
                  record: bool = True, logprobs: str = "oracle", replies: Iterable[Reply] = (),
                  served_name: str = "tiny", model_root: str | None = None,
                  tokenizer_info: Any = None) -> None:

@@ -47,8 +47,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["TRAINED_KSN", "TAUGHT_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED", "STEPS", "TARGET_TOL", "VARIANTS",
-           "SHIPPED_ROOT", "model_dir", "selected_variant", "training_key", "weights_sha256", "ensure_tiny_trained", "build_tiny_trained", "chat_text", "taught_invalid_mass", "taught_invalid_replies", "training_documents",
+__all__ = ["TRAINED_KSN", "TAUGHT_KSN", "NEXT_TOKEN_ITEMS", "NEXT_TOKEN_PROMPTS", "CHAT_TEMPLATE", "CONFIG", "SEED",
+           "STEPS", "TARGET_TOL", "VARIANTS",
+           "SHIPPED_ROOT", "model_dir", "selected_variant", "training_key", "weights_sha256", "ensure_tiny_trained",
+           "build_tiny_trained", "chat_text", "taught_invalid_mass", "taught_invalid_replies", "training_documents",
            "outcome_probabilities"]
 
 # ksn problems the model learns (discrete, small support): id -> {answer text: true probability}. Checked against
@@ -196,7 +198,8 @@ def training_key(seed: int = SEED) -> str:
     """A hash of everything that decides what the model learns: config, seed, schedule and training documents (not
     this file's comments, nor the thread count, which changes only the floating-point path)."""
     blob = json.dumps({"config": CONFIG, "seed": seed, "steps": STEPS, "decay": DECAY_STEPS, "lr": LEARNING_RATE,
-                       "ksn": TRAINED_KSN, "taught": TAUGHT_KSN, "next": dict(NEXT_TOKEN_PROMPTS), "docs": training_documents()},
+                       "ksn": TRAINED_KSN, "taught": TAUGHT_KSN, "next": dict(NEXT_TOKEN_PROMPTS),
+                       "docs": training_documents()},
                       sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -261,7 +264,8 @@ def _tokenizer(docs):
     # 512-token vocabulary keeps depend on every document's counts, so the outcomes are counted in by themselves
     outcomes = [o for item in NEXT_TOKEN_PROMPTS.values() for o in item["outcomes"]]
     tok.train_from_iterator(texts * 4 + outcomes * 50, trainer=trainer)
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A",
+                                                       special_tokens=[("<s>", tok.token_to_id("<s>"))])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     fast.chat_template = CHAT_TEMPLATE
     return fast
@@ -368,7 +372,8 @@ def build_tiny_trained(path: str | Path, seed: int = SEED, threads: int = 1, ver
     model.save_pretrained(path, safe_serialization=True)
     fast.save_pretrained(path)
     info = {"key": training_key(seed), "seed": seed, "threads": threads, "sha256": weights_sha256(path),
-            "torch": torch.__version__, "steps": STEPS, "final_loss": loss_value, "minimum_loss": minimum_loss(rows), "train_s": round(train_s, 1),
+            "torch": torch.__version__, "steps": STEPS, "final_loss": loss_value, "minimum_loss": minimum_loss(rows),
+            "train_s": round(train_s, 1),
             "total_s": round(time.perf_counter() - t0, 1), "sequences": len(rows), "max_len": width,
             "vocab": len(fast)}
     (path / "done.json").write_text(json.dumps(info, indent=1))

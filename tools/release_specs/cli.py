@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="a git checkout or bare mirror of the release (or $UB_RELEASE_MIRROR); required")
     parser.add_argument("--no-bank", action="store_true", help="skip the comparison with our bank")
     parser.add_argument("--specs", type=Path, default=SPECS_OUT, help=f"specs table to write (default {SPECS_OUT})")
-    parser.add_argument("--summary", type=Path, default=SUMMARY_OUT, help="summary to write (default: next to this file)")
+    parser.add_argument("--summary", type=Path, default=SUMMARY_OUT,
+                        help="summary to write (default: next to this file)")
     args = parser.parse_args(argv)
     if not args.mirror or not os.path.isdir(args.mirror):
         parser.error("name the release checkout or mirror with --mirror DIR (or UB_RELEASE_MIRROR)")

@@ -1,4 +1,4 @@
-"""Compare the built-in bank's truth with the release programs' output, uid for uid (issue 17's acceptance check).
+"""Compare the built-in bank's truth with the release programs' output, uid for uid (the bank's acceptance check).
 
 Needs the release's values, built by ``ub official truth --codes <release>/ground_truth_codes --out DIR
 --trust-release-code``. For every built-in problem with a release uid and a numeric truth, a two-sample KS test of
@@ -75,7 +75,8 @@ def main(argv=None) -> int:
     tested = [r for r in rows if "p" in r]
     numeric = [r for r in tested if r["test"] == "ks"]
     ok = sum(r["pass"] for r in numeric)
-    print(f"numeric uids: {ok}/{len(numeric)} indistinguishable (KS p >= {a.alpha:g}) = {ok / max(1, len(numeric)):.1%}")
+    print(f"numeric uids: {ok}/{len(numeric)} indistinguishable (KS p >= {a.alpha:g}) = "
+          f"{ok / max(1, len(numeric)):.1%}")
     cat = [r for r in tested if r["test"] != "ks"]
     print(f"categorical uids: {sum(r['pass'] for r in cat)}/{len(cat)} (chi-square p >= {a.alpha:g})")
     for r in rows:

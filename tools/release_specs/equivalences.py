@@ -76,45 +76,70 @@ def to_intended(fam, p, target):
 def scipy_spec(fam, p):
     """The same law in scipy.stats conventions (dist name, shape args, loc, scale); marginals for joint families."""
     def sp(dist, shapes=None, loc=0.0, scale=1.0, note=None):
-        out = {"dist": dist, "shapes": {k: num(v) for k, v in (shapes or {}).items()}, "loc": num(loc), "scale": num(scale)}
+        out = {"dist": dist, "shapes": {k: num(v) for k, v in (shapes or {}).items()}, "loc": num(loc),
+               "scale": num(scale)}
         if note:
             out["note"] = note
         return out
     try:
-        if fam == "beta": return sp("beta", {"a": p["a"], "b": p["b"]})
-        if fam == "arcsine": return sp("arcsine", loc=p["low"], scale=p["high"] - p["low"])
-        if fam == "reciprocal": return sp("loguniform", {"a": p["a"], "b": p["b"]})
+        if fam == "beta":
+            return sp("beta", {"a": p["a"], "b": p["b"]})
+        if fam == "arcsine":
+            return sp("arcsine", loc=p["low"], scale=p["high"] - p["low"])
+        if fam == "reciprocal":
+            return sp("loguniform", {"a": p["a"], "b": p["b"]})
         if fam == "triangular":
             w = p["right"] - p["left"]
             return sp("triang", {"c": (p["mode"] - p["left"]) / w}, p["left"], w)
         if fam == "truncated_normal":
             return sp("truncnorm", {"a": (p["low"] - p["loc"]) / p["scale"], "b": (p["high"] - p["loc"]) / p["scale"]},
                       p["loc"], p["scale"])
-        if fam == "uniform": return sp("uniform", loc=p["low"], scale=p["high"] - p["low"])
-        if fam == "erlang": return sp("erlang", {"a": p["k"]}, scale=p["scale"])
-        if fam == "f": return sp("f", {"dfn": p["dfnum"], "dfd": p["dfden"]})
-        if fam == "frechet": return sp("invweibull", {"c": p["c"]}, p.get("loc", 0.0), p["scale"])
-        if fam == "gamma": return sp("gamma", {"a": p["shape"]}, scale=p["scale"])
-        if fam == "pareto": return sp("pareto", {"b": p["a"]}, scale=p["scale"])
-        if fam == "rayleigh": return sp("rayleigh", scale=p["scale"])
-        if fam == "weibull": return sp("weibull_min", {"c": p["a"]}, scale=p["scale"])
-        if fam == "chi_squared": return sp("chi2", {"df": p["df"]})
-        if fam == "exponential": return sp("expon", scale=p["scale"])
-        if fam == "inverse_gaussian": return sp("invgauss", {"mu": p["mean"] / p["scale"]}, scale=p["scale"])
-        if fam == "log_normal": return sp("lognorm", {"s": p["sigma"]}, scale=math.exp(p["mean"]))
+        if fam == "uniform":
+            return sp("uniform", loc=p["low"], scale=p["high"] - p["low"])
+        if fam == "erlang":
+            return sp("erlang", {"a": p["k"]}, scale=p["scale"])
+        if fam == "f":
+            return sp("f", {"dfn": p["dfnum"], "dfd": p["dfden"]})
+        if fam == "frechet":
+            return sp("invweibull", {"c": p["c"]}, p.get("loc", 0.0), p["scale"])
+        if fam == "gamma":
+            return sp("gamma", {"a": p["shape"]}, scale=p["scale"])
+        if fam == "pareto":
+            return sp("pareto", {"b": p["a"]}, scale=p["scale"])
+        if fam == "rayleigh":
+            return sp("rayleigh", scale=p["scale"])
+        if fam == "weibull":
+            return sp("weibull_min", {"c": p["a"]}, scale=p["scale"])
+        if fam == "chi_squared":
+            return sp("chi2", {"df": p["df"]})
+        if fam == "exponential":
+            return sp("expon", scale=p["scale"])
+        if fam == "inverse_gaussian":
+            return sp("invgauss", {"mu": p["mean"] / p["scale"]}, scale=p["scale"])
+        if fam == "log_normal":
+            return sp("lognorm", {"s": p["sigma"]}, scale=math.exp(p["mean"]))
         if fam in ("gumbel", "laplace", "logistic", "normal"):
             return sp({"gumbel": "gumbel_r", "normal": "norm"}.get(fam, fam), loc=p["loc"], scale=p["scale"])
-        if fam == "students_t": return sp("t", {"df": p["df"]}, p.get("loc", 0.0), p.get("scale", 1.0))
-        if fam == "bernoulli": return sp("bernoulli", {"p": p["p"]})
-        if fam == "beta_binomial": return sp("betabinom", {"n": p["n"], "a": p["a"], "b": p["b"]})
-        if fam == "binomial": return sp("binom", {"n": p["n"], "p": p["p"]})
-        if fam == "discrete_uniform": return sp("randint", {"low": p["low"], "high": p["high"] + 1})
+        if fam == "students_t":
+            return sp("t", {"df": p["df"]}, p.get("loc", 0.0), p.get("scale", 1.0))
+        if fam == "bernoulli":
+            return sp("bernoulli", {"p": p["p"]})
+        if fam == "beta_binomial":
+            return sp("betabinom", {"n": p["n"], "a": p["a"], "b": p["b"]})
+        if fam == "binomial":
+            return sp("binom", {"n": p["n"], "p": p["p"]})
+        if fam == "discrete_uniform":
+            return sp("randint", {"low": p["low"], "high": p["high"] + 1})
         if fam == "hypergeometric":
             return sp("hypergeom", {"M": p["ngood"] + p["nbad"], "n": p["ngood"], "N": p["nsample"]})
-        if fam == "poisson": return sp("poisson", {"mu": p["lam"]})
-        if fam == "skellam": return sp("skellam", {"mu1": p["mu1"], "mu2": p["mu2"]})
-        if fam == "geometric": return sp("geom", {"p": p["p"]})
-        if fam == "negative_binomial": return sp("nbinom", {"n": p["n"], "p": p["p"]})
+        if fam == "poisson":
+            return sp("poisson", {"mu": p["lam"]})
+        if fam == "skellam":
+            return sp("skellam", {"mu1": p["mu1"], "mu2": p["mu2"]})
+        if fam == "geometric":
+            return sp("geom", {"p": p["p"]})
+        if fam == "negative_binomial":
+            return sp("nbinom", {"n": p["n"], "p": p["p"]})
         if fam == "dirichlet":
             a = p["alpha"][p["component"]]
             return sp("beta", {"a": a, "b": sum(p["alpha"]) - a}, note="marginal of the reported coordinate")
@@ -122,19 +147,23 @@ def scipy_spec(fam, p):
             return sp("binom", {"n": p["n"], "p": p["pvals"][p["component"]]}, note="marginal of the reported count")
         if fam == "multivariate_normal":
             if p.get("reduce") == "sum":
-                return sp("norm", loc=sum(p["mean"]), scale=math.sqrt(sum(map(sum, p["cov"]))), note="sum of coordinates")
+                return sp("norm", loc=sum(p["mean"]), scale=math.sqrt(sum(map(sum, p["cov"]))),
+                          note="sum of coordinates")
             c = p["component"]
-            return sp("norm", loc=p["mean"][c], scale=math.sqrt(p["cov"][c][c]), note="marginal of the reported coordinate")
+            return sp("norm", loc=p["mean"][c], scale=math.sqrt(p["cov"][c][c]),
+                      note="marginal of the reported coordinate")
         if fam == "multivariate_t":
             c = p["component"]
-            return sp("t", {"df": p["df"]}, p["loc"][c], math.sqrt(p["shape"][c][c]), note="marginal of the reported coordinate")
+            return sp("t", {"df": p["df"]}, p["loc"][c], math.sqrt(p["shape"][c][c]),
+                      note="marginal of the reported coordinate")
         if fam == "negative_multinomial":
             p0, pc = p["pvals"][0], p["pvals"][1 + p["component"]]
             return sp("nbinom", {"n": p["n"], "p": p0 / (p0 + pc)}, note="marginal of the reported count")
         if fam == "empirical_discrete":
             return {"dist": "rv_discrete", "values": [p["values"], p["pvals"]]}
         if fam == "mixture":
-            return {"dist": "mixture", "components": [{"weight": c["weight"], **(scipy_spec(c["family"], c["params"]) or {})}
+            return {"dist": "mixture",
+                    "components": [{"weight": c["weight"], **(scipy_spec(c["family"], c["params"]) or {})}
                                                       for c in p["components"]]}
     except (KeyError, IndexError, TypeError, ZeroDivisionError):
         return None

@@ -252,8 +252,8 @@ def vector_algebra(op, left, right, ctx):
                 return ctx.draw(d.kind, params, d.size, "derived", f"vector shift of {d.kind}#{d.id}")
     if isinstance(op, ast.Mult):
         for v, s in ((dl, right), (dr, left)):
-            if v is not None and v.kind == "multivariate_normal" and fname(s) == "sqrt" and is_const_val(v.params["mean"]) \
-                    and np.allclose(np.asarray(v.params["mean"], dtype=float), 0):
+            if v is not None and v.kind == "multivariate_normal" and fname(s) == "sqrt" \
+                    and is_const_val(v.params["mean"]) and np.allclose(np.asarray(v.params["mean"], dtype=float), 0):
                 inner = s.args[0]
                 if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div) and isnum(inner.left):
                     chi = ctx.as_draw(inner.right)

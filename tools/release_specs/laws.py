@@ -309,7 +309,7 @@ def compound_draw_law(d, ctx) -> Law:
     p = d.params
     sym = {k: v for k, v in p.items() if isinstance(v, ast.AST)}
     inner = {}
-    for k, v in sym.items():
+    for v in sym.values():
         for x in ast.walk(v):
             dd = ctx.as_draw(x)
             if dd is not None:
@@ -402,14 +402,15 @@ def ifexp_law(n, ctx) -> Law:
             if fname(x) == "sum":
                 dj = ctx.as_draw(x.args[0])
                 if dj is not None and dj.size is not None and ctx.as_draw(dj.size) is nd:
-                    return compound_poisson_law(nd.params["lam"], jump_law(dj), "N ~ Poisson; 0 if N == 0 else sum of N jumps")
+                    return compound_poisson_law(nd.params["lam"], jump_law(dj),
+                                                "N ~ Poisson; 0 if N == 0 else sum of N jumps")
             dj = ctx.as_draw(x)
             if dj is not None and dj.kind == "gamma" and isinstance(dj.params["shape"], ast.AST):
                 c, t = linear(dj.params["shape"])
                 if abs(c) < 1e-12 and len(t) == 1 and ctx.as_draw(t[0][1]) is nd and is_const_val(dj.params["scale"]):
                     jump = Law("gamma", {"shape": num(t[0][0]), "scale": num(dj.params["scale"])}, "jump")
-                    return compound_poisson_law(nd.params["lam"], jump,
-                                                "N ~ Poisson; Gamma(N*shape, scale) = sum of N Gamma(shape, scale) jumps")
+                    how = "N ~ Poisson; Gamma(N*shape, scale) = sum of N Gamma(shape, scale) jumps"
+                    return compound_poisson_law(nd.params["lam"], jump, how)
     # triangular inverse CDF
     tri = triangular_ifexp(n, ctx)
     if tri is not None:
@@ -527,12 +528,14 @@ def _elementary_core_law(core, fn, ctx):
             return Law("gumbel", {"loc": 0.0, "scale": 1.0}, ""), -1.0, 0.0, "log(-log U) (Gumbel inverse CDF)"
         if fname(x) == "prod":
             dv = ctx.as_draw(x.args[0])
-            if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+            if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) \
+                    and dv.params == {"low": 0.0, "high": 1.0}:
                 return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                     "log(prod of k uniforms) = -Gamma(k, 1)"
     if fn == "sum" and fname(core.args[0]) == "log":
         dv = ctx.as_draw(core.args[0].args[0])
-        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) \
+                and dv.params == {"low": 0.0, "high": 1.0}:
             return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                 "sum of log of k uniforms = -Gamma(k, 1)"
     if fn == "exp":
@@ -552,7 +555,8 @@ def _elementary_core_law(core, fn, ctx):
 
 
 def _power_core_law(core, ctx):
-    """``X ** e`` (inverse CDFs of Frechet, Weibull, Pareto; sin^2; Z^2) and ``r ** U``: (law, a0, b0, pattern), or None."""
+    """``X ** e`` (inverse CDFs of Frechet, Weibull, Pareto; sin^2; Z^2) and ``r ** U``: (law, a0, b0, pattern), or
+    None."""
     if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.right):
         e = float(core.right.value)
         base = core.left
@@ -560,7 +564,8 @@ def _power_core_law(core, ctx):
             if e < 0:
                 return Law("frechet", {"c": num(-1.0 / e), "scale": 1.0, "loc": 0.0}, ""), 1.0, 0.0, \
                     "(-log U)^(-1/c) (Frechet inverse CDF)"
-            return Law("weibull", {"a": num(1.0 / e), "scale": 1.0}, ""), 1.0, 0.0, "(-log(1-U))^(1/k) (Weibull inverse CDF)"
+            return Law("weibull", {"a": num(1.0 / e), "scale": 1.0}, ""), 1.0, 0.0, \
+                "(-log(1-U))^(1/k) (Weibull inverse CDF)"
         if std_uniform(base, ctx) and e < 0:
             return Law("pareto", {"a": num(-1.0 / e), "scale": 1.0}, ""), 1.0, 0.0, "U^(-1/a) (Pareto inverse CDF)"
         if fname(base) == "sin" and abs(e - 2) < 1e-12:
@@ -569,7 +574,8 @@ def _power_core_law(core, ctx):
         dz = ctx.as_draw(base)
         if is_std_normal(dz) and dz.size is None and abs(e - 2) < 1e-12:
             return Law("chi_squared", {"df": 1}, ""), 1.0, 0.0, "Z^2 with Z ~ N(0,1)"
-    if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.left) and std_uniform(core.right, ctx):
+    if isinstance(core, ast.BinOp) and isinstance(core.op, ast.Pow) and isnum(core.left) \
+            and std_uniform(core.right, ctx):
         r = float(core.left.value)
         lo, hi = (1.0, r) if r > 1 else (r, 1.0)
         return Law("reciprocal", {"a": num(lo), "b": num(hi)}, ""), 1.0, 0.0, "r^U (log-uniform)"
@@ -606,7 +612,8 @@ def core_law(core, ctx):
     d = ctx.as_draw(core)
     if fname(core) == "sum" and fname(core.args[0]) == "log":
         dv = ctx.as_draw(core.args[0].args[0])
-        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) and dv.params == {"low": 0.0, "high": 1.0}:
+        if dv is not None and dv.kind == "uniform" and isnum(dv.size or C(None)) \
+                and dv.params == {"low": 0.0, "high": 1.0}:
             return Law("gamma", {"shape": int(dv.size.value), "scale": 1.0}, ""), -1.0, 0.0, \
                 "sum of log of k uniforms = -Gamma(k, 1)"
     if d is not None or isinstance(core, (ast.Subscript, ast.IfExp, ast.Compare)) \
@@ -668,7 +675,8 @@ def ratio_law(core, ctx):
     num_c, num_t = linear(core.left)
     den_c, den_t = linear(core.right)
     # Student t: Z / sqrt(V / df)
-    if abs(num_c) < 1e-12 and len(num_t) == 1 and is_std_normal(ctx.as_draw(num_t[0][1])) and fname(core.right) == "sqrt":
+    if abs(num_c) < 1e-12 and len(num_t) == 1 and is_std_normal(ctx.as_draw(num_t[0][1])) \
+            and fname(core.right) == "sqrt":
         vc, vt = linear(core.right.args[0])
         if abs(vc) < 1e-12 and len(vt) == 1:
             v = ctx.as_draw(vt[0][1])
@@ -719,7 +727,8 @@ def multi_term_law(c, terms, ctx):
                                "sum of all multivariate normal coordinates")
                 return Law("normal", {"loc": num(float(w @ mean) + c), "scale": num(math.sqrt(float(w @ cov @ w)))},
                            "linear combination of multivariate normal coordinates",
-                           notes=[f"weights {num(w)} + {num(c)}; our multivariate_normal reduces only to a coordinate or the sum"],
+                           notes=[f"weights {num(w)} + {num(c)}; "
+                                  "our multivariate_normal reduces only to a coordinate or the sum"],
                            extra={"mvn": {"mean": num(mean), "cov": num(cov), "weights": num(w), "offset": num(c)}})
             if v.kind == "negmult_counts" and abs(c) < 1e-12 and all(abs(k - 1) < 1e-12 for k in coefs):
                 return negmult_law(v, idx, "sum of count components")

@@ -39,7 +39,8 @@ def printed_list(post, appends, ctx, env):
             if isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name):
                 inner = a.value.id
                 for s2 in post:
-                    if isinstance(s2, ast.Assign) and any(isinstance(t, ast.Name) and t.id == inner for t in s2.targets):
+                    if isinstance(s2, ast.Assign) and any(isinstance(t, ast.Name) and t.id == inner
+                                                          for t in s2.targets):
                         srcs = names_in(s2.value) & set(appends)
                         if srcs:
                             return srcs.pop(), f"prints {ast.unparse(a)} with {inner} = {ast.unparse(s2.value)}"
@@ -62,7 +63,10 @@ def find_selector(body, env, ctx):
             a = fold(s.value.args[0], env, tmp)
             if not isc(a):
                 continue
-            vals = list(range(int(a.value))) if isinstance(a.value, (int, np.integer)) else list(np.asarray(a.value).tolist())
+            if isinstance(a.value, (int, np.integer)):
+                vals = list(range(int(a.value)))
+            else:
+                vals = list(np.asarray(a.value).tolist())
             if vals != list(range(len(vals))):
                 continue
             name = s.targets[0].id
@@ -125,7 +129,7 @@ def selector_law(loop, post, env, aliases, sel, m, result) -> Law:
         L.notes.append("the selector draw is itself the printed outcome")
     else:
         comp_specs = []
-        for Lc, w, c in comps:
+        for Lc, w, _ in comps:
             comp_specs.append({"family": Lc.family, "params": tidy_params(Lc.family, Lc.params),
                                "weight": num(w)})
         pats = [Lc.pattern for Lc, _, _ in comps]

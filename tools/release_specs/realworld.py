@@ -35,7 +35,8 @@ RW_DESCRIPTION = {
     "8843cf28": "'parent' and 'child' lines in random order",
     "975577ef": "uniform pick of one of 3 labels (A, B, C)",
     "9843572d": "race of packets X, Y over identical links (40 + U(-10,10)) and router delay U(0,20); first processed",
-    "99ba8a6f": "parent and child each print both thread names (p 0.1) or one random thread; lines interleaved at random",
+    "99ba8a6f": ("parent and child each print both thread names (p 0.1) or one random thread; "
+                 "lines interleaved at random"),
     "9ee2ce7d": "uniform pick between the orders 'AB' and 'BA'",
     "a99b8031": "random ordering of A, B, one per line",
     "abe99455": "one state-machine step: A/B/C with probabilities 0.2/0.5/0.3",

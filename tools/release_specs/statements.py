@@ -277,7 +277,8 @@ def recognize_cumulative_for(s, env, ctx) -> bool:
         if isinstance(st, ast.If) and isinstance(st.test, ast.Compare):
             u_draw = ctx.as_draw(fold(st.test.left, env, ctx))
             for b in st.body:
-                if isinstance(b, ast.Expr) and isinstance(b.value, ast.Call) and isinstance(b.value.func, ast.Attribute) \
+                if isinstance(b, ast.Expr) and isinstance(b.value, ast.Call) \
+                        and isinstance(b.value.func, ast.Attribute) \
                         and b.value.func.attr == "append" and isinstance(b.value.args[0], ast.Name) \
                         and b.value.args[0].id == idx_name:
                     out_name = b.value.func.value.id

@@ -53,11 +53,13 @@ def _per_category(w, specs) -> None:
     w("## Per category\n")
     w("| category | n | have | lack | unclass. | of which hand-derived (AST rules could not) |")
     w("|---|---|---|---|---|---|")
-    for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world", "shuffling"]:
+    for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+              "shuffling"]:
         ss = [s for s in specs if s["category"] == c]
         cc = collections.Counter(s["status"] for s in ss)
         man = sum(1 for s in ss if s["derivation"] == "manual")
-        w(f"| {c} | {len(ss)} | {cc['classified']} | {cc['classified_missing_family']} | {cc['unclassifiable']} | {man} |")
+        w(f"| {c} | {len(ss)} | {cc['classified']} | {cc['classified_missing_family']} | {cc['unclassifiable']} "
+          f"| {man} |")
     w("")
     man = [s for s in specs if s["derivation"] == "manual"]
     if man:
@@ -97,7 +99,8 @@ def _unclassifiable(w, specs) -> None:
         key = re.sub(r":.*", "", s["reason"])
         groups[key].append(s)
     for k, ss in sorted(groups.items()):
-        w(f"- **{k}** ({len(ss)}): " + "; ".join(f"`{s['uid'][:8]}` {s['task_folder']} ({s['reason'][len(k):][:150].strip(': ')})" for s in ss))
+        w(f"- **{k}** ({len(ss)}): "
+          + "; ".join(f"`{s['uid'][:8]}` {s['task_folder']} ({s['reason'][len(k):][:150].strip(': ')})" for s in ss))
     w("")
 
 
@@ -204,7 +207,8 @@ def _shuffling(w, specs) -> None:
     w("## shuffling_human (20): item lists\n")
     for s in specs:
         if s["category"] == "shuffling":
-            w(f"- `{s['uid']}`: {json.dumps(s.get('extra', {}).get('items'))} -> `{s.get('family')}` n={s['params']['n'] if s.get('params') else '?'}")
+            n = s["params"]["n"] if s.get("params") else "?"
+            w(f"- `{s['uid']}`: {json.dumps(s.get('extra', {}).get('items'))} -> `{s.get('family')}` n={n}")
     w("")
 
 
@@ -217,7 +221,8 @@ def _bank_comparison(w, specs, bank) -> None:
         bc = collections.Counter((c, f) for c, f, _, _ in bank)
         w(f"Our bank: {len(bank)} problems. Counter((category, family)): "
           + ", ".join(f"{c}/{f}: {n}" for (c, f), n in sorted(bc.items())) + "\n")
-        cats = ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world", "shuffling"]
+        cats = ["text_explicit", "text_implicit", "code_explicit", "code_implicit", "multimodal", "real_world",
+                "shuffling"]
         w("| category | release n | our n | release families our bank lacks (by program law) | "
           "our families the release lacks | by prompt-intended family: lacked by our bank |")
         w("|---|---|---|---|---|---|")
@@ -242,12 +247,14 @@ def _bank_comparison(w, specs, bank) -> None:
               f"{', '.join(f'{k} ({ob[k]})' for k in extra_ours) or '-'} | {', '.join(intended) or '-'} |")
         w("")
         w("### Slot-level comparison (category x regime x family)\n")
-        w("Release slot = (regime, family the generation prompt asked for); ours = (regime, family) of `load_bank('ksn')`. "
-          "Release `spread_out` = our `spread`. A release slot whose program law differs from the prompt's family is "
+        w("Release slot = (regime, family the generation prompt asked for); "
+          "ours = (regime, family) of `load_bank('ksn')`. Release `spread_out` = our `spread`. "
+          "A release slot whose program law differs from the prompt's family is "
           "shown as `intended -> program family`.\n")
         for c in ["text_explicit", "text_implicit", "code_explicit", "code_implicit"]:
             for reg_r, reg_o in (("concentrated", "concentrated"), ("spread_out", "spread")):
-                rel = collections.Counter(s["intended_family"] for s in specs if s["category"] == c and s["regime"] == reg_r)
+                rel = collections.Counter(s["intended_family"] for s in specs if s["category"] == c
+                                          and s["regime"] == reg_r)
                 ob = collections.Counter(f for cc, f, rg, _ in bank if cc == c and rg == reg_o)
                 only_rel = sorted(set(rel) - set(ob))
                 only_ours = sorted(set(ob) - set(rel))
@@ -260,9 +267,10 @@ def _bank_comparison(w, specs, bank) -> None:
                   f"{', '.join(only_rel) or '-'}; ours-only: {', '.join(only_ours) or '-'}"
                   + (f"; program law differs from prompt: {diff}" if diff else ""))
         mm_rel = collections.Counter(s["intended_family"] for s in specs if s["category"] == "multimodal")
+        pool = bank_mixture_components("multimodal")
         w(f"- multimodal: release = 2-component mixtures of the SAME family, one per prompt family and regime "
-          f"({len(mm_rel)} families x 2 regimes); ours = 80 2-component mixtures pairing DIFFERENT families from a pool "
-          f"of {len(bank_mixture_components('multimodal'))} ({', '.join(sorted(bank_mixture_components('multimodal')))}).")
+          f"({len(mm_rel)} families x 2 regimes); ours = 80 2-component mixtures pairing DIFFERENT families "
+          f"from a pool of {len(pool)} ({', '.join(sorted(pool))}).")
         w("")
         w("Per category release family counts (program law, after re-expression in the intended family):\n")
         for c in cats:

@@ -10,10 +10,12 @@
 - :mod:`.answer_distribution` (UnpredictaBench, sampling-free): KS distance and KS@N pass probability of a model's
   answer distribution read from log-probabilities.
 - :mod:`.calibration` (the numeric-calibration paper): PM, WD, RE, reference behaviours, baselines.
-- :mod:`.implicit` (the implicit-reasoning paper): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores, clustered summaries.
-- :mod:`.odds` (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds scores
-  and grouped summaries.
-- :mod:`.stability` (the non-determinism paper): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc, WorstAcc, median accuracy, spread,
+- :mod:`.implicit` (the implicit-reasoning paper): Chebyshev, Manhattan, KL, missing mass, argmax and MCQ scores,
+  clustered summaries.
+- :mod:`.odds` (the odds paper): absolute error and MAE, the nearest-shot baseline, the KS statistic, per-item odds
+  scores and grouped summaries.
+- :mod:`.stability` (the non-determinism paper): :func:`total_agreement_rate`, TARr/TARa per question, BestAcc,
+  WorstAcc, median accuracy, spread,
   :func:`stability_summary`.
 
 Each family module defines ``__all__``; everything it exports is re-exported here.
@@ -40,9 +42,10 @@ from .implicit import *  # noqa: F401,F403
 from .odds import *  # noqa: F401,F403
 from .stability import *  # noqa: F401,F403
 
-__all__ = [*_inputs.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__, *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
+__all__ = [*_inputs.__all__, *_ks_exact.__all__, *_sampling.__all__, *_lehmer.__all__, *_intervals.__all__,
+           *_calibration.__all__, *_implicit.__all__, *_odds.__all__, *_stability.__all__]
 
-# Sampling-free KS (issue 18): metrics of a model's answer distribution over an enumerable support.
+# Sampling-free KS: metrics of a model's answer distribution over an enumerable support.
 from . import answer_distribution as _answer_distribution  # noqa: E402
 from .answer_distribution import *  # noqa: E402,F401,F403
 

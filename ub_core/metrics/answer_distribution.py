@@ -1,4 +1,4 @@
-"""Sampling-free KS (issue 18): metrics of a model's whole answer distribution q over an enumerable support.
+"""Sampling-free KS: metrics of a model's whole answer distribution q over an enumerable support.
 
 Where a KS@N problem's answers can be listed (:mod:`ub_core.problems.candidates`), the log-probability of each
 candidate answer gives the model's answer distribution directly, with no sampling. Inputs, one entry per candidate:
@@ -31,7 +31,7 @@ Usage::
     scores["ks_distance"], scores["p_pass@100"], scores["p_pass_se@100"]
 
 References: UnpredictaBench (UnpredictaBench) sec. 3.3, eq. 1 (KS@N and its two-sample KS test), appendix C.1 (Lehmer
-Z1), appendix C.3 (Jensen-Shannon divergence); issue 18 (this route).
+Z1), appendix C.3 (Jensen-Shannon divergence).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from ..metric_keys import per_n_key
 __all__ = ["probabilities_from_logprobs", "valid_mass", "ks_distance", "jsd_pmf", "entropy_ratio", "p_pass_at_n",
            "p_pass_profile", "answer_distribution_scores", "p_enough_valid", "P_PASS_DRAWS", "P_PASS_MODES"]
 
-#: Monte-Carlo draws of :func:`p_pass_at_n` (issue 18: at least 2,000).
+#: Monte-Carlo draws of :func:`p_pass_at_n` (at least 2,000).
 P_PASS_DRAWS = 2000
 #: ``mode`` of :func:`p_pass_at_n`: ``auto`` (exact where it costs no more than the Monte Carlo), ``exact``, ``mc``.
 P_PASS_MODES = ("auto", "exact", "mc")
@@ -132,7 +132,7 @@ def probabilities_from_logprobs(logprobs: Any) -> np.ndarray:
 
 
 def valid_mass(q: Any) -> float:
-    """The mass the model puts on the candidate answers: ``V = Σ_i q_i`` before renormalising (issue 18).
+    """The mass the model puts on the candidate answers: ``V = Σ_i q_i`` before renormalising.
 
     The candidates are whole, distinct answers in the requested format (none is a prefix of another), so V <= 1;
     1 - V is the mass on everything else: other formats, prose, answers outside a cut support. A sum above
@@ -189,7 +189,7 @@ def jsd_pmf(q: Any, p: Any) -> float:
 
 
 def entropy_ratio(q: Any, p: Any) -> float:
-    """``H(q) / H(p)`` with ``H(x) = -Σ x_i ln x_i`` over the candidates, both renormalised (issue 18).
+    """``H(q) / H(p)`` with ``H(x) = -Σ x_i ln x_i`` over the candidates, both renormalised.
 
     1 for a model as random as the truth, 0 for a collapsed model (all mass on one answer), above 1 for one more
     spread out than the truth. NaN when q has no mass, or when H(p) = 0 (a truth with a single answer, where
@@ -234,7 +234,7 @@ def _compositions(n: int, k: int) -> int:
 def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float = 1e-4, *, method: str = "paper",
                 support: str = "discrete", draws: int = P_PASS_DRAWS, seed: int = 0, mode: str = "auto",
                 exact_limit: int | None = None, screen: bool = True, keep_statistics: bool = False) -> dict[str, Any]:
-    """Probability that KS@N passes when the N answers are drawn i.i.d. from q (issue 18).
+    """Probability that KS@N passes when the N answers are drawn i.i.d. from q.
 
     KS@N (UnpredictaBench, sec. 3.3, eq. 1) takes the first N valid answers and passes when the two-sample KS p-value
     against the truth draws is ``>= threshold`` (paper: 1e-4). With X_1..X_N i.i.d. from the renormalised q,
@@ -272,7 +272,8 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     Returns ``{"n", "p_pass", "se", "exact", "draws"}`` (``draws`` is the number of count vectors evaluated or
     drawn). With no mass on the candidates, ``p_pass`` and ``se`` are NaN. With ``keep_statistics`` and a test
     without screening, also ``statistics``: per distinct drawn vector ``(KS statistic, passed, times drawn)``, or
-    for an exact sum per count vector ``(KS statistic, passed, probability)`` (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
+    for an exact sum per count vector ``(KS statistic, passed, probability)``
+    (:func:`ub_core.logprob.reply_tree.missing_mass_bounds` uses them).
     """
     qa, va = _masses(q, "q"), _values(values)
     _same_length(q=qa, values=va)
@@ -324,7 +325,8 @@ def p_pass_at_n(q: Any, values: Any, truth_draws: Any, n: int, threshold: float 
     n_comp = _compositions(n, k)
     if mode == "exact" or (mode == "auto" and n_comp <= limit):
         if n_comp > _EXACT_HARD_LIMIT:
-            raise ValueError(f"exact {per_n_key('p_pass', n)} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); use mode='mc'")
+            raise ValueError(f"exact {per_n_key('p_pass', n)} needs {n_comp} count vectors (> {_EXACT_HARD_LIMIT}); "
+                             "use mode='mc'")
         rows = np.array([np.bincount(np.asarray(c, dtype=np.int64), minlength=k)
                          for c in itertools.combinations_with_replacement(range(k), n)], dtype=np.int64)
         ok = decide(rows)
@@ -365,7 +367,8 @@ def _ks_statistics(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, chunk:
     return out
 
 
-def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, passes) -> tuple[np.ndarray, np.ndarray]:
+def _decide_by_threshold(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray,
+                         passes) -> tuple[np.ndarray, np.ndarray]:
     """Pass / fail of every count vector when passing means D <= c (scipy's continuous two-sample test): the
     vectors sorted by D, a bisection with ``passes`` (the real test) finds the last passing one, about log2(rows)
     tests instead of one per vector. Safety, so the decisions stay the test's own: vectors whose D is within 1e-9
@@ -444,7 +447,7 @@ def _screen_rows(rows: np.ndarray, vals: np.ndarray, truth: np.ndarray, threshol
 
 
 def p_enough_valid(valid: float, n: int, slots: int = 100, max_attempts: int = 5) -> float:
-    """Probability that a sampled KS@N run collects at least ``n`` valid answers (issue 25).
+    """Probability that a sampled KS@N run collects at least ``n`` valid answers.
 
     The sampling protocol (UnpredictaBench, appendix K; ``ub_inspect/ksn``): ``slots`` answer slots (100), each
     given up to ``max_attempts`` attempts (5); an invalid reply is retried, and a slot whose attempts all fail is
@@ -482,7 +485,7 @@ def p_pass_profile(q: Any, values: Any, truth_draws: Any, ns: Sequence[int] | No
 
 def answer_distribution_scores(q: Any, p: Any, values: Any, truth_draws: Any, *, ns: Sequence[int] | None = None,
                                threshold: float = 1e-4, **kw) -> dict[str, Any]:
-    """All the metrics of one problem as a flat dict (the metric keys of issue 18).
+    """All the metrics of one problem as a flat dict (the sampling-free metric keys).
 
     Keys: ``valid_mass``, ``ks_distance``, ``jsd``, ``entropy_ratio``, and per N ``p_pass@N``, ``p_pass_se@N``,
     ``p_pass_exact@N``. ``ks_distance`` and ``p_pass`` work on the scored scalar (candidates sharing a value

@@ -1,15 +1,15 @@
-"""Numeric calibration metrics (the numeric-calibration paper): probability mass, Wasserstein distance to the ideal, relative entropy,
-reference behaviours and baselines.
+"""Numeric calibration metrics (the numeric-calibration paper): probability mass, Wasserstein distance to the ideal,
+relative entropy, reference behaviours and baselines.
 
 The input of every scorer is ``option_mass``: for each option of a
 :class:`~ub_core.problems.option_item.OptionItem`, the summed next-token probability of its surface variants
-("red", " red", "Red", " Red"; the numeric-calibration paper, section 3.1). The framework adapters compute it. These functions check it
-and reduce it.
+("red", " red", "Red", " Red"; the numeric-calibration paper, section 3.1). The framework adapters compute it. These
+functions check it and reduce it.
 
 How the paper's numbers pin down WD
 -----------------------------------
-The numeric-calibration paper (section 3.2) computes WD with SciPy's ``wasserstein_distance_nd``. Table 2 (51 purple vs 98 white,
-ideal (0.342, 0.658)) shows these values:
+The numeric-calibration paper (section 3.2) computes WD with SciPy's ``wasserstein_distance_nd``. Table 2 (51 purple vs
+98 white, ideal (0.342, 0.658)) shows these values:
 
 - Pick First (1, 0) has WD 0.93;
 - Pick Second (0, 1) has WD 0.48;
@@ -140,13 +140,14 @@ def _normalised(m: list[float]) -> list[float]:
 
 
 def normalised_distribution(option_mass: Any) -> np.ndarray:
-    """The model's distribution over the options, ``p_i = m_i / PM`` (the numeric-calibration paper, section 3.1). ValueError when PM
-    is 0, where the distribution is undefined (Table 2's Null row has RE "n/a")."""
+    """The model's distribution over the options, ``p_i = m_i / PM`` (the numeric-calibration paper, section 3.1).
+    ValueError when PM is 0, where the distribution is undefined (Table 2's Null row has RE "n/a")."""
     return np.asarray(_normalised(_mass(option_mass)))
 
 
 def wasserstein_to_ideal(predicted: Any, ideal: Any, positions: Any = None) -> float:
-    """WD between the model's option probabilities and the ideal distribution (the numeric-calibration paper, section 3.2, Table 2).
+    """WD between the model's option probabilities and the ideal distribution (the numeric-calibration paper, section
+    3.2, Table 2).
 
     The paper's definition (``positions=None``) is ``scipy.stats.wasserstein_distance_nd([m], [q])``. That is the
     optimal transport between two single points of R^k, so it equals the Euclidean distance
@@ -217,8 +218,8 @@ def _check_pair(m: list[float], higher: int | None, first: int) -> None:
 
 def compatible_behaviours(option_mass: Any, ideal: Any, *, higher: int | None = None,
                           first: int = 0) -> tuple[str, ...]:
-    """The reference behaviours that this item's output is compatible with (the numeric-calibration paper, section 3.5, Appendix G),
-    in :data:`BEHAVIOURS` order.
+    """The reference behaviours that this item's output is compatible with (the numeric-calibration paper, section 3.5,
+    Appendix G), in :data:`BEHAVIOURS` order.
 
     The references are vectors over the two options, compared with the raw masses ``m`` by the paper's WD (the
     Euclidean distance):
@@ -347,8 +348,8 @@ def _interval_summary(values: list[float], clusters: list[Any],
 
 
 def summarize_calibration(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any]) -> dict[str, Any]:
-    """Means of PM, WD and RE with 95% intervals clustered by option pair, plus behaviour rates (the numeric-calibration paper,
-    sections 3.4, 3.5 and Appendix G).
+    """Means of PM, WD and RE with 95% intervals clustered by option pair, plus behaviour rates (the numeric-calibration
+    paper, sections 3.4, 3.5 and Appendix G).
 
     ``item_scores[i]`` comes from :func:`calibration_item_scores`, and ``clusters[i]`` is that item's cluster (its
     option pair). Each of ``pm``, ``wd`` and ``re`` is ``{"mean", "low", "high", "n"}``, where the interval is
@@ -408,7 +409,8 @@ UNDETERMINED = "undetermined"
 
 
 def grid_behaviour_rates(item_scores: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float | None], dict[str, str]]:
-    """Share of grids classified as each reference behaviour (the numeric-calibration paper, section 3.5, Figure 3, Appendix G).
+    """Share of grids classified as each reference behaviour (the numeric-calibration paper, section 3.5, Figure 3,
+    Appendix G).
 
     ``item_scores`` are mappings with ``grid``, ``pm``, ``compatible`` and ``higher_first`` (as
     :func:`calibration_item_scores` returns; items whose ``grid`` is None, those with more than two options, are
@@ -520,7 +522,7 @@ def calibration_item_set(items: Iterable[Any], equal_counts: str = "drop") -> tu
 
     One rule for both sides of a comparison: :func:`calibration_baselines`, ``ub reproduce calibration`` and the
     model runs (Inspect ``-T equal_counts=``, lm-eval metadata ``equal_counts``) all select their items here, so a
-    model that behaves exactly like a baseline scores the baseline's number (issue 44, item 8). The paper does not
+    model that behaves exactly like a baseline scores the baseline's number. The paper does not
     state the rule; its Tables 4 and 5 imply ``drop`` for the baselines (:func:`calibration_baselines`)."""
     rule = check_equal_counts(equal_counts)
     items = list(items)
@@ -533,7 +535,8 @@ def calibration_item_set(items: Iterable[Any], equal_counts: str = "drop") -> tu
 def calibration_baselines(items: Iterable[Any], seed: int = 0, *, p: float = 0.7,
                           temperatures: tuple[float, float] = (1.0, 0.01),
                           equal_counts: str = "drop") -> dict[str, dict[str, Any]]:
-    """Reference behaviours and baselines scored like a model on the same items (the numeric-calibration paper, section 3.5, Table 4).
+    """Reference behaviours and baselines scored like a model on the same items (the numeric-calibration paper, section
+    3.5, Table 4).
 
     Each value is :func:`summarize_calibration` of the baseline's :func:`calibration_item_scores`, with
     ``skipped`` counting the items where the baseline does not apply:

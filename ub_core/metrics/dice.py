@@ -48,7 +48,8 @@ from ..distributions import FAMILIES
 
 __all__ = ["law_name", "DiceLaw", "DICE_LAWS", "DICE_ORDER", "DICE_TIERS", "DICE_CONVENTIONS", "DICE_ALPHA",
            "DEFAULT_TRUTH_DRAWS", "DEFAULT_MC_DRAWS", "MCQ_LETTERS", "release_chi2", "release_pvalue",
-           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate", "RELEASE_REFERENCE_DRAWS", "dice_row",
+           "exact_pvalue", "dice_w1", "law_draws", "dice_scores", "letter_uniformity", "passes", "pass_rate",
+           "RELEASE_REFERENCE_DRAWS", "dice_row",
            "W1_WITHOUT_SCALE"]
 
 DICE_CONVENTIONS = ("default", "release")

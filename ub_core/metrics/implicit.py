@@ -1,4 +1,5 @@
-"""Metrics of implicit probabilistic reasoning and its explicit MCQ twin (the implicit-reasoning paper, sections 3.4, 3.5, 4.1, 4.2).
+"""Metrics of implicit probabilistic reasoning and its explicit MCQ twin (the implicit-reasoning paper, sections 3.4,
+3.5, 4.1, 4.2).
 
 Inputs. ``option_mass[i]`` is the probability the model puts on option ``i``: the summed next-token probability of
 its surface variants, or for a multi-token outcome the product of its tokens' probabilities (section 3.1). The
@@ -9,11 +10,11 @@ Model output is hostile input. Masses must be finite and in [0, 1 + 1e-6], one p
 a one-line ``ValueError``. All-zero mass is a valid answer (the model puts nothing on any outcome): missing mass
 1.0 and ``no_mass`` 1 (counted). Its renormalisation is undefined, so the model's distribution is taken to put all
 its mass on "other", an outcome outside the valid ones (:func:`no_mass_distances`): Chebyshev 1, Manhattan 2,
-JSD 1 bit, KL set by its floor, argmax wrong. Every distance mean therefore counts every item (issue 44, item 10):
+JSD 1 bit, KL set by its floor, argmax wrong. Every distance mean therefore counts every item:
 a model that reads as no mass in one mode (``top_logprobs``, an outcome outside the lists) scores the worst
 distance there instead of leaving the mean. Under the
-``paper`` convention of :mod:`ub_core.logprob.option_logprob` the sum may exceed 1 when one outcome's tokens are a prefix
-of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not clipped.
+``paper`` convention of :mod:`ub_core.logprob.option_logprob` the sum may exceed 1 when one outcome's tokens are a
+prefix of another's ("1" and "10"), so then :func:`missing_mass` is negative. It is reported as it is, not clipped.
 """
 
 from __future__ import annotations
@@ -68,22 +69,23 @@ def _distribution(x: np.ndarray, name: str) -> None:
 
 
 def chebyshev_distance(p: Any, q: Any) -> float:
-    """Chebyshev (L-infinity) distance ``max_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It measures the
-    largest bias towards or against a single outcome."""
+    """Chebyshev (L-infinity) distance ``max_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It
+    measures the largest bias towards or against a single outcome."""
     a, b = _pair(p, q)
     return float(np.max(np.abs(a - b)))
 
 
 def manhattan_distance(p: Any, q: Any) -> float:
-    """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It is in [0, 2] for two
-    distributions; a sum of float terms can overshoot 2 by round-off (2.0000000000000004 for disjoint supports,
-    issue 44), which is clipped to 2."""
+    """Manhattan (L1) distance ``sum_i |p_i - q_i|`` (the implicit-reasoning paper, sections 3.4 and 4.2). It is in [0,
+    2] for two distributions; a sum of float terms can overshoot 2 by round-off (2.0000000000000004 for disjoint
+    supports), which is clipped to 2."""
     a, b = _pair(p, q)
     return float(min(2.0, np.sum(np.abs(a - b))))
 
 
 def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
-    """Kullback-Leibler divergence ``KL(p || q) = sum_i p_i ln(p_i / q_i)`` in nats (the implicit-reasoning paper, sections 3.4 and 4.2).
+    """Kullback-Leibler divergence ``KL(p || q) = sum_i p_i ln(p_i / q_i)`` in nats (the implicit-reasoning paper,
+    sections 3.4 and 4.2).
 
     Direction. The paper names the metric but does not state a direction. We take ``p`` = the ideal distribution
     and ``q`` = the model's prediction: the extra log-loss of predicting with ``q`` when outcomes follow ``p``.
@@ -110,7 +112,7 @@ def kl_divergence(p: Any, q: Any, floor: float = KL_FLOOR) -> float:
 
 def js_divergence_bits(p: Any, q: Any) -> float:
     """Jensen-Shannon divergence in bits (Lin 1991, "Divergence measures based on the Shannon entropy", IEEE Trans.
-    Inf. Theory 37(1), eq. 4.1 with equal weights), a bounded companion of :func:`kl_divergence` (issue 44, item 9):
+    Inf. Theory 37(1), eq. 4.1 with equal weights), a bounded companion of :func:`kl_divergence`:
 
         JSD(p, q) = 1/2 KL(p || m) + 1/2 KL(q || m),   m = (p + q) / 2,   logarithms base 2
                   = H(m) - (H(p) + H(q)) / 2
@@ -134,7 +136,7 @@ def js_divergence_bits(p: Any, q: Any) -> float:
 
 
 def no_mass_distances(p: Any, floor: float = KL_FLOOR) -> dict[str, float]:
-    """The distances of an item where the model puts no mass on any outcome (issue 44, item 10).
+    """The distances of an item where the model puts no mass on any outcome.
 
     ``m / sum(m)`` is undefined there, so the model's distribution is taken as all mass on "other", an outcome
     outside the valid ones: with ``p' = (p, 0)`` and ``q' = (0, ..., 0, 1)`` over the outcomes plus "other",
@@ -154,8 +156,9 @@ def no_mass_distances(p: Any, floor: float = KL_FLOOR) -> dict[str, float]:
 
 
 def missing_mass(option_mass: Any) -> float:
-    """Probability the model puts outside the valid outcomes: ``1 - sum_i option_mass_i`` (the implicit-reasoning paper, section 3.5,
-    table 1). It can be negative when one outcome's tokens are a prefix of another's (see the module docstring)."""
+    """Probability the model puts outside the valid outcomes: ``1 - sum_i option_mass_i`` (the implicit-reasoning paper,
+    section 3.5, table 1). It can be negative when one outcome's tokens are a prefix of another's (see the module
+    docstring)."""
     m = _mass(option_mass)
     missing = float(1.0 - m.sum())
     # exact masses that sum to 1 leave a round-off of a few 1e-16 either side (the oracle's left 17 of 80 items
@@ -164,8 +167,8 @@ def missing_mass(option_mass: Any) -> float:
 
 
 def unique_mode(ideal: Any) -> int | None:
-    """Index of the ideal distribution's most likely outcome, or None when the maximum is shared. The implicit-reasoning paper
-    section 4.1 scores argmax accuracy only on problems with a unique maximum. Ties are compared within 1e-12."""
+    """Index of the ideal distribution's most likely outcome, or None when the maximum is shared. The implicit-reasoning
+    paper section 4.1 scores argmax accuracy only on problems with a unique maximum. Ties are compared within 1e-12."""
     a = _vector(ideal, "ideal")
     top = float(a.max())
     modes = np.flatnonzero(np.abs(a - top) <= 1e-12)
@@ -182,8 +185,8 @@ def _mass(option_mass: Any, n_options: int | None = None) -> np.ndarray:
 
 
 def predicted_distribution(option_mass: Any, n_options: int | None = None) -> np.ndarray:
-    """``option_mass / sum(option_mass)``: the model's distribution over the valid outcomes (the implicit-reasoning paper's section 3.4).
-    All-zero mass has no distribution and is an error."""
+    """``option_mass / sum(option_mass)``: the model's distribution over the valid outcomes (the implicit-reasoning
+    paper's section 3.4). All-zero mass has no distribution and is an error."""
     m = _mass(option_mass, n_options)
     total = float(m.sum())
     if total <= 0:
@@ -247,7 +250,8 @@ def implicit_item_scores(item: Any, option_mass: Any, kl_floor: float = KL_FLOOR
 
 
 def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]:
-    """Scores of one explicit MCQ item (the implicit-reasoning paper, sections 3.1 and 3.4: the probability of the correct answer):
+    """Scores of one explicit MCQ item (the implicit-reasoning paper, sections 3.1 and 3.4: the probability of the
+    correct answer):
 
     - ``mcq_correct`` = 1.0 when the letter with the strictly largest mass is the correct one, else 0.0 (all-zero
       mass picks no letter: 0.0);
@@ -267,8 +271,8 @@ def explicit_item_scores(item: Any, option_mass: Any) -> dict[str, float | None]
 
 def summarize_implicit(item_scores: Sequence[Mapping[str, Any]], clusters: Sequence[Any],
                        confidence: float = 0.95) -> dict[str, dict[str, Any]]:
-    """Mean of each score over items, with a clustered t interval (:func:`clustered_interval`; the implicit-reasoning paper reports
-    scenario-level variation, section 4.1 and figure 6, but no intervals: clustering by scenario is ours;
+    """Mean of each score over items, with a clustered t interval (:func:`clustered_interval`; the implicit-reasoning
+    paper reports scenario-level variation, section 4.1 and figure 6, but no intervals: clustering by scenario is ours;
     fewer than :data:`~ub_core.metrics.MIN_CLUSTERS` scenarios fall back to the unclustered error).
 
     ``item_scores[k]`` is one item's dict from :func:`implicit_item_scores` or :func:`explicit_item_scores`, and

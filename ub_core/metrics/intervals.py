@@ -16,12 +16,13 @@ from scipy import special, stats
 
 from .inputs import _positive_int
 
-__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "shows_spread", "floored_interval", "mean_interval", "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
+__all__ = ["clip_roundoff", "clip_values", "ROUNDOFF", "shows_spread", "floored_interval", "mean_interval",
+           "wilson_interval", "bootstrap_interval", "clustered_interval", "clustered_stderr", "summarize_rate",
            "summarize_values", "MIN_CLUSTERS", "effective_clusters", "stratified_stderr"]
 
 #: Fewest clusters for which a cluster-robust error is used. With C clusters the clustered variance is estimated
 #: from C cluster sums (C - 1 degrees of freedom): with 3 of them (a ``--limit`` run) it is noise (0.014 against an
-#: unclustered 0.045 in one such run, issue 38). Below this the errors fall back to treating every value as its own
+#: unclustered 0.045 in one such run). Below this the errors fall back to treating every value as its own
 #: cluster (the unclustered error), a rule of thumb (Cameron and Miller 2015 discuss few-cluster bias below ~10-50).
 MIN_CLUSTERS = 10
 
@@ -37,7 +38,7 @@ def effective_clusters(clusters: Sequence[Any], min_clusters: int = MIN_CLUSTERS
 # ============================================================================================ ranges
 
 #: How far (relative to the bound's scale, ``max(1, |bound|)``) a value may lie outside its metric's closed range and
-#: still be read as round-off: a Manhattan distance summed from floats reaches 2.0000000000000004 (issue 44), a
+#: still be read as round-off: a Manhattan distance summed from floats reaches 2.0000000000000004, a
 #: missing mass -2.2e-16. 1e-9 is ten million ulps at 1: far above accumulated float error over a few thousand
 #: terms, far below any real excursion.
 ROUNDOFF = 1e-9

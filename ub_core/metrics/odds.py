@@ -140,8 +140,8 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
     (the nearest-shot baseline's error; NaN without shots), ``n_valid``/``n_failed`` (1/0) and ``parse_failed``.
 
     Sampling items (``reply``: the replies, each a text (a list reply ``{a, b, ...}`` when ``list_size`` > 1, as
-    list prompting asks) or an already-parsed number): ``ks_stat`` (KS statistic of all valid values against ``truth_size``
-    ground-truth draws; NaN without values), ``ks@N`` (1.0 when the first N values pass the KS test at
+    list prompting asks) or an already-parsed number): ``ks_stat`` (KS statistic of all valid values against
+    ``truth_size`` ground-truth draws; NaN without values), ``ks@N`` (1.0 when the first N values pass the KS test at
     p >= 1e-4, UnpredictaBench's KS@N), ``n_valid``, ``n_failed``.
     """
     meta = item.metadata
@@ -191,9 +191,9 @@ def odds_item_scores(item: Any, reply: Any, *, ns: Sequence[int] = ODDS_KS_NS, t
 def summarize_odds(rows: Iterable[Mapping[str, Any]], metric: str = "abs_error",
                    by: Sequence[str] = ("family", "shots", "context"), confidence: float = 0.95) -> dict[str, Any]:
     """MAE (or the mean of ``metric``) overall and grouped by family, shot count and context, each with a
-    t interval over items (:func:`~ub_core.metrics.mean_interval`) and, beside it, the paper's uncertainty: the mean and standard error
-    across the group's distributions (:func:`across_distributions`; the odds paper, Tables 1 and 2, which report
-    these groupings, as do Fig. 4 and Table 2's domains).
+    t interval over items (:func:`~ub_core.metrics.mean_interval`) and, beside it, the paper's uncertainty: the mean and
+    standard error across the group's distributions (:func:`across_distributions`; the odds paper, Tables 1 and 2, which
+    report these groupings, as do Fig. 4 and Table 2's domains).
 
     ``rows`` are per-item dicts holding ``metric``, the grouping keys and ``distribution`` (the item's distribution,
     as Score metadata / lm-eval docs have them; rows without it count as one distribution each). NaN entries

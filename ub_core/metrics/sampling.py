@@ -26,10 +26,10 @@ __all__ = ["ks_at_n", "wdz", "jsd"]
 # ============================================================================================ KS@N
 
 #: ``scipy.stats.ks_2samp`` without its axis / NaN-policy wrapper: the inputs here are 1-D and finite (checked by
-#: ``_sample``), for which the wrapper calls this same function; it costs a third of a KS@N call (issue 46).
+#: ``_sample``), for which the wrapper calls this same function; it costs a third of a KS@N call.
 _KS_2SAMP = getattr(stats.ks_2samp, "__wrapped__", stats.ks_2samp)
 #: scipy's exact two-sided p-value step of ``ks_2samp`` (given the sizes and the statistic); None where a scipy
-#: version lacks it, and then every statistic goes through :data:`_KS_2SAMP` (issue 46: see :func:`_ks_scipy_exact`)
+#: version lacks it, and then every statistic goes through :data:`_KS_2SAMP` (see :func:`_ks_scipy_exact`)
 _ATTEMPT_EXACT = getattr(getattr(stats, "_stats_py", None), "_attempt_exact_2kssamp", None)
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -56,7 +56,7 @@ def _exact_pvalue(n1: int, n2: int, h: int) -> tuple[bool, float, float]:
 
 def _ks_scipy_exact(a: np.ndarray, b_sorted: np.ndarray) -> tuple[float, float]:
     """``scipy.stats.ks_2samp(a, b, method="exact")``'s two-sided (statistic, p-value), bit for bit, for numeric
-    1-D NaN-free ``a`` and sorted ``b`` (issue 46: scipy re-sorts the 10,000 truth draws and evaluates both ECDFs at
+    1-D NaN-free ``a`` and sorted ``b`` (scipy re-sorts the 10,000 truth draws and evaluates both ECDFs at
     all 10,100 pooled points for each N of KS@N).
 
     The statistic in integers: with i_k = #a <= u_k and the distinct a-values u_1 < ... < u_K, F_a - F_b only rises

@@ -38,7 +38,8 @@ import numpy as np
 from ..parsing.release_mcq import AMBIGUOUS, MISSING
 
 
-__all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness", "run_accuracies",
+__all__ = ["total_agreement_rate", "parse_failure_rate", "log_unreadable", "question_agreement", "correctness",
+           "run_accuracies",
            "best_accuracy", "worst_accuracy", "median_accuracy", "accuracy_spread", "question_stability",
            "stability_summary", "CONVENTIONS", "AMBIGUOUS", "MISSING", "release_answers_agree",
            "release_agreement_rate", "best_minus_worst", "check_convention", "agreement_summary"]
@@ -69,8 +70,8 @@ def total_agreement_rate(runs: Sequence[Sequence[Any]]) -> float:
     """Total agreement rate (the non-determinism paper, TARr@N on raw outputs / TARa@N on parsed answers).
 
     ``runs[r][q]`` is run r's output for question q; the rate is the share of questions whose outputs are
-    identical (``==``; two float NaNs count as equal, arrays compare element-wise) across all runs. Needs at least one run, all runs of the
-    same length, and at least one question; one run gives 1.0.
+    identical (``==``; two float NaNs count as equal, arrays compare element-wise) across all runs. Needs at least one
+    run, all runs of the same length, and at least one question; one run gives 1.0.
     """
     if isinstance(runs, (str, bytes)):
         raise ValueError("runs must be a sequence of runs (each a sequence of outputs)")
@@ -93,8 +94,8 @@ logger = logging.getLogger(__name__)
 def parse_failure_rate(parsed_runs: Sequence[Sequence[Any]]) -> float:
     """Share of unreadable replies: ``(1/(N*Q)) sum_r sum_q [parsed_runs[r][q] is None]``.
 
-    Not a the non-determinism paper metric: it says how much of TARa@N is agreement between unreadable replies (see the module
-    docstring)."""
+    Not a the non-determinism paper metric: it says how much of TARa@N is agreement between unreadable replies (see the
+    module docstring)."""
     runs = _matrix(parsed_runs, "parsed_runs")
     return sum(p is None for run in runs for p in run) / (len(runs) * len(runs[0]))
 
@@ -150,7 +151,8 @@ def release_agreement_rate(parsed_runs: Sequence[Sequence[Any]]) -> float:
 
 
 def question_agreement(runs: Sequence[Sequence[Any]]) -> list[bool]:
-    """Per question: are the outputs of all runs identical? (the non-determinism paper, sec. 5.2, TAR@N before averaging).
+    """Per question: are the outputs of all runs identical? (the non-determinism paper, sec. 5.2, TAR@N before
+    averaging).
 
     ``agree_q = [runs[0][q] == runs[r][q] for every r]``, compared as :func:`total_agreement_rate` compares (it is
     that function on the one-question slice ``[[run[q]] for run in runs]``), so its mean is TAR@N.
@@ -183,32 +185,35 @@ def _correct_matrix(correct: Sequence[Sequence[Any]]) -> list[list[bool]]:
 
 
 def run_accuracies(correct: Sequence[Sequence[Any]]) -> list[float]:
-    """Accuracy of each run: ``acc_r = (1/Q) sum_q c[r][q]`` (the non-determinism paper, sec. 5.2; ``correct[r][q]`` 0/1)."""
+    """Accuracy of each run: ``acc_r = (1/Q) sum_q c[r][q]`` (the non-determinism paper, sec. 5.2; ``correct[r][q]``
+    0/1)."""
     rows = _correct_matrix(correct)
     return [sum(row) / len(row) for row in rows]
 
 
 def best_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """BestAcc@N = ``(1/Q) sum_q max_r c[r][q]``: a question counts when any run got it right (the non-determinism paper, 5.2)."""
+    """BestAcc@N = ``(1/Q) sum_q max_r c[r][q]``: a question counts when any run got it right (the non-determinism
+    paper, 5.2)."""
     rows = _correct_matrix(correct)
     return sum(any(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
 
 
 def worst_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """WorstAcc@N = ``(1/Q) sum_q min_r c[r][q]``: a question counts only when every run got it right (the non-determinism paper,
-    sec. 5.2)."""
+    """WorstAcc@N = ``(1/Q) sum_q min_r c[r][q]``: a question counts only when every run got it right (the
+    non-determinism paper, sec. 5.2)."""
     rows = _correct_matrix(correct)
     return sum(all(row[q] for row in rows) for q in range(len(rows[0]))) / len(rows[0])
 
 
 def median_accuracy(correct: Sequence[Sequence[Any]]) -> float:
-    """Median over runs of ``acc_r`` (the non-determinism paper, sec. 5.2); with an even N, the mean of the two middle values."""
+    """Median over runs of ``acc_r`` (the non-determinism paper, sec. 5.2); with an even N, the mean of the two middle
+    values."""
     return float(statistics.median(run_accuracies(correct)))
 
 
 def accuracy_spread(correct: Sequence[Sequence[Any]]) -> float:
-    """``max_r acc_r - min_r acc_r``, the maximum-minimum accuracy difference (the non-determinism paper, sec. 5.2 and Fig. 1).
-    Unlike BestAcc - WorstAcc it compares whole runs, so it is never larger than that gap."""
+    """``max_r acc_r - min_r acc_r``, the maximum-minimum accuracy difference (the non-determinism paper, sec. 5.2 and
+    Fig. 1). Unlike BestAcc - WorstAcc it compares whole runs, so it is never larger than that gap."""
     accs = run_accuracies(correct)
     return max(accs) - min(accs)
 
@@ -222,8 +227,8 @@ def best_minus_worst(correct: Sequence[Sequence[Any]]) -> float:
 
 def question_stability(raws: Sequence[Any], parsed: Sequence[Any], answer: Any,
                        convention: str = "paper") -> dict[str, Any]:
-    """One question's N runs -> its contributions (the non-determinism paper, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when all raw
-    replies / parsed answers agree), ``best_acc`` (1 when any run is right), ``worst_acc`` (1 when every run is
+    """One question's N runs -> its contributions (the non-determinism paper, sec. 5.2): ``tar_r`` and ``tar_a`` (1 when
+    all raw replies / parsed answers agree), ``best_acc`` (1 when any run is right), ``worst_acc`` (1 when every run is
     right) and ``run_correct`` (0/1 per run). Averaged over questions they give TARr@N, TARa@N, BestAcc and
     WorstAcc; the per-run lists, stacked, give the run accuracies. Used by the lm-eval hooks (one document = one
     question)."""

@@ -3,7 +3,8 @@
 The dice family's MCQ task (the "Bad Dice Players" paper, section 6) asks a model to write a four-option question
 with its answer key; the letter it marks correct should be uniform over A-D. :func:`read_answer_key` finds the last
 ``Correct Answer`` (or ``Correct Option``, any case) followed by ``:`` / ``-`` / ``is`` and optional markdown or a
-bracket, and returns the capital letter A-D written there (a lower-case letter is a word, not a key); None when there is none (a counted parse failure).
+bracket, and returns the capital letter A-D written there (a lower-case letter is a word, not a key); None when there is
+none (a counted parse failure).
 """
 
 from __future__ import annotations

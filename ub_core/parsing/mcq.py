@@ -183,7 +183,8 @@ _LETTER_FOLLOWERS = frozenset("or and nor is was would should must because since
 _SEP_RE = re.compile(r"[ \t]{0,3}(?:\bor\b|\band\b|/|&|,|\bvs\.?)[ \t]{0,3}", re.IGNORECASE)
 
 _CUE_RE = re.compile(
-    r"(?<!each )(?<!every )(?<!other )(?<!following )\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
+    r"(?<!each )(?<!every )(?<!other )(?<!following )"
+    r"\b(?:final[ _]answer|correct[ _]answer|best[ _]answer|right[ _]answer|answer|correct[ _]option|"
     r"correct[ _]choice|best[ _]option|option|choice)[\"'*]{0,3}[ \t]{0,3}"
     r"(?:(?:would|should|will|must)[ \t]{1,3}be\b|is\b|:|=|-(?!\w))"
     r"(?:[ \t]{0,3}(?:therefore|then|clearly|thus|likely|probably|definitely|indeed|simply)\b,?)?"
@@ -428,9 +429,11 @@ def _conclusion_letter(line: str, opts: _Options) -> tuple[int, str] | None:
 # BBH navigate asks "do you return to the starting point?"; a last line denying it ("you do not return", "you
 # haven't returned", "you will not be able to return") answers No. Only for the options Yes / No.
 _DENIED_RETURN_RE = re.compile(
-    r"\b(?:you|we|i)[ \t]{1,3}(?:(?:do|does|did|will|would|could|can|have|has|are|wo|ca)[ \t]{0,3}(?:n't|n\u2019t|[ \t]not)"
+    r"\b(?:you|we|i)[ \t]{1,3}"
+    r"(?:(?:do|does|did|will|would|could|can|have|has|are|wo|ca)[ \t]{0,3}(?:n't|n\u2019t|[ \t]not)"
     r"|never)[ \t*_]{1,5}(?:be[ \t]{1,3}able[ \t]{1,3}to[ \t]{1,3})?(?:necessarily[ \t]{1,3})?"
-    r"(?:return|get[ \t]{1,3}back|come[ \t]{1,3}back|end[ \t]{1,3}up[ \t]{1,3}(?:back[ \t]{1,3})?at[ \t]{1,3}the[ \t]{1,3}start)",
+    r"(?:return|get[ \t]{1,3}back|come[ \t]{1,3}back"
+    r"|end[ \t]{1,3}up[ \t]{1,3}(?:back[ \t]{1,3})?at[ \t]{1,3}the[ \t]{1,3}start)",
     re.IGNORECASE)
 
 

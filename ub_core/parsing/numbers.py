@@ -314,7 +314,8 @@ def parse_number_list(text: str, expected: int | None = None) -> Parsed:
     are dropped and the text is split on newlines, then on ``;`` if present, else on comma+space (a bare comma
     then only groups thousands, ``"1,234, 5"`` -> [1234, 5]), else on bare commas, else on ``|``; numbers
     separated by spaces only are all taken.  A comma-separated element that still holds a comma directly
-    between digits which does not group thousands (``"1,5, 2,5"``) fails as an ambiguous decimal comma.  Each element follows the rules of :func:`parse_number`.
+    between digits which does not group thousands (``"1,5, 2,5"``) fails as an ambiguous decimal comma.  Each element
+    follows the rules of :func:`parse_number`.
 
     Fails with a reason naming the element when an element is not finite, overflows, has an ambiguous decimal
     comma or is not a number (prose lines inside a multi-line list are skipped).  When ``expected`` is given

@@ -139,7 +139,8 @@ def read_release(reply: Any, options: Sequence[str] | int, task: str | None = No
         n = options if isinstance(options, int) else len(options)
         texts = None if isinstance(options, int) else [str(o) for o in options]
         words = RELEASE_WORD_TASKS.get(str(task)) if task is not None else None
-        if words is None and task is None and texts is not None and [t.strip().casefold() for t in texts] == ["yes", "no"]:
+        if words is None and task is None and texts is not None \
+                and [t.strip().casefold() for t in texts] == ["yes", "no"]:
             words = ("Yes", "No")
         if words is not None:
             folded = [t.strip().casefold() for t in texts] if texts else []

@@ -3,8 +3,8 @@
 Every bank is one :class:`Bank` record in :data:`BANKS`: its name, a loader (called with ``size``), its version
 (which keys the ground-truth cache and is the Inspect ``Task(version=...)`` / lm-eval ``metadata.version``) and the
 id prefixes that route a lookup to it. Registering a bank is one :func:`register_bank` call. Registered banks:
-``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``dice``, ``calibration``, ``implicit``, ``explicit``; and
-every bank an installed package declares under the entry-point group ``unpredictabench.banks``
+``ksn`` (UnpredictaBench, 448 problems), ``odds``, ``stability``, ``dice``, ``calibration``, ``implicit``, ``explicit``;
+and every bank an installed package declares under the entry-point group ``unpredictabench.banks``
 (:mod:`ub_core.plugins`), found on first use. A lab builds its problems with :func:`scalar_problem` and its bank
 record with :func:`problem_bank` (:mod:`.builder`; ``examples/custom_bank/``).
 
@@ -22,14 +22,15 @@ from typing import Any, Callable, Sequence
 from .base import ANSWER_FORMATS, SUPPORT_KINDS, Bank, Problem, instruction_for, seed_sequence
 from .option_item import OPTION_LOGPROB_BANKS, OptionItem
 
-#: Former names of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` (renamed in issue 29 item 8 so that
-#: "logprob" alone no longer names two routes), kept for outside code that imports them from here.
+#: Aliases of :class:`OptionItem` and :data:`OPTION_LOGPROB_BANKS` for outside code that imports them under these
+#: names ("logprob" alone would name two routes: option log-probabilities and sampling-free KS).
 LogprobItem = OptionItem
 LOGPROB_BANKS = OPTION_LOGPROB_BANKS
 
 __all__ = ["Problem", "OptionItem", "scalar_problem", "problem_bank", "prompt_index", "answer_format",
            "OPTION_LOGPROB_BANKS", "BANK_SIZES", "Bank", "BANKS", "register_bank", "load_bank",
-           "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS", "instruction_for",
+           "get_problem", "find_item", "bank_names", "bank_version", "ANSWER_FORMATS", "SUPPORT_KINDS",
+           "instruction_for",
            "seed_sequence", "UnknownProblemError"]
 
 
@@ -44,7 +45,7 @@ BANK_SIZES = ("subset", "full")
 
 #: Items in each edition of the built-in banks (``None``: the bank has one edition) and the rough seconds per item
 #: of an Inspect run on ``ub/oracle`` (measured on a shared 2-core CPU, Inspect's start-up excluded, the sample phase
-#: of ``benchmarks/bench_families.py`` after issue 46; a real model is slower). ``ub bank list`` prints them; a test
+#: of ``benchmarks/bench_families.py``; a real model is slower). ``ub bank list`` prints them; a test
 #: keeps the counts equal to what the banks load.
 EDITIONS: dict[str, dict[str | None, int]] = {
     "ksn": {None: 448},
@@ -149,7 +150,8 @@ def _lazy(target: str) -> Callable:
 def _module_bank(name: str, loader: str, prefixes: tuple[str, ...], *, editions: bool = True,
                  default_size: str | None = None, find: str | None = None) -> Bank:
     """A bank whose loader and ``BANK_VERSION`` live in ``ub_core.problems.<name>``, imported on first use.
-    ``editions=False``: the loader takes no ``size`` (one edition); ``find``: its prompt index, ``"module:function"``."""
+    ``editions=False``: the loader takes no ``size`` (one edition); ``find``: its prompt index,
+    ``"module:function"``."""
     path = f"ub_core.problems.{name}"
 
     def module():

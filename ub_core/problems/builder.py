@@ -1,4 +1,4 @@
-"""Building sampled problems and banks of them: the public functions a lab uses for its own bank (issue 29).
+"""Building sampled problems and banks of them: the public functions a lab uses for its own bank.
 
 - :func:`scalar_problem`: one :class:`~ub_core.problems.Problem` from a distribution family, its parameters and the
   prompt text; the answer format, the support, the bounds and the sampler follow from the family (the KS@N bank

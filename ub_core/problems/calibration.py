@@ -1,4 +1,5 @@
-"""The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and ``distributions``.
+"""The numeric calibration bank (the numeric-calibration paper, section 3.4): ``colors``, ``wordproblems`` and
+``distributions``.
 
 Design notes: docs/design/calibration-bank.md.
 """
@@ -16,7 +17,7 @@ __all__ = ["BANK", "BANK_VERSION", "CATEGORIES", "SCALES", "COLORS", "COLOR_TEMP
 
 BANK = "calibration"
 # Bump when any prompt, number or option changes.
-BANK_VERSION = "2"  # 2: model runs leave the equal-count items out as the baselines do (issue 44 item 8)
+BANK_VERSION = "2"  # 2: model runs leave the equal-count items out as the baselines do
 
 CATEGORIES = ("colors", "wordproblems", "distributions")
 SIZES = ("subset", "full")

@@ -18,7 +18,7 @@ from .base import Problem
 __all__ = ["Candidate", "CandidateSet", "MAX_CANDIDATES", "TAIL_MASS", "MAX_SHUFFLE_ITEMS", "candidate_set",
            "why_not_enumerable", "enumerable_problems", "format_candidate_listing", "candidate_listing"]
 
-#: Most candidates a problem may have and still count as enumerable (issue 18).
+#: Most candidates a problem may have and still count as enumerable.
 MAX_CANDIDATES = 200
 #: Most truth mass the cut tails of an infinite (or too wide) discrete support may hold together.
 TAIL_MASS = 1e-6

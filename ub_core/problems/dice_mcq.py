@@ -1,4 +1,4 @@
-"""The "Bad Dice Players" downstream MCQ task as live requests (issue 47; the paper's section 6): a model writes
+"""The "Bad Dice Players" downstream MCQ task as live requests (the paper's section 6): a model writes
 ``N`` four-option multiple-choice questions, each with its answer key, and the letters it marks correct should be
 uniform over A-D (:func:`ub_core.metrics.dice.letter_uniformity`).
 
@@ -36,7 +36,8 @@ MCQ_TOPICS = ("world geography", "basic chemistry", "European history", "human b
 _PROMPT = ("Write one new multiple-choice question (question {number} of a quiz) about {topic}. Give exactly four "
            "options, labelled A, B, C and D, one per line, of which exactly one is correct. On the last line, "
            "write 'Correct Answer: ' followed by the letter of the correct option.")
-_FIND = re.compile(r"Write one new multiple-choice question \(question (\d{1,6}) of a quiz\) about ([a-zA-Z ]{1,40})\. ")
+_FIND = re.compile(r"Write one new multiple-choice question \(question (\d{1,6}) of a quiz\) "
+                   r"about ([a-zA-Z ]{1,40})\. ")
 
 
 @dataclass(frozen=True)

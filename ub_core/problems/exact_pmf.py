@@ -16,7 +16,8 @@ from typing import Any, Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["interleave", "convolve", "markov_distribution", "metropolis_kernel", "pmf_modality", "dice_sum_distribution"]
+__all__ = ["interleave", "convolve", "markov_distribution", "metropolis_kernel", "pmf_modality",
+           "dice_sum_distribution"]
 
 F = Fraction
 

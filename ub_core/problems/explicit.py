@@ -1,12 +1,13 @@
-"""The explicit twin of the implicit bank (the implicit-reasoning paper, sections 3.1 and 3.4, appendix A): a five-option MCQ per scenario.
+"""The explicit twin of the implicit bank (the implicit-reasoning paper, sections 3.1 and 3.4, appendix A): a
+five-option MCQ per scenario.
 
 Every implicit scenario gets exactly one MCQ, so the two banks pair item for item (``exp-<key>`` twins
 ``imp-<key>``, same category, cluster and grid metadata). The MCQ gives the same context and asks for the probability
 of one outcome:
 
-- Asked outcome. The ideal distribution's mode when it is unique. The implicit-reasoning paper's section 4.1 compares the two settings on
-  the most likely outcome. When the mode is tied (a fair die, a fair coin), one of the tied outcomes is picked with a
-  generator seeded from the id.
+- Asked outcome. The ideal distribution's mode when it is unique. The implicit-reasoning paper's section 4.1 compares
+  the two settings on the most likely outcome. When the mode is tied (a fair die, a fair coin), one of the tied outcomes
+  is picked with a generator seeded from the id.
 - Correct value. The exact probability of that outcome. In ``statistics`` it is the marginal prevalence
   ``s * p_ward + (1 - s) * p_rest``, not the normalised share.
 - Distractors. Four values, distinct, in (0, 1], different from the truth, and written the same way. They are drawn
@@ -39,7 +40,7 @@ from .option_item import OptionItem
 __all__ = ["BANK_VERSION", "LETTERS", "explicit_item", "explicit_items", "asked_outcome", "format_value",
            "distractor_pool", "pair_ids"]
 
-BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown (issue 38)
+BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown
 LETTERS = ("A", "B", "C", "D", "E")
 MULTIPLIERS = tuple(Fraction(x) for x in ("1/4", "1/3", "1/2", "2/3", "3/4", "4/3", "3/2", "5/3", "2", "3"))
 _PERCENT_STEP = Fraction(1, 10_000)  # two decimals of a percentage

@@ -1,4 +1,5 @@
-"""The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before an outcome.
+"""The implicit probabilistic reasoning bank (the implicit-reasoning paper): scenarios whose prompt stops right before
+an outcome.
 
 Design notes: docs/design/implicit-bank.md.
 """
@@ -22,7 +23,7 @@ __all__ = ["BANK_VERSION", "CATEGORIES", "VARIANTS", "Scenario", "implicit_scena
            "statistics_scenario", "subset_ids", "selected_scenarios", "SUBSET_CAP", "STAT_NAMES", "STAT_WARDS",
            "STAT_CONDITIONS", "STATISTICS_SEED"]
 
-BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown (issue 38)
+BANK_VERSION = "2"  # 2: the die_shown items are their own category, dice_shown
 
 CATEGORIES = ("dice", "coins", "preference", "choice", "statistics", "dice_shown")
 VARIANTS = {
@@ -210,7 +211,7 @@ def _dice_scenarios() -> list[Scenario]:
             grid = {"n_dice": n, "faces": f}
 
             def add(key, variant, dist, context, stub, question, extra=None, family="dice_sum", params=None,
-                    support=None):
+                    support=None, cfg=cfg, grid=grid, cluster=cluster):
                 opts, probs = _options(dist, support)
                 out.append(Scenario(key=f"dice-{variant}-{cfg}{key}", variant=variant,
                                     category="dice_shown" if variant == "die_shown" else "dice",
@@ -250,7 +251,7 @@ def _dice_scenarios() -> list[Scenario]:
             what = "the number on top" if one else "the total of the faces"
             for obs in _observation_sets(n, f):
                 tests = [_observation(k, mid) for k in obs]
-                dist = condition_distribution(base, lambda t: all(fn(t) for fn, _ in tests))
+                dist = condition_distribution(base, lambda t, tests=tests: all(fn(t) for fn, _ in tests))
                 told = " and that it is ".join(words for _, words in tests)
                 rolled = "The die is rolled once." if one else f"{_all(n)} dice are rolled once."
                 context = f"{setup} {rolled} We cannot see the result, but we are told that {what} is {told}."
@@ -300,7 +301,8 @@ def _coin_scenarios() -> list[Scenario]:
                 cluster = f"coins-{cfg}"
                 grid = {"n_coins": n, "focus": focus, "bias": bias}
 
-                def add(key, variant, dist, context, stub, question, extra=None, shift=0, support=None):
+                def add(key, variant, dist, context, stub, question, extra=None, shift=0, support=None,
+                        cfg=cfg, n=n, p=p, grid=grid, cluster=cluster):
                     opts, probs = _options(dist, support)
                     out.append(Scenario(key=f"coins-{variant}-{cfg}{key}", category="coins", variant=variant,
                                         family="binomial", params={"n": n, "p": float(p), "shift": shift},

@@ -27,9 +27,11 @@ from .odds_data import (  # noqa: F401 (every public name is re-exported)
     TEST_PROBABILITIES, TITLES,
 )
 
-__all__ = ["BANK", "BANK_VERSION", "TASKS", "DISTRIBUTIONS", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS", "TEST_PERCENTILES",
+__all__ = ["BANK", "BANK_VERSION", "TASKS", "DISTRIBUTIONS", "SHOT_COUNTS", "SHOT_TYPES", "CONTEXTS",
+           "TEST_PERCENTILES",
            "SHOT_PERCENTILE_POOL", "TEST_PROBABILITIES", "SHOT_PROBABILITY_POOL", "SHOT_PERCENTILES",
-           "PARAMETERISATIONS", "REAL_WORLD", "CONVENTIONS", "truth_params", "prompt_convention", "percentile_of", "probability_between", "odds_problems",
+           "PARAMETERISATIONS", "REAL_WORLD", "CONVENTIONS", "truth_params", "prompt_convention", "percentile_of",
+           "probability_between", "odds_problems",
            "odds_items", "odds_item", "is_odds_problem", "PROMPT_OPENINGS", "find_odds_problem"]
 
 BANK = "odds"
@@ -463,10 +465,13 @@ def _percentile_items(spec: _Spec) -> list[Problem]:
                                PCT_ANSWER_TAGS if release else PCT_ANSWER, tags=release)
             pid = f"odds-pct-{fam}-{spec.ptag}-q{q}-{_shot_spec(k, shot_type)}{_suffix(rule)}"
             meta = _base_meta("percentile", spec, k, shot_type)
-            meta.update(target=q, value=x, answer=answer, collapse_answer=50.0, shot_answers=[s["answer"] for s in shots],
+            meta.update(target=q, value=x, answer=answer, collapse_answer=50.0,
+                        shot_answers=[s["answer"] for s in shots],
                         shot_values=[s["value"] for s in shots],
-                        baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots], [s["answer"] for s in shots]))
-            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile", task_type="percentile", family=fam,
+                        baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots],
+                                                            [s["answer"] for s in shots]))
+            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile",
+                                 task_type="percentile", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
                                  subcategory="none", low=0.0, high=100.0, metadata=meta, append_instruction=False))
@@ -509,7 +514,8 @@ def _probability_items(spec: _Spec) -> list[Problem]:
                         shot_answers=[s["answer"] for s in shots],
                         baseline_answer=nearest_shot_answer((lo, hi), [(s["lo"], s["hi"]) for s in shots],
                                                         [s["answer"] for s in shots]))
-            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="probability", task_type="probability", family=fam,
+            items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="probability",
+                                 task_type="probability", family=fam,
                                  params=params, regime=spec.ptag, modality="text", support="continuous",
                                  answer_format="number", prompt=prompt, sampler=_point_mass(answer),
                                  subcategory="none", low=0.0, high=1.0, metadata=meta, append_instruction=False))
@@ -539,7 +545,8 @@ def _sampling_items(spec: _Spec) -> list[Problem]:
                            SMP_RELEASE if release else None)
         meta = _base_meta("sampling", spec, k, shot_type)
         meta.update(shot_values=[s["value"] for s in shots])
-        items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="sampling", task_type="sampling", family=fam,
+        items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="sampling", task_type="sampling",
+                             family=fam,
                              params=tp, regime=spec.ptag, modality="text", support=support,
                              answer_format="integer" if support == "discrete" else "number", prompt=prompt,
                              sampler=_family_sampler(fam, tp), subcategory="none", low=low, high=high,
@@ -571,7 +578,8 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
         descriptions = {"idealized": fitted_desc, "context": fitted_desc,
                         # worded as the data's moments: for a normal fit they are the fitted parameters, and the
                         # wording keeps the prompt distinct from the context framing's
-                        "moments": (f"{TITLES[rw.family]} distribution; the data have mean {_text(rw.stated_mean, False)}"
+                        "moments": (f"{TITLES[rw.family]} distribution; "
+                                    f"the data have mean {_text(rw.stated_mean, False)}"
                                     f" and standard deviation {_text(rw.stated_sd, False)}."),
                         "normal": "Approximately a " + _moments_text("Normal", rw.normal_mean, rw.normal_sd)}
         values = dict(zip(TEST_PERCENTILES, (float(v) for v in rw.data_values)))
@@ -581,8 +589,10 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
             description = descriptions[framing]
             background = None if framing == "idealized" else rw.context
 
-            def question(x: float) -> str:
-                return _pct_question(_text(x, False)) if framing == "idealized" else rw.question.format(x=_text(x, False))
+            def question(x: float, framing=framing, rw=rw) -> str:
+                if framing == "idealized":
+                    return _pct_question(_text(x, False))
+                return rw.question.format(x=_text(x, False))
 
             shots = []
             for q in (SHOT_PERCENTILES[k] if k else ()):
@@ -602,7 +612,8 @@ def _real_world_items(rule: str = "paper") -> list[Problem]:
                             shot_answers=[s["answer"] for s in shots], shot_values=[s["value"] for s in shots],
                             baseline_answer=nearest_shot_answer(x, [s["value"] for s in shots],
                                                                 [s["answer"] for s in shots]))
-                items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile", task_type="percentile",
+                items.append(Problem(id=pid, bank=BANK, bank_version=BANK_VERSION, category="percentile",
+                                     task_type="percentile",
                                      family=rw.family, params=params, regime=rw.name, modality="text",
                                      support="continuous", answer_format="number", prompt=prompt,
                                      sampler=_point_mass(answer), subcategory=context, low=0.0, high=100.0,
@@ -688,7 +699,8 @@ def odds_items(size: str | None = None, *, task: str | None = None, shots: Any =
         raise ValueError(f"odds: unknown context {sorted(ctx - set(CONTEXTS))[0]!r}; expected {', '.join(CONTEXTS)}")
     fams = None if families is None else set(families)
     if fams and not fams <= set(DISTRIBUTIONS):
-        raise ValueError(f"odds: unknown family {sorted(fams - set(DISTRIBUTIONS))[0]!r}; expected {', '.join(DISTRIBUTIONS)}")
+        raise ValueError(f"odds: unknown family {sorted(fams - set(DISTRIBUTIONS))[0]!r}; "
+                         f"expected {', '.join(DISTRIBUTIONS)}")
     out = []
     for p in odds_problems(size, convention):
         m = p.metadata

@@ -28,7 +28,8 @@ SHOT_PROBABILITY_POOL = (0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0
 SHOT_PERCENTILES = {1: (55,), 3: (35, 55, 75), 5: (15, 35, 55, 75, 95), 7: (15, 25, 35, 55, 75, 85, 95),
                     9: (5, 15, 25, 35, 55, 65, 75, 85, 95)}
 
-#: ``paper`` (default): what the odds paper states. ``release``: what its public code computes (see the module docstring).
+#: ``paper`` (default): what the odds paper states. ``release``: what its public code computes (see the module
+#: docstring).
 CONVENTIONS = ("paper", "release")
 # The release's within-distribution shot percentiles (``generate_intermediate_percentiles_stats_examples``): its
 # 7 and 9 shot sets differ from ours (the paper states only the 3-shot set, 35/55/75).

@@ -40,7 +40,8 @@ class OptionItem:
     - ``options``: the canonical outcome strings, for example ``("red", "blue")``, ``("2", ..., "12")`` or
       ``("A", ..., "E")``.
     - ``probabilities``: the ideal distribution over ``options``. It sums to 1.
-    - ``cluster``: the unit for clustered 95% intervals: the option pair (the numeric-calibration paper) or the scenario (the implicit-reasoning paper).
+    - ``cluster``: the unit for clustered 95% intervals: the option pair (the numeric-calibration paper) or the scenario
+      (the implicit-reasoning paper).
     - ``answer_index``: the index of the correct letter in an explicit MCQ twin. ``None`` elsewhere.
     - ``metadata``: template id, option order, scale, subset membership, and similar. JSON-serialisable.
     """

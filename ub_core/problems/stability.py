@@ -1,7 +1,7 @@
 """The run-to-run stability bank (the non-determinism paper): multiple-choice questions asked N times at temperature 0.
 
-The non-determinism paper (sec. 4, Table 1) measures stability on eight multiple-choice subtasks, four from BIG-Bench Hard and four
-MMLU subjects. The category names here are the upstream config names:
+The non-determinism paper (sec. 4, Table 1) measures stability on eight multiple-choice subtasks, four from BIG-Bench
+Hard and four MMLU subjects. The category names here are the upstream config names:
 
 | category | upstream | built-in edition (offline) |
 |---|---|---|
@@ -57,8 +57,8 @@ STANDIN_SUBTASKS = ("ruin_names",) + MMLU_SUBTASKS
 DEFAULT_HUB_IDS = {"bbh": "lukaemon/bbh", "mmlu": "cais/mmlu"}
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-# Built-in sizes. "full" follows the non-determinism paper's Table 1 where the items are generated; the table-based stand-ins have
-# as many items as their small tables give.
+# Built-in sizes. "full" follows the non-determinism paper's Table 1 where the items are generated; the table-based
+# stand-ins have as many items as their small tables give.
 SUBSET_SIZES = {"navigate": 50, "logical_deduction_three_objects": 50, "geometric_shapes": 50, "ruin_names": 24,
                 "college_mathematics": 50, "high_school_european_history": 30, "professional_accounting": 50,
                 "public_relations": 24}
@@ -435,7 +435,8 @@ def _accounting(i: int) -> tuple[str, tuple[str, ...], str, dict]:
         truth = principal * rate * years // 100
         question = (f"A loan of ${principal:,} carries simple interest of {rate}% a year. How much interest is owed "
                     f"after {years} years?")
-        wrong = {principal * rate // 100, truth + principal * rate // 200, principal * (rate + 1) * years // 100} - {truth}
+        wrong = {principal * rate // 100, truth + principal * rate // 200,
+                 principal * (rate + 1) * years // 100} - {truth}
     else:
         revenue = int(rng.integers(20, 200)) * 1000
         pct = int(rng.integers(10, 70))

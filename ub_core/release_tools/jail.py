@@ -670,7 +670,9 @@ def _argv(sandbox: Sandbox, program: Path, limits, seccomp_fd: int | None = None
 
 # ------------------------------------------------------------------------------------------------ the watchdog
 
-from .jail_watchdog import _CLK, _PAGE, _PIPE_BYTES, _SOCKET_BYTES, _Watchdog, _kernel_buffers, _pid_ns, _stat, _sysctl_int  # noqa: E402,F401
+# re-exported (hence F401): callers and tests reach the process accounting as jail._stat, jail._Watchdog, ...
+from .jail_watchdog import (_CLK, _PAGE, _PIPE_BYTES, _SOCKET_BYTES, _Watchdog, _kernel_buffers,  # noqa: E402,F401
+                            _pid_ns, _stat, _sysctl_int)  # noqa: F401
 
 def run(sandbox: Sandbox, program: Path, limits, *, max_stdout: int,
         on_stdout: Callable[[bytes], None]) -> RunResult:

@@ -1,15 +1,16 @@
-"""The jail's process accounting (split from :mod:`.jail`): CPU, memory and kernel buffers of a program's processes, and the watchdog that enforces the fallback limits."""
+"""The jail's process accounting (re-exported by :mod:`.jail`): CPU, memory and kernel buffers of a program's processes,
+and the watchdog that enforces the fallback limits."""
 
 from __future__ import annotations
 
 import os
-import signal
-import threading
-import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-JAIL_TASKS = 2  # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
+if TYPE_CHECKING:  # .jail imports this module at load time
+    from .jail import _Group
+
+# tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
+JAIL_TASKS = 2
 
 _CLK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

@@ -174,7 +174,7 @@ class _Reading:
                 raise _Dead(f"{_NOT_LITERAL} (a number longer than {MAX_VALUE_CHARS} characters)")
             self.held += 32
             try:
-                if any(c in text for c in ".eE") and not text.lstrip("+-")[:2].lower() in ("0x", "0o", "0b"):
+                if any(c in text for c in ".eE") and text.lstrip("+-")[:2].lower() not in ("0x", "0o", "0b"):
                     return float(text.replace("_", ""))
                 return int(text, 0)
             except ValueError:

@@ -1,4 +1,4 @@
-"""The dice family in ``ub report`` ("Bad Dice Players", issue 47), and the paper's eleven published models as
+"""The dice family in ``ub report`` ("Bad Dice Players"), and the paper's eleven published models as
 reference rows beside a lab's own run (``ub report --published dice=DIR``, ``ub compare RUN --published DIR``).
 
 A dice run's numbers mean something only with its **setting**: the protocol (batch or independent), the N values

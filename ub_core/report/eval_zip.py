@@ -95,7 +95,8 @@ def oversized_member(path: str | Path, cap: int, budget: UnpackBudget | None = N
             for info in zf.infolist():
                 name = info.filename[:80]
                 if info.file_size > cap:
-                    return f"member {name} expands to {_size(info.file_size)}, over the {_size(cap)} cap per .eval member"
+                    return (f"member {name} expands to {_size(info.file_size)}, "
+                            f"over the {_size(cap)} cap per .eval member")
                 if info.compress_type not in (_STORED, _DEFLATE, _ZSTD):
                     return f"member {name} uses compression method {info.compress_type}, which Inspect cannot read"
                 if budget is not None and budget.used + info.file_size > budget.total:

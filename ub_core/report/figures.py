@@ -5,7 +5,8 @@
   density (red), as in UnpredictaBench, figures 8-11; the truth is ``get_problem(id).truth()``;
 - ``calibration_heatmaps``: per model, P(first option) by ordered option pair, its gap to the ideal, and the
   dominant reference behaviour with its rate (the numeric-calibration paper, figure 2); ``behaviour_bars``;
-- ``implicit_bars``: predicted against true outcome probabilities for a few items (the implicit-reasoning paper, figure 7);
+- ``implicit_bars``: predicted against true outcome probabilities for a few items (the implicit-reasoning paper, figure
+  7);
 - ``odds_shots``: MAE over the number of shots.
 """
 
@@ -406,7 +407,7 @@ def ksn_logprob_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: 
             vals = np.asarray(recs[0].payload["values"], dtype=float)
             xs = np.unique(vals)
 
-            def pooled(mass):
+            def pooled(mass, vals=vals, xs=xs):
                 m = np.asarray(mass, dtype=float)
                 return np.array([m[vals == x].sum() for x in xs])
 
@@ -423,8 +424,8 @@ def ksn_logprob_bars(records: Sequence[SampleRecord], out_dir: Path, max_items: 
             ax.set_xticklabels([f"{v:g}" for v in xs[::step]], fontsize=7)
             ax.set_ylabel("probability", fontsize=8)
             ax.legend(fontsize=6)
-            ax.set_title(f"{pid} ({recs[0].category}): KS distance "
-                         f"{recs[0].metric('ks_distance') if recs[0].metric('ks_distance') is not None else float('nan'):.3f}",
+            ks = recs[0].metric("ks_distance")
+            ax.set_title(f"{pid} ({recs[0].category}): KS distance {ks if ks is not None else float('nan'):.3f}",
                          fontsize=7)
             rel = Path("ksn_logprob") / f"{safe_name(pid)}.png"
             _save(fig, out_dir / rel)

@@ -254,7 +254,8 @@ def build_report(paths: Iterable[str | Path], out_dir: str | Path, *, title: str
             "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "runs": [table.runs[s].to_json() for s in sorted(used) if s in table.runs]}
     write_summary(tables, out, info)
-    sections = [{"name": fam, "title": _TITLES.get(fam) or section_title(fam), "tables": ts, "figures": figs.get(fam, [])}
+    sections = [{"name": fam, "title": _TITLES.get(fam) or section_title(fam), "tables": ts,
+                 "figures": figs.get(fam, [])}
                 for fam, ts in tables.items()]
     html = render_html({"title": title, "info": info, "sections": sections, "overview": overview(tables),
                         "gallery": gallery,

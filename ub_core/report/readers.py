@@ -299,8 +299,8 @@ def _inspect_stability(elog, seen: list[tuple], model: str, task: str, source: s
                     row[k] = meta[k]
     if per_sample and not any(r.eval_family == "stability" and r.source == source for r in table.records):
         for sid, metrics in per_sample.items():
-            table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid, 1,
-                                              metrics, {}, source))
+            table.records.append(SampleRecord(model, "inspect", "stability", task, categories.get(sid, "unknown"), sid,
+                                              1, metrics, {}, source))
     agg: dict[str, Any] = {}
     for sc in (elog.results.scores if elog.results else []):
         for name, m in sc.metrics.items():
@@ -373,7 +373,8 @@ def _inspect_run(elog: Any, path: Path) -> RunInfo:
     version = getattr(ev, "task_version", None)
     settings = configuration_settings(_small_dict(args), _small_dict(gen), _small_dict(getattr(ev, "model_args", None)))
     return RunInfo(str(path), run_id=_small(getattr(ev, "run_id", None)), date=_iso(getattr(ev, "created", None)),
-                   task=_small(getattr(ev, "task", None)), task_version=_version(version), bank_version=_version(version),
+                   task=_small(getattr(ev, "task", None)), task_version=_version(version),
+                   bank_version=_version(version),
                    task_args=_small_dict(args), limit=_small(limit), dataset=_small(args.get("dataset") or "builtin"),
                    generation=_small_dict(gen), complete=complete, samples=finite_or_none(done) and int(done),
                    samples_total=finite_or_none(total) and int(total), settings=settings)

@@ -63,7 +63,7 @@ class SampleRecord:
 
 @dataclass
 class RunInfo:
-    """Where one input file's samples came from (issue 26 item 8): what a dashboard needs to tell runs apart and to
+    """Where one input file's samples came from: what a dashboard needs to tell runs apart and to
     keep a partial run from being ranked beside complete ones. ``complete`` is True when the run scored every item of
     its tasks (no ``--limit``, no sample or id selection, not cancelled), False when it did not, None when the input
     does not say."""
@@ -293,8 +293,8 @@ class SampleTable:
 
     def separate_replicates(self) -> int:
         """Runs of one model and configuration that differ in their seeds are replicates: each gets its own row,
-        side by side, named ``"<model> (seed S)"``, with one note (issue 44: the newer file used to win, and
-        ``touch`` flipped the row). Pooling them would need the error pooling implies; side by side, each row's
+        side by side, named ``"<model> (seed S)"``, with one note (picking the newer file would let
+        ``touch`` flip the row). Pooling them would need the error pooling implies; side by side, each row's
         interval is its own run's. Returns the number of models split."""
         runs: dict[tuple[str, str, str, str], dict[str, str | None]] = {}
         for r in self.records:
@@ -321,7 +321,7 @@ class SampleTable:
         samples is one note saying how many of its samples came from which newer run (the row then pools both
         runs, and its provenance lists both). Pooling both copies would count every problem twice and narrow every
         interval. "Newer" is the run's own recorded date (its log's creation time; then its path), never the
-        file's modification time, which ``touch`` or a copy changes (issue 44). Runs with different seeds are
+        file's modification time, which ``touch`` or a copy changes. Runs with different seeds are
         replicates, split into rows of their own first (:meth:`separate_replicates`). Returns the number of records
         dropped."""
         def sample_key(r: SampleRecord) -> tuple:

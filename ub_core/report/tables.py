@@ -38,7 +38,8 @@ class Table:
                 row[PROVENANCE] = r[PROVENANCE]
             rows.append(row)
         return {"title": self.title, "family": self.eval_family, "columns": self.columns, "keys": list(self.keys),
-                "higher_is_better": {c: column_direction(self.eval_family, c) for c in self.columns if c not in self.keys},
+                "higher_is_better": {c: column_direction(self.eval_family, c) for c in self.columns
+                                     if c not in self.keys},
                 "note": self.note, "rows": rows}
 
 

@@ -1,9 +1,9 @@
 """``ub reproduce stability|odds|dice --release DIR``: a paper's tables recomputed from its public release's outputs,
-beside the release's own figures and the paper's, cell by cell (issue 27, section 3); ``ub reproduce calibration``:
-the numeric-calibration paper's baseline rows, which need no model, beside ours on our bank (issue 38).
+beside the release's own figures and the paper's, cell by cell; ``ub reproduce calibration``:
+the numeric-calibration paper's baseline rows, which need no model, beside ours on our bank.
 
-Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.dice`, :mod:`.calibration`) exposes ``add_parser(subparsers)``, which adds
-its sub-command.
+Each module (:mod:`.stability`, :mod:`.odds`, :mod:`.dice`, :mod:`.calibration`) exposes ``add_parser(subparsers)``,
+which adds its sub-command.
 """
 
 from __future__ import annotations

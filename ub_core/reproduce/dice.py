@@ -101,7 +101,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHA1 = re.compile(r"[0-9a-f]{40}")
 
 # normalised model id (lower case, runs of / _ - . as one _) -> the paper's name
-_MODEL_KEYS = (("gpt_5_2", "GPT-5.2"), ("gemini_3", "Gemini-3"), ("gpt_4o", "GPT-4o"), ("deepseek_v3_2", "DeepSeek-V3.2"),
+_MODEL_KEYS = (("gpt_5_2", "GPT-5.2"), ("gemini_3", "Gemini-3"), ("gpt_4o", "GPT-4o"),
+               ("deepseek_v3_2", "DeepSeek-V3.2"),
                ("qwen3", "Qwen3"), ("gemma_3", "Gemma-3"), ("mistral_small_3_2", "Mistral-3.2"),
                ("kimi_k2", "Kimi-K2"), ("llama_3_3", "Llama-3.3"), ("llama_4", "Llama-4"), ("gpt_oss", "GPT-OSS"))
 
@@ -525,9 +526,9 @@ def format_report(result: Mapping[str, Any]) -> str:
         models = [m for m in MODELS if any(k[1] == m for k in cells)]
         lines += ["", f"{protocol}", f"{'law':<14}" + "".join(f"{m[:width - 1]:>{width}}" for m in models)]
         for dist in DICE_ORDER:
-            lines.append(f"{dist:<14}" + "".join(
-                f"{(_w1(cells[dist, m]['w1']) + ('*' if cells[dist, m]['passed'] else ' ')) if (dist, m) in cells else '-':>{width}}"
-                for m in models))
+            marked = {m: _w1(cells[dist, m]["w1"]) + ("*" if cells[dist, m]["passed"] else " ")
+                      for m in models if (dist, m) in cells}
+            lines.append(f"{dist:<14}" + "".join(f"{marked.get(m, '-'):>{width}}" for m in models))
         per = summary[protocol]["models"]
         lines.append(f"{'pass % (ours)':<14}" + "".join(f"{per[m]['pass_percent']:>{width}}" for m in models))
         lines.append(f"{'pass % (paper)':<14}" + "".join(

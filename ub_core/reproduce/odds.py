@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-import numpy as np
 
 from ..metrics.odds import across_distributions, ks_statistic
 from ..parsing.odds import parse_percentile, parse_probability
@@ -65,7 +64,8 @@ PAPER_TABLE2: dict[tuple[str, str], tuple[float, float]] = {
 _FAMILY_FILES = {**{f: (f, "p0") for f in ("normal", "log_normal", "skew_normal", "exponential", "power_law",
                                            "uniform", "gamma", "gumbel", "poisson", "geometric", "binomial")},
                  **{f"multinomial_outcome_{i + 1}": ("multinomial", f"p{i}") for i in range(3)}}
-_TABLE1_FILES = {"percentile": ("percentiles", 10), "probability": ("probabilities", 10), "sampling": ("sampling", 1000)}
+_TABLE1_FILES = {"percentile": ("percentiles", 10), "probability": ("probabilities", 10),
+                 "sampling": ("sampling", 1000)}
 _RW_FILES = {"average_step_count": "step_count", "average_resting_heart_rate": "resting_heart_rate",
              "average_sleep_minutes": "sleep_minutes", "average_azm_count": "exercise_minutes",
              "annual_household_income": "household_income", "monthly_gross_rent": "monthly_rent",
@@ -102,7 +102,8 @@ class Cell:
         def pair(x):
             return {"mean": _json_float(x[0]), "se": _json_float(x[1])}
 
-        return {"table": self.table, "cell": self.name, "paper": pair(self.paper), "release_answers": pair(self.release),
+        return {"table": self.table, "cell": self.name, "paper": pair(self.paper),
+                "release_answers": pair(self.release),
                 "ours": {c: pair(v) for c, v in self.ours.items()}, "rows": self.rows,
                 "release_parse_failures": self.release_failures, "our_parse_failures": self.our_failures,
                 "unmatched_rows": self.unmatched, "distributions": self.distributions, "missing": self.missing}
@@ -144,9 +145,9 @@ def _asked(task: str, prompt: str) -> tuple[float, ...] | None:
     if task == "probability":
         m = list(_INTERVAL.finditer(q))
         return (float(m[-1].group(1)), float(m[-1].group(2))) if m else None
-    last = None
-    for last in _NUMBER_RE.finditer(q):  # the value is the question's last number ("If outcome 2 appears 266.0 times")
-        pass
+    # the value is the question's last number ("If outcome 2 appears 266.0 times")
+    matches = list(_NUMBER_RE.finditer(q))
+    last = matches[-1] if matches else None
     return (float(last.group(0)),) if last else None
 
 

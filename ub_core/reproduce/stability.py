@@ -48,7 +48,7 @@ from typing import Any, Iterable, Iterator, TextIO
 
 from ..metrics.stability import stability_summary
 from ..parsing.mcq import LETTERS, read_mcq
-from ..parsing.release_mcq import AMBIGUOUS, MISSING, RELEASE_WORD_TASKS, read_release, release_letters
+from ..parsing.release_mcq import RELEASE_WORD_TASKS, read_release, release_letters
 from ..untrusted import (ErrorSummary, NotRegularFileError, UntrustedFileError, UntrustedJSONError, loads,
                                        open_regular, read_bytes, short)
 
@@ -447,8 +447,11 @@ def format_report(records: list[dict[str, Any]]) -> str:
                                 f"{fr['ambiguous']} ambiguous)", str(fp["unreadable"])])
     if rows:
         widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-        fmt = lambda r: "  ".join(c.ljust(w) if i < 4 or i == 6 else c.rjust(w)
-                                  for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+        def fmt(r):
+            return "  ".join(c.ljust(w) if i < 4 or i == 6 else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
         lines += [fmt(head)] + [fmt(r) for r in rows]
         lines.append("rates in %; release = the release's stored summary (stability_eval*.csv; '-' when none "
                      "matches); '=' equal to it, '*' different (counts compared); failures = replies without a "

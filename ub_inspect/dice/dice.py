@@ -1,8 +1,8 @@
 """"Bad Dice Players" (Zhao, Du, Wang, ACL 2026) as an Inspect task: ``inspect eval ub_inspect/dice -T protocol=batch``.
 
 One sample per law (15 laws, three tiers). ``protocol=batch`` sends one request for ``n`` values and reads every
-number of the reply, all its blocks and none of its prose (:func:`~ub_core.parsing.parse_batch_reply`; a count other than ``n`` is recorded, as the
-paper does); ``protocol=independent`` collects ``n`` one-value replies with
+number of the reply, all its blocks and none of its prose (:func:`~ub_core.parsing.parse_batch_reply`; a count other
+than ``n`` is recorded, as the paper does); ``protocol=independent`` collects ``n`` one-value replies with
 :func:`ub_inspect.ksn.solver.collect_values`. The values are scored by :func:`ub_core.metrics.dice.dice_scores`:
 the test of the law at alpha (the headline: the pass rate), the Wasserstein-1 distance, the p-value, the count.
 The science is :mod:`ub_core.metrics.dice` and :mod:`ub_core.problems.dice`; see README.md beside this file.

@@ -1,5 +1,5 @@
-"""The explicit twin of implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect eval
-ub_inspect/explicit --model vllm-completions/<model>``.
+"""The explicit twin of implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect
+eval ub_inspect/explicit --model vllm-completions/<model>``.
 
 One Sample per 5-option MCQ whose prompt ends right before the answer letter; the solver reads each letter
 variant's log-probability, the scorer reports MCQ accuracy (the most probable letter is the correct one) and

@@ -1,5 +1,5 @@
-"""Implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect eval ub_inspect/implicit --model
-vllm-completions/<model>``.
+"""Implicit probabilistic reasoning (the implicit-reasoning paper) as an Inspect task: ``inspect eval
+ub_inspect/implicit --model vllm-completions/<model>``.
 
 One Sample per scenario (dice, coins, preference, choice, statistics) whose prompt ends right before the
 outcome; the solver reads each outcome variant's log-probability, the scorer compares the normalised outcome

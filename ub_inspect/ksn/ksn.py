@@ -53,7 +53,8 @@ def load_problems(dataset: str = "builtin", ground_truth: str | None = None, spl
     if bank != "ksn":
         raise ValueError("option bank: the official release is the ksn bank; leave bank out with dataset")
     if not ground_truth:
-        raise ValueError("option dataset: the official release also needs -T ground_truth=PATH/ground_truth_values.json")
+        raise ValueError("option dataset: the official release also needs "
+                         "-T ground_truth=PATH/ground_truth_values.json")
     from ub_core.release_tools.official import load_official
 
     return load_official(dataset, ground_truth, split=split, categories=categories)

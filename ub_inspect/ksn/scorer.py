@@ -4,9 +4,9 @@ Score value (a dict, one entry per key of the KS@N metric spec, ``ub_core.metric
 :func:`score_value`): ``ks@N`` (1.0 pass / 0.0 fail, also when short), ``p@N`` (NaN when
 short), ``wdz``, ``w1_debiased``, ``jsd`` (NaN with no valid value; ``wdz`` also NaN when its permutation null
 has no spread, never +/-inf), ``wdz_undefined`` (1.0 in that case), ``constant`` (1.0 when the sample is
-constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``, ``retried_slots``. Score metadata keeps the parsed ``values``, the failure reasons and a digest of
-the raw replies (which are in the sample's store, ``ub``), so a log can be rescored
-(``ub score --samples LOG.eval``) and plotted.
+constant: a collapsed model), ``n_valid``, ``n_failed``, ``attempts``, ``slots``, ``retried_slots``. Score metadata
+keeps the parsed ``values``, the failure reasons and a digest of the raw replies (which are in the sample's store,
+``ub``), so a log can be rescored (``ub score --samples LOG.eval``) and plotted.
 
 Metrics (:func:`ub_inspect.metrics.spec_metrics`; the run's first score): KS@N at the largest N with its standard
 error and its value and standard error per category (the headline), the retry rate (share of slots that needed

@@ -10,7 +10,7 @@ and KS@N. The science is ``ub_core.problems.odds`` and ``ub_core.metrics.odds``;
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -84,7 +84,7 @@ def odds_question_scorer(version: str | None = None) -> Scorer:
 
 
 @scorer(metrics=SAMPLING_METRICS, name=registry_name("odds_sampling_scorer"))
-def odds_sampling_scorer(ks_ns: list[int] = list(ODDS_KS_NS), gt_size: int = 10_000, gt_seed: int = 0,
+def odds_sampling_scorer(ks_ns: Sequence[int] = ODDS_KS_NS, gt_size: int = 10_000, gt_seed: int = 0,
                          version: str | None = None) -> Scorer:
     """KS statistic of all collected values against the ground truth, KS@N, and the counts of valid and failed
     replies (from the solver's record). The item is the sample's, in the odds bank ``version``."""

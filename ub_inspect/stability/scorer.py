@@ -120,7 +120,8 @@ def tar_a() -> Metric:
 
 @metric(name=registry_name("tar_r"), scores="unreduced")
 def tar_r() -> Metric:
-    """TARr@N: share of questions whose raw replies are identical over all epochs (the non-determinism paper, sec. 5.2)."""
+    """TARr@N: share of questions whose raw replies are identical over all epochs (the non-determinism paper, sec.
+    5.2)."""
     return _summary_metric("tar_r")
 
 
@@ -144,7 +145,8 @@ def median_acc() -> Metric:
 
 @metric(name=registry_name("acc"), scores="unreduced")
 def acc() -> Metric:
-    """Mean accuracy over all N x Q replies, i.e. the mean of the run accuracies (the non-determinism paper, sec. 5.2)."""
+    """Mean accuracy over all N x Q replies, i.e. the mean of the run accuracies (the non-determinism paper, sec.
+    5.2)."""
     return _summary_metric("acc")
 
 

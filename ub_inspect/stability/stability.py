@@ -1,4 +1,5 @@
-"""Run-to-run stability (the non-determinism paper) as an Inspect task: ``inspect eval ub_inspect/stability --model vllm/<model>``.
+"""Run-to-run stability (the non-determinism paper) as an Inspect task: ``inspect eval ub_inspect/stability --model
+vllm/<model>``.
 
 One Sample per multiple-choice question, asked ``epochs`` times at temperature 0 with top_p 1 and a fixed seed
 (the non-determinism paper, sec. 5). The scorer marks each epoch; metrics over all epochs give TARa@N (the headline),

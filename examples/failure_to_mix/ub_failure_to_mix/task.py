@@ -13,6 +13,7 @@ def _anchor() -> None:
 
 @task(name=plugin_task_name("ub_failure_to_mix", "mix", _anchor))
 def mix(answer_instruction: bool = True, n_samples: int = 100, seed: int = 0, temperature: float = 1.0):
-    """Failure to Mix: ``n_samples`` answers per stated p; ``answer_instruction=false`` asks the paper's prompt alone."""
+    """Failure to Mix: ``n_samples`` answers per stated p; ``answer_instruction=false`` asks the paper's prompt
+    alone."""
     return ksn(bank="ftm", bank_options={"answer_instruction": answer_instruction}, n_samples=n_samples, seed=seed,
                temperature=temperature)

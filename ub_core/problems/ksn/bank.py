@@ -79,7 +79,8 @@ def generated_problem(row: dict, variant: int = 0) -> Problem:
     category, regime, short = row["category"], row["regime"], REGIME_SHORT[row["regime"]]
     from .release_names import release_folder_info  # the one parser of release folder names
 
-    own = release_folder_info(row["uid_folder"])["category"]  # the uid's own category (differs for the two misfiled programs)
+    # the uid's own category (differs for the two misfiled programs)
+    own = release_folder_info(row["uid_folder"])["category"]
     release = {"folder": row["folder"], "row": row["row"], "slot": row["slot"], "name": row["release_name"]}
     if row["note"]:
         release["note"] = row["note"]

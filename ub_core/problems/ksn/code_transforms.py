@@ -1,4 +1,4 @@
-"""The release's code-implicit transformations, as our own programs (issue 17: "the same transformations").
+"""The release's code-implicit transformations, as our own programs ("the same transformations").
 
 Each code-implicit release program reaches its law by one construction (a Gumbel by ``log(-log U)``, a Poisson by
 Knuth's product of uniforms, a beta as a ratio of gammas, ...). :data:`TRANSFORMS` maps the name of each

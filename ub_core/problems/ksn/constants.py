@@ -1,5 +1,5 @@
 """The KS@N bank's constants, in a leaf module: the bank's builders (``bank``, ``realworld``, ``shuffling``) import
-them from here, never from each other (issue 29: ``realworld`` and ``shuffling`` imported ``BANK_VERSION`` from
+them from here, never from each other (``realworld`` and ``shuffling`` imported ``BANK_VERSION`` from
 ``bank``, which imports them back)."""
 
 from __future__ import annotations

@@ -404,7 +404,8 @@ def _garbage_collection() -> list[dict]:
         form="text", kind="option", pmf=_ordered(pmf, ["A", "B", "C"]),
         prompt=_text(
             "Objects A, B and C refer to each other in a loop (A to B, B to C, C to A) and no other object or "
-            "variable refers to them. To reclaim the loop, the collector must break it at some object: it runs the cleanup hooks of "
+            "variable refers to them. To reclaim the loop, the collector must break it at some object: "
+            "it runs the cleanup hooks of "
             "the three objects one at a time, in an order that is uniformly random among the six possible orders. "
             "Each hook logs its object's letter.",
             "Which letter is logged first? Answer A, B or C. " + _closing(4))))

@@ -1,6 +1,6 @@
 """Representative parameter regimes per family (UnpredictaBench, sec. 3.1 and appendix H).
 
-The built-in bank no longer reads these: its problems take the release's own parameters, row by row
+The built-in bank does not read these: its problems take the release's own parameters, row by row
 (:mod:`.release_processes`). They remain the reference settings on which every template (code-implicit program,
 text-implicit story) is tested, one concentrated and one spread out per family.
 
@@ -9,7 +9,7 @@ setting (high variance, broad support). They are chosen so the spread setting's 
 twice the concentrated one's (a test checks this on the reference draws), and so integer-valued parameters stay
 integers where a code-implicit program needs them (numbers of stages, trials, degrees of freedom).
 
-The per-family templates live in :mod:`.templates` (issue 29: the registry used to live here).
+The per-family templates live in :mod:`.templates`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ REGIMES: dict[str, dict[str, dict]] = {
     "beta": {"concentrated": {"a": 30, "b": 20}, "spread": {"a": 0.6, "b": 0.6}},
     "arcsine": {"concentrated": {"low": 2, "high": 3}, "spread": {"low": -40, "high": 60}},
     "reciprocal": {"concentrated": {"a": 10, "b": 12}, "spread": {"a": 1, "b": 1000}},
-    "triangular": {"concentrated": {"left": 9, "mode": 10, "right": 11}, "spread": {"left": 0, "mode": 20, "right": 100}},
+    "triangular": {"concentrated": {"left": 9, "mode": 10, "right": 11},
+                   "spread": {"left": 0, "mode": 20, "right": 100}},
     "truncated_normal": {"concentrated": {"loc": 50, "scale": 2, "low": 45, "high": 55},
                          "spread": {"loc": 0, "scale": 30, "low": -50, "high": 100}},
     "uniform": {"concentrated": {"low": 4.5, "high": 5.5}, "spread": {"low": -100, "high": 100}},

@@ -1,6 +1,6 @@
 """How the published release names its task folders and categories: a leaf module, so that the bank (which files
-each release row under its folder's category) and ``ub_core.release_tools.official`` (which reads a release checkout) share one
-parser without the bank reaching up to ``official`` (issue 29)."""
+each release row under its folder's category) and ``ub_core.release_tools.official`` (which reads a release checkout)
+share one parser without the bank reaching up to ``official``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The 20 hand-written shuffling problems of the KS@N bank (UnpredictaBench, sec. 3.1 item 6, sec. 3.2, appendix C.1).
 
 Composition as published: integer lists 6, ordinal-word lists ("first", "second", ...) 6, word lists 5, decimal
-lists 3. The item lists are the release's, row for row (lists of 2 to 4 items, 60 in all; the paper counts 59); the wording is ours.
+lists 3. The item lists are the release's, row for row (lists of 2 to 4 items, 60 in all; the paper counts 59); the
+wording is ours.
 
 The model answers with one ordering of the items. The scored scalar is Lehmer Z1 of that ordering, taken relative
 to the order in which the items are listed in the prompt (``options``): with L1 the number of later entries that
@@ -110,7 +111,8 @@ def _make(index: int, list_type: str, number: int, items: tuple, prompt: str) ->
 
     pmf = z1_pmf(n)
     return Problem(
-        id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling", task_type="shuffling",
+        id=f"sh-{list_type}-{number:02d}", bank=BANK, bank_version=BANK_VERSION, category="shuffling",
+        task_type="shuffling",
         subcategory=list_type, family="uniform_permutation", params={"n": n, "items": list(items)},
         regime="none", modality="unimodal", support="permutation", answer_format="permutation",
         prompt=prompt, sampler=sampler, uid=release_uid(RELEASE_FOLDER, index), options=options, low=0.0, high=1.0,

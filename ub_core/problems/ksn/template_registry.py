@@ -1,7 +1,7 @@
 """The registry of per-family prompt templates (a leaf module: the template modules import it to register).
 
 Import :mod:`.templates`, not this module, to look templates up: it loads every kind first, so a lookup never
-depends on which modules happen to have been imported (issue 29).
+depends on which modules happen to have been imported.
 """
 
 from __future__ import annotations

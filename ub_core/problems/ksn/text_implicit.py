@@ -383,7 +383,8 @@ def _dirichlet(p):
     k = len(alpha)
     names = [_LETTERS[i] if i < 26 else str(i + 1) for i in range(k)]
     scores = _and([f"{fmt(a)} ({nm})" for a, nm in zip(alpha, names)])
-    return (f"{_count_word(k).capitalize()} crowdfunding campaigns, {_and(names)}, launch together with starting momentum scores of "
+    return (f"{_count_word(k).capitalize()} crowdfunding campaigns, {_and(names)}, "
+            "launch together with starting momentum scores of "
             f"{scores}. Backers arrive one after another; each supports exactly one campaign, picking each "
             "campaign with probability proportional to its current momentum score, and the supported campaign's "
             "score then grows by exactly 1. Let this go on for an unlimited number of backers. In the long run, "
