@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ub_core.logprob.audit import audit_draw, audit_problem, date_seed  # noqa: E402
-from ub_core.logprob.reply_tree import TIGHT_GIVEN_GRAMMAR  # noqa: E402
+from ub_core.logprob.reply_tree import TIGHT_GIVEN_MEASURED_GRAMMAR  # noqa: E402
 from ub_core.problems import load_bank  # noqa: E402
 
 
@@ -58,7 +58,7 @@ def main() -> None:
         bad = [r["id"] for r in rows if not r["holds"]]
         slack = [r["id"] for r in rows if r["holds"] and not r["holds_without_slack"]]
         wide = [r["id"] for r in rows if r["p_pass_bounds"][1] - r["p_pass_bounds"][0] > 0.1]
-        grammar = sum(r["stopped"] == TIGHT_GIVEN_GRAMMAR for r in rows)
+        grammar = sum(r["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR for r in rows)
         print(f"# writer {w}: {len(rows) - len(bad)}/{len(rows)} bounds hold ({len(slack)} only within the writer's "
               f"escape mass), {len(rows) - len(wide)} at most 0.1 wide, {grammar} tight only given the number "
               f"grammar, median requests {statistics.median(r['requests'] for r in rows):.0f}, "

@@ -15,7 +15,7 @@ import pytest
 
 from ub_core.logprob.audit import audit_draw, audit_problem, date_seed
 from ub_core.logprob.ksn_logprob import score_candidate_logprobs
-from ub_core.logprob.reply_tree import TIGHT_GIVEN_GRAMMAR, ks_distance_to_draws
+from ub_core.logprob.reply_tree import TIGHT_GIVEN_MEASURED_GRAMMAR, ks_distance_to_draws
 from ub_core.metrics import p_enough_valid
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import load_bank
@@ -77,7 +77,7 @@ def test_a_writer_that_takes_exponents_breaks_only_the_grammar_bounds_and_within
     from ub_core.problems import get_problem
 
     r = audit_problem(get_problem(pid), (None, 3), runs=30, max_requests=800, seed=20261128)
-    assert r["stopped"] == TIGHT_GIVEN_GRAMMAR
+    assert r["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR
     assert r["escape_mass"] > 0 and r["holds_unassumed"] and r["holds"], r
     ks_lo, ks_hi = r["ks_distance_bounds"]
     miss = max(ks_lo - r["ks_law"], r["ks_law"] - ks_hi, 0.0)

@@ -16,7 +16,7 @@ import pytest
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import get_problem
 from ub_core.logprob.oracle_replies import OracleReplyLaw, oracle_reply_law, round_significant
-from ub_core.logprob.reply_tree import (TIGHT_GIVEN_GRAMMAR, ReplyTree,
+from ub_core.logprob.reply_tree import (TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree,
                                         enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds,
                                         read_leaves, score_reply_tree)
 
@@ -210,7 +210,7 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.value["p_pass@10"] >= 0.95 and tree.value["ks_distance"] <= 0.05
     lo, hi = tree.metadata["ub"]["ks_distance_bounds"]
     assert lo <= tree.value["ks_distance"] <= hi and hi - lo <= 0.02  # the stop's target
-    assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_GRAMMAR and tree.metadata["ub"]["cells"] > 0
+    assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
     assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6  # the listed route: only the cut mass is unlisted
