@@ -191,8 +191,9 @@ def _clean_distribution(tokens: Any, top_k: int) -> tuple[list[tuple[str, float]
     return [(t, lp) for (t, _), lp in zip(pairs, lps) if lp > -math.inf], None
 
 
-#: Closed answers (texts ending in ``}``) asked after which a tree whose lists never held the end of a reply stops
-#: as malformed: a model lists the end of its reply right after a finished answer, so a wrong end text shows here.
+#: Requests after a closed answer (texts with a ``}``) after which a tree whose lists never held the end of a reply
+#: stops as malformed: a model lists the end of its reply right after a finished answer, so a wrong end text
+#: shows here.
 NO_END_AFTER_ANSWERS = 32
 
 
@@ -351,9 +352,9 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
                 reason = _truncated(dist, res, top_k)
             if reason is None and any(tok in end_set for tok, _ in dist):
                 ends_seen = True
-            answers_asked += text.rstrip().endswith("}")
+            answers_asked += "}" in text
             if reason is None and not ends_seen and answers_asked >= NO_END_AFTER_ANSWERS:
-                reason = (f"no next-token list after {answers_asked} finished answers held the end of a reply "
+                reason = (f"no next-token list in {answers_asked} requests after a finished answer held the end of a reply "
                           f"({', '.join(repr(e) for e in sorted(end_set) if e) or 'none given'}): is it the "
                           f"served model's end-of-sequence text?")
             if reason:

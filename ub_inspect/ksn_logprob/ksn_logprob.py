@@ -13,7 +13,6 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 
 from __future__ import annotations
 
-import asyncio
 
 import dataclasses
 import logging
@@ -305,12 +304,12 @@ async def _sample_replies(context: str, k: int) -> list[str] | str:
     """``k`` replies sampled from the model after ``context`` at temperature 1 (the sampled KS@N run's): the reply
     tree's grammar probe (:func:`ub_core.logprob.reply_tree.grammar_escape`). A reply the server sends malformed
     makes the probe a one-line reason (then not drawn: the cells' escape counts as unbounded)."""
-    config = GenerateConfig(max_tokens=MAX_TOKENS, temperature=LOGPROB_TEMPERATURE)
-    try:
-        outs = await asyncio.gather(*(get_model().generate(context, config=config) for _ in range(int(k))))
+    config = GenerateConfig(max_tokens=MAX_TOKENS, temperature=LOGPROB_TEMPERATURE, num_choices=int(k))
+    try:  # one request for the k replies (a server's n), one model event in the transcript
+        out = await get_model().generate(context, config=config)
+        return [str(c.message.text or "") for c in out.choices]
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a malformed body (pydantic's errors too)
         return f"grammar probe: a sampled reply could not be read ({type(exc).__name__})"
-    return [str(o.completion or "") for o in outs]
 
 
 async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]] | str:
@@ -409,15 +408,25 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
                                        f"solver before this scorer")
     tree = ReplyTree(**record.tree)
     scores, payload = score_reply_tree(problem, tree, **options)
+    if tree.bad:
+        log.warning(f"ksn_logprob: {problem.id}: malformed log-probabilities ({tree.bad}); counted in bad_logprobs")
     top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
     n = max(options["ns"])
     bounds = payload.get(per_n_key("p_pass_bounds", n), [math.nan, math.nan])
+    probe = payload.get("grammar_probe") or {}
+    point = payload.get(per_n_key("p_pass_unresolved", n), scores[per_n_key("p_pass", n)])
     return Score(value=scores, answer=top,
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass ({len(tree.leaves)} replies, "
                               f"{len(tree.cells)} numeric cells holding {sum(tree.cells.values()):.3g}) in "
                               f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
-                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[per_n_key('p_pass', n)]:.3g} "
-                              f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"),
+                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {point:.3g} "
+                              f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"
+                              + (f"; grammar probe: {probe['escapes']} of {probe['probe']} sampled replies left a "
+                                 f"cell, escape bound {probe['escape_bound']:.3g} at {probe['confidence']:.0%}"
+                                 if probe.get("probe") or tree.cells else "")
+                              + ("; unresolved: bounds wider than the target, left out of the means"
+                                 if scores.get("unresolved") else "")
+                              + (f"; malformed: {tree.bad}" if tree.bad else "")),
                  metadata={"ub": {**payload, "route": "tree", "context": record.context, "end": record.end,
                                   "leaves": dict(sorted(tree.leaves.items(), key=lambda kv: -kv[1])[:200]),
                                   "cell_texts": dict(sorted(tree.cells.items(), key=lambda kv: -kv[1])[:200]),
