@@ -47,12 +47,16 @@ from .number_cells import clopper_pearson
 
 __all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escape_mass", "sample_replies"]
 
-#: The writers the audit draws from: (digits, number_token_digits[, split]); ``None`` digits is full precision
-#: (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical tokenisations:
-#: :class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+#: The writers the audit draws from: (digits, number_token_digits[, split[, style[, collapse]]]); ``None`` digits
+#: is full precision (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical
+#: tokenisations); a style other than ``plain`` writes numbers otherwise (scientific notation, separators,
+#: fractions, no leading zero); ``collapse`` 0.4 puts 0.4 of the mass on the median, a law near KS@100's critical
+#: distance, so its pass rate is intermediate and a bias in the bounds shows (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
 WRITERS: tuple[tuple, ...] = tuple(
     [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)]
-    + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")])
+    + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")]
+    + [(None, 1, "canonical", style) for style in ("scientific", "separators", "fraction", "no_leading_zero")]
+    + [(None, 1, "canonical", "plain", 0.4), (6, 3, "canonical", "plain", 0.4)])
 
 
 def date_seed(day: _dt.date | None = None) -> int:
@@ -117,12 +121,12 @@ def grammar_escape_mass(problem: Problem, texts: Sequence[str], probs: Sequence[
 
 
 def writer_of(writer: tuple) -> dict[str, Any]:
-    """An audit writer tuple ``(digits, number_token_digits[, split[, style[, scale]]])`` as
+    """An audit writer tuple ``(digits, number_token_digits[, split[, style[, collapse]]])`` as
     :class:`ub_core.logprob.oracle_replies.ReplyWriter`'s fields."""
     digits, token_digits, *rest = writer
     rest = list(rest) + [None] * (3 - len(rest))
     return {"digits": digits, "number_token_digits": token_digits, "split": rest[0] or "canonical",
-            "style": rest[1] or "plain", "scale": float(rest[2] if rest[2] is not None else 1.0)}
+            "style": rest[1] or "plain", "collapse": float(rest[2] if rest[2] is not None else 0.0)}
 
 
 def audit_problem(problem: Problem, writer: tuple = (None, 1), *, n: int = 100, runs: int = 40,
@@ -151,7 +155,7 @@ def audit_problem(problem: Problem, writer: tuple = (None, 1), *, n: int = 100, 
     truth = np.asarray(problem.truth(), dtype=float)
     cs = candidate_set(problem)
     rng = np.random.default_rng(seed)
-    plain_writer = w["digits"] is None and w["style"] == "plain" and w["scale"] == 1.0
+    plain_writer = w["digits"] is None and w["style"] == "plain" and w["collapse"] == 0.0
     if cs is not None and plain_writer:
         lps = [oracle_candidate_logprob(problem, RAW_DELIMITER + t) for t in cs.texts]
         scores, payload = score_candidate_logprobs(problem, lps, ns=(n,))

@@ -98,8 +98,12 @@ class ReplyWriter:
     split: str = "canonical"
     style: str = "plain"
     #: every continuous value is written times this factor (a writer whose law differs from the truth by a known
-    #: amount: the audit's writers with intermediate pass rates)
+    #: amount)
     scale: float = 1.0
+    #: this share of the writer's draws is replaced by the draws' median: a law whose KS distance to the truth is
+    #: about half of it (0.4: about 0.2, near KS@100's critical value, so an intermediate pass rate: the audit's
+    #: writers with power)
+    collapse: float = 0.0
 
     def __post_init__(self) -> None:
         if self.digits is not None and (isinstance(self.digits, bool) or not isinstance(self.digits, int)
@@ -174,8 +178,12 @@ class OracleReplyLaw:
         if mode != "oracle":
             raise ValueError(f"unknown mode {mode!r}; expected oracle or collapse")
         cs = candidate_set(problem)
-        if cs is None:
-            counts = Counter(writer.write(problem, v) for v in oracle_values(problem, draws, seed=seed))
+        if cs is None or writer.collapse > 0:
+            values = list(oracle_values(problem, draws, seed=seed))
+            if writer.collapse > 0 and problem.answer_format in ("number", "integer"):
+                median = float(np.median(np.asarray(values, dtype=float)))
+                values[:int(round(writer.collapse * draws))] = [median] * int(round(writer.collapse * draws))
+            counts = Counter(writer.write(problem, v) for v in values)
             return cls({t: c / draws for t, c in counts.items()}, problem.id, exact=False, writer=writer)
         law: dict[str, float] = {}
         for t, p in zip(cs.texts, cs.p):
@@ -307,11 +315,12 @@ _LAWS: "OrderedDict[tuple, OracleReplyLaw]" = OrderedDict()
 
 def oracle_reply_law(problem: Problem, mode: str = "oracle", draws: int = ORACLE_TREE_DRAWS,
                      digits: int | None = ORACLE_TREE_DIGITS, number_token_digits: int = 1,
-                     split: str = "canonical", style: str = "plain", scale: float = 1.0) -> OracleReplyLaw:
+                     split: str = "canonical", style: str = "plain", scale: float = 1.0,
+                     collapse: float = 0.0) -> OracleReplyLaw:
     """The reply law of ``ub/oracle`` or ``ub/collapse`` for ``problem`` (:meth:`OracleReplyLaw.for_problem`)
     with the writer ``ReplyWriter(digits, number_token_digits, split)``, built once and kept while it is among the last
     used (at most :data:`MAX_CACHED_LAWS` laws and :data:`MAX_CACHE_BYTES` in all)."""
-    writer = ReplyWriter(digits, number_token_digits, split, style, float(scale))
+    writer = ReplyWriter(digits, number_token_digits, split, style, float(scale), float(collapse))
     key = (problem.id, problem.family, repr(problem.params), mode, draws, writer)
     law = _LAWS.get(key)
     if law is not None:
