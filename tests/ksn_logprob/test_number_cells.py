@@ -240,7 +240,9 @@ def test_three_digit_tokens_are_bounded_honestly_with_top_20_and_resolved_with_m
         assert tree.cells.get("{0.", 0) == pytest.approx(0.98) and hi - lo > 0.5
         assert payload["p_pass_bounds@100"][1] - payload["p_pass_bounds@100"][0] > 0.5
     else:
-        assert "{0." not in tree.cells and hi - lo <= 0.02 and tree.requests <= 20
+        g_lo, g_hi = payload["ks_distance_bounds_given_grammar"]  # what expansion narrows; the probe's bound beside
+        assert "{0." not in tree.cells and g_hi - g_lo <= 0.02 and tree.requests <= 20
+        assert hi - lo <= 0.02 + 2 * payload["grammar_probe"]["escape_bound"] + 1e-9
 
 
 def test_a_listed_exit_from_the_number_grammar_is_read_not_assumed():

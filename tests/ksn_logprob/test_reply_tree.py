@@ -66,8 +66,8 @@ def test_missing_mass_is_what_was_not_enumerated():
     small = enumerate_reply_tree_sync(ScriptedModel(TABLE), ends=[EOS], stops=["\n\n"], max_requests=1)
     assert small.stopped == "budget" and small.requests == 1
     assert small.leaves == pytest.approx({" x": 0.1}) and small.missing_mass == pytest.approx(0.9)
-    # a top-k list that does not sum to 1 leaves its remainder missing
-    cut = enumerate_reply_tree_sync(ScriptedModel({"": [(" {1", 0.15)], " {1": [("}", 1.0)]}), ends=[EOS])
+    # a top-k list (k tokens, as asked) that does not sum to 1 leaves its remainder missing
+    cut = enumerate_reply_tree_sync(ScriptedModel({"": [(" {1", 0.15)], " {1": [("}", 1.0)]}), ends=[EOS], top_k=1)
     assert cut.leaves == pytest.approx({" {1}": 0.15}) and cut.missing_mass == pytest.approx(0.85)
     assert cut.stopped == "exhausted"
 
@@ -261,7 +261,8 @@ def test_a_reply_tree_record_scores_like_the_tree():
     assert scores["valid_mass"] == pytest.approx(0.8) and scores["missing_mass"] == pytest.approx(0.1)
     assert payload["q"] == pytest.approx([0.625, 0.375]) and payload["requests"] == 3
     lo, hi = payload["p_pass_bounds@5"]
-    assert lo <= scores["p_pass@5"] <= hi
+    assert lo <= payload.get("p_pass_unresolved@5", scores["p_pass@5"]) <= hi
+    assert scores["unresolved"] == float(hi - lo > 0.1)
 
 
 @pytest.mark.slow
