@@ -20,6 +20,8 @@ from ub_core.logprob.reply_tree import (ESCAPE_STOP, TIGHT_GIVEN_MEASURED_GRAMMA
 from ub_core.problems import get_problem
 
 NS = (100,)
+#: true draws behind each writer's law (the findings were on 100,000: the class is the same, the tests faster)
+DRAWS = 20_000
 
 
 def _law_distance(problem, law) -> float:
@@ -40,7 +42,7 @@ def test_a_writer_in_scientific_notation_gets_bounds_that_hold_its_law(pid):
     sees its replies leave their cells; the bounds carry the escape and hold the law, and the problem is unresolved
     (left out of the means), not a sure fail."""
     p = get_problem(pid)
-    law = oracle_reply_law(p, style="scientific")
+    law = oracle_reply_law(p, style="scientific", draws=DRAWS)
     tree = _tree(p, law)
     scores, payload = score_reply_tree(p, tree, ns=NS)
     probe = payload["grammar_probe"]
@@ -61,7 +63,7 @@ def test_the_full_precision_oracles_distance_lies_in_its_bounds(pid, digits):
     writes draws below 1e-4 with an exponent after a mantissa an unexpanded cell placed. The probe measures that
     escape and the bounds hold the law; the bounds with the grammar assumed (no escape) are kept beside them."""
     p = get_problem(pid)
-    law = oracle_reply_law(p, number_token_digits=digits)
+    law = oracle_reply_law(p, number_token_digits=digits, draws=DRAWS)
     tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 1000 if digits >= 3 else 20),
                                        ends=[OFFLINE_EOS], ns=NS, top_k=1000 if digits >= 3 else 20,
                                        max_requests=400, sample=law.sampler(2))
@@ -79,7 +81,7 @@ def test_no_stop_is_tight_on_an_untested_grammar():
     """Without a probe the cells' escape is unbounded (all their mass may leave): the tree cannot stop tight on
     them, and its p_pass bounds say so."""
     p = get_problem("te-normal-conc")
-    law = oracle_reply_law(p)
+    law = oracle_reply_law(p, draws=DRAWS)
     tree = _tree(p, law, max_requests=120, sample=False)
     assert tree.probe is None and tree.stopped not in ("tight", TIGHT_GIVEN_MEASURED_GRAMMAR)
     scores, payload = score_reply_tree(p, tree, ns=NS)

@@ -82,34 +82,24 @@ def test_any_server_body_is_read_or_named_in_one_line(bad_at, body):
         assert 0.0 <= scores["valid_mass"] <= 1.0 and 0.0 <= tree.missing_mass <= 1.0
 
 
-def _string_logprob_api():
+def test_inspect_reads_a_string_log_probability_as_one_counted_line(monkeypatch):
+    """The finding: a log-probability sent as a string gave a 200-line traceback and exit 0 (Inspect's provider
+    refuses the body while building its output). The tree route's request returns the reason instead, and the
+    tree names it in one line, counted by ``bad_logprobs``."""
+    import asyncio
+    import importlib
+
     from inspect_ai.model import Logprob
 
-    from ub_inspect.providers import UBModelAPI
+    module = importlib.import_module("ub_inspect.ksn_logprob.ksn_logprob")
 
-    class StringLogprobAPI(UBModelAPI):
-        def _tree_output(self, problem, prefix, prompt, n, config):
-            Logprob(token="{", logprob="minus one")  # the server's body, as Inspect's provider reads it: refused
-            raise AssertionError("unreachable")
+    class Refusing:
+        async def generate(self, *args, **kwargs):
+            return Logprob(token="{", logprob="minus one")  # the server's body, as the provider reads it: refused
 
-    return StringLogprobAPI
-
-
-def test_inspect_names_a_string_log_probability_in_one_line_and_counts_it(tmp_path):
-    """The finding: a log-probability sent as a string gave a 200-line traceback and exit 0. Now the sample is
-    scored: malformed, one line in its explanation, counted by ``bad_logprobs``."""
-    from inspect_ai import eval as inspect_eval
-    from inspect_ai.model import modelapi
-
-    from ub_inspect.ksn_logprob import ksn_logprob
-
-    modelapi(name="ubstringlp")(_string_logprob_api)
-    log = inspect_eval(ksn_logprob(ids="te-normal-conc", enumeration="tree", ks_ns="10"), model="ubstringlp/oracle",
-                       log_dir=str(tmp_path), display="none")[0]
-    assert log.status == "success", log.error
-    (sample,) = log.samples
-    score = sample.scores["ksn_logprob_scorer"]
-    assert score.value["bad_logprobs"] == 1.0 and score.value["p_pass@10"] == 0.0
-    assert "malformed: after '': the server's next-token list could not be read (ValidationError" in \
-        score.explanation and "\n" not in score.explanation
-    assert log.results.scores[0].metrics["bad_logprobs"].value == 1.0
+    monkeypatch.setattr(module, "get_model", lambda: Refusing())
+    reason = asyncio.run(module._next_tokens("prompt", 20))
+    assert isinstance(reason, str) and "could not be read (ValidationError" in reason and "\n" not in reason
+    tree, (scores, payload) = _run(lambda prefix: reason)
+    assert tree.bad == f"after '': {reason}" and scores["bad_logprobs"] == 1.0
+    assert isinstance(asyncio.run(module._sample_replies("prompt", 3)), str)  # the probe likewise: a reason
