@@ -71,6 +71,7 @@ import functools
 import heapq
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -518,14 +519,14 @@ def grammar_escape(problem: Problem, tree: ReplyTree, confidence: float = PROBE_
 
     intervals = {text: number_cell(text) for text in tree.cells}
     escapes = 0
-    for text in replies:
+    for text, count in Counter(replies).items():  # each distinct reply walked and read once
         on_path = [intervals[text[:i]] for i in range(1, len(text) + 1) if text[:i] in intervals]
         if not on_path:
             continue
         res = problem.parse(text)
         value = float(res.value) if res.ok else None
         if any(iv is None or value is None or not iv[0] <= value <= iv[1] for iv in on_path):
-            escapes += 1
+            escapes += count
     rate = 1.0 if k == 0 or escapes >= k else float(stats.beta.ppf(confidence, escapes + 1, k - escapes))
     return {"probe": k, "escapes": escapes, "escape_rate_hi": rate, "escape_bound": min(cell_mass, rate),
             "confidence": confidence}
