@@ -46,17 +46,9 @@ from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from ..problems.base import Problem
 from ..problems.candidates import CandidateSet, candidate_set
-from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distance, missing_mass_bounds,
-                     threshold_test)
+from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distance, mark_unresolved,
+                     missing_mass_bounds, threshold_test)
 from .eos import OFFLINE_EOS, load_local_tokenizer
-
-
-def mark_unresolved(scores: dict[str, float], payload: dict[str, Any], ns: Sequence[int]) -> None:
-    """:func:`ub_core.logprob.reply_tree.mark_unresolved` (one rule for both routes; imported late: the tree
-    module imports this one)."""
-    from .reply_tree import mark_unresolved as mark
-
-    mark(scores, payload, ns)
 
 __all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER",
            "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",

@@ -81,7 +81,8 @@ from ..metric_spec import per_n_key, values_without_data
 from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import p_enough_valid, p_pass_profile
 from ..problems.base import Problem
-from .bounds import leave_out_vanishing_distance, missing_mass_bounds, threshold_test
+from .bounds import (RESOLVED_KS_WIDTH, TARGET_P_PASS_WIDTH, leave_out_vanishing_distance, mark_unresolved,
+                     missing_mass_bounds, threshold_test)
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
            "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
@@ -97,8 +98,6 @@ MAX_REQUESTS = 4000
 MAX_TOKENS = 64
 #: The tree route stops when the KS-distance bounds are at most this wide (issue 33)...
 TARGET_KS_WIDTH = 0.02
-#: ... and the p_pass bounds at the largest N at most this wide.
-TARGET_P_PASS_WIDTH = 0.1
 #: Nodes below this probability are left unexpanded (missing): they keep the frontier bounded.
 MIN_NODE_MASS = 1e-7
 #: The most top log-probabilities OpenAI-compatible servers return per token.
@@ -117,9 +116,6 @@ ESCAPE_STOP = "grammar escape"
 PROBE_REPLIES = 200
 #: One-sided confidence of the probe's upper bound on the escape rate (Clopper-Pearson).
 PROBE_CONFIDENCE = 0.95
-#: A problem's ``ks_distance`` enters the run's mean only when its bounds are at most this wide; else it is NaN
-#: (left out, counted) and its point and bounds stay in the payload (``ks_distance_unresolved``).
-RESOLVED_KS_WIDTH = 0.1
 
 #: The keys :func:`score_reply_tree` adds to the sampling-free scores (besides the ``ksn_logprob`` spec's).
 TREE_KEYS = ("missing_mass",)
@@ -790,36 +786,3 @@ def _given_grammar_bounds(problem: Problem, tree: ReplyTree, payload: dict[str, 
     if (payload.get("grammar_probe") or {}).get("escape_bound", 0.0) > 0 and not tree.bad:
         payload = score_reply_tree(problem, tree, ns=ns, unassumed=False, escape=0.0, **options)[1]
     return {new: list(payload[old]) for old, new in keys.items() if old in payload}
-
-
-def mark_unresolved(scores: dict[str, float], payload: dict[str, Any], ns: Sequence[int],
-                    target_p_pass_width: float = TARGET_P_PASS_WIDTH,
-                    resolved_ks_width: float = RESOLVED_KS_WIDTH) -> None:
-    """Leave a problem the route could not resolve out of the run's means, and count it (both routes).
-
-    * ``p_pass`` bounds at the largest N wider than ``target_p_pass_width``: ``unresolved`` = 1, every ``p_pass@N``
-      NaN (the headline mean leaves it out; a sure fail would be a claim the bounds do not make), its point kept in
-      the payload as ``p_pass_unresolved@N``, and the distances left out likewise;
-    * else ``unresolved`` = 0, and a KS distance whose bounds are wider than ``resolved_ks_width`` (a distance of
-      a small valid mass) is NaN, kept in the payload as ``ks_distance_unresolved`` beside its bounds.
-
-    A problem with malformed log-probabilities is counted by ``bad_logprobs`` instead (never unresolved)."""
-    scores["unresolved"] = 0.0
-    if scores.get("bad_logprobs"):
-        return
-    top = max(int(n) for n in ns)
-    lo, hi = payload.get(per_n_key("p_pass_bounds", top), (0.0, 1.0))
-    if hi - lo > target_p_pass_width:
-        scores["unresolved"] = 1.0
-        for n in ns:
-            key = per_n_key("p_pass", int(n))
-            if key in scores:
-                payload[per_n_key("p_pass_unresolved", int(n))] = scores[key]
-                scores[key] = math.nan
-        scores["no_mass"] = 0.0  # not a finding: the missing mass may still be valid
-    ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
-    if scores["unresolved"] or ks_hi - ks_lo > resolved_ks_width:
-        for key in ("ks_distance", "jsd"):
-            if key in scores and not math.isnan(scores[key]):
-                payload[f"{key}_unresolved"] = scores[key]
-                scores[key] = math.nan
