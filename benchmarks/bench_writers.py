@@ -12,7 +12,8 @@ law's valid values and tested by KS@N itself, times P(enough valid); Monte-Carlo
 its bounds. Printed per writer: problems, share holding, median p_pass@100 width, median requests, unresolved
 (p_pass bounds wider than 0.1: left out of the means), and the problems that fail to hold.
 
-    python benchmarks/bench_writers.py --limit 12 --seed 5     # a draw of continuous (tree) problems, a few minutes
+    python benchmarks/bench_writers.py --limit 12 --seed 5     # a draw of continuous (tree) problems, ~10 min
+    python benchmarks/bench_writers.py --writers canonical --ids ti-dirichlet-spread,...   # named problems
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ub_core.logprob.oracle_replies import oracle_reply_law  # noqa: E402
 from ub_core.logprob.reply_tree import (enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves,  # noqa: E402
                                         score_reply_tree, truth_reference)
 from ub_core.metrics import ks_at_n, p_enough_valid  # noqa: E402
-from ub_core.problems import load_bank  # noqa: E402
+from ub_core.problems import get_problem, load_bank  # noqa: E402
 from ub_core.problems.candidates import candidate_set  # noqa: E402
 
 WRITERS = {"canonical": "plain", "scientific": "scientific", "separators": "separators", "fractions": "fraction",
@@ -76,9 +77,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--max-requests", type=int, default=1000)
     ap.add_argument("--writers", default=",".join(WRITERS))
+    ap.add_argument("--ids", default=None, help="these problems (comma-separated) instead of a draw")
     args = ap.parse_args()
     pool = [p for p in load_bank("ksn") if candidate_set(p) is None and p.answer_format == "number"]
-    problems = random.Random(args.seed).sample(pool, min(args.limit, len(pool)))
+    if args.ids:
+        problems = [get_problem(i) for i in args.ids.split(",")]
+    else:
+        problems = random.Random(args.seed).sample(pool, min(args.limit, len(pool)))
     print(f"{len(problems)} problems (seed {args.seed}): {', '.join(p.id for p in problems)}")
     print("| writer | problems | bounds hold the exact law | median p_pass@100 width | median requests | unresolved |"
           " time |")
@@ -91,6 +96,10 @@ def main() -> None:
         print(f"| {name} | {len(rows)} | {held}/{len(rows)} | {statistics.median(r['width'] for r in rows):.3f} | "
               f"{statistics.median(r['requests'] for r in rows):.0f} | {sum(r['unresolved'] for r in rows)} | "
               f"{time.time() - t:.0f} s |", flush=True)
+        if args.ids:
+            for r in rows:
+                print(f"  {r['id']}: p_pass@100 bounds [{r['bounds'][0]:.3f}, {r['bounds'][1]:.3f}] (exact "
+                      f"{r['p_exact']:.3f}), {r['requests']} requests, {r['stopped']}", flush=True)
         misses += [(name, r) for r in rows if not r["holds"]]
     for name, r in misses:
         print(f"miss: {name} {r['id']}: p_pass exact {r['p_exact']:.4f} bounds {r['bounds']}, KS {r['ks']:.4f} "
