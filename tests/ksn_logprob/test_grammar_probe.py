@@ -53,6 +53,8 @@ def test_a_writer_in_scientific_notation_gets_bounds_that_hold_its_law(pid):
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_lo <= _law_distance(p, law) <= ks_hi
     assert scores["unresolved"] == 1.0 and math.isnan(scores["p_pass@100"]) and scores["no_mass"] == 0.0
+    # the bounds with the grammar assumed (the route before the probe) put the pass rate near 0: the finding
+    assert payload["p_pass_bounds_given_grammar@100"][1] < 0.05
 
 
 @pytest.mark.parametrize("pid, digits", [("te-chi_squared-conc", 1), ("ce-chi_squared-conc", 1),
@@ -71,6 +73,10 @@ def test_the_full_precision_oracles_distance_lies_in_its_bounds(pid, digits):
     d = _law_distance(p, law)
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_lo <= d <= ks_hi, (d, payload["ks_distance_bounds"], payload["ks_distance_bounds_given_grammar"])
+    # the bounds with the grammar assumed are the route's before the probe: they exclude the law's distance (with
+    # 100,000 draws exactly the finding's [0.00955, 0.0266] against 0.00812), and number_escape sees nothing
+    g_lo, g_hi = payload["ks_distance_bounds_given_grammar"]
+    assert not g_lo <= d <= g_hi and tree.number_escape == 0.0
     assert payload["grammar_probe"]["escape_bound"] > 0
     lo, hi = payload["p_pass_bounds@100"]
     assert hi - lo <= 0.1 and hi >= 0.99 and scores["unresolved"] == 0.0
