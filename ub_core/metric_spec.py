@@ -326,13 +326,16 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("ks_distance", "KS distance", False, UNIT,
              _NO_Q + "; valid mass below 1e-3 (the distance of a vanishing law: ub_core.logprob.ksn_logprob."
                      "MIN_DISTANCE_MASS)"),
-    MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True),
+    # an unresolved problem's p_pass@N is NaN (left out, counted by ``unresolved``): lm-eval averages over the rest
+    MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True, lmeval_aggregation="nanmean"),
     _nanmean("jsd", "JSD", False, UNIT, _NO_Q + "; the tree route has no truth pmf"),
     _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE, _NO_Q + "; the tree route has no truth pmf"),
     MetricSpec("no_mass", "no mass on any answer", False, "flag"),
     MetricSpec("bad_logprobs", "malformed log-probabilities", False, "flag"),
     MetricSpec("missing_mass", "unenumerated reply mass", False, "diagnostic", per_category=False,
                adapters=frozenset({"inspect"}), bounds=UNIT, why_undefined="malformed log-probabilities"),
+    # p_pass bounds wider than the target when the route stopped: left out of every mean (NaN), counted here
+    MetricSpec("unresolved", "bounds wider than the target (left out of the means)", False, "flag"),
 )
 
 #: "What are the odds" (the odds paper): question items (percentile and probability, task 1) score the absolute

@@ -133,7 +133,8 @@ def process_results_ksn_logprob(doc: dict, results: list) -> dict:
                                                method=str(doc.get("method", "paper")))
     if payload.get("bad_logprobs"):
         log.warning(f"ub_ksn_logprob: {doc['id']}: {payload['bad_logprobs']}; counted in bad_logprobs")
-    out: dict[str, Any] = {key: as_metric_value(m, scores[key])
+    unresolved = bool(scores.get("unresolved"))  # left out of the p_pass means (NaN, utils.nanmean), counted
+    out: dict[str, Any] = {key: scores[key] if unresolved and m.kind == "rate" else as_metric_value(m, scores[key])
                            for key, m in run_specs("ksn_logprob", DEFAULT_NS, adapter="lmeval")}
     log_only(doc, q=payload["q"] or [], **({"bad_logprobs_reason": payload["bad_logprobs"]}
                                             if payload.get("bad_logprobs") else {}))

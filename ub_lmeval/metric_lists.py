@@ -8,9 +8,11 @@ finds them; this module writes them from the spec and checks them against it:
   :attr:`ub_core.metric_spec.MetricSpec.aggregation`, written as lm-eval's ``mean`` or our ``utils.nanmean`` /
   ``utils.total``, or the spec's ``lmeval_aggregation`` hook) and its direction
   (:func:`ub_core.metric_spec.direction`; ``null`` for a two-sided metric or a diagnostic);
-- a group's ``aggregate_metric_list``: its rates that every document has (kind ``rate``, aggregation ``mean``),
-  the only metrics whose size-weighted mean over the group's tasks is the mean over all its documents (lm-eval
-  weights by the number of documents; a ``nanmean`` leaves some out, a ``total`` is a sum).
+- a group's ``aggregate_metric_list``: its rates (kind ``rate``, aggregation ``mean``), whose size-weighted mean
+  over the group's tasks is the mean over all its documents (lm-eval weights by the number of documents; a
+  ``nanmean`` leaves some out, a ``total`` is a sum). A rate averaged by ``nanmean`` in lm-eval only where a
+  document is left out as unresolved (the sampling-free ``p_pass@N``) is there too: its group mean weights each
+  task by all its documents, the unresolved ones included (``ub report`` has the exact mean over the rest).
 
 ``python -m ub_lmeval.metric_lists`` reports every YAML whose list differs from the spec (exit status 1);
 ``--write`` rewrites those lists through a YAML round-trip (``ruamel.yaml``: comments, key order and the rest of
@@ -75,7 +77,7 @@ def group_metric_list(eval_family: str, filter_list: str | None = None) -> list[
     return [{"metric": key, "aggregation": "mean", "weight_by_size": True,
              **({"filter_list": filter_list} if filter_list else {})}
             for key, m in run_specs(eval_family, adapter="lmeval")
-            if m.kind == "rate" and m.aggregation == "mean" and not m.lmeval_aggregation]
+            if m.kind == "rate" and m.aggregation == "mean" and m.lmeval_aggregation in (None, "nanmean")]
 
 
 #: where the hooks of a plug-in's YAML are (by full module path: it lives outside our task folder)

@@ -443,6 +443,28 @@ def test_clopper_pearson(n):
     _row("Clopper-Pearson", f"min over p n={n}", float(min(covs)), None, 0, "exact")
 
 
+@pytest.mark.parametrize("n", NS)
+def test_grammar_escape_bound(n):
+    """The reply tree's grammar probe: the one-sided 95% upper bound on the escape rate from x escapes of n probe
+    replies (:func:`ub_core.logprob.reply_tree.grammar_escape`, capped by the cells' mass 1 here). Exact coverage
+    >= 0.95 at every rate, at least x / n, positive above it; no probe: the whole cell mass."""
+    from ub_core.logprob.reply_tree import ReplyTree, grammar_escape
+    from ub_core.problems import get_problem
+
+    p = get_problem("te-chi_squared-conc")
+
+    def upper(k: int, m: int) -> tuple[float, float]:
+        tree = ReplyTree(cells={"{4.": 1.0}, missing_mass=0.0, probe=["{4.5E-01}"] * k + ["{4.5}"] * (m - k))
+        return 0.0, grammar_escape(p, tree, 0.95)["escape_bound"]
+
+    for k in range(n + 1):
+        assert k / n <= upper(k, n)[1] <= 1.0 and (k == n or upper(k, n)[1] > k / n)
+    covs = _exact_rate_coverage(upper, n, np.linspace(0.0, 1.0, 101))
+    assert min(covs) >= 0.95 - 1e-9, min(covs)
+    assert grammar_escape(p, ReplyTree(cells={"{4.": 0.3}, missing_mass=0.7))["escape_bound"] == 0.3
+    _row("grammar escape bound", f"min over rate n={n}", float(min(covs)), None, 0, "exact")
+
+
 # =============================================================================================== the registry
 
 #: every function of ub_core that computes an interval, a standard error, an MDE or a p-value, and where it is
@@ -492,6 +514,7 @@ REGISTRY = {
     "ub_core.logprob.number_cells:cell_p_pass": "test_clopper_pearson (bounds widened by clopper_pearson); "
                                                 "tests/ksn_logprob",
     "ub_core.logprob.number_cells:cell_p_pass_permutation": "test_clopper_pearson (as cell_p_pass)",
+    "ub_core.logprob.reply_tree:grammar_escape": "test_grammar_escape_bound",
     # the printers: each prints the intervals of the procedures above, checked there
     "ub_core.compare:compare_records": "paired_difference, sampling_noise_removed (ub compare)",
     "ub_core.ksn_scoring:_summary_of": "summarize_rate, summarize_values (ub score)",

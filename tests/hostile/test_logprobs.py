@@ -41,13 +41,15 @@ def test_mass_above_one_is_counted():
 
 def test_log_sum_exp_keeps_the_law_when_every_candidate_underflows():
     """Every log-probability below -745 (exp underflows to 0 in double precision): the relative law is still
-    defined and scored; the valid mass is 0 (below the smallest double), so p_pass@N is 0."""
+    defined and scored; the valid mass is 0 (below the smallest double) and the rest unlisted, so the problem is
+    unresolved: its point values (p_pass@N 0) and bounds stay in the payload, out of the means."""
     p = get_problem("te-bernoulli-spread")
     shift = -2000.0
     scores, payload = score_candidate_logprobs(p, [shift + math.log(0.5), shift + math.log(0.5)])
     assert scores["no_mass"] == 0.0 and payload["q"] == pytest.approx([0.5, 0.5])
-    assert scores["ks_distance"] == pytest.approx(0.0, abs=1e-12) and scores["valid_mass"] == 0.0
-    assert payload["p_pass_given_valid@100"] >= 0.98 and scores["p_pass@100"] == 0.0
+    assert payload["ks_distance_unresolved"] == pytest.approx(0.0, abs=1e-12) and scores["valid_mass"] == 0.0
+    assert payload["p_pass_given_valid@100"] >= 0.98 and payload["p_pass_unresolved@100"] == 0.0
+    assert scores["unresolved"] == 1.0 and math.isnan(scores["p_pass@100"])
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_LOGPROBS))

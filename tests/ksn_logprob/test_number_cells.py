@@ -14,7 +14,7 @@ import pytest
 from ub_core.logprob.number_cells import (cell_p_pass, clopper_pearson, critical_bracket, interval_statistics,
                                           ks_distance_bounds, number_cell)
 from ub_core.logprob.oracle_replies import OracleReplyLaw
-from ub_core.logprob.reply_tree import (TIGHT_GIVEN_GRAMMAR, ReplyTree,
+from ub_core.logprob.reply_tree import (TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree,
                                         enumerate_problem_tree_sync, enumerate_reply_tree_sync,
                                         ks_distance_to_draws, missing_mass_bounds, score_reply_tree)
 from ub_core.metrics import ks_at_n
@@ -178,13 +178,15 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
     lo, hi = legacy_payload["p_pass_bounds@100"]
     assert hi - lo > 0.5  # the leaves alone say almost nothing
 
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
                                        max_requests=300)
     # tight only with the cells placed by the number grammar (issue 42): the stop says so
-    assert tree.stopped == TIGHT_GIVEN_GRAMMAR and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
+    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
     scores, payload = score_reply_tree(p, tree, ns=(10, 100))
-    ks_lo, ks_hi = payload["ks_distance_bounds"]
+    ks_lo, ks_hi = payload["ks_distance_bounds_given_grammar"]
     assert ks_hi - ks_lo <= 0.02
+    e = payload["grammar_probe"]["escape_bound"]  # the probe's bound widens each envelope by at most e
+    assert payload["ks_distance_bounds"][1] - payload["ks_distance_bounds"][0] <= 0.02 + 2 * e + 1e-9
     for n in (10, 100):
         lo, hi = payload[f"p_pass_bounds@{n}"]
         assert hi - lo <= 0.1 and lo >= 0.95 and lo <= scores[f"p_pass@{n}"] <= hi
@@ -224,8 +226,10 @@ def test_three_digit_tokens_are_bounded_honestly_with_top_20_and_resolved_with_m
     at the three-digit position; the rest stays a cell over [0, 1], and the bounds say so (wide, holding the
     model's true distance). With top-1000 every child is listed and the bounds close."""
     p = get_problem("te-beta-spread")
+    rng = np.random.default_rng(0)
     tree = enumerate_problem_tree_sync(p, lambda pre: _three_digit_uniform(pre, top_k), ends=[EOS], ns=(100,),
-                                       top_k=top_k, max_requests=200)
+                                       top_k=top_k, max_requests=200,
+                                       sample=lambda k: [f"{{0.{i:03d}}}" for i in rng.integers(0, 1000, k)])
     scores, payload = score_reply_tree(p, tree, ns=(100,))
     truth = np.sort(p.truth(size=10_000, seed=0))
     grid = np.arange(1000) / 1000
@@ -236,7 +240,9 @@ def test_three_digit_tokens_are_bounded_honestly_with_top_20_and_resolved_with_m
         assert tree.cells.get("{0.", 0) == pytest.approx(0.98) and hi - lo > 0.5
         assert payload["p_pass_bounds@100"][1] - payload["p_pass_bounds@100"][0] > 0.5
     else:
-        assert "{0." not in tree.cells and hi - lo <= 0.02 and tree.requests <= 20
+        g_lo, g_hi = payload["ks_distance_bounds_given_grammar"]  # what expansion narrows; the probe's bound beside
+        assert "{0." not in tree.cells and g_hi - g_lo <= 0.02 and tree.requests <= 20
+        assert hi - lo <= 0.02 + 2 * payload["grammar_probe"]["escape_bound"] + 1e-9
 
 
 def test_a_listed_exit_from_the_number_grammar_is_read_not_assumed():
@@ -264,7 +270,7 @@ def test_discrete_supports_expand_until_the_bound_is_tight():
     law = OracleReplyLaw.for_problem(p)
     old = enumerate_reply_tree_sync(lambda pre: law.next_tokens(pre, 20), ends=[EOS], max_missing=0.01)
     _, old_payload = score_reply_tree(p, old, ns=(100,))
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
     _, payload = score_reply_tree(p, tree, ns=(100,))
     old_lo, old_hi = old_payload["p_pass_bounds@100"]
     lo, hi = payload["p_pass_bounds@100"]
@@ -301,7 +307,7 @@ def test_a_tree_read_back_with_its_cells_reordered_scores_the_same(full_precisio
     """A log stores the tree's cells as a JSON object: read back, their order may differ. The Monte-Carlo draws
     must not depend on it (inspect score reproduces the scores of the run)."""
     p, law = full_precision
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
     shuffled = ReplyTree(**{**tree.__dict__, "cells": dict(reversed(list(tree.cells.items())))})
     assert list(shuffled.cells) != list(tree.cells)
     assert score_reply_tree(p, shuffled, ns=(10, 100)) == score_reply_tree(p, tree, ns=(10, 100))

@@ -13,7 +13,7 @@ import pytest
 from ub_core.logprob.number_cells import (cell_p_pass_permutation, clopper_pearson, tied_critical_bracket,
                                           truth_atom)
 from ub_core.logprob.oracle_replies import OracleReplyLaw
-from ub_core.logprob.reply_tree import TIGHT_GIVEN_GRAMMAR, enumerate_problem_tree_sync, score_reply_tree
+from ub_core.logprob.reply_tree import TIGHT_GIVEN_MEASURED_GRAMMAR, enumerate_problem_tree_sync, score_reply_tree
 from ub_core.metrics import ks_at_n
 from ub_core.problems import get_problem
 
@@ -137,8 +137,8 @@ def test_the_oracle_at_full_precision_is_bounded_on_a_mixed_support(pid):
 
     p = get_problem(pid)
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,))
-    assert tree.stopped == TIGHT_GIVEN_GRAMMAR and tree.cells
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
     scores, payload = score_reply_tree(p, tree, ns=(100,))
     lo, hi = payload["p_pass_bounds@100"]
     assert hi - lo <= 0.1 and lo >= 0.95 and lo <= scores["p_pass@100"] <= hi
@@ -155,9 +155,9 @@ def test_the_exact_method_on_a_continuous_support_gets_the_tie_free_critical_val
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
     bounds = {}
     for method in ("paper", "exact"):
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
                                            method=method)
-        assert tree.stopped == TIGHT_GIVEN_GRAMMAR and tree.cells
+        assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
         bounds[method] = score_reply_tree(p, tree, ns=(100,), method=method)[1]["p_pass_bounds@100"]
     lo, hi = bounds["exact"]
     assert hi - lo <= 0.1 and lo >= 0.95

@@ -16,7 +16,7 @@ import pytest
 from ub_core.metrics.answer_distribution import p_pass_at_n
 from ub_core.problems import get_problem
 from ub_core.logprob.oracle_replies import OracleReplyLaw, oracle_reply_law, round_significant
-from ub_core.logprob.reply_tree import (TIGHT_GIVEN_GRAMMAR, ReplyTree,
+from ub_core.logprob.reply_tree import (TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree,
                                         enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds,
                                         read_leaves, score_reply_tree)
 
@@ -66,8 +66,8 @@ def test_missing_mass_is_what_was_not_enumerated():
     small = enumerate_reply_tree_sync(ScriptedModel(TABLE), ends=[EOS], stops=["\n\n"], max_requests=1)
     assert small.stopped == "budget" and small.requests == 1
     assert small.leaves == pytest.approx({" x": 0.1}) and small.missing_mass == pytest.approx(0.9)
-    # a top-k list that does not sum to 1 leaves its remainder missing
-    cut = enumerate_reply_tree_sync(ScriptedModel({"": [(" {1", 0.15)], " {1": [("}", 1.0)]}), ends=[EOS])
+    # a top-k list (k tokens, as asked) that does not sum to 1 leaves its remainder missing
+    cut = enumerate_reply_tree_sync(ScriptedModel({"": [(" {1", 0.15)], " {1": [("}", 1.0)]}), ends=[EOS], top_k=1)
     assert cut.leaves == pytest.approx({" {1}": 0.15}) and cut.missing_mass == pytest.approx(0.85)
     assert cut.stopped == "exhausted"
 
@@ -210,7 +210,7 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.value["p_pass@10"] >= 0.95 and tree.value["ks_distance"] <= 0.05
     lo, hi = tree.metadata["ub"]["ks_distance_bounds"]
     assert lo <= tree.value["ks_distance"] <= hi and hi - lo <= 0.02  # the stop's target
-    assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_GRAMMAR and tree.metadata["ub"]["cells"] > 0
+    assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
     assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6  # the listed route: only the cut mass is unlisted
@@ -261,7 +261,8 @@ def test_a_reply_tree_record_scores_like_the_tree():
     assert scores["valid_mass"] == pytest.approx(0.8) and scores["missing_mass"] == pytest.approx(0.1)
     assert payload["q"] == pytest.approx([0.625, 0.375]) and payload["requests"] == 3
     lo, hi = payload["p_pass_bounds@5"]
-    assert lo <= scores["p_pass@5"] <= hi
+    assert lo <= payload.get("p_pass_unresolved@5", scores["p_pass@5"]) <= hi
+    assert scores["unresolved"] == float(hi - lo > 0.1)
 
 
 @pytest.mark.slow

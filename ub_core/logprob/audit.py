@@ -47,12 +47,16 @@ from .number_cells import clopper_pearson
 
 __all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escape_mass", "sample_replies"]
 
-#: The writers the audit draws from: (digits, number_token_digits[, split]); ``None`` digits is full precision
-#: (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical tokenisations:
-#: :class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+#: The writers the audit draws from: (digits, number_token_digits[, split[, style[, collapse]]]); ``None`` digits
+#: is full precision (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical
+#: tokenisations); a style other than ``plain`` writes numbers otherwise (scientific notation, separators,
+#: fractions, no leading zero); ``collapse`` 0.4 puts 0.4 of the mass on the median, a law near KS@100's critical
+#: distance, so its pass rate is intermediate and a bias in the bounds shows (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
 WRITERS: tuple[tuple, ...] = tuple(
     [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)]
-    + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")])
+    + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")]
+    + [(None, 1, "canonical", style) for style in ("scientific", "separators", "fraction", "no_leading_zero")]
+    + [(None, 1, "canonical", "plain", 0.4), (6, 3, "canonical", "plain", 0.4)])
 
 
 def date_seed(day: _dt.date | None = None) -> int:
@@ -116,48 +120,68 @@ def grammar_escape_mass(problem: Problem, texts: Sequence[str], probs: Sequence[
     return escaping, invalid
 
 
-def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), *, n: int = 100, runs: int = 40,
-                  max_requests: int = 1000, level: float = 1e-3, seed: int = 0) -> dict[str, Any]:
+def writer_of(writer: tuple) -> dict[str, Any]:
+    """An audit writer tuple ``(digits, number_token_digits[, split[, style[, collapse]]])`` as
+    :class:`ub_core.logprob.oracle_replies.ReplyWriter`'s fields."""
+    digits, token_digits, *rest = writer
+    rest = list(rest) + [None] * (3 - len(rest))
+    return {"digits": digits, "number_token_digits": token_digits, "split": rest[0] or "canonical",
+            "style": rest[1] or "plain", "collapse": float(rest[2] if rest[2] is not None else 0.0)}
+
+
+def audit_problem(problem: Problem, writer: tuple = (None, 1), *, n: int = 100, runs: int = 40,
+                  max_requests: int = 1000, level: float = 1e-3, seed: int = 0, probe: int | None = None
+                  ) -> dict[str, Any]:
     """One problem's audit (module docstring): the route's bounds, the sampled pass rate, and whether they agree.
 
     Returns ``route``, ``p_pass`` and ``p_pass_bounds`` at N, ``sampled`` (pass share over ``runs`` runs),
     ``sampled_ci`` (its Clopper-Pearson interval at ``level``), ``ks_distance_bounds``, ``ks_law`` (the law's own
-    KS distance to the truth draws), the bounds without the grammar assumption (``..._unassumed``), the writer's
-    ``escape_mass`` (:func:`grammar_escape_mass`), ``requests``, ``stopped``, ``holds`` (both statements of the
-    module docstring: the interval meets the bounds and the law's distance lies in them, the unassumed ones
-    within 1e-9, the plain ones within the escape's slack), ``holds_unassumed`` and ``holds_without_slack``
-    (the plain bounds with no slack: false where the writer's escape decided)."""
+    KS distance to the truth draws), the bounds without the cells (``..._unassumed``) and with the grammar assumed
+    (``..._given_grammar``: no escape), the writer's true ``escape_mass`` (:func:`grammar_escape_mass`), the
+    probe's ``grammar_probe``, ``requests``, ``stopped``, ``unresolved``, ``holds`` (the plain bounds, with no
+    slack: the sampled interval meets the p_pass bounds and the law's distance lies in the KS bounds),
+    ``holds_unassumed``, ``holds_given_grammar`` and ``miss_given_grammar`` (how far the given-grammar bounds miss:
+    the larger of the p_pass gap and the KS gap, 0 where they hold). ``probe``: the grammar probe's size (default
+    :data:`ub_core.logprob.reply_tree.PROBE_REPLIES`; 0 draws none)."""
     from ..metrics import ks_at_n
-    from ..metrics.answer_distribution import p_enough_valid
     from ..problems.candidates import candidate_set
     from .eos import OFFLINE_EOS
     from .ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
     from .oracle_replies import oracle_reply_law
-    from .reply_tree import (enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves, score_reply_tree,
-                             truth_reference)
+    from .reply_tree import (PROBE_REPLIES, enumerate_problem_tree_sync, ks_distance_to_draws, read_leaves,
+                             score_reply_tree, truth_reference)
 
-    digits, token_digits, *rest = writer
-    split = rest[0] if rest else "canonical"
+    w = writer_of(writer)
     truth = np.asarray(problem.truth(), dtype=float)
     cs = candidate_set(problem)
-    if cs is not None and digits is None:
+    rng = np.random.default_rng(seed)
+    plain_writer = w["digits"] is None and w["style"] == "plain" and w["collapse"] == 0.0
+    if cs is not None and plain_writer:
         lps = [oracle_candidate_logprob(problem, RAW_DELIMITER + t) for t in cs.texts]
         scores, payload = score_candidate_logprobs(problem, lps, ns=(n,))
         route, requests, stopped = "listed", len(cs), "listed"
         law = oracle_reply_law(problem, digits=None)
     else:
-        law = oracle_reply_law(problem, digits=digits, number_token_digits=token_digits, split=split)
-        top_k = 1000 if token_digits >= 3 else 20
+        law = oracle_reply_law(problem, **w)
+        top_k = 1000 if w["number_token_digits"] >= 3 else 20
+        probe_rng = np.random.default_rng([seed, 7])
+
+        def sample(k: int) -> list[str]:  # the grammar probe: replies drawn from the writer's own law
+            if w["split"] == "random":
+                return sample_replies(law, k, probe_rng, OFFLINE_EOS)
+            texts = law.texts
+            return [texts[i] for i in probe_rng.choice(len(texts), size=k, p=law.probs / law.probs.sum())]
+
         tree = enumerate_problem_tree_sync(problem, lambda prefix: law.next_tokens(prefix, top_k),
-                                           ends=[OFFLINE_EOS], top_k=top_k, max_requests=max_requests, ns=(n,))
+                                           ends=[OFFLINE_EOS], top_k=top_k, max_requests=max_requests, ns=(n,),
+                                           sample=sample, probe=PROBE_REPLIES if probe is None else probe)
         scores, payload = score_reply_tree(problem, tree, ns=(n,))
         route, requests, stopped = "tree", tree.requests, tree.stopped
-    rng = np.random.default_rng(seed)
-    sampled_law = route == "tree" and split == "random"
+    sampled_law = route == "tree" and w["split"] == "random"
     if sampled_law:
         # the model is its next-token law: its replies are drawn token by token (its text law is not the canonical
-        # writer's: a boundary's chance depends on what follows it), and the law's own distance and escape are
-        # measured on those replies, their sampling error added to the slack below
+        # writer's: a boundary's chance depends on what follows it), and the law's own distance is measured on
+        # those replies, its sampling error (DKW) carried beside the bounds
         replies = sample_replies(law, runs * n, rng, OFFLINE_EOS)
         texts, counts = np.unique(np.array(replies, dtype=object), return_counts=True)
         texts, probs = [str(t) for t in texts], counts / counts.sum()
@@ -180,30 +204,29 @@ def audit_problem(problem: Problem, writer: tuple[int | None, int] = (None, 1), 
     ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
     u_lo, u_hi = payload.get(per_n_key("p_pass_bounds_unassumed", n), (lo, hi))
     uks_lo, uks_hi = payload.get("ks_distance_bounds_unassumed", (ks_lo, ks_hi))
-    escaping, escaping_invalid = grammar_escape_mass(problem, texts, probs) if route == "tree" else (0.0, 0.0)
-    valid = min(float(masses.sum()), 1.0)  # a sum of probabilities may round above 1
+    g_lo, g_hi = payload.get(per_n_key("p_pass_bounds_given_grammar", n), (lo, hi))
+    gks_lo, gks_hi = payload.get("ks_distance_bounds_given_grammar", (ks_lo, ks_hi))
+    escaping, _ = grammar_escape_mass(problem, texts, probs) if route == "tree" else (0.0, 0.0)
     d_sampling = 0.0
-    if sampled_law:  # shares of len(replies) draws: their upper confidence bounds; the distance within DKW's band
-        count = len(replies)
-        escaping = clopper_pearson(escaping * count, count, 1.0 - level)[1]
-        escaping_invalid = clopper_pearson(escaping_invalid * count, count, 1.0 - level)[1]
-        valid = clopper_pearson(valid * count, count, 1.0 - level)[0]
-        d_sampling = math.sqrt(math.log(2.0 / level) / (2.0 * max(float(masses.sum()) * count, 1.0)))
-    tau = min(escaping / valid, 1.0) if valid > 0 else 1.0
-    p_slack = min(1.0, -math.expm1(n * math.log1p(-tau)) if tau < 1 else 1.0) + (
-        p_enough_valid(min(valid + escaping_invalid, 1.0), n) - p_enough_valid(valid, n))
+    if sampled_law:  # the law's distance is measured on len(replies) draws: within DKW's band at ``level``
+        d_sampling = math.sqrt(math.log(2.0 / level) / (2.0 * max(float(masses.sum()) * len(replies), 1.0)))
 
-    def meets(b_lo: float, b_hi: float, d_lo: float, d_hi: float, p_pad: float, d_pad: float) -> bool:
-        return (ci[0] <= b_hi + p_pad + 1e-9 and ci[1] >= b_lo - p_pad - 1e-9
-                and (math.isnan(ks_law) or d_lo - d_pad - 1e-9 <= ks_law <= d_hi + d_pad + 1e-9))
+    def miss(b_lo: float, b_hi: float, d_lo: float, d_hi: float) -> float:
+        p_gap = max(b_lo - ci[1], ci[0] - b_hi, 0.0)
+        d_gap = 0.0 if math.isnan(ks_law) else max(d_lo - d_sampling - ks_law, ks_law - d_hi - d_sampling, 0.0)
+        return max(p_gap, d_gap)
 
-    holds_unassumed = meets(u_lo, u_hi, uks_lo, uks_hi, 0.0, d_sampling)
-    holds_exactly = meets(lo, hi, ks_lo, ks_hi, 0.0, d_sampling)
-    holds = holds_unassumed and meets(lo, hi, ks_lo, ks_hi, p_slack, tau + d_sampling)
+    holds = miss(lo, hi, ks_lo, ks_hi) <= 1e-9
     return {"id": problem.id, "writer": writer, "route": route, "p_pass": scores.get(per_n_key("p_pass", n)),
+            "p_pass_point": payload.get(per_n_key("p_pass_unresolved", n), scores.get(per_n_key("p_pass", n))),
             "p_pass_bounds": [float(lo), float(hi)], "sampled": passed / runs, "sampled_ci": list(ci),
             "ks_distance_bounds": [float(ks_lo), float(ks_hi)], "ks_law": ks_law, "requests": requests,
             "p_pass_bounds_unassumed": [float(u_lo), float(u_hi)],
             "ks_distance_bounds_unassumed": [float(uks_lo), float(uks_hi)],
-            "escape_mass": escaping, "stopped": stopped, "holds": bool(holds),
-            "holds_unassumed": bool(holds_unassumed), "holds_without_slack": bool(holds_exactly)}
+            "p_pass_bounds_given_grammar": [float(g_lo), float(g_hi)],
+            "ks_distance_bounds_given_grammar": [float(gks_lo), float(gks_hi)],
+            "escape_mass": escaping, "grammar_probe": payload.get("grammar_probe"), "stopped": stopped,
+            "unresolved": bool(scores.get("unresolved")), "holds": bool(holds),
+            "holds_unassumed": miss(u_lo, u_hi, uks_lo, uks_hi) <= 1e-9,
+            "holds_given_grammar": miss(g_lo, g_hi, gks_lo, gks_hi) <= 1e-9,
+            "miss_given_grammar": miss(g_lo, g_hi, gks_lo, gks_hi)}

@@ -5,7 +5,7 @@ the formulas are in :mod:`.reply_tree`'s module docstring."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -14,13 +14,19 @@ from ..metrics.answer_distribution import p_enough_valid
 from ..problems.base import Problem
 
 __all__ = ["missing_mass_bounds", "threshold_test", "bounds_only", "MIN_DISTANCE_MASS",
-           "leave_out_vanishing_distance"]
+           "leave_out_vanishing_distance", "mark_unresolved", "TARGET_P_PASS_WIDTH", "RESOLVED_KS_WIDTH"]
 
 #: Below this valid mass a problem's ``ks_distance`` is the distance of a vanishing law (a model that writes a
 #: valid answer once in a million replies): left out of the run's mean (NaN, the spec's reason) and kept in the
 #: payload as ``ks_distance_low_mass`` (issue 42, item 4), in both routes. ``p_pass@N`` still counts the problem
 #: (near 0).
 MIN_DISTANCE_MASS = 1e-3
+#: The p_pass bounds (at the largest N) a problem's route aims at; wider when the route stops, the problem is
+#: unresolved (:func:`mark_unresolved`). The reply tree's stop target (``ub_core.logprob.reply_tree``).
+TARGET_P_PASS_WIDTH = 0.1
+#: A problem's ``ks_distance`` enters the run's mean only when its bounds are at most this wide; else it is NaN
+#: (left out, counted) and its point and bounds stay in the payload (``ks_distance_unresolved``).
+RESOLVED_KS_WIDTH = 0.1
 
 
 def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
@@ -132,4 +138,37 @@ def leave_out_vanishing_distance(scores: dict[str, float], payload: dict[str, An
         for key in ("ks_distance", "jsd"):
             if key in scores and not math.isnan(scores[key]):
                 payload[f"{key}_low_mass"] = scores[key]
+                scores[key] = math.nan
+
+
+def mark_unresolved(scores: dict[str, float], payload: dict[str, Any], ns: Sequence[int],
+                    target_p_pass_width: float = TARGET_P_PASS_WIDTH,
+                    resolved_ks_width: float = RESOLVED_KS_WIDTH) -> None:
+    """Leave a problem the route could not resolve out of the run's means, and count it (both routes).
+
+    * ``p_pass`` bounds at the largest N wider than ``target_p_pass_width``: ``unresolved`` = 1, every ``p_pass@N``
+      NaN (the headline mean leaves it out; a sure fail would be a claim the bounds do not make), its point kept in
+      the payload as ``p_pass_unresolved@N``, and the distances left out likewise;
+    * else ``unresolved`` = 0, and a KS distance whose bounds are wider than ``resolved_ks_width`` (a distance of
+      a small valid mass) is NaN, kept in the payload as ``ks_distance_unresolved`` beside its bounds.
+
+    A problem with malformed log-probabilities is counted by ``bad_logprobs`` instead (never unresolved)."""
+    scores["unresolved"] = 0.0
+    if scores.get("bad_logprobs"):
+        return
+    top = max(int(n) for n in ns)
+    lo, hi = payload.get(per_n_key("p_pass_bounds", top), (0.0, 1.0))
+    if hi - lo > target_p_pass_width:
+        scores["unresolved"] = 1.0
+        for n in ns:
+            key = per_n_key("p_pass", int(n))
+            if key in scores:
+                payload[per_n_key("p_pass_unresolved", int(n))] = scores[key]
+                scores[key] = math.nan
+        scores["no_mass"] = 0.0  # not a finding: the missing mass may still be valid
+    ks_lo, ks_hi = payload.get("ks_distance_bounds", (0.0, 1.0))
+    if scores["unresolved"] or ks_hi - ks_lo > resolved_ks_width:
+        for key in ("ks_distance", "jsd"):
+            if key in scores and not math.isnan(scores[key]):
+                payload[f"{key}_unresolved"] = scores[key]
                 scores[key] = math.nan

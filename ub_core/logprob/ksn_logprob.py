@@ -46,8 +46,8 @@ from ..metrics import DEFAULT_NS
 from ..metrics.answer_distribution import _LOGPROB_SLACK, answer_distribution_scores, p_enough_valid
 from ..problems.base import Problem
 from ..problems.candidates import CandidateSet, candidate_set
-from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distance, missing_mass_bounds,
-                     threshold_test)
+from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distance, mark_unresolved,
+                     missing_mass_bounds, threshold_test)
 from .eos import OFFLINE_EOS, load_local_tokenizer
 
 __all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER",
@@ -212,13 +212,15 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     if reason is not None or log_total == -math.inf:  # no answer distribution: the spec's value without data
         scores = values_without_data("ksn_logprob", ns)  # p_pass@N 0 (the sampled run fails), distances NaN
         if reason is not None:
-            scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0)
+            scores.update(no_mass=0.0, bad_logprobs=1.0, missing_mass=0.0, unresolved=0.0)
             return scores, {"q": None, "bad_logprobs": reason}
         scores.update(valid_mass=0.0, no_mass=1.0, bad_logprobs=0.0, missing_mass=1.0)
         # the unlisted mass (all of it) may still be valid, anywhere
         bounds = missing_mass_bounds(math.nan, {int(n): math.nan for n in ns}, 0.0, known_invalid,
                                      max(1.0 - known_invalid, 0.0), slots, max_attempts)
-        return scores, {"q": None, "unlisted_mass": 1.0, **bounds_only(bounds)}
+        payload = {"q": None, "unlisted_mass": 1.0, **bounds_only(bounds)}
+        mark_unresolved(scores, payload, [int(n) for n in ns])
+        return scores, payload
     q = np.exp(np.asarray(lps, dtype=float) - log_total)
     valid = min(math.exp(log_total), 1.0)
     truth = problem.truth(size=truth_size, seed=truth_seed)
@@ -240,6 +242,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     scores.update(jsd=raw["jsd"], entropy_ratio=raw["entropy_ratio"], no_mass=0.0, bad_logprobs=0.0,
                   missing_mass=unlisted)
     leave_out_vanishing_distance(scores, payload)
+    mark_unresolved(scores, payload, ns_sorted)
     return scores, payload
 
 

@@ -69,21 +69,21 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
            "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
-           "CP_LEVEL"]
+           "CP_LEVEL", "escape_eps"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
 CP_LEVEL = 0.99
 
-# A reply that has begun a decimal number inside braces: optional white space, "{", optional sign, digits, the
-# decimal point, digits. Before the point the integer part's length is open ("{4" may become 4, 45 or 4.5): not
-# an interval.
-_CELL = re.compile(r"\s*\{\s*([+-]?)(\d+)\.(\d*)")
+# A reply that has begun a decimal number inside braces: optional white space, "{", optional sign, digits (none:
+# ``{.45``, a number written without its leading zero), the decimal point, digits. Before the point the integer
+# part's length is open ("{4" may become 4, 45 or 4.5): not an interval.
+_CELL = re.compile(r"\s*\{\s*([+-]?)(\d*)\.(\d*)")
 # A number begun with a negative exponent: the mantissa is written out (no digit can join it after the "e"), the
 # exponent's digits can only grow its size: "{3.77e-2" is 3.77e-2 or 3.77e-2d..., at most 3.77e-2 in size.
 _EXPONENT_CELL = re.compile(r"\s*\{\s*([+-]?)(\d+(?:\.\d*)?)[eE]-(\d*)")
@@ -108,7 +108,7 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
     m = _CELL.fullmatch(text)
     if m is not None:
         sign, whole, frac = m.groups()
-        lo = float(f"{whole}.{frac}" if frac else whole)
+        lo = float(f"{whole or 0}.{frac}" if frac else whole or 0)
         hi = lo + 10.0 ** -len(frac)
     else:
         m = _EXPONENT_CELL.fullmatch(text)
@@ -191,12 +191,18 @@ def _grid(values: np.ndarray, cells: np.ndarray, reference: tuple[np.ndarray, np
 
 
 def ks_distance_bounds(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any,
-                       reference: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+                       reference: tuple[np.ndarray, np.ndarray] | None = None,
+                       escape: float = 0.0) -> tuple[float, float]:
     """Bounds of the KS distance between the model's valid law and the truth's CDF F (module docstring):
     ``values``/``masses`` the valid leaves, ``cells`` rows ``(a, b, mass)``, ``missing`` the mass of unknown
     place and validity, ``truth_sorted`` the truth draws, sorted, whose empirical CDF is F unless ``reference``
     (a :func:`step_cdf`, e.g. the truth's pmf where it can be listed) gives it. ``(0, 1)`` when nothing valid is
-    known."""
+    known.
+
+    ``escape`` (at most e of the cells' mass leaves their intervals: :func:`escape_eps`) moves each envelope by
+    that mass: an escaping reply is as unplaced as missing mass, taken from the cells, so with X the escaping
+    mass (|X| <= e) G_lo(x) >= max(L(<=x) + C_top(<=x) - e, L(<=x)) / T and G_hi(x) <= (L(<=x) + C_bottom(<=x)
+    + M + e) / T, T = V + U + M the same total (what leaves the cells joins the unplaced mass)."""
     v, w = np.asarray(values, dtype=float), np.asarray(masses, dtype=float)
     c = np.asarray(cells, dtype=float).reshape(-1, 3)
     total = float(w.sum() + c[:, 2].sum() + missing)
@@ -208,10 +214,11 @@ def ks_distance_bounds(values: Any, masses: Any, cells: Any, missing: float, tru
     lo_mass, hi_mass = leaf.copy(), leaf.copy()
     np.add.at(lo_mass, np.searchsorted(grid, c[:, 1]), c[:, 2])  # a cell surely <= x from its top on
     np.add.at(hi_mass, np.searchsorted(grid, c[:, 0]), c[:, 2])  # possibly <= x from its bottom on
-    lo = np.cumsum(lo_mass) / total
-    hi = (np.cumsum(hi_mass) + missing) / total
-    lo[-1] = max(lo[-1], 1.0 - missing / total)
-    d_lo, d_hi = envelope_distances(lo, hi, f_at, f_before, start_hi=missing / total)
+    e = min(max(float(escape), 0.0), float(c[:, 2].sum()))
+    lo = np.maximum(np.cumsum(lo_mass) - e, np.cumsum(leaf)) / total
+    hi = np.minimum(np.cumsum(hi_mass) + missing + e, total) / total
+    lo[-1] = max(lo[-1], 1.0 - (missing + e) / total)
+    d_lo, d_hi = envelope_distances(lo, hi, f_at, f_before, start_hi=min((missing + e) / total, 1.0))
     return float(d_lo[0]), float(d_hi[0])
 
 
@@ -313,13 +320,31 @@ def _sample_statistics(v: np.ndarray, w: np.ndarray, c: np.ndarray, truth: np.nd
     return picks, d_lo, d_hi, d_mid
 
 
+def escape_eps(missing: float, known: float, escape: float = 0.0) -> float:
+    """The share of N answers that the known law R (leaves and cells, mass K = ``known``) may not describe: with
+    missing mass M, eps = M / (K + M). With up to e of the cells' mass escaping their intervals (a measured bound,
+    :func:`ub_core.logprob.reply_tree.grammar_escape`): the true valid law is G = ((K - X) + W) / Z, X the escaping
+    mass (|X| <= e, taken from the cells), W the valid part of the missing and escaping mass (|W| <= M + |X|), Z
+    = K - |X| + |W| <= K + M. G and R share the part (K - X) with weights (K - |X|) / Z and (K - |X|) / K, so
+
+        TV(G, R) <= 1 - (K - e) / max(Z, K) <= eps = (M + e) / (K + M)
+
+    and each of N i.i.d. answers differs from a draw of R with probability at most eps (coupling)."""
+    if known <= 0:
+        return 1.0
+    e = min(max(float(escape), 0.0), float(known))
+    return float(min(max((missing + e) / (known + missing), 0.0), 1.0))
+
+
 def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any, n: int,
-                bracket: tuple[float, float], draws: int = 2000, seed: int = 0) -> dict[str, Any]:
+                bracket: tuple[float, float], draws: int = 2000, seed: int = 0,
+                escape: float = 0.0) -> dict[str, Any]:
     """Bounds and point value of P(KS@N passes | N valid answers) for a law of leaves, cells and missing mass,
     when passing is D <= c with c in ``bracket`` (:func:`critical_bracket`); module docstring.
 
     Returns ``lo``, ``hi`` (Monte-Carlo error included), ``p`` (cells at their midpoints) with its standard error
-    ``se``, ``eps`` and ``draws``."""
+    ``se``, ``eps`` and ``draws``. ``escape``: a bound on the cells' mass that leaves their intervals
+    (:func:`escape_eps`)."""
     from scipy import stats
 
     v, w = np.asarray(values, dtype=float), np.asarray(masses, dtype=float)
@@ -328,7 +353,7 @@ def cell_p_pass(values: Any, masses: Any, cells: Any, missing: float, truth_sort
     known = float(w.sum() + c[:, 2].sum())
     if known <= 0:
         return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0}
-    eps = missing / (known + missing)
+    eps = escape_eps(missing, known, escape)
     _, d_lo, d_hi, d_mid = _sample_statistics(v, w, c, truth, n, draws, seed)
     c_pass, c_fail = bracket
     tol = 1e-12  # statistics are ratios of integers: rounding must not move a draw across the threshold
@@ -513,7 +538,7 @@ class _CriticalValues:
 
 def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float, truth_sorted: Any, n: int,
                             threshold: float, low: float = -math.inf, draws: int = 2000,
-                            seed: int = 0) -> dict[str, Any] | None:
+                            seed: int = 0, escape: float = 0.0) -> dict[str, Any] | None:
     """:func:`cell_p_pass` for the permutation KS test (support ``mixed``, or ``method="exact"``): the truth
     draws have at most one tie, a point mass (the atom, t0 draws) at their minimum (:func:`truth_atom`; None
     otherwise). ``low`` is the least valid value (the problem's support); module docstring, "permutation test".
@@ -542,7 +567,7 @@ def cell_p_pass_permutation(values: Any, masses: Any, cells: Any, missing: float
     known = float(w.sum() + c[:, 2].sum())
     if known <= 0:
         return {"lo": 0.0, "hi": 1.0, "p": math.nan, "se": math.nan, "eps": 1.0, "draws": 0, "odd_share": math.nan}
-    eps = missing / (known + missing)
+    eps = escape_eps(missing, known, escape)
     if atom is not None:
         # a cell whose padded bottom is within its rounding pad of the atom holds numbers written from the atom's
         # digits up: correctly rounded parsing is monotone, so none reads below the atom

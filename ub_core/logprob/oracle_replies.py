@@ -74,6 +74,11 @@ def _may_grow(number_token_digits: int, token: str) -> bool:
 
 #: How a writer cuts digit runs into tokens (:class:`ReplyWriter`).
 SPLITS = ("canonical", "random")
+#: How a writer writes a continuous answer (:class:`ReplyWriter`): ``plain`` (``repr`` or N significant digits),
+#: ``scientific`` (every value with a mantissa and an exponent, ``{4.5240E-01}``), ``separators`` (thousands
+#: separators, ``{1,234.5}``), ``fraction`` (``{453/1000}``), ``no_leading_zero`` (``{.4524}``). Each is a form
+#: the KS@N reader accepts; the reply tree's number grammar covers only the plain one.
+STYLES = ("plain", "scientific", "separators", "fraction", "no_leading_zero")
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,14 @@ class ReplyWriter:
     digits: int | None = ORACLE_TREE_DIGITS
     number_token_digits: int = 1
     split: str = "canonical"
+    style: str = "plain"
+    #: every continuous value is written times this factor (a writer whose law differs from the truth by a known
+    #: amount)
+    scale: float = 1.0
+    #: this share of the writer's draws is replaced by the draws' median: a law whose KS distance to the truth is
+    #: about half of it (0.4: about 0.2, near KS@100's critical value, so an intermediate pass rate: the audit's
+    #: writers with power)
+    collapse: float = 0.0
 
     def __post_init__(self) -> None:
         if self.digits is not None and (isinstance(self.digits, bool) or not isinstance(self.digits, int)
@@ -101,11 +114,28 @@ class ReplyWriter:
             raise ValueError(f"number_token_digits must be an integer from 1 to {MAX_NUMBER_TOKEN_DIGITS}, got {k!r}")
         if self.split not in SPLITS:
             raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        if self.style not in STYLES:
+            raise ValueError(f"style must be one of {', '.join(STYLES)}, got {self.style!r}")
 
     def write(self, problem: Problem, value) -> str:
         from ..oracle import render_value
 
-        return render_value(problem, value, self.digits)
+        if self.scale != 1.0 and problem.answer_format == "number":
+            value = float(value) * self.scale
+        plain = render_value(problem, value, self.digits)
+        if self.style == "plain" or problem.answer_format != "number":
+            return plain
+        v = float(value)
+        if self.style == "scientific":
+            return "{" + f"{v:.{(self.digits or 5) - 1}E}" + "}"
+        if self.style == "separators":
+            return "{" + format(v, ",") + "}" if self.digits is None else plain
+        if self.style == "fraction":
+            from fractions import Fraction
+
+            f = Fraction(v).limit_denominator(10_000)
+            return "{" + (f"{f.numerator}/{f.denominator}" if f.denominator != 1 else str(f.numerator)) + "}"
+        return re.sub(r"^\{(-?)0\.", r"{\1.", plain)  # no_leading_zero
 
     def tokens(self, text: str) -> list[str]:
         """``text`` split into this writer's tokens."""
@@ -148,8 +178,12 @@ class OracleReplyLaw:
         if mode != "oracle":
             raise ValueError(f"unknown mode {mode!r}; expected oracle or collapse")
         cs = candidate_set(problem)
-        if cs is None:
-            counts = Counter(writer.write(problem, v) for v in oracle_values(problem, draws, seed=seed))
+        if cs is None or writer.collapse > 0:
+            values = list(oracle_values(problem, draws, seed=seed))
+            if writer.collapse > 0 and problem.answer_format in ("number", "integer"):
+                median = float(np.median(np.asarray(values, dtype=float)))
+                values[:int(round(writer.collapse * draws))] = [median] * int(round(writer.collapse * draws))
+            counts = Counter(writer.write(problem, v) for v in values)
             return cls({t: c / draws for t, c in counts.items()}, problem.id, exact=False, writer=writer)
         law: dict[str, float] = {}
         for t, p in zip(cs.texts, cs.p):
@@ -172,6 +206,19 @@ class OracleReplyLaw:
     @property
     def probs(self) -> np.ndarray:
         return np.diff(self._cum)
+
+    def sample(self, k: int, rng: np.random.Generator) -> list[str]:
+        """``k`` replies drawn from the law (texts by their probabilities): what the model's sampled run writes,
+        e.g. the reply tree's grammar probe. For a ``random`` split the text law depends on the token path: draw
+        token by token instead (:func:`ub_core.logprob.audit.sample_replies`)."""
+        idx = np.searchsorted(self._cum[1:], rng.random(int(k)) * self._cum[-1], side="right")
+        idx = np.minimum(idx, len(self._texts) - 1)
+        return [self._texts[i].decode("utf-8") for i in idx.tolist()]
+
+    def sampler(self, seed: int = 0):
+        """A plain ``k -> replies`` function drawing with its own seeded generator (:meth:`sample`)."""
+        rng = np.random.default_rng(seed)
+        return lambda k: self.sample(k, rng)
 
     def _range(self, prefix: bytes) -> tuple[int, int]:
         if len(prefix) > self.width:
@@ -268,11 +315,12 @@ _LAWS: "OrderedDict[tuple, OracleReplyLaw]" = OrderedDict()
 
 def oracle_reply_law(problem: Problem, mode: str = "oracle", draws: int = ORACLE_TREE_DRAWS,
                      digits: int | None = ORACLE_TREE_DIGITS, number_token_digits: int = 1,
-                     split: str = "canonical") -> OracleReplyLaw:
+                     split: str = "canonical", style: str = "plain", scale: float = 1.0,
+                     collapse: float = 0.0) -> OracleReplyLaw:
     """The reply law of ``ub/oracle`` or ``ub/collapse`` for ``problem`` (:meth:`OracleReplyLaw.for_problem`)
     with the writer ``ReplyWriter(digits, number_token_digits, split)``, built once and kept while it is among the last
     used (at most :data:`MAX_CACHED_LAWS` laws and :data:`MAX_CACHE_BYTES` in all)."""
-    writer = ReplyWriter(digits, number_token_digits, split)
+    writer = ReplyWriter(digits, number_token_digits, split, style, float(scale), float(collapse))
     key = (problem.id, problem.family, repr(problem.params), mode, draws, writer)
     law = _LAWS.get(key)
     if law is not None:

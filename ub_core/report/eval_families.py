@@ -132,6 +132,8 @@ def _ksn(values, meta, doc) -> Extracted:
 
 def _ksn_logprob(values, meta, doc) -> Extracted:
     metrics = _per_n_values("ksn_logprob", values)
+    if values.get("unresolved") == 1:  # bounds wider than the target: left out of the means, counted
+        metrics = {k: None for k in metrics}
     metrics.update(_pick(values, KSN_LOGPROB_KEYS))
     record = meta.get(RECORD_META) if isinstance(meta.get(RECORD_META), Mapping) else {}
     payload = {}

@@ -288,7 +288,8 @@ def _model_key(model: str) -> str:
 def _ksn_logprob_tables(records, ksn_records=()):
     """Means by category, and where the same model (provider prefix aside) was also sampled with KS@N on the same
     problems, the predicted ``p_pass@N`` next to the sampled KS@N pass rate on those problems."""
-    keys = ["valid_mass", "ks_distance", *[per_n_key("p_pass", n) for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio"]
+    keys = ["valid_mass", "ks_distance", *[per_n_key("p_pass", n) for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio",
+            "unresolved"]
     tables = [_means_by_category(records, "ksn_logprob_by_category", "Sampling-free KS@N by category (answer "
                                  "distribution from candidate log-probabilities)", "ksn_logprob", keys)]
     sampled = {}

@@ -13,6 +13,7 @@ distribution q and scores it against the truth: ``ks_distance``, ``p_pass@N``, `
 
 from __future__ import annotations
 
+
 import dataclasses
 import logging
 import math
@@ -34,7 +35,7 @@ from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELI
 from ub_core.metric_keys import per_n_key
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
-from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH, ReplyTree,
+from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, PROBE_REPLIES, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH, ReplyTree,
                                         enumerate_problem_tree, score_reply_tree)
 from ub_core.logprob.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version
@@ -288,6 +289,7 @@ async def _tree_into_store(state: TaskState, context: str, tok: Any, end: str, t
     problem = lookup_problem(state.sample_id, tree_opts.get("bank", "ksn"), tree_opts.get("version"))
     found = await enumerate_problem_tree(
         problem, lambda prefix: _next_tokens(context + prefix, top_k), ends=(end,),
+        sample=lambda k: _sample_replies(context, k), probe=tree_opts.get("probe", PROBE_REPLIES),
         cells=tree_opts.get("cells", True), max_missing=tree_opts.get("max_missing"),
         max_requests=tree_opts.get("max_requests", MAX_REQUESTS), max_tokens=MAX_TOKENS, top_k=top_k,
         target_ks_width=tree_opts.get("target_ks_width", TARGET_KS_WIDTH),
@@ -298,7 +300,19 @@ async def _tree_into_store(state: TaskState, context: str, tok: Any, end: str, t
     store.tree = dataclasses.asdict(found)
 
 
-async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
+async def _sample_replies(context: str, k: int) -> list[str] | str:
+    """``k`` replies sampled from the model after ``context`` at temperature 1 (the sampled KS@N run's): the reply
+    tree's grammar probe (:func:`ub_core.logprob.reply_tree.grammar_escape`). A reply the server sends malformed
+    makes the probe a one-line reason (then not drawn: the cells' escape counts as unbounded)."""
+    config = GenerateConfig(max_tokens=MAX_TOKENS, temperature=LOGPROB_TEMPERATURE, num_choices=int(k))
+    try:  # one request for the k replies (a server's n), one model event in the transcript
+        out = await get_model().generate(context, config=config)
+        return [str(c.message.text or "") for c in out.choices]
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a malformed body (pydantic's errors too)
+        return f"grammar probe: a sampled reply could not be read ({type(exc).__name__})"
+
+
+async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]] | str:
     """The model's top-``top_k`` next tokens after ``text`` (one generated token, temperature 1: the model's own
     distribution), as ``(text, log-probability)`` pairs, unchecked (``ub_core.logprob.reply_tree`` names bad values).
     ``top_k`` goes to the server as it is (Inspect's completions providers send it as ``logprobs``, no cap at 20);
@@ -306,6 +320,14 @@ async def _next_tokens(text: str, top_k: int) -> list[tuple[str, float]]:
     try:
         out = await get_model().generate(text, config=GenerateConfig(logprobs=True, top_logprobs=top_k, max_tokens=1,
                                                                      temperature=LOGPROB_TEMPERATURE))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a malformed body (pydantic's errors too)
+        if "greater than max allowed" not in str(exc):
+            return f"the server's next-token list could not be read ({type(exc).__name__}: " \
+                   f"{str(exc).splitlines()[0][:160] if str(exc) else 'no message'})"
+        raise LogprobsUnavailableError(f"-T top_k={top_k}: the server returns fewer top log-probabilities "
+                                       f"({_max_allowed(str(exc))}); serve with vllm serve --max-logprobs {top_k} "
+                                       f"(Inspect's vllm providers: -M max_logprobs={top_k}) or lower -T top_k"
+                                       ) from None
     except Exception as exc:  # noqa: BLE001 - only a server's top-k limit gets its own line
         if "greater than max allowed" not in str(exc):
             raise
@@ -386,15 +408,25 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
                                        f"solver before this scorer")
     tree = ReplyTree(**record.tree)
     scores, payload = score_reply_tree(problem, tree, **options)
+    if tree.bad:
+        log.warning(f"ksn_logprob: {problem.id}: malformed log-probabilities ({tree.bad}); counted in bad_logprobs")
     top = max(tree.leaves, key=tree.leaves.__getitem__) if tree.leaves else ""
     n = max(options["ns"])
     bounds = payload.get(per_n_key("p_pass_bounds", n), [math.nan, math.nan])
+    probe = payload.get("grammar_probe") or {}
+    point = payload.get(per_n_key("p_pass_unresolved", n), scores[per_n_key("p_pass", n)])
     return Score(value=scores, answer=top,
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass ({len(tree.leaves)} replies, "
                               f"{len(tree.cells)} numeric cells holding {sum(tree.cells.values()):.3g}) in "
                               f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
-                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {scores[per_n_key('p_pass', n)]:.3g} "
-                              f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"),
+                              f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {point:.3g} "
+                              f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"
+                              + (f"; grammar probe: {probe['escapes']} of {probe['probe']} sampled replies left a "
+                                 f"cell, escape bound {probe['escape_bound']:.3g} at {probe['confidence']:.0%}"
+                                 if probe.get("probe") or tree.cells else "")
+                              + ("; unresolved: bounds wider than the target, left out of the means"
+                                 if scores.get("unresolved") else "")
+                              + (f"; malformed: {tree.bad}" if tree.bad else "")),
                  metadata={"ub": {**payload, "route": "tree", "context": record.context, "end": record.end,
                                   "leaves": dict(sorted(tree.leaves.items(), key=lambda kv: -kv[1])[:200]),
                                   "cell_texts": dict(sorted(tree.cells.items(), key=lambda kv: -kv[1])[:200]),
