@@ -31,7 +31,7 @@ from importlib import metadata
 from typing import Any, Callable, MutableMapping
 
 __all__ = ["BANKS_GROUP", "FAMILIES_GROUP", "METRICS_GROUP", "RUN_METRICS_GROUP", "OPTIONS_GROUP", "discover",
-           "load_errors", "entry_objects", "plugin_names", "check_scope", "forget"]
+           "load_errors", "entry_objects", "plugin_names", "declared_names", "check_scope", "forget_scans"]
 
 log = logging.getLogger("ub_core.plugins")
 
@@ -104,35 +104,25 @@ def entry_objects(group: str, kind: type, registry: MutableMapping[str, Any], ch
     return registry
 
 
+def declared_names(group: str) -> frozenset[str]:
+    """The names installed packages declare under ``group``, loaded or not."""
+    return frozenset(ep.name for ep in metadata.entry_points(group=group))
+
+
 def check_scope(what: str, bank: str | None, family: str | None) -> None:
     """A plug-in's metric, run metric or option belongs to a plug-in's bank (or distribution family), so that it
-    changes no run of a built-in bank: a one-line ValueError otherwise."""
-    from . import distributions
-    from .problems import _discover as discover_banks
-
+    changes no run of a built-in bank: a one-line ValueError otherwise. A bank or family is a plug-in's when an
+    installed package declares it as an entry point (:data:`BANKS_GROUP`, :data:`FAMILIES_GROUP`)."""
     if bank is None and family is None:
         raise ValueError(f"{what} names no scope: give it bank= (its bank) or family= (its distribution family)")
-    if bank is not None:
-        discover_banks()
-        if bank not in plugin_names(BANKS_GROUP):
-            raise ValueError(f"{what}: bank {bank!r} is not a plug-in's bank")
-    if family is not None:
-        discover(FAMILIES_GROUP, distributions.Family, distributions.FAMILIES, distributions.register_family)
-        if family not in plugin_names(FAMILIES_GROUP):
-            raise ValueError(f"{what}: family {family!r} is not a plug-in's distribution family")
+    if bank is not None and bank not in declared_names(BANKS_GROUP):
+        raise ValueError(f"{what}: bank {bank!r} is not a plug-in's bank")
+    if family is not None and family not in declared_names(FAMILIES_GROUP):
+        raise ValueError(f"{what}: family {family!r} is not a plug-in's distribution family")
 
 
-def forget() -> None:
-    """Every registry without the plug-ins' entries, and every group to be scanned again (a test that installed a
-    plug-in for a while cleans up with it; a session that uninstalled one)."""
-    from . import distributions, metric_spec, option_registry, problems, run_metrics
-
-    for group, registry in ((BANKS_GROUP, problems.BANKS), (FAMILIES_GROUP, distributions.FAMILIES)):
-        for name in plugin_names(group):
-            registry.pop(name, None)
-    metric_spec.forget_plugin_metrics()
-    run_metrics._RUN_METRICS.clear()
-    run_metrics._FAMILIES.clear()
-    option_registry._PLUGIN_OPTIONS.clear()
+def forget_scans() -> None:
+    """Every group to be scanned again, and no name remembered as a plug-in's (the registries that hold the
+    plug-ins' objects are their owners' to clear)."""
     _SCANNED.clear()
     _REGISTERED.clear()

@@ -26,9 +26,16 @@ def write_dist_info(package: Path, site: Path) -> dict:
 
 def forget_plugins(modules: tuple[str, ...] = ()) -> None:
     """Every registry without the plug-ins' entries, and the plug-ins' modules unloaded."""
-    from ub_core import plugins
+    from ub_core import distributions, metric_spec, option_registry, plugins, problems, run_metrics
 
-    plugins.forget()
+    for group, registry in ((plugins.BANKS_GROUP, problems.BANKS), (plugins.FAMILIES_GROUP, distributions.FAMILIES)):
+        for name in plugins.plugin_names(group):
+            registry.pop(name, None)
+    metric_spec.forget_plugin_metrics()
+    run_metrics._RUN_METRICS.clear()
+    run_metrics._FAMILIES.clear()
+    option_registry._PLUGIN_OPTIONS.clear()
+    plugins.forget_scans()
     for mod in [m for m in sys.modules if any(m == p or m.startswith(p + ".") for p in modules)]:
         del sys.modules[mod]
 

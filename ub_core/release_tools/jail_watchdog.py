@@ -4,10 +4,14 @@ and the watchdog that enforces the fallback limits."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # .jail imports this module at load time
-    from .jail import _Group
+
+class _Tasks(Protocol):
+    """What the watchdog needs of a program's cgroups (``jail._Group``): the ids of every task in them."""
+
+    def tasks(self) -> set[int]: ...
+
 
 # tasks of the jail itself, besides the program's: bwrap outside, the namespace's init inside (also in .jail)
 JAIL_TASKS = 2
@@ -75,7 +79,7 @@ class _Watchdog:
     """The program's processes and their totals. Its processes: the cgroup's, or else followed through /proc:
     those in the jail's pid namespace, or (without a jail) descendants of the first process by parent pid."""
 
-    def __init__(self, root: int, group: _Group | None, limits, jailed: bool):
+    def __init__(self, root: int, group: _Tasks | None, limits, jailed: bool):
         self.root, self.group, self.limits, self.jailed = root, group, limits, jailed
         self.members = {root}
         self.seen: set[int] = set()

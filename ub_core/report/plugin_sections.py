@@ -10,8 +10,7 @@ from collections import defaultdict
 from ..metric_keys import split_key
 from ..metric_spec import find_metric
 from ..run_metrics import RUN_RECORDS, all_run_metrics
-from .records import SampleRecord, SampleTable
-from .summary import nanmean
+from .records import SampleRecord, SampleTable, nanmean
 from .tables import Table
 
 __all__ = ["plugin_tables"]

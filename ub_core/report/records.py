@@ -35,6 +35,12 @@ def finite_or_none(x: Any) -> float | None:
     return v if math.isfinite(v) and not isinstance(x, (str, bytes)) else None
 
 
+def nanmean(values: Iterable[Any]) -> float | None:
+    """The mean of the finite values among ``values`` (None, NaN and infinities left out); None when there are none."""
+    vals = [v for v in (finite_or_none(x) for x in values) if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
 @dataclass
 class SampleRecord:
     model: str

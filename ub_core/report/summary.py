@@ -20,15 +20,10 @@ from ..metrics import (UNDETERMINED, across_distributions, clustered_interval, c
                        wilson_interval)
 from .eval_families import BEHAVIOURS, EXPLICIT_KEYS, IMPLICIT_KEYS, STABILITY_KEYS
 from ..terminal import csv_cell, markdown_text
-from .records import SampleRecord, SampleTable, finite_or_none
+from .records import SampleRecord, SampleTable, finite_or_none, nanmean
 from .tables import _REPORT_COLUMNS, ID_COLUMNS, PROVENANCE, Table, _jsonable, column_direction  # noqa: F401
 
 __all__ = ["Table", "build_tables", "write_summary", "ks_ns_of", "top_n", "nanmean", "column_direction"]
-
-def nanmean(values: Iterable[Any]) -> float | None:
-    vals = [v for v in (finite_or_none(x) for x in values) if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
 
 def _group(records: Iterable[SampleRecord], key: Callable[[SampleRecord], Any]) -> dict[Any, list[SampleRecord]]:
     out: dict[Any, list[SampleRecord]] = defaultdict(list)
