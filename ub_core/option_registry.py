@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import options as o
 from .option_help import TASK_HELP, TASK_SUMMARY
 from .metrics.calibration import check_equal_counts
+from .logprob import reply_tree as tree
 from .metrics.inputs import DEFAULT_NS, KS_METHODS
 
 __all__ = ["Option", "Family", "VOCABULARY", "FAMILIES", "LMEVAL_FAMILIES", "UB_OPTION_NAMES", "MODEL_ARG_NAMES",
@@ -51,6 +52,13 @@ def _text(value: Any, name: str) -> str:
     if isinstance(value, (dict, list, tuple, set)):
         raise o.OptionValueError(f"option {name}: expected a text, got {value!r}")
     return str(value)
+
+
+def _nonblank(value: Any, name: str) -> str:
+    text = _text(value, name)
+    if not text.strip():
+        raise o.OptionValueError(f"option {name}: expected a text, got {value!r}")
+    return text
 
 
 def _choice(*allowed: str) -> Checker:
@@ -163,10 +171,10 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
     Option("mode", _choice("prompt_logprobs", "top_logprobs"),
            "how option log-probabilities are read: prompt_logprobs (exact) or top_logprobs (top-k of one token)",
            lmeval_reason="lm-eval scores options by loglikelihood requests"),
-    Option("chat_template", _optional(_text), "the chat template to wrap the prompt in: 'model' or a tokenizer",
+    Option("chat_template", _optional(_nonblank), "the chat template to wrap the prompt in: 'model' or a tokenizer",
            lmeval_reason="use lm-eval's --apply_chat_template"),
     Option("delimiter", _optional(_text), "the text between the prompt and a reply", lmeval_reason=_BY_YAML),
-    Option("end_of_answer", _text, "eos, none, or the text that ends a reply"),
+    Option("end_of_answer", _nonblank, "eos, none, or the text that ends a reply"),
     Option("trust_remote_code", None, "allow a dataset's own loading code (HF datasets)"),
     # how it is scored
     Option("ks_ns", o.int_list, "the N of KS@N (a list or a comma-separated string)", lmeval_reason=_FIXED_NS),
@@ -175,7 +183,8 @@ VOCABULARY: dict[str, Option] = {opt.name: opt for opt in (
     Option("gt_size", o.positive_int, "ground-truth draws per item", lmeval_reason=_BY_YAML),
     Option("seed", _nonneg_int, "seed (an integer >= 0)",
            lmeval_reason="lm-eval takes seeds as --seed (and a model's as --model_args seed=)"),
-    Option("draws", o.positive_int, "Monte-Carlo draws of P(KS@N passes) (at least 2000)", lmeval_reason=_BY_YAML),
+    Option("draws", lambda value, name: o.integer(value, name, low=2000),
+           "Monte-Carlo draws of P(KS@N passes) (at least 2000)", lmeval_reason=_BY_YAML),
     Option("convention", _text, "paper (default) or release (the released code's) where they differ"),
     Option("kl_floor", _optional(_open_unit), "the floor the model's probabilities are raised to inside KL, in (0, 1)"),
     Option("equal_counts", _equal_counts,
@@ -232,9 +241,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("ksn_logprob", {"categories": None, "ks_ns": DEFAULT_NS, "threshold": 1e-4, "method": "paper",
                            "chat_template": None, "delimiter": None, "gt_size": 10_000, "seed": 0, "draws": 2000,
                            "limit_per_category": None, "ids": None, "end_of_answer": "eos", "n_samples": 100,
-                           "max_attempts": 5, "enumeration": "auto", "max_missing": None, "max_requests": 4000,
-                           "top_k": 20, "bank": "ksn", "cells": True, "target_ks_width": 0.02,
-                           "target_p_pass_width": 0.1},
+                           "max_attempts": 5, "enumeration": "auto", "max_missing": None,
+                           "max_requests": tree.MAX_REQUESTS, "top_k": tree.TOP_K, "bank": "ksn", "cells": True,
+                           "target_ks_width": tree.TARGET_KS_WIDTH, "target_p_pass_width": tree.TARGET_P_PASS_WIDTH},
            lmeval=("category", "ids", "bank", "threshold", "method", "end_of_answer"),
            lmeval_tasks=("ub_ksn_logprob",)),
     Family("calibration", {**_OPTION_LOGPROB, "equal_counts": "drop"}, lmeval=_OPTION_LOGPROB_LMEVAL,

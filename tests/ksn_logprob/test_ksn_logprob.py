@@ -197,7 +197,7 @@ def test_inspect_oracle_and_collapse(tmp_path):
 def test_inspect_options_give_one_line_errors():
     from ub_inspect.ksn_logprob import ksn_logprob
 
-    with pytest.raises(ValueError, match="option draws: at least 2000"):
+    with pytest.raises(ValueError, match="option draws: expected an integer >= 2000"):
         ksn_logprob(draws=100)
     with pytest.raises(ValueError, match="option chat_template"):
         ksn_logprob(chat_template=" ")

@@ -29,7 +29,7 @@ from inspect_ai.util import StoreModel
 from pydantic import Field
 
 from ub_core.logprob.eos import OFFLINE_EOS, eos_text, served_eos_text, served_logprobs
-from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, END_OF_ANSWER, RAW_DELIMITER, candidate_continuations,
+from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidate_continuations,
                                          candidate_record, end_texts, load_chat_tokenizer, render_chat,
                                          score_candidate_logprobs)
 from ub_core.metric_keys import per_n_key
@@ -44,9 +44,7 @@ from ub_inspect.ksn.ksn import load_problems
 from ub_inspect._inspect_private import built_inside_eval
 from ub_inspect._naming import package_task, registry_name
 from ub_inspect._problems import lookup_problem
-from ub_inspect._options import (OptionError, boolean, choice, first_per_category, int_list, integer, ks_method,
-                                 positive_int, real, select_ids, str_list, task_options)
-from ub_inspect._options import threshold as check_threshold
+from ub_inspect._options import OptionError, TaskOptions, first_per_category, registry_task, select_ids
 from ub_inspect.metrics import spec_metrics
 from ub_inspect.option_logprob import LOGPROB_TEMPERATURE, LogprobsUnavailableError, _token_text, continuation_logprobs
 from ub_inspect.providers import UBModelAPI
@@ -434,104 +432,38 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
 
 
 @task(name=registry_name("ksn_logprob"))
-def ksn_logprob(categories: str | list[str] | None = None, ks_ns: str | int | list[int] = DEFAULT_NS, threshold: float = 1e-4, method: str = "paper",
-                chat_template: str | None = None, delimiter: str | None = None, gt_size: int = 10_000,
-                seed: int = 0, draws: int = 2000, limit_per_category: int | None = None, ids: str | list[str] | None = None,
-                end_of_answer: str = "eos", n_samples: int = 100, max_attempts: int = 5,
-                enumeration: str = "auto", max_missing: float | None = None, max_requests: int = MAX_REQUESTS,
-                top_k: int = TREE_TOP_K, bank: str = "ksn", cells: bool = True,
-                target_ks_width: float = TARGET_KS_WIDTH, target_p_pass_width: float = TARGET_P_PASS_WIDTH) -> Task:
-    """Sampling-free KS@N: the model's whole answer distribution from candidate log-probabilities.
-
-    Args:
-        categories: subset of the KS@N categories (a list or a comma-separated string; default all).
-        ks_ns: the N of ``p_pass@N`` (default 1, 2, 5, 10, 20, 50, 100).
-        threshold: KS p-value threshold, in (0, 1) (UnpredictaBench: 1e-4).
-        method: ``paper`` or ``exact``, as in ``ub_inspect/ksn``.
-        chat_template: render the prompt as a user message through a chat template before the candidates:
-            ``model`` (the evaluated model's tokenizer) or a tokenizer folder / cached hub id. Default: raw text.
-        delimiter: text between the context and each candidate; default ``" "`` after raw text, ``""`` after a
-            chat template (lm-eval's rule).
-        gt_size: ground-truth draws per problem (paper: 10,000).
-        seed: ground-truth seed (an integer >= 0); the Monte-Carlo draws of ``p_pass@N`` use it too.
-        draws: Monte-Carlo draws of ``p_pass@N`` where the exact sum is larger (at least 2,000).
-        limit_per_category: keep only the first N problems of each category (quick checks).
-        ids: keep only these problem ids (a list or a comma-separated string), in bank order.
-        end_of_answer: what follows each candidate, so that q(c) is the probability that the reply is exactly c:
-            ``eos`` (the model's end-of-sequence token, read from its tokenizer; the default), ``none`` (nothing:
-            the probability that the reply starts with c, an upper bound) or the text that ends a reply.
-        n_samples: the answer slots of the sampled run that ``p_pass@N`` predicts (``ub_inspect/ksn``: 100).
-        max_attempts: attempts per slot in that run; invalid replies are retried (``ub_inspect/ksn``: 5).
-        enumeration: ``auto`` (every problem: listed where the answers can be listed, the reply tree elsewhere;
-            the default), ``listed`` (only the problems whose answers can be listed in advance; the others are
-            named and left out) or ``tree`` (every problem through its reply tree: the model's top-k next tokens,
-            expanded best first). The tree route needs a provider that returns ``top_logprobs`` after a raw text
-            (completions providers).
-        max_missing: also stop the tree route once the finished replies hold ``1 - max_missing`` of the
-            probability (default: no such stop; the bounds' targets decide). What is left unexpanded is reported
-            (``missing_mass``, ``cell_mass``) and bounds KS distance and p_pass@N.
-        max_requests: the most next-token requests per problem in the tree route (default 4,000).
-        top_k: next tokens per request in the tree route (default 20, OpenAI's limit; vLLM returns up to its
-            ``--max-logprobs``, so serve with ``--max-logprobs 1000`` for tokenizers with three-digit tokens).
-        bank: the registered bank of sampled problems (``ksn``, or a plug-in's, as in ``ub_inspect/ksn``).
-        cells: numbers as intervals in the tree route (default true): an unexpanded numeric prefix such as
-            ``{4.9`` bounds its mass to [4.9, 5.0] instead of leaving it missing (``ub_core.logprob.number_cells``;
-            it assumes a reply that has begun a number finishes it). ``false``: leaves only.
-        target_ks_width: the tree route stops when the KS-distance bounds are at most this wide (default 0.02)...
-        target_p_pass_width: ... and the p_pass bounds at the largest N at most this wide (default 0.1), or at
-            ``max_requests``.
-    """
-    with task_options("ksn_logprob", locals()):
-        bank = str(bank)
-        cats = str_list(categories, "categories")
-        ns = int_list(list(DEFAULT_NS) if ks_ns is DEFAULT_NS else ks_ns, "ks_ns")
-        threshold = check_threshold(threshold)
-        method = ks_method(method)
-        gt_size = positive_int(gt_size, "gt_size")
-        seed = integer(seed, "seed", low=0)
-        draws = positive_int(draws, "draws")
-        if draws < 2000:
-            raise OptionError(f"option draws: at least 2000 Monte-Carlo draws, got {draws}")
-        n_samples = positive_int(n_samples, "n_samples")
-        max_attempts = positive_int(max_attempts, "max_attempts")
-        end_of_answer = str(end_of_answer)
-        if not end_of_answer:
-            raise OptionError(f"option end_of_answer: {', '.join(END_OF_ANSWER)} or the text that ends a reply")
-        if chat_template is not None and not str(chat_template).strip():
-            raise OptionError("option chat_template: give 'model' or a tokenizer name, or leave it out")
-        enumeration = choice(enumeration, "enumeration", ENUMERATIONS)
-        max_missing = None if max_missing is None else real(max_missing, "max_missing", 0, 1, high_open=True)
-        cells = boolean(cells, "cells")
-        target_ks_width = real(target_ks_width, "target_ks_width", 0, 1)
-        target_p_pass_width = real(target_p_pass_width, "target_p_pass_width", 0, 1)
-        max_requests = positive_int(max_requests, "max_requests")
-        top_k = positive_int(top_k, "top_k")
-        if enumeration != "listed" and end_of_answer == "none":
-            raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
-        problems = list(load_problems(categories=cats, bank=bank))
-        left_out: list[str] = []
-        if enumeration == "listed":
-            listed = [p for p, _ in enumerable_problems(problems)]
-            if ids is None:  # nothing leaves silently: the problems the listed route cannot score are named
-                left_out = sorted({p.id for p in problems} - {p.id for p in listed})
-            problems = listed
-        problems = select_ids(first_per_category(problems, limit_per_category), ids)
-        if left_out:
-            log.warning(f"ksn_logprob: {len(problems)} problems of bank {bank} scored, {len(left_out)} left out: "
-                        f"their answers cannot be listed ({', '.join(left_out[:5])}"
-                        f"{', ...' if len(left_out) > 5 else ''}); -T enumeration=auto scores them through the "
-                        f"reply tree")
-        routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
-                  ("listed" if enumeration == "listed" else "tree") for p in problems}
-        _preflight(chat_template, end_of_answer, enumeration, routes)
+@registry_task("ksn_logprob")
+def ksn_logprob(o: TaskOptions) -> Task:
+    bank, enumeration, end_of_answer, chat_template = o.bank, o.enumeration, o.end_of_answer, o.chat_template
+    ns = list(o.ks_ns)
+    if enumeration != "listed" and end_of_answer == "none":
+        raise OptionError("option end_of_answer=none: the tree route needs the text that ends a reply")
+    problems = list(load_problems(categories=o.categories, bank=bank))
+    left_out: list[str] = []
+    if enumeration == "listed":
+        listed = [p for p, _ in enumerable_problems(problems)]
+        if o.ids is None:  # nothing leaves silently: the problems the listed route cannot score are named
+            left_out = sorted({p.id for p in problems} - {p.id for p in listed})
+        problems = listed
+    problems = select_ids(first_per_category(problems, o.limit_per_category), o.ids)
+    if left_out:
+        log.warning(f"ksn_logprob: {len(problems)} problems of bank {bank} scored, {len(left_out)} left out: "
+                    f"their answers cannot be listed ({', '.join(left_out[:5])}"
+                    f"{', ...' if len(left_out) > 5 else ''}); -T enumeration=auto scores them through the "
+                    f"reply tree")
+    routes = {p.id: "listed" if enumeration == "auto" and candidate_set(p) is not None else
+              ("listed" if enumeration == "listed" else "tree") for p in problems}
+    _preflight(chat_template, end_of_answer, enumeration, routes)
+    threshold, method, gt_size, seed, draws = o.threshold, o.method, o.gt_size, o.seed, o.draws
+    n_samples, max_attempts = o.n_samples, o.max_attempts
     return package_task(
         dataset=MemoryDataset([record_to_sample(p, routes[p.id]) for p in problems],
                               name="unpredictabench-ksn-logprob"),
-        solver=candidate_logprobs(None if chat_template is None else str(chat_template),
-                                  None if delimiter is None else str(delimiter), end_of_answer, top_k,
-                                  tree=dict(bank=bank, version=bank_version(bank), cells=cells,
-                                            max_missing=max_missing, max_requests=max_requests,
-                                            target_ks_width=target_ks_width, target_p_pass_width=target_p_pass_width,
+        solver=candidate_logprobs(chat_template,
+                                  o.delimiter, end_of_answer, o.top_k,
+                                  tree=dict(bank=bank, version=bank_version(bank), cells=o.cells,
+                                            max_missing=o.max_missing, max_requests=o.max_requests,
+                                            target_ks_width=o.target_ks_width, target_p_pass_width=o.target_p_pass_width,
                                             complete_listed=enumeration == "auto",
                                             score=dict(ns=ns, threshold=threshold, method=method,
                                                        truth_size=gt_size, truth_seed=seed, draws=draws, seed=seed,
