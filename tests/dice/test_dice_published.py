@@ -99,7 +99,8 @@ def test_report_shows_published_rows_beside_a_run_of_their_setting(release, orac
     assert "dice_pairwise" not in doc["tables"] and doc["inputs"]["records"] == 15
     assert any("2 published models" in n and "never pooled" in n for n in doc["inputs"]["notes"])
     page = (out / "index.html").read_text()
-    assert page.count('class="published"') == 2 + 2 * 15  # leaderboard rows and per-law rows
+    # the first screen's compact leaderboard, the family's leaderboard and the per-law rows
+    assert page.count('class="published"') == 2 + 2 + 2 * 15
     assert "GPT-4o (published)" in page and "| GPT-4o (published) | published | published |" in (
         out / "summary.md").read_text()
 

@@ -150,7 +150,7 @@ def test_the_first_screen_is_one_compact_leaderboard_per_family(lm_run):
 def test_every_familys_overview_is_compact(tmp_path):
     """The synthetic inputs of every other family (test_report.py's), one page: the same bounds."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import report_synthetic as rs
+    import support.report_synthetic as rs
 
     rs.write_lmeval_families(tmp_path / "lm")
     rs.write_stability_results_only(tmp_path / "stab")
