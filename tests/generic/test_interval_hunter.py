@@ -539,6 +539,7 @@ NOT_AN_INTERVAL = {
     "ub_core.metrics.stability:accuracy_spread": "the non-determinism paper's max - min accuracy, a statistic",
     "ub_core.reproduce.calibration:_spread": "mean, SD, min and max of replicate means, descriptive",
     "ub_core.metrics.calibration:_interval_summary": "clustered_interval of PM/WD/RE (registered above)",
+    "ub_core.report.html:_interval": "prints the interval or SE a report table already holds",
 }
 
 _NAME = re.compile(r"interval|stderr|std_err|p_?value|confint|detectable|mde|se_floor|noise_removed|mcnemar|tango|"
