@@ -72,3 +72,19 @@ def test_shipped_code_and_docs_name_no_issue_numbers():
             if _ISSUE_REFERENCE.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}")
     assert not found, "issue references in shipped code or docs:\n" + "\n".join(found)
+
+
+def test_ci_and_scripts_name_only_files_that_exist():
+    """``.ci/`` and ``scripts/`` describe and run files of the repository by path; a renamed or deleted file must not
+    leave them naming it."""
+    top = r"(?:tests|ub_core|ub_inspect|ub_lmeval|docs|benchmarks|examples|scripts|tools|\.ci)"
+    named = re.compile(rf"(?<![\w$/.-])({top}/[\w./*-]*\w)")
+    missing = []
+    for script in sorted([*(ROOT / ".ci").iterdir(), *(ROOT / "scripts").iterdir()]):
+        if not script.is_file():
+            continue
+        for n, line in enumerate(script.read_text(encoding="utf-8").splitlines(), 1):
+            for path in named.findall(line):
+                if not (any(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()):
+                    missing.append(f"{script.relative_to(ROOT)}:{n}: {path}")
+    assert not missing, missing
