@@ -1,4 +1,4 @@
-"""Bounds under mass of unknown place (issue 42): the reply tree's missing mass and the listed route's unlisted
+"""Bounds under mass of unknown place: the reply tree's missing mass and the listed route's unlisted
 mass alike. Shared by :mod:`.reply_tree` and :mod:`.ksn_logprob` (which must not import each other both ways);
 the formulas are in :mod:`.reply_tree`'s module docstring."""
 
@@ -18,7 +18,7 @@ __all__ = ["missing_mass_bounds", "threshold_test", "bounds_only", "MIN_DISTANCE
 
 #: Below this valid mass a problem's ``ks_distance`` is the distance of a vanishing law (a model that writes a
 #: valid answer once in a million replies): left out of the run's mean (NaN, the spec's reason) and kept in the
-#: payload as ``ks_distance_low_mass`` (issue 42, item 4), in both routes. ``p_pass@N`` still counts the problem
+#: payload as ``ks_distance_low_mass``, in both routes. ``p_pass@N`` still counts the problem
 #: (near 0).
 MIN_DISTANCE_MASS = 1e-3
 #: The p_pass bounds (at the largest N) a problem's route aims at; wider when the route stops, the problem is

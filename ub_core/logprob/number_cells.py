@@ -1,4 +1,4 @@
-"""Numbers as intervals (issue 33, item 3): bounds on a model's answer law from reply prefixes, not leaves.
+"""Numbers as intervals: bounds on a model's answer law from reply prefixes, not leaves.
 
 A model writes a continuous answer digit by digit (``{4.9342}``), so its reply tree (:mod:`.reply_tree`) has a
 leaf per written number: far more than any request budget reaches. But a numeric prefix confines what grows from
@@ -94,13 +94,13 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
     None when ``text`` is not a number begun inside braces whose interval lies inside the support [``low``,
     ``high``] (module docstring).
 
-    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. A negative exponent (issue 42) closes
+    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. A negative exponent closes
     the mantissa and bounds the size: ``{3.77e-2`` -> [0, 0.0377] (the exponent's digits can only grow: -2, -2d,
     ...), ``{3.77e-`` -> [0, 3.77]. An exponent without its sign, or a positive one, is no interval (``e`` may
     become ``e-`` or ``e+``; a positive exponent is unbounded): such a prefix is a text node. The ends are widened
     by a relative 1e-12 so that float rounding of a long written number cannot fall outside.
 
-    An interval that does not overlap the support (or touches it at one point) is no cell (issue 42): without
+    An interval that does not overlap the support (or touches it at one point) is no cell: without
     another notation (an exponent: ``{3.`` becoming ``{3.77e-23}`` on a support of [0, 1]) every reply in it is
     invalid, with one anywhere, so its mass is neither valid nor placed; it stays a text node, expanded like any
     other text or carried as missing mass. An interval that straddles a support's end stays a cell: the grammar

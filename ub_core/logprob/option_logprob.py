@@ -250,8 +250,8 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     The values decide a pair the tokens would: a continuation's probability is at most that of any prefix of its
     tokens (``P(v + rest) = P(v) P(rest | v)``), so ``logprob(v) < logprob(w) - 1e-9`` means v's tokens do not
     begin w's, and v's value holds none of w's mass: nothing to subtract, the pair is resolved whatever the
-    framework knows of the tokens (issue 44, item 10: lm-eval without token ids counted such pairs that Inspect,
-    with the tokens, did not). Only a shorter variant at least as likely as the longer one stays unresolved."""
+    framework knows of the tokens (so lm-eval, without token ids, resolves the same pairs as Inspect, which has
+    them). Only a shorter variant at least as likely as the longer one stays unresolved."""
     choices, owners = flatten_variants(item)
     known = variant_token_ids or {}
     seen = [(v, o, float(variant_logprobs[v])) for v, o in zip(choices, owners)

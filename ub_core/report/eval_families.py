@@ -48,7 +48,7 @@ KSN_KEYS = tuple(k for k in metric_keys("ksn") if split_key(k)[1] is None)
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 
-#: sampling-free KS@N (issue 18: ``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
+#: sampling-free KS@N (``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
 #: its payload (Inspect ``Score.metadata["ub"]``; lm-eval ``doc`` + the line's ``q``) holds the distributions
 KSN_LOGPROB_KEYS = tuple(k for k in metric_keys("ksn_logprob") if split_key(k)[1] is None)
 KSN_LOGPROB_META = ("q", "p", "values", "candidates")
@@ -111,7 +111,7 @@ def _is_ksn(values: Mapping[str, Any]) -> bool:
 
 def _per_n_values(eval_family: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The per-N metrics of ``eval_family``'s spec in ``values``, at any N (``ks@N``, ``p@N``, ``p_pass@N``), each
-    rate undefined there (a log from before issue 33) at its spec's value for a problem without data, a fail."""
+    rate undefined there (a log whose problem without a valid answer has no rate) at its spec's value for a problem without data, a fail."""
     return fill_missing_rates(eval_family, {k: v for k, v in values.items() if split_key(k)[1] is not None
                                             and find_metric(eval_family, k) is not None})
 

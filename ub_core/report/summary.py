@@ -89,8 +89,8 @@ def _ksn_counts(recs: Sequence[SampleRecord]) -> dict[str, int]:
 
 
 #: the N of the ksn headline, fixed by the family (UnpredictaBench's KS@100), whatever else a report folder holds: a
-#: run with fewer answers gets its own ``ks@N`` columns beside it (issue 44: one 50-answer run switched every row
-#: to KS@50 and KS@100 left the leaderboard)
+#: run with fewer answers gets its own ``ks@N`` columns beside it (so one 50-answer run cannot switch every row
+#: to KS@50 and push KS@100 off the leaderboard)
 KSN_HEADLINE_N = 100
 
 
@@ -529,7 +529,7 @@ PAIRWISE_ALPHA = 0.05
 
 
 def _pairwise_table(fam: str, tables: list[Table], table: SampleTable) -> Table | None:
-    """Every pair of complete runs of one configuration (``ub_core.compare``, issue 37): paired difference of the
+    """Every pair of complete runs of one configuration (``ub_core.compare``): paired difference of the
     family's headline, its 95% interval, the p-value and Holm's adjustment across the pairs shown (significant:
     adjusted p < 0.05), and the minimum detectable effect. Partial runs and runs whose settings differ (other than
     model and seed) are never paired; None when no two complete runs share a configuration."""
@@ -578,7 +578,7 @@ _COMPLETE_FIRST = {True: 0, None: 1, False: 2}
 
 def _attach_provenance(t: Table, table: SampleTable) -> None:
     """Give every row of a per-model table its runs' provenance and a ``complete`` column right after the model's
-    columns (issue 26 item 8). A leaderboard (no category, task or group key) lists complete runs first, then runs
+    columns. A leaderboard (no category, task or group key) lists complete runs first, then runs
     that do not say, then partial runs (``--limit``, selected ids, cancelled): a partial run is never ranked among
     complete ones, and the page marks its row."""
     if "model" not in t.keys or "framework" not in t.keys:

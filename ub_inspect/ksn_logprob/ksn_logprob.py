@@ -235,7 +235,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
                     f"{str(exc).split(':')[0]}: the listed route needs a provider that reports them "
                     f"(vllm-completions/, openai-api-completions/ against vLLM); -T enumeration=auto or tree reads "
                     f"the reply tree from top_logprobs instead") from None
-            # enumeration=auto on a server without prompt_logprobs (issue 42, item 3): every listed problem of
+            # enumeration=auto on a server without prompt_logprobs: every listed problem of
             # this run takes the reply tree, which needs top_logprobs only
             state_cache["no_prompt_logprobs"] = True
             log.warning("ksn_logprob: the model reports no prompt_logprobs; enumeration=auto reads every problem "
@@ -248,7 +248,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         record.boundary_merged = merged
         if tree_opts.get("complete_listed") and _listed_too_wide(state.sample_id, record.logprobs, tree_opts):
             # enumeration=auto: the list misses mass the bounds cannot place (valid answers written otherwise, or
-            # invalid replies); the reply tree reads what the list cannot (issue 42, item 2)
+            # invalid replies); the reply tree reads what the list cannot
             try:
                 await _tree_into_store(state, context, tok, end, top_k, tree_opts)
             except LogprobsUnavailableError as exc:
