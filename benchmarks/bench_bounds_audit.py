@@ -1,4 +1,4 @@
-"""The differential self-audit of sampling-free KS@N over the whole bank (issue 42; ``ub_core.logprob.audit``).
+"""The differential self-audit of sampling-free KS@N over the whole bank (``ub_core.logprob.audit``).
 
 Every problem of the ``ksn`` bank (or ``--limit`` of them, drawn by the date seed) under each writer given
 (``--writers full:1,full:3`` = full precision with one- and three-digit number tokens; ``6:1`` = six significant

@@ -1,4 +1,4 @@
-"""p_pass bounds with cells on the mixed support (issue 33 item 3), printed (not a test).
+"""p_pass bounds with cells on the mixed support, printed (not a test).
 
 Every ``mixed`` problem of the ``ksn`` bank: ub/oracle's law at full precision (``render_value`` of
 ``oracle_values``, 20,000 draws, one digit per token) enumerated by ``enumerate_problem_tree_sync`` (the

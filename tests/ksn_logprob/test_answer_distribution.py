@@ -1,4 +1,4 @@
-"""Sampling-free KS metrics (issue 18, ``ub_core.metrics.answer_distribution``).
+"""Sampling-free KS metrics (``ub_core.metrics.answer_distribution``).
 
 Statistical checks use fixed seeds; each tolerance is derived in the test's docstring.
 """

@@ -1,4 +1,4 @@
-"""Candidate answer sets of KS@N problems (issue 18, ``ub_core.problems.candidates``)."""
+"""Candidate answer sets of KS@N problems (``ub_core.problems.candidates``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sampling-free KS@N (issue 18) in both frameworks: ub_core.logprob.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
+"""Sampling-free KS@N in both frameworks: ub_core.logprob.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
 
 The oracle gives every candidate its true log-probability (q = p: ks_distance 0, p_pass@100 the truth's own pass
 rate, >= 0.98); the collapsed model puts all mass on one answer (ks_distance large). Chat templates: the prompt is

@@ -1,4 +1,4 @@
-"""The reply-tree route of sampling-free KS@N (issue 25 item 3: ``ub_core.logprob.reply_tree``, Inspect
+"""The reply-tree route of sampling-free KS@N (``ub_core.logprob.reply_tree``, Inspect
 ``ub_inspect/ksn_logprob -T enumeration=tree|auto``).
 
 A scripted token model with a known reply law checks the enumeration exactly (token paths that spell one text,
@@ -236,7 +236,7 @@ def test_inspect_tree_route_options_are_checked():
 
 
 def test_every_problem_is_scored_by_default(caplog):
-    """Issue 33 item 4: ``enumeration=auto`` is the default, so no problem is left out: the first two problems of
+    """``enumeration=auto`` is the default, so no problem is left out: the first two problems of
     every category, listable or not, each on its route (the listed one where its answers can be listed), with no
     warning and nothing in ``left_out`` (all 448 with no option: the tree's count above)."""
     from ub_inspect.ksn.ksn import load_problems
@@ -296,11 +296,10 @@ def test_shift_bounds_hold_the_full_laws_pass_rate_on_a_continuous_support(where
 
 
 def test_ks_distance_has_one_definition_per_problem_on_either_route():
-    """Issue 42: the listed route measured ``ks_distance`` against the truth's pmf and the tree against the 10,000
-    truth draws, so ``enumeration=auto`` averaged two quantities and a listed problem the tree completed changed
-    definition. Now a listable problem is measured against its pmf on both routes, an unlistable one against the
-    draws. The oracle's exact law scored by both routes gives the same distance (0 for q = p; the draws' own
-    distance from the pmf, about 0.005 here, was the tree's before)."""
+    """One ``ks_distance`` per problem whatever the route, so ``enumeration=auto`` never averages two quantities and
+    a listed problem the tree completes keeps its definition: a listable problem is measured against its pmf on
+    both routes, an unlistable one against the 10,000 truth draws. The oracle's exact law scored by both routes
+    gives the same distance (0 for q = p, not the draws' own distance from the pmf, about 0.005 here)."""
     from ub_core.logprob.ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
     from ub_core.problems.candidates import candidate_set
 

@@ -1,4 +1,4 @@
-"""Validation of the reply-tree route of sampling-free KS@N (issue 25 item 3, ``ub_core.logprob.reply_tree``) on the tiny
+"""Validation of the reply-tree route of sampling-free KS@N (``ub_core.logprob.reply_tree``) on the tiny
 trained model (tests/support/tiny_trained.py), against ancestral sampling of the same model.
 
 ``next_tokens(prefix)`` reads the model's top-20 next tokens after ``prompt + prefix`` (tokenised afresh, full
@@ -96,7 +96,7 @@ def test_the_tree_agrees_with_the_listed_route_within_the_missing_mass(measured,
     """Check 0 (no sampling): on listable problems the tree's leaves that are exactly a candidate as written carry
     the listed route's valid mass and law within the tree's missing mass (the same quantity by two routes), and the
     tree's whole valid mass lies in the listed route's bounds [V, V + U]: what the tree finds beyond the candidate
-    texts (valid answers written otherwise, issue 42) is the listed route's unlisted mass, never more."""
+    texts (valid answers written otherwise) is the listed route's unlisted mass, never more."""
     for pid in LISTED:
         r = measured[pid]
         problem, tree = r["problem"], r["tree"]
