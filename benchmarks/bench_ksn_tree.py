@@ -121,7 +121,7 @@ def model_cost() -> None:
         cs = candidate_set(problem)
         n_prompt = len(lm.tok(prompt)["input_ids"])
         t0 = time.perf_counter()
-        tree = enumerate_problem_tree_sync(problem, lambda prefix: lm.next_tokens(prompt, prefix),
+        tree = enumerate_problem_tree_sync(problem, lambda prefix, prompt=prompt: lm.next_tokens(prompt, prefix),
                                            ends=[lm.tok.eos_token], max_tokens=lm.max_new_tokens, ns=(100,))
         tree_wall = time.perf_counter() - t0
         scores, payload = score_reply_tree(problem, tree, ns=(100,))
@@ -229,8 +229,8 @@ def targets(n_problems: int = 24, seed: int = 33) -> None:
         for p in picked:
             law = oracle_reply_law(p, digits=None, number_token_digits=token_digits)
             t0 = time.perf_counter()
-            tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, top_k), ends=[OFFLINE_EOS],
-                                               top_k=top_k, ns=(100,), sample=law.sampler(0))
+            tree = enumerate_problem_tree_sync(p, lambda pre, law=law, top_k=top_k: law.next_tokens(pre, top_k),
+                                               ends=[OFFLINE_EOS], top_k=top_k, ns=(100,), sample=law.sampler(0))
             scores, pay = score_reply_tree(p, tree, ns=(100,))
             wall = time.perf_counter() - t0
             prompt = len(p.full_prompt.split())
@@ -252,8 +252,8 @@ def targets(n_problems: int = 24, seed: int = 33) -> None:
     bad = []
     for p in picked:
         law = oracle_reply_law(p, mode="collapse")
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[OFFLINE_EOS], ns=(100,),
-                                           sample=law.sampler(0))
+        tree = enumerate_problem_tree_sync(p, lambda pre, law=law: law.next_tokens(pre, 20), ends=[OFFLINE_EOS],
+                                           ns=(100,), sample=law.sampler(0))
         scores, pay = score_reply_tree(p, tree, ns=(100,))
         hi = pay.get("p_pass_bounds@100", [0.0, 1.0])[1]
         if scores["ks_distance"] >= 0.1 and hi > 0.05:

@@ -78,7 +78,7 @@ def measured(tiny_lm):
     for pid, seed in {**LISTED, **CONTINUOUS}.items():
         problem = get_problem(pid)
         prompt = problem.full_prompt
-        tree = enumerate_reply_tree_sync(lambda prefix: tiny_lm.next_tokens(prompt, prefix, TOP_K),
+        tree = enumerate_reply_tree_sync(lambda prefix, prompt=prompt: tiny_lm.next_tokens(prompt, prefix, TOP_K),
                                          ends=[tiny_lm.tok.eos_token], max_missing=MAX_MISSING,
                                          max_requests=MAX_REQUESTS, max_tokens=tiny_lm.max_new_tokens, top_k=TOP_K)
         assert tree.bad is None, (pid, tree.bad)

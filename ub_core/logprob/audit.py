@@ -51,7 +51,8 @@ __all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escap
 #: is full precision (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical
 #: tokenisations); a style other than ``plain`` writes numbers otherwise (scientific notation, separators,
 #: fractions, no leading zero); ``collapse`` 0.4 puts 0.4 of the mass on the median, a law near KS@100's critical
-#: distance, so its pass rate is intermediate and a bias in the bounds shows (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+#: distance, so its pass rate is intermediate and a bias in the bounds shows
+#: (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
 WRITERS: tuple[tuple, ...] = tuple(
     [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)]
     + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")]

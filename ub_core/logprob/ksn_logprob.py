@@ -51,8 +51,8 @@ from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distanc
 from .eos import OFFLINE_EOS, load_local_tokenizer
 
 __all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER",
-           "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
-           "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
+           "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs",
+           "candidate_continuations", "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
            "split_candidate_text", "ORACLE_MODES"]
 
 #: The per-problem metric keys both adapters report (``ub_core.metric_spec``, family ``ksn_logprob``).
@@ -73,8 +73,8 @@ def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[s
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
-    return {"id": problem.id, "uid": problem.uid or "", "category": problem.category, "family": problem.family, "kind": cs.kind,
-            "support": problem.support, "prompt": problem.full_prompt, "candidates": list(cs.texts),
+    return {"id": problem.id, "uid": problem.uid or "", "category": problem.category, "family": problem.family,
+            "kind": cs.kind, "support": problem.support, "prompt": problem.full_prompt, "candidates": list(cs.texts),
             "values": [float(v) for v in cs.values], "p": [float(x) for x in cs.p], "cut": bool(cs.cut)}
 
 

@@ -17,7 +17,8 @@ With leaves of valid mass L (a point law), cells (mass m_j in [a_j, b_j], total 
 valid or not), the valid law is G = (L + C + w S) / (V + U + w) for some placement C of the cells' mass inside
 their intervals, some w in [0, M] and law S. For every x,
 
-    G_lo(x) = (L(<=x) + Σ_{b_j <= x} m_j) / (V + U + M)  <=  G(x)  <=  (L(<=x) + Σ_{a_j <= x} m_j + M) / (V + U + M) = G_hi(x)
+    G_lo(x) = (L(<=x) + Σ_{b_j <= x} m_j) / (V + U + M)  <=  G(x),
+    G(x)  <=  (L(<=x) + Σ_{a_j <= x} m_j + M) / (V + U + M) = G_hi(x)
 
 (the missing mass above x and each cell at its top for the lower envelope; below x and at the bottom for the
 upper one). So the KS distance sup |G - F| to the truth draws' CDF F lies in
@@ -73,8 +74,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
-           "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
+__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority",
+           "interval_statistics", "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom",
+           "tied_critical_bracket", "cell_p_pass_permutation",
            "CP_LEVEL", "escape_eps"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.

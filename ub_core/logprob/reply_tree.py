@@ -46,9 +46,9 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
-  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
-  exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from interval statistics
-  (:mod:`.number_cells`): on the paper's continuous test from its critical value
+  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for
+  Monte-Carlo estimates and exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from
+  interval statistics (:mod:`.number_cells`): on the paper's continuous test from its critical value
   (:func:`.number_cells.cell_p_pass`), on the permutation test (support ``mixed``, ``method="exact"``) from its
   critical value per size of the truth's one tie block at its minimum (:func:`.number_cells.cell_p_pass_permutation`);
   where the truth has any other tie structure the cells' mass counts as unplaced (as uncertain as missing mass).
@@ -86,10 +86,10 @@ from .bounds import (RESOLVED_KS_WIDTH, TARGET_P_PASS_WIDTH, leave_out_vanishing
                      missing_mass_bounds, threshold_test)
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
-           "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
-           "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS",
-           "TOP_K", "without_grammar", "truth_reference", "TIGHT_GIVEN_MEASURED_GRAMMAR", "ESCAPE_STOP",
-           "PROBE_REPLIES", "PROBE_CONFIDENCE", "grammar_escape", "RESOLVED_KS_WIDTH", "mark_unresolved"]
+           "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH",
+           "score_reply_tree", "read_leaves", "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING",
+           "MAX_REQUESTS", "MAX_TOKENS", "TOP_K", "without_grammar", "truth_reference", "TIGHT_GIVEN_MEASURED_GRAMMAR",
+           "ESCAPE_STOP", "PROBE_REPLIES", "PROBE_CONFIDENCE", "grammar_escape", "RESOLVED_KS_WIDTH", "mark_unresolved"]
 
 #: Stop once the finished replies hold 1 - MAX_MISSING of the probability (coverage 0.99).
 MAX_MISSING = 0.01
@@ -352,8 +352,8 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
                 ends_seen = True
             answers_asked += "}" in text
             if reason is None and not ends_seen and answers_asked >= NO_END_AFTER_ANSWERS:
-                reason = (f"no next-token list in {answers_asked} requests after a finished answer held the end of a reply "
-                          f"({', '.join(repr(e) for e in sorted(end_set) if e) or 'none given'}): is it the "
+                reason = (f"no next-token list in {answers_asked} requests after a finished answer held the end of "
+                          f"a reply ({', '.join(repr(e) for e in sorted(end_set) if e) or 'none given'}): is it the "
                           f"served model's end-of-sequence text?")
             if reason:
                 tree.bad = f"after {text!r}: {reason}"
@@ -743,7 +743,8 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, M, slots, max_attempts,
                                  None if len(cells) else {n: prof[n].get("statistics") for n in ns},
                                  draws={n: prof[n]["draws"] for n in ns if not prof[n]["exact"]},
-                                 brackets={n: critical_bracket(n, truth.size, threshold) for n in ns} if thresh else None,
+                                 brackets=({n: critical_bracket(n, truth.size, threshold) for n in ns}
+                                           if thresh else None),
                                  unplaced=cell_mass)
     payload["eps"] = bounds["eps"]
     for n in ns:
