@@ -56,9 +56,9 @@ from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "KINDS", "find_metric", "MetricSpec", "AGGREGATIONS",
            "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
-           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "DICE_METRICS", "BEHAVIOURS", "HEADLINES",
-           "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value", "metric",
-           "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
+           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "DICE_METRICS", "BEHAVIOURS",
+           "HEADLINES", "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value",
+           "metric", "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
            "fill_missing_rates", "left_out_reason"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
@@ -329,7 +329,8 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     # an unresolved problem's p_pass@N is NaN (left out, counted by ``unresolved``): lm-eval averages over the rest
     MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True, lmeval_aggregation="nanmean"),
     _nanmean("jsd", "JSD", False, UNIT, _NO_Q + "; the tree route has no truth pmf"),
-    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE, _NO_Q + "; the tree route has no truth pmf"),
+    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE,
+             _NO_Q + "; the tree route has no truth pmf"),
     MetricSpec("no_mass", "no mass on any answer", False, "flag"),
     MetricSpec("bad_logprobs", "malformed log-probabilities", False, "flag"),
     MetricSpec("missing_mass", "unenumerated reply mass", False, "diagnostic", per_category=False,
@@ -400,8 +401,9 @@ _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
 #: oracle and a collapsed model alike, where WD is 0 and 0.71), the
 #: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
 #: and TARa (the non-determinism paper's agreement of parsed answers).
-HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100), "odds_question": "abs_error",
-                             "odds_sampling": "ks_stat", "calibration": "wd", "implicit": "chebyshev",
+HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100),
+                             "odds_question": "abs_error", "odds_sampling": "ks_stat", "calibration": "wd",
+                             "implicit": "chebyshev",
                              "explicit": "mcq_acc", "stability": "tar_a", "dice": "passed"}
 
 
