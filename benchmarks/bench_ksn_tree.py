@@ -1,8 +1,8 @@
 """Coverage and cost of the reply-tree route of sampling-free KS@N, printed (not a test).
 
-(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.oracle_replies.oracle_reply_law` (the listed
-    candidates with their exact probabilities where the support can be listed, else 100,000 true draws written with
-    ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
+(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.oracle_replies.oracle_reply_law`
+    (the listed candidates with their exact probabilities where the support can be listed, else 100,000 true draws
+    written with ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
     :func:`enumerate_reply_tree_sync` with the route's defaults (stop at missing mass 0.01, 4,000 requests, top-20
     next tokens). Per support kind: how many reach 0.99, requests (median, p90, max), leaves (median, max), and the
     problems that cannot, with the reason. With ``-M digits=2`` and ``-M digits=3`` (at the default, full
@@ -61,8 +61,8 @@ def oracle_coverage(digits: int | None) -> None:
         tree = enumerate_reply_tree_sync(law.next_tokens, ends=[OFFLINE_EOS])
         rows[p.support].append((p.id, tree, len(law), law.exact))
     wall = time.perf_counter() - t0
-    print(f"\n(a) ub/oracle's reply law, {digits or 'all'} significant digits (continuous answers), stop at missing 0.01, "
-          f"4,000 requests, top-20; {wall:.0f}s for the bank")
+    print(f"\n(a) ub/oracle's reply law, {digits or 'all'} significant digits (continuous answers), "
+          f"stop at missing 0.01, 4,000 requests, top-20; {wall:.0f}s for the bank")
     print(f"{'support':12} {'problems':>8} {'reach 0.99':>10} {'requests med/p90/max':>21} {'leaves med/max':>15} "
           f"{'replies med':>11}")
     failures = []

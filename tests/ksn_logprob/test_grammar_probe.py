@@ -1,5 +1,6 @@
-"""The number grammar measured, not assumed: the reply tree's grammar probe (``ub_core.logprob.reply_tree.grammar_escape``)
-and what its bound does to the bounds; an unresolved problem left out of the means and counted.
+"""The number grammar measured, not assumed: the reply tree's grammar probe
+(``ub_core.logprob.reply_tree.grammar_escape``) and what its bound does to the bounds; an unresolved problem left out
+of the means and counted.
 
 Each writer is an offline model (``ub_core.logprob.oracle_replies.ReplyWriter``) whose reply law is known exactly:
 its texts read by the problem's parser give its own KS distance to the truth, the number the bounds must hold."""
@@ -14,9 +15,9 @@ import pytest
 from ub_core.logprob.eos import OFFLINE_EOS
 from ub_core.logprob.number_cells import escape_eps, ks_distance_bounds, number_cell
 from ub_core.logprob.oracle_replies import oracle_reply_law
-from ub_core.logprob.reply_tree import (ESCAPE_STOP, TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree, enumerate_problem_tree_sync,
-                                        grammar_escape, ks_distance_to_draws, read_leaves, score_reply_tree,
-                                        truth_reference)
+from ub_core.logprob.reply_tree import (ESCAPE_STOP, TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree,
+                                        enumerate_problem_tree_sync, grammar_escape, ks_distance_to_draws, read_leaves,
+                                        score_reply_tree, truth_reference)
 from ub_core.problems import get_problem
 
 NS = (100,)

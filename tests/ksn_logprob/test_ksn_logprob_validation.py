@@ -50,8 +50,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from support.ancestral import (VALIDATION_SEED, assert_teeth, binomial_acceptance, read_replies, replies_needed, sampled_pass_counts,
-                               within_binomial)
+from support.ancestral import (VALIDATION_SEED, assert_teeth, binomial_acceptance, read_replies, replies_needed,
+                               sampled_pass_counts, within_binomial)
 from support.tiny_trained import TAUGHT_KSN, TARGET_TOL, TRAINED_KSN, taught_invalid_mass, taught_invalid_replies
 from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.logprob.reply_tree import missing_mass_bounds
@@ -162,7 +162,8 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                                 a, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
-    assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"], r["predicted"][name][0][f"p_pass@{n}"])
+    assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"],
+                                   r["predicted"][name][0][f"p_pass@{n}"])
                   for pid, r in measured.items()
                   for name, _, _ in PROTOCOLS for n in DEFAULT_NS}, RUNS, level)
 

@@ -178,10 +178,11 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
     lo, hi = legacy_payload["p_pass_bounds@100"]
     assert hi - lo > 0.5  # the leaves alone say almost nothing
 
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
-                                       max_requests=300)
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0), max_requests=300)
     # tight only with the cells placed by the number grammar: the stop says so
-    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
+    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.requests <= 100
+    assert tree.cells and tree.missing_mass < 1e-9
     scores, payload = score_reply_tree(p, tree, ns=(10, 100))
     ks_lo, ks_hi = payload["ks_distance_bounds_given_grammar"]
     assert ks_hi - ks_lo <= 0.02
@@ -270,7 +271,8 @@ def test_discrete_supports_expand_until_the_bound_is_tight():
     law = OracleReplyLaw.for_problem(p)
     old = enumerate_reply_tree_sync(lambda pre: law.next_tokens(pre, 20), ends=[EOS], max_missing=0.01)
     _, old_payload = score_reply_tree(p, old, ns=(100,))
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     _, payload = score_reply_tree(p, tree, ns=(100,))
     old_lo, old_hi = old_payload["p_pass_bounds@100"]
     lo, hi = payload["p_pass_bounds@100"]
@@ -307,7 +309,8 @@ def test_a_tree_read_back_with_its_cells_reordered_scores_the_same(full_precisio
     """A log stores the tree's cells as a JSON object: read back, their order may differ. The Monte-Carlo draws
     must not depend on it (inspect score reproduces the scores of the run)."""
     p, law = full_precision
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     shuffled = ReplyTree(**{**tree.__dict__, "cells": dict(reversed(list(tree.cells.items())))})
     assert list(shuffled.cells) != list(tree.cells)
     assert score_reply_tree(p, shuffled, ns=(10, 100)) == score_reply_tree(p, tree, ns=(10, 100))

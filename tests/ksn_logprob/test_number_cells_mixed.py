@@ -137,7 +137,8 @@ def test_the_oracle_at_full_precision_is_bounded_on_a_mixed_support(pid):
 
     p = get_problem(pid)
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
     scores, payload = score_reply_tree(p, tree, ns=(100,))
     lo, hi = payload["p_pass_bounds@100"]
@@ -155,8 +156,8 @@ def test_the_exact_method_on_a_continuous_support_gets_the_tie_free_critical_val
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
     bounds = {}
     for method in ("paper", "exact"):
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
-                                           method=method)
+        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                           sample=law.sampler(0), method=method)
         assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
         bounds[method] = score_reply_tree(p, tree, ns=(100,), method=method)[1]["p_pass_bounds@100"]
     lo, hi = bounds["exact"]

@@ -146,8 +146,8 @@ def test_round_significant():
 
 def test_the_oracles_prefix_law_is_the_truth_within_rounding_and_sampling():
     """te-normal-conc is continuous: under ``-M digits=2`` the oracle's law is 100,000 true draws written with 2
-    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
-    terms (100,000 and 10,000 draws, each at 1e-6)."""
+    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws
+    plus two DKW terms (100,000 and 10,000 draws, each at 1e-6)."""
     p = get_problem("te-normal-conc")
     law = oracle_reply_law(p, digits=2)
     assert not law.exact
@@ -213,7 +213,8 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
-    assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6  # the listed route: only the cut mass is unlisted
+    # the listed route: only the cut mass is unlisted
+    assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6
     assert collapse["te-normal-conc"].value["ks_distance"] >= 0.3
     assert collapse["te-normal-conc"].value["missing_mass"] == pytest.approx(0.0, abs=1e-9)
 
