@@ -1,4 +1,4 @@
-"""The differential self-audit of sampling-free KS@N over the whole bank (issue 42; ``ub_core.logprob.audit``).
+"""The differential self-audit of sampling-free KS@N over the whole bank (``ub_core.logprob.audit``).
 
 Every problem of the ``ksn`` bank (or ``--limit`` of them, drawn by the date seed) under each writer given
 (``--writers full:1,full:3`` = full precision with one- and three-digit number tokens; ``6:1`` = six significant
@@ -53,7 +53,8 @@ def main() -> None:
             rows.append(r)
             lo, hi = r["p_pass_bounds"]
             verdict = "ok" if r["holds"] else "FAILS"
-            verdict += "" if r["holds_given_grammar"] else f" (given the grammar: misses by {r['miss_given_grammar']:.3g})"
+            if not r["holds_given_grammar"]:
+                verdict += f" (given the grammar: misses by {r['miss_given_grammar']:.3g})"
             print(f"{w:8s} {p.id:34s} {r['route']:6s} [{lo:.3f}, {hi:.3f}] sampled {r['sampled']:.3f} "
                   f"req {r['requests']:5d} escape {r['escape_mass']:.2g} {r['stopped']:31s} {verdict}", flush=True)
         bad = [r["id"] for r in rows if not r["holds"]]

@@ -1,8 +1,8 @@
-"""Coverage and cost of the reply-tree route of sampling-free KS@N (issue 25 item 3), printed (not a test).
+"""Coverage and cost of the reply-tree route of sampling-free KS@N, printed (not a test).
 
-(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.oracle_replies.oracle_reply_law` (the listed
-    candidates with their exact probabilities where the support can be listed, else 100,000 true draws written with
-    ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
+(a) **The oracle's law, every problem of the ``ksn`` bank**: :func:`ub_core.logprob.oracle_replies.oracle_reply_law`
+    (the listed candidates with their exact probabilities where the support can be listed, else 100,000 true draws
+    written with ``digits`` significant digits, split into tokens as a digit-per-token tokenizer would) enumerated by
     :func:`enumerate_reply_tree_sync` with the route's defaults (stop at missing mass 0.01, 4,000 requests, top-20
     next tokens). Per support kind: how many reach 0.99, requests (median, p90, max), leaves (median, max), and the
     problems that cannot, with the reason. With ``-M digits=2`` and ``-M digits=3`` (at the default, full
@@ -19,10 +19,10 @@
     process's peak resident memory after building a law for every unlistable problem through the provider's
     bounded cache (``--cache-laws N`` of them; 0 skips).
 
-(d) **Issue 33's targets**: problems drawn at random (two thirds continuous or mixed), ub/oracle's full-precision
+(d) **The tree route's targets**: problems drawn at random (two thirds continuous or mixed), ub/oracle's full-precision
     law with one-digit tokens at top-20 and three-digit tokens at top-1000, and ub/collapse, through the tree route
     with cells (:func:`enumerate_problem_tree_sync`): requests, bounds, and tokens against sampling 100 answers.
-    Part (a) is the route before cells (leaves only), kept to show why cells are needed.
+    Part (a) is the route without cells (leaves only), kept to show why cells are needed.
 
 Usage: PYTHONPATH=.:tests python benchmarks/bench_ksn_tree.py [--skip-targets] [--skip-oracle] [--skip-model]
        [--skip-laws]
@@ -61,8 +61,8 @@ def oracle_coverage(digits: int | None) -> None:
         tree = enumerate_reply_tree_sync(law.next_tokens, ends=[OFFLINE_EOS])
         rows[p.support].append((p.id, tree, len(law), law.exact))
     wall = time.perf_counter() - t0
-    print(f"\n(a) ub/oracle's reply law, {digits or 'all'} significant digits (continuous answers), stop at missing 0.01, "
-          f"4,000 requests, top-20; {wall:.0f}s for the bank")
+    print(f"\n(a) ub/oracle's reply law, {digits or 'all'} significant digits (continuous answers), "
+          f"stop at missing 0.01, 4,000 requests, top-20; {wall:.0f}s for the bank")
     print(f"{'support':12} {'problems':>8} {'reach 0.99':>10} {'requests med/p90/max':>21} {'leaves med/max':>15} "
           f"{'replies med':>11}")
     failures = []
@@ -121,7 +121,7 @@ def model_cost() -> None:
         cs = candidate_set(problem)
         n_prompt = len(lm.tok(prompt)["input_ids"])
         t0 = time.perf_counter()
-        tree = enumerate_problem_tree_sync(problem, lambda prefix: lm.next_tokens(prompt, prefix),
+        tree = enumerate_problem_tree_sync(problem, lambda prefix, prompt=prompt: lm.next_tokens(prompt, prefix),
                                            ends=[lm.tok.eos_token], max_tokens=lm.max_new_tokens, ns=(100,))
         tree_wall = time.perf_counter() - t0
         scores, payload = score_reply_tree(problem, tree, ns=(100,))
@@ -192,13 +192,13 @@ def law_cost(problems: int = 8, walk: int = 200, cache_laws: int = 0) -> None:
               f"laws, {oracle_replies.MAX_CACHE_BYTES / 2**20:.0f} MiB); peak RSS {before:.0f} -> {rss_peak():.0f} MB")
 
 
-#: (d): the writers of the issue-33 targets: (label, number_token_digits, top_k)
+#: (d): the writers of the tree route's targets: (label, number_token_digits, top_k)
 TARGET_WRITERS = (("full precision, 1-digit tokens, top-20", 1, 20),
                   ("full precision, 3-digit tokens, top-1000", 3, 1000))
 
 
 def targets(n_problems: int = 24, seed: int = 33) -> None:
-    """(d) Issue 33's numbers: problems drawn at random (two thirds continuous or mixed), the tree route with
+    """(d) The tree route's targets: problems drawn at random (two thirds continuous or mixed), the tree route with
     cells (:func:`enumerate_problem_tree_sync`, its defaults: stop at KS bounds 0.02 wide and p_pass@100 bounds
     0.1 wide, 4,000 requests) on ub/oracle's full-precision law for each writer of :data:`TARGET_WRITERS`, and
     on ub/collapse. Requests and reply tokens against sampling 100 answers; prompt tokens are counted as
@@ -216,7 +216,7 @@ def targets(n_problems: int = 24, seed: int = 33) -> None:
     k = round(n_problems * 2 / 3)
     picked = [numeric[i] for i in rng.choice(len(numeric), k, replace=False)]
     picked += [other[i] for i in rng.choice(len(other), n_problems - k, replace=False)]
-    print(f"\n(d) issue 33 targets: {len(picked)} problems at random (seed {seed}; {k} continuous or mixed), tree "
+    print(f"\n(d) tree route targets: {len(picked)} problems at random (seed {seed}; {k} continuous or mixed), tree "
           f"route with cells, stop at the bounds' targets; targets: p_pass@100 >= 0.95 with bounds <= 0.1 wide, "
           f"median requests <= 1,000, ub/collapse's p_pass@100 upper bound <= 0.05 where its KS distance >= 0.1")
     for label, token_digits, top_k in TARGET_WRITERS:
@@ -229,8 +229,8 @@ def targets(n_problems: int = 24, seed: int = 33) -> None:
         for p in picked:
             law = oracle_reply_law(p, digits=None, number_token_digits=token_digits)
             t0 = time.perf_counter()
-            tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, top_k), ends=[OFFLINE_EOS],
-                                               top_k=top_k, ns=(100,), sample=law.sampler(0))
+            tree = enumerate_problem_tree_sync(p, lambda pre, law=law, top_k=top_k: law.next_tokens(pre, top_k),
+                                               ends=[OFFLINE_EOS], top_k=top_k, ns=(100,), sample=law.sampler(0))
             scores, pay = score_reply_tree(p, tree, ns=(100,))
             wall = time.perf_counter() - t0
             prompt = len(p.full_prompt.split())
@@ -252,8 +252,8 @@ def targets(n_problems: int = 24, seed: int = 33) -> None:
     bad = []
     for p in picked:
         law = oracle_reply_law(p, mode="collapse")
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[OFFLINE_EOS], ns=(100,),
-                                           sample=law.sampler(0))
+        tree = enumerate_problem_tree_sync(p, lambda pre, law=law: law.next_tokens(pre, 20), ends=[OFFLINE_EOS],
+                                           ns=(100,), sample=law.sampler(0))
         scores, pay = score_reply_tree(p, tree, ns=(100,))
         hi = pay.get("p_pass_bounds@100", [0.0, 1.0])[1]
         if scores["ks_distance"] >= 0.1 and hi > 0.05:

@@ -1,4 +1,4 @@
-"""p_pass bounds with cells on the mixed support (issue 33 item 3), printed (not a test).
+"""p_pass bounds with cells on the mixed support, printed (not a test).
 
 Every ``mixed`` problem of the ``ksn`` bank: ub/oracle's law at full precision (``render_value`` of
 ``oracle_values``, 20,000 draws, one digit per token) enumerated by ``enumerate_problem_tree_sync`` (the
@@ -32,8 +32,8 @@ def main(ids: list[str]) -> None:
         u, c = np.unique(np.asarray(texts, dtype=object), return_counts=True)
         law = OracleReplyLaw({str(t): k / len(texts) for t, k in zip(u, c)}, p.id, exact=False)
         t = time.perf_counter()
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=["</s>"], ns=(100,),
-                                           sample=law.sampler(0))
+        tree = enumerate_problem_tree_sync(p, lambda pre, law=law: law.next_tokens(pre, 20), ends=["</s>"],
+                                           ns=(100,), sample=law.sampler(0))
         t_enum = time.perf_counter() - t
         t = time.perf_counter()
         _, pl = score_reply_tree(p, tree, ns=(10, 100))

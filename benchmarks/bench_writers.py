@@ -8,9 +8,10 @@ the writer is the canonical one) written one way (:class:`ub_core.logprob.oracle
 runs it (the problem's tree with its probe of 200 replies drawn from the same law, stop at KS bounds 0.02 and
 p_pass@100 bounds 0.1 wide, ``--max-requests``), and the exact law is the writer's own replies read by the
 problem's parser: its KS distance to the truth, and its p_pass@100 (1,000 runs of 100 answers drawn from the
-law's valid values and tested by KS@N itself, times P(enough valid); Monte-Carlo error as 4 standard errors). A problem *holds* when both lie in
-its bounds. Printed per writer: problems, share holding, median p_pass@100 width, median requests, unresolved
-(p_pass bounds wider than 0.1: left out of the means), and the problems that fail to hold.
+law's valid values and tested by KS@N itself, times P(enough valid); Monte-Carlo error as 4 standard errors). A
+problem *holds* when both lie in its bounds. Printed per writer: problems, share holding, median p_pass@100 width,
+median requests, unresolved (p_pass bounds wider than 0.1: left out of the means), and the problems that fail to
+hold.
 
     python benchmarks/bench_writers.py --limit 12 --seed 5     # a draw of continuous (tree) problems, ~10 min
     python benchmarks/bench_writers.py --writers canonical --ids ti-dirichlet-spread,...   # named problems

@@ -56,9 +56,9 @@ from .metrics import DEFAULT_NS, ODDS_KS_NS
 
 __all__ = ["UNIT", "NONNEGATIVE", "ADAPTERS", "SOURCES", "KINDS", "find_metric", "MetricSpec", "AGGREGATIONS",
            "KSN_METRICS", "KSN_LOGPROB_METRICS", "CALIBRATION_METRICS", "IMPLICIT_METRICS", "EXPLICIT_METRICS",
-           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "DICE_METRICS", "BEHAVIOURS", "HEADLINES",
-           "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value", "metric",
-           "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
+           "ODDS_QUESTION_METRICS", "ODDS_SAMPLING_METRICS", "STABILITY_METRICS", "DICE_METRICS", "BEHAVIOURS",
+           "HEADLINES", "metric_specs", "metric_keys", "run_specs", "split_key", "per_n_key", "as_metric_value",
+           "metric", "headline", "direction", "register_metric", "unregister_metric", "values_without_data",
            "fill_missing_rates", "left_out_reason"]
 
 AGGREGATIONS = ("mean", "nanmean", "total")
@@ -298,7 +298,7 @@ IMPLICIT_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("manhattan", "Manhattan", False, (0.0, 2.0), _NO_ITEM_READ),
     _nanmean("kl", "KL", False, NONNEGATIVE, _NO_ITEM_READ),
     # beside KL: the share of its items whose value the 1e-12 floor set (ub_core.metrics.kl_floor_decides), a
-    # description of the KL mean, not a rank; then a bounded divergence that needs no floor (issue 44, item 9)
+    # description of the KL mean, not a rank; then a bounded divergence that needs no floor
     MetricSpec("kl_floor_share", "KL floor share", False, "diagnostic", bounds=UNIT, why_undefined=_NO_ITEM_READ),
     _nanmean("jsd_bits", "JSD (bits)", False, UNIT, _NO_ITEM_READ),
     # at most 1; below 0 under convention="paper", where an outcome that begins another keeps that one's mass too
@@ -311,15 +311,15 @@ EXPLICIT_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("mcq_acc", "MCQ accuracy", True, "rate", missing_value=None, why_undefined=_NO_ITEM_READ),
     _nanmean("p_correct", "P(correct)", True, UNIT, _NO_ITEM_READ))
 
-#: Sampling-free KS@N (issue 18; ``ub_core.logprob.ksn_logprob``): the model's whole answer distribution q, read from the
+#: Sampling-free KS@N (``ub_core.logprob.ksn_logprob``): the model's whole answer distribution q, read from the
 #: log-probabilities of every candidate answer, against the truth. ``p_pass@N`` is the probability that KS@N passes
 #: at N i.i.d. answers from q, a rate: a problem with no mass on any valid answer (``no_mass``) or with malformed
-#: log-probabilities (``bad_logprobs``: NaN, +inf, above 0, not numbers: issue 28) scores 0, as the sampled run
-#: fails it (issue 33). Its standard error (Monte Carlo where the exact sum is too large) is recorded per problem.
+#: log-probabilities (``bad_logprobs``: NaN, +inf, above 0, not numbers) scores 0, as the sampled run
+#: fails it. Its standard error (Monte Carlo where the exact sum is too large) is recorded per problem.
 #: The distances are undefined for those problems (left out of their means, counted by the two flags).
 #: ``missing_mass`` is the reply probability the tree route (``ub_core.logprob.reply_tree``, Inspect
 #: ``-T enumeration=tree|auto``) left unenumerated, a bound on its other values; for the listed route it is the
-#: unlisted mass 1 - V: invalid replies or valid answers written otherwise, of unknown place (issue 42).
+#: unlisted mass 1 - V: invalid replies or valid answers written otherwise, of unknown place.
 _NO_Q = "no mass on any valid answer (no_mass) or malformed log-probabilities (bad_logprobs)"
 KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     _nanmean("valid_mass", "mass on well-formed answers", True, UNIT, "malformed log-probabilities (bad_logprobs)"),
@@ -329,7 +329,8 @@ KSN_LOGPROB_METRICS: tuple[MetricSpec, ...] = (
     # an unresolved problem's p_pass@N is NaN (left out, counted by ``unresolved``): lm-eval averages over the rest
     MetricSpec("p_pass", "P(KS@{n} passes)", True, "rate", per_n=True, lmeval_aggregation="nanmean"),
     _nanmean("jsd", "JSD", False, UNIT, _NO_Q + "; the tree route has no truth pmf"),
-    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE, _NO_Q + "; the tree route has no truth pmf"),
+    _nanmean("entropy_ratio", "entropy ratio H(q)/H(p)", True, NONNEGATIVE,
+             _NO_Q + "; the tree route has no truth pmf"),
     MetricSpec("no_mass", "no mass on any answer", False, "flag"),
     MetricSpec("bad_logprobs", "malformed log-probabilities", False, "flag"),
     MetricSpec("missing_mass", "unenumerated reply mass", False, "diagnostic", per_category=False,
@@ -360,7 +361,7 @@ ODDS_SAMPLING_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ks_stat_dist_se", "SE across distributions", False, "diagnostic", per_category=False,
                adapters=frozenset({"lmeval"}), lmeval_aggregation="distribution_se"),
 )
-#: The "Bad Dice Players" paper (issue 47): per law, whether its test passes at alpha (p > alpha), the Wasserstein-1
+#: The "Bad Dice Players" paper: per law, whether its test passes at alpha (p > alpha), the Wasserstein-1
 #: distance to the law, the p-value itself, how many values were read and how far that is from the N asked
 #: (``|n - N| / N``; batch replies rarely hold exactly N). ``ub_core.metrics.dice``.
 DICE_METRICS: tuple[MetricSpec, ...] = (
@@ -400,8 +401,9 @@ _SPECS_BY_EVAL_FAMILY = {"ksn": KSN_METRICS, "ksn_logprob": KSN_LOGPROB_METRICS,
 #: oracle and a collapsed model alike, where WD is 0 and 0.71), the
 #: mean Chebyshev distance (the implicit-reasoning paper's summary statistic), MCQ accuracy (its explicit twin),
 #: and TARa (the non-determinism paper's agreement of parsed answers).
-HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100), "odds_question": "abs_error",
-                             "odds_sampling": "ks_stat", "calibration": "wd", "implicit": "chebyshev",
+HEADLINES: dict[str, str] = {"ksn": per_n_key("ks", 100), "ksn_logprob": per_n_key("p_pass", 100),
+                             "odds_question": "abs_error", "odds_sampling": "ks_stat", "calibration": "wd",
+                             "implicit": "chebyshev",
                              "explicit": "mcq_acc", "stability": "tar_a", "dice": "passed"}
 
 
@@ -570,7 +572,7 @@ def values_without_data(eval_family: str, ns=None) -> dict[str, float]:
 
 def fill_missing_rates(eval_family: str, values: dict) -> dict:
     """``values`` (one problem's score, read from a log) with every rate that is undefined there (None, NaN: a log
-    written before issue 33, where a problem with no valid answer had no ``p_pass@N``) set to its spec's
+    where a problem with no valid answer has no ``p_pass@N``) set to its spec's
     ``missing_value``; unknown eval families and other keys unchanged. A new dict."""
     out = dict(values)
     if eval_family not in _SPECS_BY_EVAL_FAMILY:

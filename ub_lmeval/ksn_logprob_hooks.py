@@ -119,9 +119,10 @@ def _logprobs(results: Sequence[Any]) -> list[Any]:
 
 
 def process_results_ksn_logprob(doc: dict, results: list) -> dict:
-    """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec (``q`` to the sample log).
-    ``p_pass@N`` predicts ``ub_ksn``: 100 generations, invalid replies not retried. Malformed log-likelihoods
-    (from any model, lm-eval's ``dummy`` included) make the problem a counted ``bad_logprobs`` item, logged."""
+    """One problem's per-(candidate, end) log-likelihoods -> the metrics of the ``ksn_logprob`` spec (``q`` to the
+    sample log). ``p_pass@N`` predicts ``ub_ksn``: 100 generations, invalid replies not retried. Malformed
+    log-likelihoods (from any model, lm-eval's ``dummy`` included) make the problem a counted ``bad_logprobs`` item,
+    logged."""
     problem = get_problem(doc["id"], bank=doc.get("bank"))
     ends = doc.get("ends") or [""]
     n = len(doc["candidates"])

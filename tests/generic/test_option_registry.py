@@ -195,7 +195,8 @@ def _readme_options(family: str) -> set[str]:
     section = text.split("## Options", 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
     for line in section.splitlines():
-        head = line.split("|")[1] if line.startswith("| `") else line[2:].split(":")[0] if line.startswith("- `") else ""
+        head = (line.split("|")[1] if line.startswith("| `")
+                else line[2:].split(":")[0] if line.startswith("- `") else "")
         names |= set(re.findall(r"`([a-z_]+)`", head))
     return names
 

@@ -1,6 +1,6 @@
-"""Issue 42: sampling-free bounds that rest on nothing unchecked.
+"""Sampling-free bounds that rest on nothing unchecked.
 
-Each finding of the issue is reproduced here (each test failed before its fix):
+Each of these faults is reproduced here:
 
 1. numbers with an exponent: ``ub/oracle`` at full precision writes draws below 1e-4 as ``3.77e-23``; the cells
    placed ``{3.`` in [3, 4] (outside the support [0, 1]) and stopped "tight" at p_pass@100 = 0 in [0, 0.003]

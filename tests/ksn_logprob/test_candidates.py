@@ -1,4 +1,4 @@
-"""Candidate answer sets of KS@N problems (issue 18, ``ub_core.problems.candidates``)."""
+"""Candidate answer sets of KS@N problems (``ub_core.problems.candidates``)."""
 
 from __future__ import annotations
 
@@ -163,7 +163,8 @@ def test_whole_line_mixture_cut_is_the_smallest_interval_by_an_independent_sum(p
     p = get_problem(pid)
     cs = candidate_set(p)
     ks = np.arange(-5000, 5001)
-    pmf = sum(c["weight"] * stats.skellam(c["params"]["mu1"], c["params"]["mu2"]).pmf(ks) for c in p.params["components"])
+    pmf = sum(c["weight"] * stats.skellam(c["params"]["mu1"], c["params"]["mu2"]).pmf(ks)
+              for c in p.params["components"])
     cdf = np.cumsum(pmf)
     sf = 1.0 - cdf
     lo, hi = int(cs.values[0]), int(cs.values[-1])

@@ -1,4 +1,4 @@
-"""The differential self-audit of sampling-free KS@N (issue 42), a CI slice: problems and writers drawn by the
+"""The differential self-audit of sampling-free KS@N, a CI slice: problems and writers drawn by the
 date (:func:`ub_core.logprob.audit.date_seed`), the route's bounds against the same model's own sampled runs
 (:mod:`ub_core.logprob.audit`), and the listed route against drawn writers that put valid mass where no
 candidate text shows it. ``benchmarks/bench_bounds_audit.py`` runs the whole bank. Set ``UB_AUDIT_SEED`` to
@@ -39,7 +39,7 @@ LISTED_DRAW = random.Random(SEED).sample(LISTED, 3)
 
 @pytest.mark.parametrize("problem", LISTED_DRAW, ids=[p.id for p in LISTED_DRAW])
 def test_listed_bounds_hold_for_drawn_writers_with_unlisted_valid_mass(problem):
-    """The listed route's class of fault (issue 42, item 2): a model that writes part of its valid answers in forms
+    """The listed route's class of fault: a model that writes part of its valid answers in forms
     no candidate text lists. A writer is drawn: a share c of the replies are the candidates as written (a random
     law), a share v are valid answers written otherwise (another random law over the same values: the route cannot
     see them), the rest invalid. The route sees only c; its bounds must hold the writer's exact valid mass and
@@ -135,7 +135,7 @@ def test_the_escape_mass_counts_replies_that_leave_a_cells_interval():
 
 
 def test_a_writer_with_non_canonical_tokenisations_is_audited_by_its_own_sampled_replies():
-    """The issue's writer that splits numbers otherwise than the tokenizer's canonical cut (issue 42): the tree
+    """A writer that splits numbers otherwise than the tokenizer's canonical cut: the tree
     meets each text by many token paths. Its replies are drawn token by token, the law's distance and escape are
     measured on them (their sampling error in the slack), and the bounds must hold."""
     from ub_core.problems import get_problem

@@ -1,5 +1,6 @@
-"""The number grammar measured, not assumed: the reply tree's grammar probe (``ub_core.logprob.reply_tree.grammar_escape``)
-and what its bound does to the bounds; an unresolved problem left out of the means and counted.
+"""The number grammar measured, not assumed: the reply tree's grammar probe
+(``ub_core.logprob.reply_tree.grammar_escape``) and what its bound does to the bounds; an unresolved problem left out
+of the means and counted.
 
 Each writer is an offline model (``ub_core.logprob.oracle_replies.ReplyWriter``) whose reply law is known exactly:
 its texts read by the problem's parser give its own KS distance to the truth, the number the bounds must hold."""
@@ -14,13 +15,13 @@ import pytest
 from ub_core.logprob.eos import OFFLINE_EOS
 from ub_core.logprob.number_cells import escape_eps, ks_distance_bounds, number_cell
 from ub_core.logprob.oracle_replies import oracle_reply_law
-from ub_core.logprob.reply_tree import (ESCAPE_STOP, TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree, enumerate_problem_tree_sync,
-                                        grammar_escape, ks_distance_to_draws, read_leaves, score_reply_tree,
-                                        truth_reference)
+from ub_core.logprob.reply_tree import (ESCAPE_STOP, TIGHT_GIVEN_MEASURED_GRAMMAR, ReplyTree,
+                                        enumerate_problem_tree_sync, grammar_escape, ks_distance_to_draws, read_leaves,
+                                        score_reply_tree, truth_reference)
 from ub_core.problems import get_problem
 
 NS = (100,)
-#: true draws behind each writer's law (the findings were on 100,000: the class is the same, the tests faster)
+#: true draws behind each writer's law (fewer than 100,000: the class of fault is the same, the tests faster)
 DRAWS = 20_000
 
 
@@ -37,8 +38,8 @@ def _tree(problem, law, max_requests=400, sample=True, **kw):
 
 @pytest.mark.parametrize("pid", ["te-chi_squared-conc", "te-normal-conc"])
 def test_a_writer_in_scientific_notation_gets_bounds_that_hold_its_law(pid):
-    """The finding: a writer of ``{4.5240E-01}`` got p_pass@100 = 0 in [0, 0.0026] (exact: 1.000) and a KS distance
-    of 0.686 against 0.0114, labelled tight given the number grammar: ``{4.`` was placed in [4, 5]. The probe
+    """With the number grammar assumed, a writer of ``{4.5240E-01}`` gets p_pass@100 = 0 in [0, 0.0026] (exact:
+    1.000) and a KS distance of 0.686 against 0.0114, labelled tight: ``{4.`` is placed in [4, 5]. The probe
     sees its replies leave their cells; the bounds carry the escape and hold the law, and the problem is unresolved
     (left out of the means), not a sure fail."""
     p = get_problem(pid)
@@ -53,15 +54,15 @@ def test_a_writer_in_scientific_notation_gets_bounds_that_hold_its_law(pid):
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_lo <= _law_distance(p, law) <= ks_hi
     assert scores["unresolved"] == 1.0 and math.isnan(scores["p_pass@100"]) and scores["no_mass"] == 0.0
-    # the bounds with the grammar assumed (the route before the probe) put the pass rate near 0: the finding
+    # the bounds with the grammar assumed (no probe) put the pass rate near 0
     assert payload["p_pass_bounds_given_grammar@100"][1] < 0.05
 
 
 @pytest.mark.parametrize("pid, digits", [("te-chi_squared-conc", 1), ("ce-chi_squared-conc", 1),
                                          ("te-chi_squared-conc", 3)])
 def test_the_full_precision_oracles_distance_lies_in_its_bounds(pid, digits):
-    """The finding: at full precision the oracle's KS distance (0.00812 on te-chi_squared-conc, 0.00647 on
-    ce-) lay outside its bounds ([0.00955, 0.0266], [0.00797, 0.0245]) while ``number_escape`` said 0: ``repr``
+    """With the number grammar assumed, the full-precision oracle's KS distance (0.00812 on te-chi_squared-conc,
+    0.00647 on ce-) lies outside its bounds ([0.00955, 0.0266], [0.00797, 0.0245]) with ``number_escape`` 0: ``repr``
     writes draws below 1e-4 with an exponent after a mantissa an unexpanded cell placed. The probe measures that
     escape and the bounds hold the law; the bounds with the grammar assumed (no escape) are kept beside them."""
     p = get_problem(pid)
@@ -73,8 +74,8 @@ def test_the_full_precision_oracles_distance_lies_in_its_bounds(pid, digits):
     d = _law_distance(p, law)
     ks_lo, ks_hi = payload["ks_distance_bounds"]
     assert ks_lo <= d <= ks_hi, (d, payload["ks_distance_bounds"], payload["ks_distance_bounds_given_grammar"])
-    # the bounds with the grammar assumed are the route's before the probe: they exclude the law's distance (with
-    # 100,000 draws exactly the finding's [0.00955, 0.0266] against 0.00812), and number_escape sees nothing
+    # the bounds with the grammar assumed (no probe) exclude the law's distance (with
+    # 100,000 draws exactly [0.00955, 0.0266] against 0.00812), and number_escape sees nothing
     g_lo, g_hi = payload["ks_distance_bounds_given_grammar"]
     assert not g_lo <= d <= g_hi and tree.number_escape == 0.0
     assert payload["grammar_probe"]["escape_bound"] > 0

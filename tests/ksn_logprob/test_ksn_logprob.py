@@ -1,4 +1,4 @@
-"""Sampling-free KS@N (issue 18) in both frameworks: ub_core.logprob.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
+"""Sampling-free KS@N in both frameworks: ub_core.logprob.ksn_logprob, ub_inspect/ksn_logprob, ub_ksn_logprob.
 
 The oracle gives every candidate its true log-probability (q = p: ks_distance 0, p_pass@100 the truth's own pass
 rate, >= 0.98); the collapsed model puts all mass on one answer (ks_distance large). Chat templates: the prompt is
@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER, candidate_continuations,
-                                 candidate_record, combine_end_logprobs, end_texts, oracle_candidate_logprob,
-                                 render_chat, score_candidate_logprobs, split_candidate_text)
+from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, METRIC_KEYS, OFFLINE_EOS, RAW_DELIMITER,
+                                         candidate_continuations, candidate_record, combine_end_logprobs, end_texts,
+                                         oracle_candidate_logprob, render_chat, score_candidate_logprobs,
+                                         split_candidate_text)
 from ub_core.metric_spec import metric_keys, run_specs
 from ub_core.problems.candidates import enumerable_problems
 from ub_core.problems import get_problem, load_bank
@@ -189,7 +190,8 @@ def test_inspect_oracle_and_collapse(tmp_path):
     assert _metric(log, "valid_mass") == pytest.approx(1.0)
     for s in log.samples:
         ub = s.scores["ksn_logprob_scorer"].metadata["ub"]
-        assert ub["context"] == "raw" and ub["delimiter"] == " " and ub["q"] == pytest.approx(ub["p"], rel=1.01e-6)  # renormalised: cut tails hold <= 1e-6
+        # renormalised: cut tails hold <= 1e-6
+        assert ub["context"] == "raw" and ub["delimiter"] == " " and ub["q"] == pytest.approx(ub["p"], rel=1.01e-6)
     log = _inspect("ub/collapse", tmp_path)
     assert _metric(log, "ks_distance") >= 0.3 and _metric(log, "entropy_ratio") == 0.0
 
@@ -245,7 +247,8 @@ def test_lmeval_oracle_and_collapse(chat):
 def _task_values(res, key):
     """``key`` of every task of the run that had documents."""
     return [r[f"{key},none"] for task, r in res["results"].items()
-            if task != "ub_ksn_logprob" and isinstance(r.get(f"{key},none"), float) and not math.isnan(r[f"{key},none"])]
+            if task != "ub_ksn_logprob" and isinstance(r.get(f"{key},none"), float)
+            and not math.isnan(r[f"{key},none"])]
 
 
 def test_lmeval_hooks_report_exactly_the_spec_keys():
@@ -286,7 +289,8 @@ def test_yaml_metric_list_equals_the_spec_and_categories_match_the_bank():
     listed = [(m["metric"], m["aggregation"], m["higher_is_better"]) for m in doc["metric_list"]]
     assert listed == [(k, f"!function utils.{m.lmeval_aggregation}" if m.lmeval_aggregation
                        else LMEVAL_AGGREGATION[m.aggregation], m.higher_is_better)
-                      for k, m in run_specs("ksn_logprob", adapter="lmeval")]  # q goes to the sample log, not the results
+                      # q goes to the sample log, not the results
+                      for k, m in run_specs("ksn_logprob", adapter="lmeval")]
     group = load_task_yaml(folder / "ub_ksn_logprob.yaml")
     assert group["task"] == [f"ub_ksn_logprob_{c}" for c in CATEGORIES]
 

@@ -1,4 +1,4 @@
-"""Validation of sampling-free KS@N (issues 18 and 25) on the tiny trained model (tests/support/tiny_trained.py).
+"""Validation of sampling-free KS@N on the tiny trained model (tests/support/tiny_trained.py).
 
 The logprob route predicts, from the log-probability of each candidate followed by the end of the reply (EOS), the
 model's exact-reply distribution q, its valid mass V, and p_pass@N under a sampled protocol. Here we *sample* the
@@ -35,7 +35,7 @@ that did not learn them fails here, with the reason, instead of sampling for eve
 assertion below is derived from those targets or from the check's own acceptance region, never from what one
 model happened to learn.
 
-What the list cannot see (issue 42, item 2). The listed valid mass V is the mass of the exact candidate replies; a
+What the list cannot see. The listed valid mass V is the mass of the exact candidate replies; a
 model can also put mass on valid replies written otherwise (a model trained on another CPU wrote `` {1} {1, 1}``,
 which the reader reads as 1: 5% of te-poisson-conc's replies), so the truth is bounded, not assumed: the unlisted
 mass U = 1 - V is of unknown validity and place, except for the part the test MEASURES to be invalid (I: the
@@ -50,8 +50,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from support.ancestral import (VALIDATION_SEED, assert_teeth, binomial_acceptance, read_replies, replies_needed, sampled_pass_counts,
-                               within_binomial)
+from support.ancestral import (VALIDATION_SEED, assert_teeth, binomial_acceptance, read_replies, replies_needed,
+                               sampled_pass_counts, within_binomial)
 from support.tiny_trained import TAUGHT_KSN, TARGET_TOL, TRAINED_KSN, taught_invalid_mass, taught_invalid_replies
 from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.logprob.reply_tree import missing_mass_bounds
@@ -162,7 +162,8 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                                 a, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
-    assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"], r["predicted"][name][0][f"p_pass@{n}"])
+    assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"],
+                                   r["predicted"][name][0][f"p_pass@{n}"])
                   for pid, r in measured.items()
                   for name, _, _ in PROTOCOLS for n in DEFAULT_NS}, RUNS, level)
 

@@ -83,8 +83,8 @@ def test_any_server_body_is_read_or_named_in_one_line(bad_at, body):
 
 
 def test_inspect_reads_a_string_log_probability_as_one_counted_line(monkeypatch):
-    """The finding: a log-probability sent as a string gave a 200-line traceback and exit 0 (Inspect's provider
-    refuses the body while building its output). The tree route's request returns the reason instead, and the
+    """A log-probability sent as a string is no 200-line traceback with exit 0 (Inspect's provider refuses the
+    body while building its output): the tree route's request returns the reason, and the
     tree names it in one line, counted by ``bad_logprobs``."""
     import asyncio
     import importlib

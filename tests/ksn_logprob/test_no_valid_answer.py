@@ -36,9 +36,9 @@ def test_core_listed_route_leaves_an_unlisted_mass_unresolved_and_counts_malform
 
 
 def test_core_tree_route_scores_a_settled_problem_zero_and_leaves_an_open_one_unresolved():
-    """The finding: a tree with valid mass ~0 and missing mass ~0.95 at the budget reported p_pass@N = 0 and
-    no_mass = 1 into the headline mean, so a writer whose true pass rate is 0.93 and one whose replies are all
-    invalid gave identical output. Now the open one is unresolved with its bounds; the settled one a fail."""
+    """A tree with valid mass ~0 and missing mass ~0.95 at the budget must not report p_pass@N = 0 and
+    no_mass = 1 into the headline mean, or a writer whose true pass rate is 0.93 and one whose replies are all
+    invalid give identical output: the open one is unresolved with its bounds; the settled one a fail."""
     p = get_problem(MUTE_ID)
     tree = ReplyTree(leaves={"?": INVALID_SHARE}, missing_mass=1 - INVALID_SHARE, stopped="budget")
     scores, payload = score_reply_tree(p, tree, ns=(1, 10))
@@ -54,7 +54,7 @@ def test_core_tree_route_scores_a_settled_problem_zero_and_leaves_an_open_one_un
 
 
 def test_a_distance_from_a_small_valid_mass_carries_its_bounds_not_a_point_in_the_mean():
-    """The finding: a KS distance from a valid mass of 0.0077 (0.497 against a true 0.203) stayed in the KS mean."""
+    """A KS distance from a valid mass of 0.0077 (0.497 against a true 0.203) stays out of the KS mean."""
     p = get_problem("te-normal-conc")
     tree = ReplyTree(leaves={"{0.5}": 0.0077, "?": 0.04}, missing_mass=0.9523, stopped="budget")
     scores, payload = score_reply_tree(p, tree, ns=(100,))
@@ -94,7 +94,7 @@ def test_inspect_leaves_an_unresolved_problem_out_of_the_mean_and_counts_it(enum
         assert mute["unresolved"] == 1.0
     else:
         assert mute["bad_logprobs"] == 1.0 and metrics["bad_logprobs"].value == 1.0
-    # the mute problem has no KS distance: the mean is the other's, and says it left one out (issue 42)
+    # the mute problem has no KS distance: the mean is the other's, and says it left one out
     assert metrics["ks_distance"].value == pytest.approx(values[IDS[1]]["ks_distance"])
     assert metrics["ks_distance_left_out"].value == 1.0
 
@@ -117,7 +117,7 @@ def test_lmeval_leaves_an_unresolved_problem_out_of_the_mean_and_counts_it():
 
 
 def test_report_reads_a_missing_p_pass_as_a_fail():
-    """``ub report`` of a log written before the fix, where the mute problem's ``p_pass@N`` is NaN (or null)."""
+    """``ub report`` of a log where the mute problem's ``p_pass@N`` is NaN (or null)."""
     from ub_core.report.eval_families import extract_all
 
     old = {"valid_mass": 0.0, "ks_distance": math.nan, "p_pass@10": math.nan, "p_pass@100": None, "no_mass": 1.0,

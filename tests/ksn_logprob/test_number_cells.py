@@ -1,4 +1,4 @@
-"""Numbers as intervals (issue 33, item 3): ``ub_core.logprob.number_cells`` and the tree route's cells.
+"""Numbers as intervals: ``ub_core.logprob.number_cells`` and the tree route's cells.
 
 The bounds are checked against laws whose every detail is known: each cell's mass is placed inside its interval
 by the test (at random, or at the extremes that move the statistic most) and the placed law's own KS distance and
@@ -160,7 +160,7 @@ def _law_of(problem, texts):
 @pytest.fixture(scope="module")
 def full_precision():
     """ci-triangular-conc written at full precision (the sampled ub/oracle's repr), one digit per token: the
-    problem the 2-digit tree failed (issue 33, item 2)."""
+    problem a 2-digit tree fails."""
     from ub_core.oracle import oracle_values, render_value
 
     p = get_problem("ci-triangular-conc")
@@ -168,7 +168,7 @@ def full_precision():
 
 
 def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_precision):
-    """The finding: enumerating leaves of full-precision numbers leaves most of the mass missing at the budget
+    """Enumerating leaves of full-precision numbers leaves most of the mass missing at the budget
     (every number is a leaf 17 digits deep). With cells the same model is bounded within the targets in a few
     dozen requests."""
     p, law = full_precision
@@ -178,10 +178,11 @@ def test_leaves_cannot_cover_full_precision_numbers_but_cells_bound_them(full_pr
     lo, hi = legacy_payload["p_pass_bounds@100"]
     assert hi - lo > 0.5  # the leaves alone say almost nothing
 
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
-                                       max_requests=300)
-    # tight only with the cells placed by the number grammar (issue 42): the stop says so
-    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.requests <= 100 and tree.cells and tree.missing_mass < 1e-9
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0), max_requests=300)
+    # tight only with the cells placed by the number grammar: the stop says so
+    assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.requests <= 100
+    assert tree.cells and tree.missing_mass < 1e-9
     scores, payload = score_reply_tree(p, tree, ns=(10, 100))
     ks_lo, ks_hi = payload["ks_distance_bounds_given_grammar"]
     assert ks_hi - ks_lo <= 0.02
@@ -270,7 +271,8 @@ def test_discrete_supports_expand_until_the_bound_is_tight():
     law = OracleReplyLaw.for_problem(p)
     old = enumerate_reply_tree_sync(lambda pre: law.next_tokens(pre, 20), ends=[EOS], max_missing=0.01)
     _, old_payload = score_reply_tree(p, old, ns=(100,))
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     _, payload = score_reply_tree(p, tree, ns=(100,))
     old_lo, old_hi = old_payload["p_pass_bounds@100"]
     lo, hi = payload["p_pass_bounds@100"]
@@ -280,7 +282,7 @@ def test_discrete_supports_expand_until_the_bound_is_tight():
 
 def test_an_exact_sum_gets_the_shift_bound_too():
     """Two written values on a continuous support (a 1-digit writer): P(pass | N answers) is an exact sum, and
-    its statistics' exact law now tightens the bounds as a Monte-Carlo estimate's did; the whole law's exact pass
+    its statistics' exact law tightens the bounds as a Monte-Carlo estimate's does; the whole law's exact pass
     rate lies inside."""
     rng = np.random.default_rng(2)
     truth = np.sort(rng.normal(size=10_000))
@@ -307,7 +309,8 @@ def test_a_tree_read_back_with_its_cells_reordered_scores_the_same(full_precisio
     """A log stores the tree's cells as a JSON object: read back, their order may differ. The Monte-Carlo draws
     must not depend on it (inspect score reproduces the scores of the run)."""
     p, law = full_precision
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     shuffled = ReplyTree(**{**tree.__dict__, "cells": dict(reversed(list(tree.cells.items())))})
     assert list(shuffled.cells) != list(tree.cells)
     assert score_reply_tree(p, shuffled, ns=(10, 100)) == score_reply_tree(p, tree, ns=(10, 100))

@@ -1,4 +1,4 @@
-"""Cells on the permutation test (issue 33, item 3): ``cell_p_pass_permutation`` and ``tied_critical_bracket``.
+"""Cells on the permutation test: ``cell_p_pass_permutation`` and ``tied_critical_bracket``.
 
 The mixed supports' truth draws have one point mass, at their minimum (the atom: zeros of a rectified Gaussian or
 a compound Poisson), and are continuous elsewhere; KS@N scores them with the exact permutation test under ties.
@@ -130,14 +130,15 @@ def _law_of(problem, texts):
 @pytest.mark.slow
 @pytest.mark.parametrize("pid", ["te-rectified_gaussian-conc", "ti-compound_poisson-conc"])
 def test_the_oracle_at_full_precision_is_bounded_on_a_mixed_support(pid):
-    """The finding (issue 33, item 3): on a mixed support the cells' mass counted as unplaced, so the oracle's
-    p_pass@100 bounds were [0, 1]. With the permutation test's critical values the problem's tree stops tight and
+    """On a mixed support the cells' mass must not count as unplaced (the oracle's p_pass@100 bounds would be
+    [0, 1]): with the permutation test's critical values the problem's tree stops tight and
     the bounds are at most 0.1 wide, at the oracle's near-certain pass."""
     from ub_core.oracle import oracle_values, render_value
 
     p = get_problem(pid)
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
-    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0))
+    tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                       sample=law.sampler(0))
     assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
     scores, payload = score_reply_tree(p, tree, ns=(100,))
     lo, hi = payload["p_pass_bounds@100"]
@@ -155,8 +156,8 @@ def test_the_exact_method_on_a_continuous_support_gets_the_tie_free_critical_val
     law = _law_of(p, [render_value(p, v) for v in oracle_values(p, 20_000, seed=3)])
     bounds = {}
     for method in ("paper", "exact"):
-        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,), sample=law.sampler(0),
-                                           method=method)
+        tree = enumerate_problem_tree_sync(p, lambda pre: law.next_tokens(pre, 20), ends=[EOS], ns=(100,),
+                                           sample=law.sampler(0), method=method)
         assert tree.stopped == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.cells
         bounds[method] = score_reply_tree(p, tree, ns=(100,), method=method)[1]["p_pass_bounds@100"]
     lo, hi = bounds["exact"]

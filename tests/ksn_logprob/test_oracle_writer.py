@@ -1,4 +1,4 @@
-"""``ub/oracle`` is one model (issue 33 item 2): its reply tree is the law of its sampled replies, by default and
+"""``ub/oracle`` is one model: its reply tree is the law of its sampled replies, by default and
 under each writer the model arguments choose (``-M digits=N``, ``-M number_token_digits=K``), and a large
 ``top_k`` lists every child of a multi-digit position.
 
@@ -58,8 +58,8 @@ def _text_cdf_gap(law: OracleReplyLaw, sampled: list[str]) -> float:
 
 
 def test_the_tree_law_of_the_triangular_problem_is_the_sampled_oracles():
-    """The finding: on ci-triangular-conc the tree law kept 2 significant digits, 4 replies, KS distance 0.305 and
-    p_pass@100 = 0, while the sampled oracle passes. Now: one reply per draw, written as the sampled oracle
+    """On ci-triangular-conc the tree law is the sampled oracle's (which passes), not 2 significant digits with 4
+    replies, KS distance 0.305 and p_pass@100 = 0: one reply per draw, written as the sampled oracle
     writes it, and its distance to the truth within two DKW terms."""
     p = get_problem("ci-triangular-conc")
     law = oracle_reply_law(p)
@@ -249,7 +249,7 @@ def test_a_server_that_allows_fewer_top_logprobs_stops_with_one_line(monkeypatch
 
 
 def test_a_writer_that_cuts_digit_runs_at_random_is_one_model_the_tree_enumerates():
-    """Issue 42: the audit's writer of non-canonical tokenisations (``split="random"``). After a text, the next
+    """The audit's writer of non-canonical tokenisations (``split="random"``). After a text, the next
     token of a digit run is 1 to m digits, each with probability 1 / m; the tree meets one text by many token
     paths and adds their masses. Its enumerated law must be the law of the same model's replies drawn token by
     token (within DKW at 1e-6 on each of 20,000 draws), and must differ from the canonical writer's law (whether a

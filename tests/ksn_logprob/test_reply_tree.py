@@ -1,4 +1,4 @@
-"""The reply-tree route of sampling-free KS@N (issue 25 item 3: ``ub_core.logprob.reply_tree``, Inspect
+"""The reply-tree route of sampling-free KS@N (``ub_core.logprob.reply_tree``, Inspect
 ``ub_inspect/ksn_logprob -T enumeration=tree|auto``).
 
 A scripted token model with a known reply law checks the enumeration exactly (token paths that spell one text,
@@ -146,8 +146,8 @@ def test_round_significant():
 
 def test_the_oracles_prefix_law_is_the_truth_within_rounding_and_sampling():
     """te-normal-conc is continuous: under ``-M digits=2`` the oracle's law is 100,000 true draws written with 2
-    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws plus two DKW
-    terms (100,000 and 10,000 draws, each at 1e-6)."""
+    significant digits. Its distance to the 10,000 truth draws is at most the rounding's own distance on those draws
+    plus two DKW terms (100,000 and 10,000 draws, each at 1e-6)."""
     p = get_problem("te-normal-conc")
     law = oracle_reply_law(p, digits=2)
     assert not law.exact
@@ -213,7 +213,8 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
-    assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6  # the listed route: only the cut mass is unlisted
+    # the listed route: only the cut mass is unlisted
+    assert 0.0 <= oracle["te-poisson-conc"].value["missing_mass"] <= 1e-6
     assert collapse["te-normal-conc"].value["ks_distance"] >= 0.3
     assert collapse["te-normal-conc"].value["missing_mass"] == pytest.approx(0.0, abs=1e-9)
 
@@ -236,7 +237,7 @@ def test_inspect_tree_route_options_are_checked():
 
 
 def test_every_problem_is_scored_by_default(caplog):
-    """Issue 33 item 4: ``enumeration=auto`` is the default, so no problem is left out: the first two problems of
+    """``enumeration=auto`` is the default, so no problem is left out: the first two problems of
     every category, listable or not, each on its route (the listed one where its answers can be listed), with no
     warning and nothing in ``left_out`` (all 448 with no option: the tree's count above)."""
     from ub_inspect.ksn.ksn import load_problems
@@ -296,11 +297,10 @@ def test_shift_bounds_hold_the_full_laws_pass_rate_on_a_continuous_support(where
 
 
 def test_ks_distance_has_one_definition_per_problem_on_either_route():
-    """Issue 42: the listed route measured ``ks_distance`` against the truth's pmf and the tree against the 10,000
-    truth draws, so ``enumeration=auto`` averaged two quantities and a listed problem the tree completed changed
-    definition. Now a listable problem is measured against its pmf on both routes, an unlistable one against the
-    draws. The oracle's exact law scored by both routes gives the same distance (0 for q = p; the draws' own
-    distance from the pmf, about 0.005 here, was the tree's before)."""
+    """One ``ks_distance`` per problem whatever the route, so ``enumeration=auto`` never averages two quantities and
+    a listed problem the tree completes keeps its definition: a listable problem is measured against its pmf on
+    both routes, an unlistable one against the 10,000 truth draws. The oracle's exact law scored by both routes
+    gives the same distance (0 for q = p, not the draws' own distance from the pmf, about 0.005 here)."""
     from ub_core.logprob.ksn_logprob import RAW_DELIMITER, oracle_candidate_logprob, score_candidate_logprobs
     from ub_core.problems.candidates import candidate_set
 

@@ -1,4 +1,4 @@
-"""Validation of the reply-tree route of sampling-free KS@N (issue 25 item 3, ``ub_core.logprob.reply_tree``) on the tiny
+"""Validation of the reply-tree route of sampling-free KS@N (``ub_core.logprob.reply_tree``) on the tiny
 trained model (tests/support/tiny_trained.py), against ancestral sampling of the same model.
 
 ``next_tokens(prefix)`` reads the model's top-20 next tokens after ``prompt + prefix`` (tokenised afresh, full
@@ -18,7 +18,8 @@ The problems are fixed in advance, never chosen by what the model answers:
   whatever it does there on this machine, and the checks compare that measurement with the tree's prediction).
 
 With V the enumerated valid mass, I the invalid and M the missing mass, eps = M / (V + M), each problem's sampled
-replies (temperature 1, the streams of tests/ksn_logprob/test_ksn_logprob_validation.py where the problems are shared) must give
+replies (temperature 1, the streams of tests/ksn_logprob/test_ksn_logprob_validation.py where the problems are
+shared) must give
 
 1. an invalid count among all sampled replies inside [Binomial(m, 1 - V - M) lower quantile, Binomial(m, 1 - V)
    upper quantile] (the true invalid share lies in [1 - V - M, 1 - V]);
@@ -47,18 +48,20 @@ from ub_core.logprob.ksn_logprob import RAW_DELIMITER, score_candidate_logprobs
 from ub_core.metrics import P_PASS_DRAWS
 from ub_core.problems import get_problem
 from ub_core.problems.candidates import candidate_set
-from ub_core.logprob.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds, read_leaves,
-                                score_reply_tree)
+from ub_core.logprob.reply_tree import (enumerate_reply_tree_sync, ks_distance_to_draws, missing_mass_bounds,
+                                        read_leaves, score_reply_tree)
 
 pytestmark = pytest.mark.slow
 
-#: listable (TAUGHT_KSN) problems, with their streams' seeds in tests/ksn_logprob/test_ksn_logprob_validation.py (SEED + index)
+#: listable (TAUGHT_KSN) problems, with their streams' seeds in tests/ksn_logprob/test_ksn_logprob_validation.py
+#: (SEED + index)
 LISTED = {"te-poisson-conc": VALIDATION_SEED, "te-negative_binomial-conc": VALIDATION_SEED + 1}
 CONTINUOUS = {"te-uniform-spread": VALIDATION_SEED + 100, "te-normal-conc": VALIDATION_SEED + 101,
               "te-exponential-conc": VALIDATION_SEED + 102}
 PROTOCOLS = (("inspect", 100, 5), ("lmeval", 100, 1))
 NS = (10, 50, 100)
-RUNS = 30  # runs per protocol: sampling is the cost (~27,000 replies in all, fewer where the listed validation drew them)
+#: runs per protocol: sampling is the cost (~27,000 replies in all, fewer where the listed validation drew them)
+RUNS = 30
 ALPHA = 0.01
 MAX_MISSING = 0.002
 MAX_REQUESTS = 2000
@@ -78,7 +81,7 @@ def measured(tiny_lm):
     for pid, seed in {**LISTED, **CONTINUOUS}.items():
         problem = get_problem(pid)
         prompt = problem.full_prompt
-        tree = enumerate_reply_tree_sync(lambda prefix: tiny_lm.next_tokens(prompt, prefix, TOP_K),
+        tree = enumerate_reply_tree_sync(lambda prefix, prompt=prompt: tiny_lm.next_tokens(prompt, prefix, TOP_K),
                                          ends=[tiny_lm.tok.eos_token], max_missing=MAX_MISSING,
                                          max_requests=MAX_REQUESTS, max_tokens=tiny_lm.max_new_tokens, top_k=TOP_K)
         assert tree.bad is None, (pid, tree.bad)
@@ -96,7 +99,7 @@ def test_the_tree_agrees_with_the_listed_route_within_the_missing_mass(measured,
     """Check 0 (no sampling): on listable problems the tree's leaves that are exactly a candidate as written carry
     the listed route's valid mass and law within the tree's missing mass (the same quantity by two routes), and the
     tree's whole valid mass lies in the listed route's bounds [V, V + U]: what the tree finds beyond the candidate
-    texts (valid answers written otherwise, issue 42) is the listed route's unlisted mass, never more."""
+    texts (valid answers written otherwise) is the listed route's unlisted mass, never more."""
     for pid in LISTED:
         r = measured[pid]
         problem, tree = r["problem"], r["tree"]
@@ -196,6 +199,7 @@ def test_sampled_pass_rates_lie_in_the_predicted_p_pass_bounds(measured):
     print("\n".join(lines))
     assert not bad, bad
     assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"],
-                                   r["predicted"][name][1].get(f"p_pass_unresolved@{n}", r["predicted"][name][0][f"p_pass@{n}"]))
+                                   r["predicted"][name][1].get(f"p_pass_unresolved@{n}",
+                                                               r["predicted"][name][0][f"p_pass@{n}"]))
                   for pid, r in measured.items()
                   for name, _, _ in PROTOCOLS for n in NS}, RUNS, level)

@@ -1,4 +1,4 @@
-"""``end_of_answer=eos`` against a model served under an alias (issue 33 item 4): the name the provider sends is
+"""``end_of_answer=eos`` against a model served under an alias: the name the provider sends is
 no local tokenizer, so the end token comes from the server (:func:`ub_core.logprob.eos.served_eos_text`): the path
 ``GET /v1/models`` names as the alias's ``root`` (vLLM), else vLLM's ``GET /tokenizer_info``; else one line naming
 ``-T end_of_answer=<text>``. The server's replies are untrusted: bounded, timed, one line each."""

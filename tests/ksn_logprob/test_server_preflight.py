@@ -1,6 +1,6 @@
 """A served model whose server cannot give what sampling-free scoring reads is refused before the run, with one
-line and a non-zero exit (issue 42 item 3: one problem's error stopped the run with a traceback, "no samples
-completed", and exit status 0, because Inspect's ``inspect eval`` exits 0 once a run has started)."""
+line and a non-zero exit (not one problem's error stopping the run with a traceback, "no samples completed",
+and exit status 0, which is what Inspect's ``inspect eval`` gives once a run has started)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A differential self-audit of sampling-free KS@N (issue 42): the route's bounds against the model's own samples.
+"""A differential self-audit of sampling-free KS@N: the route's bounds against the model's own samples.
 
 For one problem and one offline writer (``ub/oracle``'s reply law written at full precision, with N significant
 digits, or with digit runs of up to K digits per token: :class:`ub_core.logprob.oracle_replies.ReplyWriter`),
@@ -11,7 +11,7 @@ is consistent with some pass probability inside ``p_pass_bounds@N``: its two-sid
 ``ks_distance_bounds``, measured as the problem defines ``ks_distance`` on either route
 (:func:`ub_core.logprob.reply_tree.truth_reference`: the truth's pmf where its answers can be listed, else its draws).
 
-The grammar assumption, audited (issue 42). The tree places a begun number's unexpanded mass inside its interval
+The grammar assumption, audited. The tree places a begun number's unexpanded mass inside its interval
 (:mod:`.number_cells`), which a writer breaks where it goes on from a cell's prefix otherwise: an exponent after a
 mantissa (``repr`` writes ``5.44e-05``), or a reply the parser rejects. The audit measures that *escape mass* e of
 the writer's own law (:func:`grammar_escape_mass`) and checks two statements, each of which a bug breaks:
@@ -51,7 +51,8 @@ __all__ = ["WRITERS", "date_seed", "audit_draw", "audit_problem", "grammar_escap
 #: is full precision (``repr``, exponents below 1e-4); split ``random`` cuts digit runs at random (non-canonical
 #: tokenisations); a style other than ``plain`` writes numbers otherwise (scientific notation, separators,
 #: fractions, no leading zero); ``collapse`` 0.4 puts 0.4 of the mass on the median, a law near KS@100's critical
-#: distance, so its pass rate is intermediate and a bias in the bounds shows (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
+#: distance, so its pass rate is intermediate and a bias in the bounds shows
+#: (:class:`ub_core.logprob.oracle_replies.ReplyWriter`).
 WRITERS: tuple[tuple, ...] = tuple(
     [(None, k) for k in (1, 2, 3, 4)] + [(d, k) for d in (1, 2, 3, 6, 10, 17) for k in (1, 3)]
     + [(None, 3, "random"), (6, 3, "random"), (3, 4, "random")]

@@ -1,4 +1,4 @@
-"""Bounds under mass of unknown place (issue 42): the reply tree's missing mass and the listed route's unlisted
+"""Bounds under mass of unknown place: the reply tree's missing mass and the listed route's unlisted
 mass alike. Shared by :mod:`.reply_tree` and :mod:`.ksn_logprob` (which must not import each other both ways);
 the formulas are in :mod:`.reply_tree`'s module docstring."""
 
@@ -18,7 +18,7 @@ __all__ = ["missing_mass_bounds", "threshold_test", "bounds_only", "MIN_DISTANCE
 
 #: Below this valid mass a problem's ``ks_distance`` is the distance of a vanishing law (a model that writes a
 #: valid answer once in a million replies): left out of the run's mean (NaN, the spec's reason) and kept in the
-#: payload as ``ks_distance_low_mass`` (issue 42, item 4), in both routes. ``p_pass@N`` still counts the problem
+#: payload as ``ks_distance_low_mass``, in both routes. ``p_pass@N`` still counts the problem
 #: (near 0).
 MIN_DISTANCE_MASS = 1e-3
 #: The p_pass bounds (at the largest N) a problem's route aims at; wider when the route stops, the problem is
@@ -32,9 +32,10 @@ RESOLVED_KS_WIDTH = 0.1
 def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, invalid: float, missing: float,
                         slots: int = 100, max_attempts: int = 5,
                         statistics: dict[int, list] | None = None, *, draws: dict[int, int] | None = None,
-                        brackets: dict[int, tuple[float, float]] | None = None, unplaced: float = 0.0) -> dict[str, Any]:
-    """The bounds of :mod:`.reply_tree`'s module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N`` (lo, hi), and
-    ``p_pass@N`` (the point value: missing mass valid in the enumerated share).
+                        brackets: dict[int, tuple[float, float]] | None = None,
+                        unplaced: float = 0.0) -> dict[str, Any]:
+    """The bounds of :mod:`.reply_tree`'s module docstring: ``ks_distance_bounds`` and per N ``p_pass_bounds@N``
+    (lo, hi), and ``p_pass@N`` (the point value: missing mass valid in the enumerated share).
 
     ``statistics`` (per N, the ``(KS statistic, passed, weight)`` of the count vectors of
     :func:`ub_core.metrics.answer_distribution.p_pass_at_n`, drawn or, for an exact sum, all of them with their
@@ -66,7 +67,8 @@ def missing_mass_bounds(d: float, p_given: dict[int, float], valid: float, inval
         lo = p_enough_valid(valid, n, slots, max_attempts) * lo_given
         hi = p_enough_valid(min(valid + missing, 1.0), n, slots, max_attempts) * hi_given
         out[per_n_key("p_pass_bounds", n)] = [lo, hi]
-        out[per_n_key("p_pass", n)] = math.nan if math.isnan(pg) else p_enough_valid(v_point, n, slots, max_attempts) * pg
+        out[per_n_key("p_pass", n)] = (math.nan if math.isnan(pg)
+                                       else p_enough_valid(v_point, n, slots, max_attempts) * pg)
     return out
 
 

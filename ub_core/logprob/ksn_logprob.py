@@ -1,4 +1,4 @@
-"""Sampling-free KS@N (issue 18): the framework-free half of ``ub_inspect/ksn_logprob`` and ``ub_ksn_logprob``.
+"""Sampling-free KS@N: the framework-free half of ``ub_inspect/ksn_logprob`` and ``ub_ksn_logprob``.
 
 KS@N (UnpredictaBench, sec. 3.3) samples 100 replies and tests them. Where a problem's answers can be listed
 (:mod:`ub_core.problems.candidates`: discrete families cut at 1 - 1e-6 of the truth's mass and at most 200
@@ -17,7 +17,7 @@ follows the *context* after a *delimiter*:
   generation prompt (:func:`render_chat`), delimiter ``""``: the candidate is the start of the assistant's reply.
   This is lm-eval's own rule for ``multiple_choice`` under ``--apply_chat_template``.
 
-Each candidate is followed by the *end of the answer* (issue 25, :func:`end_texts`): by default the model's
+Each candidate is followed by the *end of the answer* (:func:`end_texts`): by default the model's
 end-of-sequence token (its text, e.g. ``</s>``, which tokenizers and servers read as the special token), and in
 lm-eval also by its ``until`` stop ``"\\n\\n"``, where generation is cut too. So q(c) is the probability that the
 reply is *exactly* c, not that it starts with c: a reply ``{1} {1, 2}`` starts with the candidate ``{1}`` but the
@@ -51,8 +51,8 @@ from .bounds import (MIN_DISTANCE_MASS, bounds_only, leave_out_vanishing_distanc
 from .eos import OFFLINE_EOS, load_local_tokenizer
 
 __all__ = ["METRIC_KEYS", "MIN_DISTANCE_MASS", "RAW_DELIMITER", "CHAT_DELIMITER", "END_OF_ANSWER",
-           "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs", "candidate_continuations",
-           "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
+           "candidate_record", "score_candidate_logprobs", "clean_logprobs", "combine_end_logprobs",
+           "candidate_continuations", "end_texts", "render_chat", "load_chat_tokenizer", "oracle_candidate_logprob",
            "split_candidate_text", "ORACLE_MODES"]
 
 #: The per-problem metric keys both adapters report (``ub_core.metric_spec``, family ``ksn_logprob``).
@@ -73,13 +73,13 @@ def candidate_record(problem: Problem, cs: CandidateSet | None = None) -> dict[s
     cs = candidate_set(problem) if cs is None else cs
     if cs is None:
         raise ValueError(f"{problem.id}: its answer support cannot be listed (ub bank list --logprob)")
-    return {"id": problem.id, "uid": problem.uid or "", "category": problem.category, "family": problem.family, "kind": cs.kind,
-            "support": problem.support, "prompt": problem.full_prompt, "candidates": list(cs.texts),
+    return {"id": problem.id, "uid": problem.uid or "", "category": problem.category, "family": problem.family,
+            "kind": cs.kind, "support": problem.support, "prompt": problem.full_prompt, "candidates": list(cs.texts),
             "values": [float(v) for v in cs.values], "p": [float(x) for x in cs.p], "cut": bool(cs.cut)}
 
 
 def clean_logprobs(logprobs: Sequence[Any], none_is_zero: bool = True) -> tuple[list[float], str | None]:
-    """Model log-probabilities -> floats, or the reason they cannot be read (issue 28: they are hostile input).
+    """Model log-probabilities -> floats, or the reason they cannot be read (they are hostile input).
 
     ``-inf`` is probability 0 (a candidate the model never writes), and so is ``None`` where ``none_is_zero``
     (Inspect's store keeps ``-inf`` as ``None``; from a model, lm-eval's results, ``None`` is a reason). Anything
@@ -133,8 +133,7 @@ def end_texts(end_of_answer: str, eos_text: str | None = None, stops: Sequence[s
     * ``"eos"``: the model's end-of-sequence token (``eos_text``, the tokenizer's ``eos_token``; servers and
       tokenizers read the special token's text as that token), then any generation ``stops`` (lm-eval's
       ``until``), so q(c) = P(the reply is exactly c);
-    * ``"none"``: nothing: q(c) = P(the reply *starts* with c), an upper bound of the exact reply (the behaviour
-      before issue 25);
+    * ``"none"``: nothing: q(c) = P(the reply *starts* with c), an upper bound of the exact reply;
     * any other text: that text, then the ``stops``."""
     if end_of_answer == "none":
         return ("",)
@@ -188,7 +187,7 @@ def score_candidate_logprobs(problem: Problem, logprobs: Sequence[Any], *, cs: C
     were computed exactly (``p_pass_exact@N``). The truth draws are the KS@N scorer's
     (``problem.truth(truth_size, truth_seed)``), so ``p_pass@N`` predicts that scorer's verdict.
 
-    What the list cannot see (issue 42, item 2). A model can write a valid answer in a form no candidate text
+    What the list cannot see. A model can write a valid answer in a form no candidate text
     lists (``{1} {1, 1}``, ``{01}``, ``1``: the reader accepts them), and those replies are not among the exact
     candidate replies. So ``V`` is a *lower* bound of the valid mass, and the rest, ``missing_mass`` =
     ``U = 1 - V``, is mass of unknown validity and place: invalid replies, or valid answers written otherwise,

@@ -1,4 +1,4 @@
-"""Numbers as intervals (issue 33, item 3): bounds on a model's answer law from reply prefixes, not leaves.
+"""Numbers as intervals: bounds on a model's answer law from reply prefixes, not leaves.
 
 A model writes a continuous answer digit by digit (``{4.9342}``), so its reply tree (:mod:`.reply_tree`) has a
 leaf per written number: far more than any request budget reaches. But a numeric prefix confines what grows from
@@ -17,7 +17,8 @@ With leaves of valid mass L (a point law), cells (mass m_j in [a_j, b_j], total 
 valid or not), the valid law is G = (L + C + w S) / (V + U + w) for some placement C of the cells' mass inside
 their intervals, some w in [0, M] and law S. For every x,
 
-    G_lo(x) = (L(<=x) + Σ_{b_j <= x} m_j) / (V + U + M)  <=  G(x)  <=  (L(<=x) + Σ_{a_j <= x} m_j + M) / (V + U + M) = G_hi(x)
+    G_lo(x) = (L(<=x) + Σ_{b_j <= x} m_j) / (V + U + M)  <=  G(x),
+    G(x)  <=  (L(<=x) + Σ_{a_j <= x} m_j + M) / (V + U + M) = G_hi(x)
 
 (the missing mass above x and each cell at its top for the lower envelope; below x and at the bottom for the
 upper one). So the KS distance sup |G - F| to the truth draws' CDF F lies in
@@ -73,8 +74,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority", "interval_statistics",
-           "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom", "tied_critical_bracket", "cell_p_pass_permutation",
+__all__ = ["number_cell", "critical_bracket", "ks_distance_bounds", "cell_p_pass", "cell_priority",
+           "interval_statistics", "clopper_pearson", "envelope_distances", "step_cdf", "cdf_at", "truth_atom",
+           "tied_critical_bracket", "cell_p_pass_permutation",
            "CP_LEVEL", "escape_eps"]
 
 #: Two-sided level of the Clopper-Pearson interval that carries Monte-Carlo error into the bounds.
@@ -94,13 +96,13 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
     None when ``text`` is not a number begun inside braces whose interval lies inside the support [``low``,
     ``high``] (module docstring).
 
-    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. A negative exponent (issue 42) closes
+    ``{4.9`` -> [4.9, 5.0]; ``{-4.9`` -> [-5.0, -4.9]; ``{4.`` -> [4, 5]. A negative exponent closes
     the mantissa and bounds the size: ``{3.77e-2`` -> [0, 0.0377] (the exponent's digits can only grow: -2, -2d,
     ...), ``{3.77e-`` -> [0, 3.77]. An exponent without its sign, or a positive one, is no interval (``e`` may
     become ``e-`` or ``e+``; a positive exponent is unbounded): such a prefix is a text node. The ends are widened
     by a relative 1e-12 so that float rounding of a long written number cannot fall outside.
 
-    An interval that does not overlap the support (or touches it at one point) is no cell (issue 42): without
+    An interval that does not overlap the support (or touches it at one point) is no cell: without
     another notation (an exponent: ``{3.`` becoming ``{3.77e-23}`` on a support of [0, 1]) every reply in it is
     invalid, with one anywhere, so its mass is neither valid nor placed; it stays a text node, expanded like any
     other text or carried as missing mass. An interval that straddles a support's end stays a cell: the grammar

@@ -11,8 +11,8 @@ Option probability (the numeric-calibration paper, sec. 2, "we sum the probabili
 
     P(o) = sum over variants v of o of P(v | prompt),  variants = {o, lower(o), Cap(o), UPPER(o)} x {"", " "}
 
-where P(v | prompt) is the product of the probabilities of v's tokens (the implicit-reasoning paper, sec. 3: a multi-token
-outcome's probability is the joint probability of its token sequence), i.e. ``exp`` of the summed token
+where P(v | prompt) is the product of the probabilities of v's tokens (the implicit-reasoning paper, sec. 3: a
+multi-token outcome's probability is the joint probability of its token sequence), i.e. ``exp`` of the summed token
 log-probabilities that lm-eval's ``loglikelihood`` and vLLM's ``prompt_logprobs`` return. Variants that are the
 same string (``"7"`` has no case) or, where token ids are known, the same token sequence are counted once.
 
@@ -54,7 +54,8 @@ __all__ = ["BEHAVIOURS", "METRIC_KEYS", "surface_variants", "canonical_variant",
 #: How a variant whose tokens begin another variant's is counted (module docstring); the first is the default.
 CONVENTIONS = ("exclusive", "paper")
 
-#: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are static.
+#: Reference behaviours of the numeric-calibration paper (sec. 3), fixed here so that the adapters' metric keys are
+#: static.
 BEHAVIOURS = _SPEC_BEHAVIOURS  # the reference behaviours, named once in ub_core.metric_spec
 
 #: The flat per-item metric keys both adapters report, by bank (lm-eval metric names, Inspect score keys).
@@ -191,7 +192,8 @@ def check_convention(convention: Any) -> str:
 def option_mass(item: OptionItem, variant_logprobs: Mapping[str, Any] | Sequence[Any],
                 variant_token_ids: Mapping[str, Sequence[Any]] | None = None,
                 convention: str = "exclusive") -> np.ndarray:
-    """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the implicit-reasoning paper's sec. 3):
+    """Probability mass the model puts on each option of ``item`` (the numeric-calibration paper's sec. 2; the
+    implicit-reasoning paper's sec. 3):
 
         m_i = sum over variants v of option i of P(v),  P(v) = exp(logprob(v)), logprob(v) = sum of v's token log-probs
 
@@ -250,8 +252,8 @@ def unresolved_prefixes(item: OptionItem, variant_logprobs: Mapping[str, Any],
     The values decide a pair the tokens would: a continuation's probability is at most that of any prefix of its
     tokens (``P(v + rest) = P(v) P(rest | v)``), so ``logprob(v) < logprob(w) - 1e-9`` means v's tokens do not
     begin w's, and v's value holds none of w's mass: nothing to subtract, the pair is resolved whatever the
-    framework knows of the tokens (issue 44, item 10: lm-eval without token ids counted such pairs that Inspect,
-    with the tokens, did not). Only a shorter variant at least as likely as the longer one stays unresolved."""
+    framework knows of the tokens (so lm-eval, without token ids, resolves the same pairs as Inspect, which has
+    them). Only a shorter variant at least as likely as the longer one stays unresolved."""
     choices, owners = flatten_variants(item)
     known = variant_token_ids or {}
     seen = [(v, o, float(variant_logprobs[v])) for v, o in zip(choices, owners)
@@ -273,7 +275,8 @@ def exclusive_probabilities(token_keys: Sequence[tuple | None], probs: Sequence[
 
     With digit-by-digit tokenizers, ``P(" 1")`` (tokens ``[" ", "1"]`` or ``["▁1"]``) includes every reply that
     starts with it, ``P(" 12")`` among them, so summing both counts ``" 12"`` twice and inflates outcome 1
-    (the implicit-reasoning paper's dice sums up to 36, the numeric-calibration paper's integer intervals). For continuation i with token sequence t_i:
+    (the implicit-reasoning paper's dice sums up to 36, the numeric-calibration paper's integer intervals). For
+    continuation i with token sequence t_i:
 
         P_excl(i) = max(0, P(i) - sum_{j in E_i} P(j)),
         E_i = { j : t_j strictly extends t_i, and no other k with t_k strictly extending t_i is a prefix of t_j }
@@ -329,9 +332,10 @@ def score_row(item: OptionItem, option_mass: Sequence[float], kl_floor: float | 
     """The flat numbers both adapters report for one item (keys :data:`METRIC_KEYS` of its bank).
 
     - calibration: ``pm``, ``wd``, ``re`` (signed: two-sided, target 0), ``behaviour_<b>``, and ``abs_re`` = |re|
-      (the ranked form of RE); ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible with the item's output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
-      two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a single label per
-      item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
+      (the ranked form of RE); ``behaviour_<b>`` = 1.0 when reference behaviour b is compatible with the item's
+      output (nearest by WD, ties included) and 0.0 otherwise, all NaN on items with more than
+      two options. Their means are compatibility rates, the quantity of the numeric-calibration paper's Figure 2; a
+      single label per item would split a Pick First model between Pick Higher and Pick Lower on ties. The grid-level
       classification of Figure 3 is :func:`ub_core.metrics.grid_behaviour_rates`;
     - implicit: ``chebyshev``, ``manhattan``, ``kl``, ``kl_floor_share`` (the item's ``kl_floored`` flag, whose
       mean is the share of items whose KL the floor set), ``jsd_bits`` (Jensen-Shannon, bits, in [0, 1]),
@@ -379,8 +383,8 @@ def sample_payload(item: OptionItem, option_mass: Sequence[float]) -> dict[str, 
 
 def behaviour_entry(item: OptionItem, option_mass: Sequence[float]) -> dict[str, Any] | None:
     """What :func:`ub_core.metrics.grid_behaviour_rates` needs of one calibration item: ``{"grid", "pm",
-    "compatible", "higher_first"}``; ``None`` for items of other banks and for calibration items with more than two options (no
-    reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
+    "compatible", "higher_first"}``; ``None`` for items of other banks and for calibration items with more than two
+    options (no reference behaviour). The adapters log it, so grid rates can be recomputed from any log."""
     if item.bank != "calibration":
         return None
     return _entry_from_scores(item_scores(item, option_mass))

@@ -86,7 +86,7 @@ class ReplyWriter:
     """How an offline model writes and tokenises a reply: numbers in full precision (``digits=None``, as
     :func:`ub_core.oracle.render_value`) or with ``digits`` significant digits; digit runs split into tokens of up
     to ``number_token_digits`` digits, left to right (``split="canonical"``), or at random (``split="random"``,
-    the differential audit's writer of non-canonical tokenisations, issue 42): at every position of a digit run
+    the differential audit's writer of non-canonical tokenisations): at every position of a digit run
     the next token is 1 to m digits long, each length with probability 1 / m, m = min(number_token_digits, the
     digits left in the run). That law depends only on the text written so far, so it is one law whatever token
     path wrote the text, and the tree meets the same text by many paths. Its reply law is not the canonical

@@ -1,4 +1,4 @@
-"""Sampling-free KS@N for every problem: enumerate the model's reply tree (issue 25, item 3).
+"""Sampling-free KS@N for every problem: enumerate the model's reply tree.
 
 The listed route (:mod:`ub_core.logprob.ksn_logprob`) needs a support that can be written out in advance; most numeric
 problems have none (a continuous answer, a wide integer range). But a reply is a sequence of tokens, so the model's
@@ -11,14 +11,15 @@ top-k log-probabilities an OpenAI-compatible server returns for one generated to
 * a child that is the end of the reply makes its prefix a *leaf*: a finished reply with its probability;
 * nodes deeper than ``max_tokens`` and below ``min_node_mass`` are not expanded.
 
-Numbers as intervals (issue 33, :mod:`ub_core.logprob.number_cells`): a node that is a decimal number begun inside
+Numbers as intervals (:mod:`ub_core.logprob.number_cells`): a node that is a decimal number begun inside
 the braces (``{4.9``) is a *cell*: left unexpanded, its mass is known to lie in [4.9, 5.0] (a reply that has begun
 a number finishes it), and the mass its list does not show once expanded (the unlisted digits of a three-digit
 token position) stays in its interval. Cells are expanded where the truth's CDF moves most across them
 (:func:`ub_core.logprob.number_cells.cell_priority`), text nodes by their mass. :func:`enumerate_problem_tree`
 stops when the bounds below are tight enough (KS distance within :data:`TARGET_KS_WIDTH`, ``p_pass`` at the largest
 N within :data:`TARGET_P_PASS_WIDTH`), discrete supports included, or when ``max_requests`` distributions were read;
-:func:`enumerate_reply_tree` alone stops at ``1 - max_missing`` finished (the stop before issue 33).
+:func:`enumerate_reply_tree` alone stops at ``1 - max_missing`` finished (a stop on mass alone, blind to the
+bounds).
 
 Whatever is neither a leaf nor a cell is the *missing mass* ``M``: unexpanded text prefixes, and tokens outside
 the top-k lists of text nodes. It is carried as an explicit bound (:func:`score_reply_tree`).
@@ -28,7 +29,7 @@ a reply, so q is the law of the scored values of the model's valid replies, and 
 of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missing:
 
 * ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised (cells at their midpoints), F
-  the truth's CDF as the problem defines it whatever the route (:func:`truth_reference`, issue 42): its pmf where
+  the truth's CDF as the problem defines it whatever the route (:func:`truth_reference`): its pmf where
   its answers can be listed, as the listed route, else the empirical CDF of the problem's 10,000 truth draws (the
   draws KS@N tests against); ``ks_distance_to`` in the payload says which. The model's true valid law
   is (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], and each cell anywhere in its
@@ -45,14 +46,14 @@ of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missi
   and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
   threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
   N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
-  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for Monte-Carlo estimates and
-  exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from interval statistics
-  (:mod:`.number_cells`): on the paper's continuous test from its critical value
+  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for
+  Monte-Carlo estimates and exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from
+  interval statistics (:mod:`.number_cells`): on the paper's continuous test from its critical value
   (:func:`.number_cells.cell_p_pass`), on the permutation test (support ``mixed``, ``method="exact"``) from its
   critical value per size of the truth's one tie block at its minimum (:func:`.number_cells.cell_p_pass_permutation`);
   where the truth has any other tie structure the cells' mass counts as unplaced (as uncertain as missing mass).
   Monte-Carlo error is inside every stated bound (99% Clopper-Pearson). With no valid reply enumerated (V = 0) the
-  point value is 0, the sampled run's fail (issue 33), and its bounds [0, P_enough(M)]: the missing mass could
+  point value is 0, the sampled run's fail, and its bounds [0, P_enough(M)]: the missing mass could
   still be valid.
 
 Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
@@ -85,10 +86,10 @@ from .bounds import (RESOLVED_KS_WIDTH, TARGET_P_PASS_WIDTH, leave_out_vanishing
                      missing_mass_bounds, threshold_test)
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
-           "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH", "score_reply_tree", "read_leaves",
-           "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING", "MAX_REQUESTS", "MAX_TOKENS",
-           "TOP_K", "without_grammar", "truth_reference", "TIGHT_GIVEN_MEASURED_GRAMMAR", "ESCAPE_STOP",
-           "PROBE_REPLIES", "PROBE_CONFIDENCE", "grammar_escape", "RESOLVED_KS_WIDTH", "mark_unresolved"]
+           "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH",
+           "score_reply_tree", "read_leaves", "ks_distance_to_draws", "missing_mass_bounds", "TREE_KEYS", "MAX_MISSING",
+           "MAX_REQUESTS", "MAX_TOKENS", "TOP_K", "without_grammar", "truth_reference", "TIGHT_GIVEN_MEASURED_GRAMMAR",
+           "ESCAPE_STOP", "PROBE_REPLIES", "PROBE_CONFIDENCE", "grammar_escape", "RESOLVED_KS_WIDTH", "mark_unresolved"]
 
 #: Stop once the finished replies hold 1 - MAX_MISSING of the probability (coverage 0.99).
 MAX_MISSING = 0.01
@@ -96,7 +97,7 @@ MAX_MISSING = 0.01
 MAX_REQUESTS = 4000
 #: Deepest reply (in tokens) expanded; KS@N replies are a few tokens.
 MAX_TOKENS = 64
-#: The tree route stops when the KS-distance bounds are at most this wide (issue 33)...
+#: The tree route stops when the KS-distance bounds are at most this wide...
 TARGET_KS_WIDTH = 0.02
 #: Nodes below this probability are left unexpanded (missing): they keep the frontier bounded.
 MIN_NODE_MASS = 1e-7
@@ -351,8 +352,8 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
                 ends_seen = True
             answers_asked += "}" in text
             if reason is None and not ends_seen and answers_asked >= NO_END_AFTER_ANSWERS:
-                reason = (f"no next-token list in {answers_asked} requests after a finished answer held the end of a reply "
-                          f"({', '.join(repr(e) for e in sorted(end_set) if e) or 'none given'}): is it the "
+                reason = (f"no next-token list in {answers_asked} requests after a finished answer held the end of "
+                          f"a reply ({', '.join(repr(e) for e in sorted(end_set) if e) or 'none given'}): is it the "
                           f"served model's end-of-sequence text?")
             if reason:
                 tree.bad = f"after {text!r}: {reason}"
@@ -386,7 +387,7 @@ async def enumerate_problem_tree(problem: Problem, next_tokens: NextTokens, *, e
                                  max_requests: int = MAX_REQUESTS, max_tokens: int = MAX_TOKENS, top_k: int = TOP_K,
                                  batch: int = 8, sample: Callable[[int], Awaitable[Sequence[Any]]] | None = None,
                                  probe: int = PROBE_REPLIES, **score_options: Any) -> ReplyTree:
-    """One problem's reply tree, expanded until its bounds are tight enough (issue 33, item 3).
+    """One problem's reply tree, expanded until its bounds are tight enough.
 
     :func:`enumerate_reply_tree` with the problem's numeric prefixes as cells (``cells``; numbers only), cells
     ranked by how far the truth's CDF moves across them (:func:`ub_core.logprob.number_cells.cell_priority`), and
@@ -585,7 +586,7 @@ def ks_distance_to_draws(q: Any, values: Any, truth_draws: Any,
 
 
 def truth_reference(problem: Problem, truth_sorted: Any) -> tuple[tuple[np.ndarray, np.ndarray], str]:
-    """``(reference CDF, name)`` of a problem's ``ks_distance``, one definition whatever the route (issue 42): the
+    """``(reference CDF, name)`` of a problem's ``ks_distance``, one definition whatever the route: the
     truth's pmf where its answers can be listed (:func:`ub_core.problems.candidates.candidate_set`; the listed
     route's definition, so a listed problem the tree completes, or a listable one scored by the tree, keeps it),
     else the empirical CDF of the truth draws KS@N tests against (``"draws"``)."""
@@ -629,7 +630,7 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     counted a fail in the lower bound and a pass in the upper one).
 
     ``valid_mass`` counts the cells as valid (the grammar assumption of :mod:`.number_cells`). What that
-    assumption buys is stated beside it (issue 42): ``cell_mass`` (the cells' mass, placed by the assumption
+    assumption buys is stated beside it: ``cell_mass`` (the cells' mass, placed by the assumption
     alone) and, with ``unassumed``, ``ks_distance_bounds_unassumed`` and per N ``p_pass_bounds_unassumed@N``,
     the bounds with every cell's mass as missing (of unknown place and validity: a begun number may still take an
     exponent, ``{5.44`` becoming ``{5.44e-05}``, or leave the grammar otherwise). Those rest on nothing the tree
@@ -742,7 +743,8 @@ def score_reply_tree(problem: Problem, tree: ReplyTree, *, ns: Sequence[int] = D
     bounds = missing_mass_bounds(d, {n: prof[n]["p_pass"] for n in ns}, valid, invalid, M, slots, max_attempts,
                                  None if len(cells) else {n: prof[n].get("statistics") for n in ns},
                                  draws={n: prof[n]["draws"] for n in ns if not prof[n]["exact"]},
-                                 brackets={n: critical_bracket(n, truth.size, threshold) for n in ns} if thresh else None,
+                                 brackets=({n: critical_bracket(n, truth.size, threshold) for n in ns}
+                                           if thresh else None),
                                  unplaced=cell_mass)
     payload["eps"] = bounds["eps"]
     for n in ns:

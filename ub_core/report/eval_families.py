@@ -28,8 +28,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS, fill_missing_rates,
-                           REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
+from ..metric_spec import (BEHAVIOURS as SPEC_BEHAVIOURS, ODDS_QUESTION_METRICS, ODDS_SAMPLING_METRICS,
+                           fill_missing_rates, REPORT_SPEC_FAMILIES, find_metric, metric_keys, split_key)
 from ..run_metrics import RUN_RECORDS, RunMetric, all_run_metrics, bank_families
 from ..untrusted import short
 from ..metrics.intervals import clip_roundoff
@@ -41,14 +41,15 @@ __all__ = ["EvalFamily", "EVAL_FAMILIES", "EVAL_FAMILY_NAMES", "KSN_KEYS", "CALI
            "run_metric_direction"]
 
 # ------------------------------------------------------------------------------------------------ key names
-#: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``, ``ub_lmeval.ksn_hooks``)
-#: (``wdz_undefined``: 1 when WDZ has no value because its null has no spread; ``constant``: 1 for a constant
-#: sample. Logs written before these flags lack them; the summary then derives them, see ``summary._ksn_counts``.)
+#: ksn (UnpredictaBench): ``ks@N`` / ``p@N`` for every N, plus these (``ub_inspect.ksn.scorer``,
+#: ``ub_lmeval.ksn_hooks``) (``wdz_undefined``: 1 when WDZ has no value because its null has no spread;
+#: ``constant``: 1 for a constant sample. A log without these flags has them derived by the summary, see
+#: ``summary._ksn_counts``.)
 KSN_KEYS = tuple(k for k in metric_keys("ksn") if split_key(k)[1] is None)
 #: where the parsed values live: Inspect ``Score.metadata["values"]``, lm-eval sample line ``"values"``
 KSN_VALUES = "values"
 
-#: sampling-free KS@N (issue 18: ``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
+#: sampling-free KS@N (``ub_inspect/ksn_logprob``, ``ub_ksn_logprob``): ``p_pass@N`` for every N plus these;
 #: its payload (Inspect ``Score.metadata["ub"]``; lm-eval ``doc`` + the line's ``q``) holds the distributions
 KSN_LOGPROB_KEYS = tuple(k for k in metric_keys("ksn_logprob") if split_key(k)[1] is None)
 KSN_LOGPROB_META = ("q", "p", "values", "candidates")
@@ -69,8 +70,9 @@ EXPLICIT_KEYS = metric_keys("explicit")
 #: odds (the odds paper); metadata from Inspect ``Sample.metadata`` or the lm-eval ``doc``
 ODDS_KEYS = tuple(m.key for m in (*ODDS_QUESTION_METRICS, *ODDS_SAMPLING_METRICS) if m.kind == "score")
 ODDS_META = ("family", "task", "shots", "shot_type", "context", "distribution")
-#: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness of one question)
-#: ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable replies agree in TARa
+#: stability (the non-determinism paper); ``run_accuracies`` is a list (per-run accuracy, or per-run correctness
+#: of one question); ``parse_failure_rate`` (share of unreadable replies) sits next to ``tar_a``: unreadable
+#: replies agree in TARa
 STABILITY_KEYS = (*(k for k in metric_keys("stability") if k != "acc"), "run_accuracies")
 #: dice (the "Bad Dice Players" paper): one record per law; its configuration (protocol, N asked, convention, and
 #: the lm-eval document's alpha and seed) from Inspect ``Sample.metadata`` / ``Score.metadata`` or the lm-eval
@@ -111,7 +113,8 @@ def _is_ksn(values: Mapping[str, Any]) -> bool:
 
 def _per_n_values(eval_family: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The per-N metrics of ``eval_family``'s spec in ``values``, at any N (``ks@N``, ``p@N``, ``p_pass@N``), each
-    rate undefined there (a log from before issue 33) at its spec's value for a problem without data, a fail."""
+    rate undefined there (a log whose problem without a valid answer has no rate) at its spec's value for a problem
+    without data, a fail."""
     return fill_missing_rates(eval_family, {k: v for k, v in values.items() if split_key(k)[1] is not None
                                             and find_metric(eval_family, k) is not None})
 
@@ -155,8 +158,8 @@ def _option_logprob_payload(meta: Mapping[str, Any], doc: Mapping[str, Any]) -> 
     for k in OPTION_LOGPROB_EXTRA:
         if k not in payload and k in meta:
             payload[k] = meta[k]
-    # what grid behaviour rates need (ub_core.logprob.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"]; lm-eval
-    # lines carry it inside each grid_<b> value
+    # what grid behaviour rates need (ub_core.logprob.option_logprob.behaviour_entry): Inspect keeps it in meta["ub"];
+    # lm-eval lines carry it inside each grid_<b> value
     if "behaviour_entry" not in payload:
         grid = meta.get(GRID_PREFIX + BEHAVIOURS[0])
         if isinstance(grid, Mapping) and isinstance(grid.get("entry"), Mapping):

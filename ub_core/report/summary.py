@@ -1,7 +1,8 @@
 """Summary tables per family (leaderboards and breakdowns) and their CSV / JSON / Markdown files.
 
 Every number is an aggregate of the per-sample metrics in the :class:`SampleTable`; intervals come from
-``ub_core.metrics`` (Wilson for pass rates, the cluster bootstrap for the numeric-calibration paper's option-pair clusters).
+``ub_core.metrics`` (Wilson for pass rates, the cluster bootstrap for the numeric-calibration paper's option-pair
+clusters).
 """
 
 from __future__ import annotations
@@ -89,8 +90,8 @@ def _ksn_counts(recs: Sequence[SampleRecord]) -> dict[str, int]:
 
 
 #: the N of the ksn headline, fixed by the family (UnpredictaBench's KS@100), whatever else a report folder holds: a
-#: run with fewer answers gets its own ``ks@N`` columns beside it (issue 44: one 50-answer run switched every row
-#: to KS@50 and KS@100 left the leaderboard)
+#: run with fewer answers gets its own ``ks@N`` columns beside it (so one 50-answer run cannot switch every row
+#: to KS@50 and push KS@100 off the leaderboard)
 KSN_HEADLINE_N = 100
 
 
@@ -183,7 +184,8 @@ def _clustered(recs: Sequence[SampleRecord], key: str) -> tuple[float | None, fl
         return None, None
     fam = recs[0].eval_family
     spec = next((m for f in REPORT_SPEC_FAMILIES.get(fam, (fam,)) if (m := find_metric(f, key)) is not None), None)
-    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs], bounds=spec.bounds if spec is not None else None)
+    return clustered_interval([v for v, _ in pairs], [c for _, c in pairs],
+                              bounds=spec.bounds if spec is not None else None)
 
 
 def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
@@ -225,7 +227,8 @@ def _calibration_tables(records: list[SampleRecord]) -> list[Table]:
     lead.note = "wd: Wasserstein distance to the ideal distribution (lower is better); pm: probability mass on " \
                 "the valid options; re: H(model) - H(ideal) in bits (two-sided, target 0: not ranked); abs_re: mean " \
                 "|re| (lower is better); behaviour_b: share of two-option items " \
-                "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids classified as b " \
+                "compatible with b (the numeric-calibration paper's Figure 2); grid_b: share of option-pair grids " \
+                "classified as b " \
                 "(Figure 3; Null when the grid's mean PM < 0.5); grid_undetermined: grids too unbalanced to label (a " \
                 "limited run keeps part of a grid)."
     return [lead, by_cat]
@@ -283,8 +286,8 @@ def _model_key(model: str) -> str:
 def _ksn_logprob_tables(records, ksn_records=()):
     """Means by category, and where the same model (provider prefix aside) was also sampled with KS@N on the same
     problems, the predicted ``p_pass@N`` next to the sampled KS@N pass rate on those problems."""
-    keys = ["valid_mass", "ks_distance", *[per_n_key("p_pass", n) for n in ks_ns_of_p_pass(records)], "jsd", "entropy_ratio",
-            "unresolved"]
+    keys = ["valid_mass", "ks_distance", *[per_n_key("p_pass", n) for n in ks_ns_of_p_pass(records)], "jsd",
+            "entropy_ratio", "unresolved"]
     tables = [_means_by_category(records, "ksn_logprob_by_category", "Sampling-free KS@N by category (answer "
                                  "distribution from candidate log-probabilities)", "ksn_logprob", keys)]
     sampled = {}
@@ -529,7 +532,7 @@ PAIRWISE_ALPHA = 0.05
 
 
 def _pairwise_table(fam: str, tables: list[Table], table: SampleTable) -> Table | None:
-    """Every pair of complete runs of one configuration (``ub_core.compare``, issue 37): paired difference of the
+    """Every pair of complete runs of one configuration (``ub_core.compare``): paired difference of the
     family's headline, its 95% interval, the p-value and Holm's adjustment across the pairs shown (significant:
     adjusted p < 0.05), and the minimum detectable effect. Partial runs and runs whose settings differ (other than
     model and seed) are never paired; None when no two complete runs share a configuration."""
@@ -578,7 +581,7 @@ _COMPLETE_FIRST = {True: 0, None: 1, False: 2}
 
 def _attach_provenance(t: Table, table: SampleTable) -> None:
     """Give every row of a per-model table its runs' provenance and a ``complete`` column right after the model's
-    columns (issue 26 item 8). A leaderboard (no category, task or group key) lists complete runs first, then runs
+    columns. A leaderboard (no category, task or group key) lists complete runs first, then runs
     that do not say, then partial runs (``--limit``, selected ids, cancelled): a partial run is never ranked among
     complete ones, and the page marks its row."""
     if "model" not in t.keys or "framework" not in t.keys:

@@ -35,8 +35,8 @@ from ub_core.logprob.ksn_logprob import (CHAT_DELIMITER, RAW_DELIMITER, candidat
 from ub_core.metric_keys import per_n_key
 from ub_core.metrics import DEFAULT_NS
 from ub_core.problems.candidates import candidate_set, enumerable_problems
-from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, PROBE_REPLIES, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH, ReplyTree,
-                                        enumerate_problem_tree, score_reply_tree)
+from ub_core.logprob.reply_tree import (MAX_REQUESTS, MAX_TOKENS, PROBE_REPLIES, TARGET_KS_WIDTH, TARGET_P_PASS_WIDTH,
+                                        ReplyTree, enumerate_problem_tree, score_reply_tree)
 from ub_core.logprob.reply_tree import TOP_K as TREE_TOP_K
 from ub_core.problems import Problem, bank_version
 from ub_inspect.ksn.ksn import load_problems
@@ -55,8 +55,8 @@ __all__ = ["ksn_logprob", "record_to_sample", "candidate_logprobs", "ksn_logprob
            "ReplyTreeRecord", "ENUMERATIONS"]
 
 #: ``enumeration`` option values: ``listed`` (the answers listed in advance, ``ub bank list --logprob``), ``tree``
-#: (every problem, by enumerating the reply tree: ``ub_core.logprob.reply_tree``), ``auto`` (listed where the answers can
-#: be listed, the tree elsewhere: every problem).
+#: (every problem, by enumerating the reply tree: ``ub_core.logprob.reply_tree``), ``auto`` (listed where the answers
+#: can be listed, the tree elsewhere: every problem).
 ENUMERATIONS = ("listed", "tree", "auto")
 
 
@@ -235,7 +235,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
                     f"{str(exc).split(':')[0]}: the listed route needs a provider that reports them "
                     f"(vllm-completions/, openai-api-completions/ against vLLM); -T enumeration=auto or tree reads "
                     f"the reply tree from top_logprobs instead") from None
-            # enumeration=auto on a server without prompt_logprobs (issue 42, item 3): every listed problem of
+            # enumeration=auto on a server without prompt_logprobs: every listed problem of
             # this run takes the reply tree, which needs top_logprobs only
             state_cache["no_prompt_logprobs"] = True
             log.warning("ksn_logprob: the model reports no prompt_logprobs; enumeration=auto reads every problem "
@@ -248,7 +248,7 @@ def candidate_logprobs(chat_template: str | None = None, delimiter: str | None =
         record.boundary_merged = merged
         if tree_opts.get("complete_listed") and _listed_too_wide(state.sample_id, record.logprobs, tree_opts):
             # enumeration=auto: the list misses mass the bounds cannot place (valid answers written otherwise, or
-            # invalid replies); the reply tree reads what the list cannot (issue 42, item 2)
+            # invalid replies); the reply tree reads what the list cannot
             try:
                 await _tree_into_store(state, context, tok, end, top_k, tree_opts)
             except LogprobsUnavailableError as exc:
@@ -416,7 +416,8 @@ def _tree_score(problem: Problem, record: ReplyTreeRecord, options: dict) -> Sco
     return Score(value=scores, answer=top,
                  explanation=(f"enumerated {1 - tree.missing_mass:.3g} of the reply mass ({len(tree.leaves)} replies, "
                               f"{len(tree.cells)} numeric cells holding {sum(tree.cells.values()):.3g}) in "
-                              f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; KS distance "
+                              f"{tree.requests} requests ({tree.stopped}); valid mass {scores['valid_mass']:.3g}; "
+                              f"KS distance "
                               f"{scores['ks_distance']:.3g}; P(KS@{n} passes) {point:.3g} "
                               f"in [{bounds[0]:.3g}, {bounds[1]:.3g}]"
                               + (f"; grammar probe: {probe['escapes']} of {probe['probe']} sampled replies left a "
@@ -463,7 +464,8 @@ def ksn_logprob(o: TaskOptions) -> Task:
                                   o.delimiter, end_of_answer, o.top_k,
                                   tree=dict(bank=bank, version=bank_version(bank), cells=o.cells,
                                             max_missing=o.max_missing, max_requests=o.max_requests,
-                                            target_ks_width=o.target_ks_width, target_p_pass_width=o.target_p_pass_width,
+                                            target_ks_width=o.target_ks_width,
+                                            target_p_pass_width=o.target_p_pass_width,
                                             complete_listed=enumeration == "auto",
                                             score=dict(ns=ns, threshold=threshold, method=method,
                                                        truth_size=gt_size, truth_seed=seed, draws=draws, seed=seed,
