@@ -1,68 +1,6 @@
 """Numbers as intervals: bounds on a model's answer law from reply prefixes, not leaves.
 
-A model writes a continuous answer digit by digit (``{4.9342}``), so its reply tree (:mod:`.reply_tree`) has a
-leaf per written number: far more than any request budget reaches. But a numeric prefix confines what grows from
-it: every reply that goes on from ``{4.9`` with digits, then ``}``, then the end of the reply, reads as a value in
-[4.9, 5.0]. Such an unexpanded prefix is a *cell*: a mass known to lie in an interval (:func:`number_cell`).
-
-The grammar assumption. A cell's mass is counted as valid mass inside its interval: a reply that has begun a
-decimal number inside the answer's braces finishes that number (digits, ``}``, the end). Whatever the expanded
-nodes *list* outside that grammar (a letter, an exponent, a second number) is expanded like any other text and
-read by the problem's parser, so it is invalid or valid where the parser puts it; only the unlisted and unexpanded
-continuations of a cell are assumed to keep to the grammar. The tree reports the mass its expanded numeric nodes
-listed outside the grammar (``number_escape``) as the evidence; ``cells=False`` turns cells off (every unexpanded
-prefix is missing mass, as before: bounds without the assumption).
-
-With leaves of valid mass L (a point law), cells (mass m_j in [a_j, b_j], total U) and missing mass M (anywhere,
-valid or not), the valid law is G = (L + C + w S) / (V + U + w) for some placement C of the cells' mass inside
-their intervals, some w in [0, M] and law S. For every x,
-
-    G_lo(x) = (L(<=x) + Σ_{b_j <= x} m_j) / (V + U + M)  <=  G(x),
-    G(x)  <=  (L(<=x) + Σ_{a_j <= x} m_j + M) / (V + U + M) = G_hi(x)
-
-(the missing mass above x and each cell at its top for the lower envelope; below x and at the bottom for the
-upper one). So the KS distance sup |G - F| to the truth draws' CDF F lies in
-
-    [sup_x max(G_lo - F, F - G_hi, 0),  sup_x max(G_hi - F, F - G_lo)]    (:func:`ks_distance_bounds`).
-
-Where F is flat across a cell the cell's position does not matter, so the bounds close fastest by expanding the
-cells over which F moves most (:func:`cell_priority`).
-
-``p_pass@N`` (:func:`cell_p_pass`). KS@N on a continuous support (the paper's ``scipy.stats.ks_2samp`` exact
-test) passes when the statistic D is at most a critical value c that depends only on N and the truth's size
-(:func:`critical_bracket`). N answers from G are coupled with N draws from the known part R (leaves and cells,
-renormalised): K ~ Binomial(N, eps), eps = M / (V + U + M), of them come from the missing mass instead, and
-replacing K of N answers moves D by at most K / N. A draw from R is a leaf value or a cell; with the cells'
-draws anywhere in their intervals the statistic lies in [D_lo, D_hi] (the same envelope, on the sample's ECDF). So
-
-    P(pass) >= Σ_k Bin(k; N, eps) P_R(D_hi + k/N <= c),    P(pass) <= Σ_k Bin(k; N, eps) P_R(D_lo - k/N <= c),
-
-each probability a Monte-Carlo share over ``draws`` samples, widened by its 99% Clopper-Pearson interval, so the
-Monte-Carlo error is inside the stated bounds. The point value places each cell's draws at the cell's midpoint.
-
-The permutation test (:func:`cell_p_pass_permutation`). Support ``mixed`` (and ``method="exact"`` anywhere) scores
-KS@N with the exact permutation test under ties, whose p-value depends on the pooled sample's tie blocks, not on
-D and the sizes alone. The mixed supports' truth draws (rectified Gaussian, compound Poisson and their mixtures)
-have at most one repeated value, a point mass at their minimum (the *atom*: t0 of the draws), and are distinct
-elsewhere. If the answers add k0 values on the atom and tie nowhere else, the pooled sample's only tie is one
-block of B = t0 + k0 at its start; the null law of D then depends only on (N, truth size, B) and its p-value
-P(D* >= D) is non-increasing in D, so the test passes exactly when D <= c(B), a critical value found like
-:func:`critical_bracket` by the test itself on constructed samples with that tie structure
-(:func:`tied_critical_bracket`). c(B) is non-increasing in B: under one random relabelling, a larger first block
-only removes checkpoints of D*, so D* and the p-value of every D can only fall. Per Monte-Carlo sample k0 is
-known from the atom's leaf up to ``span``, the answers drawn from cells whose interval holds the atom, and K from
-the missing mass; so
-
-    sure pass: D_hi + K/N <= c_pass(t0 + k0 + span + K),    possible pass: D_lo - K/N < c_fail(t0 + max(k0 - K, 0))
-
-(the K answers the missing mass replaces may be on the atom or off it).
-
-Ties the atom does not explain: a leaf other than the atom drawn twice (a tie among answers alone: D keeps its
-value and the p-value can only fall, so the tie-free c still bounds a possible pass) or a leaf on a truth draw is
-no sure pass and a possible one; so is an answer possibly below the atom (a leaf or cell below it, or K > 0 when
-the problem's ``low`` is below it). The no-tie assumption: the unexpanded mass (cells and missing mass) has no
-point mass except on the atom (a model writing digits has none short of a finished leaf, which the tree lists;
-the bounds hold for the laws that keep it). The point value takes the cells' draws at their midpoints, untied.
+Design notes: docs/design/number-cells.md.
 """
 
 from __future__ import annotations

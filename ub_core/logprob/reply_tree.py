@@ -1,67 +1,6 @@
 """Sampling-free KS@N for every problem: enumerate the model's reply tree.
 
-The listed route (:mod:`ub_core.logprob.ksn_logprob`) needs a support that can be written out in advance; most numeric
-problems have none (a continuous answer, a wide integer range). But a reply is a sequence of tokens, so the model's
-reply distribution is a tree: the root is the empty reply, a node's children are the next tokens with their
-conditional probabilities, and a reply ends where the model writes its end-of-sequence token (or a generation
-stop). :func:`enumerate_reply_tree` expands this tree best first, from one next-token distribution per node (the
-top-k log-probabilities an OpenAI-compatible server returns for one generated token after ``prompt + prefix``):
-
-* the node with the largest probability is expanded next (prefixes of likely replies first);
-* a child that is the end of the reply makes its prefix a *leaf*: a finished reply with its probability;
-* nodes deeper than ``max_tokens`` and below ``min_node_mass`` are not expanded.
-
-Numbers as intervals (:mod:`ub_core.logprob.number_cells`): a node that is a decimal number begun inside
-the braces (``{4.9``) is a *cell*: left unexpanded, its mass is known to lie in [4.9, 5.0] (a reply that has begun
-a number finishes it), and the mass its list does not show once expanded (the unlisted digits of a three-digit
-token position) stays in its interval. Cells are expanded where the truth's CDF moves most across them
-(:func:`ub_core.logprob.number_cells.cell_priority`), text nodes by their mass. :func:`enumerate_problem_tree`
-stops when the bounds below are tight enough (KS distance within :data:`TARGET_KS_WIDTH`, ``p_pass`` at the largest
-N within :data:`TARGET_P_PASS_WIDTH`), discrete supports included, or when ``max_requests`` distributions were read;
-:func:`enumerate_reply_tree` alone stops at ``1 - max_missing`` finished (a stop on mass alone, blind to the
-bounds).
-
-Whatever is neither a leaf nor a cell is the *missing mass* ``M``: unexpanded text prefixes, and tokens outside
-the top-k lists of text nodes. It is carried as an explicit bound (:func:`score_reply_tree`).
-
-Each leaf is read with the problem's own reply parser (:meth:`Problem.parse`), as the sampled KS@N scorer reads
-a reply, so q is the law of the scored values of the model's valid replies, and ``valid_mass`` V the probability
-of a reply the scorer accepts. With E = V + I enumerated (I invalid) and M missing:
-
-* ``ks_distance`` d = sup_x |Q(x) - F(x)|, Q the enumerated valid law renormalised (cells at their midpoints), F
-  the truth's CDF as the problem defines it whatever the route (:func:`truth_reference`): its pmf where
-  its answers can be listed, as the listed route, else the empirical CDF of the problem's 10,000 truth draws (the
-  draws KS@N tests against); ``ks_distance_to`` in the payload says which. The model's true valid law
-  is (V Q + m R) / (V + m) for some law R and valid missing mass m in [0, M], and each cell anywhere in its
-  interval, so its distance lies between the envelope bounds of
-  :func:`ub_core.logprob.number_cells.ks_distance_bounds` (without cells at most ``eps = M / (V + M)`` from d).
-* ``p_pass@N`` = P(enough valid answers) x P(KS@N passes | N answers from Q) (:func:`ub_core.metrics.p_enough_valid`,
-  :func:`ub_core.metrics.answer_distribution.p_pass_at_n`, the sampled protocol exactly). The total variation between
-  the true valid law and Q is at most eps, so between N i.i.d. draws of each at most ``1 - (1 - eps)^N``
-  (coupling); P(enough) is increasing in the valid mass, which lies in [V, V + M]. So
-
-      p_pass_lo@N = P_enough(V) * max(0, P_N(Q) - delta_N),  p_pass_hi@N = P_enough(V + M) * min(1, P_N(Q) + delta_N),
-      delta_N = 1 - (1 - eps)^N,
-
-  and the point value takes the missing mass valid in the enumerated share, V / (V + I). Where passing is a
-  threshold on the KS statistic D (the paper's test on a continuous support), a tighter bound holds: replacing K of
-  N draws moves D by at most K/N, K ~ Binomial(N, eps), against the test's own critical value
-  (:func:`ub_core.logprob.bounds._shift_bounds`, :func:`ub_core.logprob.number_cells.critical_bracket`), for
-  Monte-Carlo estimates and exact sums alike; the tighter of the two is kept. With numeric cells the bounds come from
-  interval statistics (:mod:`.number_cells`): on the paper's continuous test from its critical value
-  (:func:`.number_cells.cell_p_pass`), on the permutation test (support ``mixed``, ``method="exact"``) from its
-  critical value per size of the truth's one tie block at its minimum (:func:`.number_cells.cell_p_pass_permutation`);
-  where the truth has any other tie structure the cells' mass counts as unplaced (as uncertain as missing mass).
-  Monte-Carlo error is inside every stated bound (99% Clopper-Pearson). With no valid reply enumerated (V = 0) the
-  point value is 0, the sampled run's fail, and its bounds [0, P_enough(M)]: the missing mass could
-  still be valid.
-
-Text, not token ids: a node is the reply text so far, and its distribution is read after ``prompt + text``, which
-the server tokenises afresh. Two token paths that spell one text are one node (their masses add; a text already
-expanded is not asked again). Where a tokenizer would split that text otherwise than the path that produced it,
-the conditional distribution is the canonical tokenisation's, an approximation the listed route shares.
-
-The offline models' reply laws (``ub/oracle``, ``ub/collapse``) live in :mod:`ub_core.logprob.oracle_replies`.
+Design notes: docs/design/reply-tree.md.
 """
 
 from __future__ import annotations
