@@ -162,8 +162,10 @@ def test_sampled_pass_rates_agree_with_the_predicted_p_pass_under_each_protocol(
                                 a, lines, bad)
     print("\n".join(lines))
     assert not bad, bad
+    # the point prediction: an unresolved problem keeps it in the payload (its score is NaN, out of the means)
     assert_teeth({(pid, name, n): (*r["predicted"][name][1][f"p_pass_bounds@{n}"],
-                                   r["predicted"][name][0][f"p_pass@{n}"])
+                                   r["predicted"][name][1].get(f"p_pass_unresolved@{n}",
+                                                               r["predicted"][name][0][f"p_pass@{n}"]))
                   for pid, r in measured.items()
                   for name, _, _ in PROTOCOLS for n in DEFAULT_NS}, RUNS, level)
 

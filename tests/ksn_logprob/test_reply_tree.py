@@ -208,8 +208,12 @@ def test_inspect_tree_route_end_to_end(tmp_path):
     tree = oracle["te-normal-conc"]
     assert tree.metadata["ub"]["route"] == "tree" and 0 <= tree.value["missing_mass"] <= 0.01
     assert tree.value["p_pass@10"] >= 0.95 and tree.value["ks_distance"] <= 0.05
-    lo, hi = tree.metadata["ub"]["ks_distance_bounds"]
-    assert lo <= tree.value["ks_distance"] <= hi and hi - lo <= 0.02  # the stop's target
+    ub = tree.metadata["ub"]
+    lo, hi = ub["ks_distance_bounds"]
+    g_lo, g_hi = ub["ks_distance_bounds_given_grammar"]
+    assert lo <= tree.value["ks_distance"] <= hi and g_hi - g_lo <= 0.02  # the stop's target: what expansion narrows
+    # the reported bounds add the probe's measured escape of the cells (at most e on each side)
+    assert hi - lo <= g_hi - g_lo + 2 * ub["grammar_probe"]["escape_bound"] + 1e-12
     assert tree.metadata["ub"]["stopped"] == TIGHT_GIVEN_MEASURED_GRAMMAR and tree.metadata["ub"]["cells"] > 0
     p_lo, p_hi = tree.metadata["ub"]["p_pass_bounds@10"]
     assert p_hi - p_lo <= 0.1
