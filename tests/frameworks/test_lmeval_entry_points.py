@@ -64,15 +64,11 @@ def test_an_option_the_run_cannot_honour_is_one_line_before_the_model_loads(cmd,
 
 
 @pytest.mark.slow
-def test_validate_and_ls_through_python_m(tmp_path):
-    """``python -m lm_eval validate`` and ``ls tasks`` (the console script's are run by test_lmeval_plugin.py and
-    the fresh venv): our groups are found and listed."""
+def test_validate_through_python_m(tmp_path):
+    """``python -m lm_eval validate`` finds our groups (``ls tasks`` through the console script is run by
+    test_lmeval_plugin.py and the fresh venv; both doors reach the same command once lm-eval has started)."""
     ok = _run([*PY_M, "validate", "--tasks", "ub_dice,ub_tar"], tmp_path)
     assert ok.returncode == 0 and "All tasks found" in ok.stdout + ok.stderr, ok.stderr[-2000:]
-    ls = _run([*PY_M, "ls", "tasks"], tmp_path)
-    assert ls.returncode == 0, ls.stderr[-2000:]
-    listed = set(re.findall(r"\bub_[a-z0-9_]+", ls.stdout))
-    assert {"ub_dice", "ub_dice_batch", "ub_ksn", "ub_tar", "ub_logit"} <= listed, sorted(listed)[:20]
 
 
 @pytest.mark.slow
