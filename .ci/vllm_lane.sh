@@ -127,10 +127,19 @@ rows = [json.loads(l) for f in glob.glob(f"{work}/out_ksn_logprob/**/samples_*.j
 assert sorted(r["doc"]["id"] for r in rows) == ["te-bernoulli-spread", "te-discrete_uniform-conc"], rows
 for r in rows:  # learnt within the targets (tests/generic/test_tiny_model_fixture.py): the lm-eval route reads the same q
     # as Inspect's. p_pass@N predicts ub_ksn, which retries nothing: at N = 100 every one of 100 replies must be valid
-    # (valid mass ~0.998, so ~0.85), at N = 50 half of them
-    assert r["valid_mass"] >= mass_min and r["ks_distance"] <= prob_tol and r["p_pass@50"] >= 0.98, r
+    # (valid mass ~0.998, so ~0.85), at N = 50 half of them. Where the unlisted mass leaves the p_pass bounds wider
+    # than 0.1 the problem is unresolved: its p_pass and distance are NaN (out of the means), and the distance is
+    # read from q here
+    q = [x / sum(r["doc"]["ub_sample"]["q"]) for x in r["doc"]["ub_sample"]["q"]]
+    ks_q = max(abs(sum(q[:i + 1]) - sum(r["doc"]["p"][:i + 1])) for i in range(len(q)))
+    assert r["valid_mass"] >= mass_min and ks_q <= prob_tol, r
+    if r["unresolved"] == 0:
+        assert abs(r["ks_distance"] - ks_q) <= 1e-9 and r["p_pass@50"] >= 0.98, r
+    else:
+        assert r["unresolved"] == 1 and r["p_pass@50"] != r["p_pass@50"] and r["ks_distance"] != r["ks_distance"], r
     print(f"ub_ksn_logprob lm-eval vllm {r['doc']['id']}: q {[round(x, 4) for x in r['doc']['ub_sample']['q']]}, valid mass "
-          f"{r['valid_mass']:.4f}, KS distance {r['ks_distance']:.4f}, p_pass@100 {r['p_pass@100']:.4f}; {wall}s")
+          f"{r['valid_mass']:.4f}, KS distance {ks_q:.4f}, p_pass@100 {r['p_pass@100']:.4f}, unresolved "
+          f"{r['unresolved']:.0f}; {wall}s")
 PY
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -307,6 +316,12 @@ import glob, os, sys
 from inspect_ai.log import read_eval_log
 
 work, wall = sys.argv[1], int(sys.argv[2])
+
+
+def point(v, ub, key):  # an unresolved problem's score is NaN (out of the means); its point stays in the payload
+    if v[key] == v[key]:
+        return v[key]
+    return ub[key.replace("@", "_unresolved@")] if "@" in key else ub[f"{key}_unresolved"]
 log = read_eval_log(glob.glob(f"{work}/inspect_tree/*.eval")[0])
 assert log.status == "success", log.error
 sampled = {s.id: s for s in read_eval_log(glob.glob(f"{work}/inspect_served/*.eval")[0]).samples}
@@ -320,15 +335,19 @@ for s in log.samples:
     v, ub = s.scores["ksn_logprob_scorer"].value, s.scores["ksn_logprob_scorer"].metadata["ub"]
     calls, tok_in, tok_out, secs = cost(s)
     # the requests and the missing mass are recorded, the requests within the budget, each one a logged call
-    assert ub["route"] == "tree" and 1 <= ub["requests"] <= 300 and ub["requests"] == calls, (s.id, ub["requests"], calls)
-    assert 0.0 <= v["missing_mass"] <= 1.0 and ub["stopped"] in ("covered", "tight", "exhausted", "budget"), (s.id, v, ub["stopped"])
+    # (and one more: the grammar probe's sampled replies, where the tree has number cells)
+    probed = 1 if (ub.get("grammar_probe") or {}).get("probe") else 0
+    assert ub["route"] == "tree" and 1 <= ub["requests"] <= 300 and ub["requests"] + probed == calls, \
+        (s.id, ub["requests"], probed, calls)
+    stops = ("covered", "tight", "exhausted", "budget", "tight given the measured grammar", "grammar escape")
+    assert 0.0 <= v["missing_mass"] <= 1.0 and ub["stopped"] in stops, (s.id, v, ub["stopped"])
     assert ub["stopped"] != "covered" or v["missing_mass"] <= 0.01, (s.id, v)
     # taught laws (tests/support/tiny_trained.py, each reply within TARGET_TOL): te-poisson-conc 0.8 valid (3 valid
     # replies), te-uniform-spread all valid (2) and far from its truth
     trained_valid, replies = {"te-poisson-conc": (0.8, 3), "te-uniform-spread": (1.0, 2)}[s.id]
     assert abs(v["valid_mass"] - trained_valid) <= replies * float(os.environ["UB_TARGET_TOL"]) + v["missing_mass"], (s.id, v)
     if s.id == "te-uniform-spread":  # all mass on {1} and {7}; the truth (uniform on [-250, 750]) has 0.257 below 7
-        assert v["ks_distance"] >= 0.7 and v["p_pass@100"] <= 0.01, (s.id, v)
+        assert point(v, ub, "ks_distance") >= 0.7 and point(v, ub, "p_pass@100") <= 0.01, (s.id, v)
     print(f"  ksn_logprob tree vllm-completions/ {s.id}: {ub['requests']} requests ({ub['stopped']}), missing mass "
           f"{v['missing_mass']:.4f}, {len(ub['leaves'])} leaves, reply tokens carried {ub['context_tokens']}, tokens in "
           f"{tok_in} / out {tok_out}, {secs:.1f}s; valid mass {v['valid_mass']:.4f}, KS distance "
@@ -344,6 +363,12 @@ import glob, os, sys
 from inspect_ai.log import read_eval_log
 
 work, wall = sys.argv[1], int(sys.argv[2])
+
+
+def point(v, ub, key):  # an unresolved problem's score is NaN (out of the means); its point stays in the payload
+    if v[key] == v[key]:
+        return v[key]
+    return ub[key.replace("@", "_unresolved@")] if "@" in key else ub[f"{key}_unresolved"]
 for folder, context in (("inspect_logprob", "raw"), ("inspect_logprob_chat", "chat")):
     log = read_eval_log(glob.glob(f"{work}/{folder}/*.eval")[0])
     assert log.status == "success", log.error
@@ -351,8 +376,9 @@ for folder, context in (("inspect_logprob", "raw"), ("inspect_logprob_chat", "ch
         v, ub = s.scores["ksn_logprob_scorer"].value, s.scores["ksn_logprob_scorer"].metadata["ub"]
         # the model learnt these two answer distributions within the targets (tests/generic/test_trained_model.py)
         t = float(os.environ["UB_TARGET_TOL"])
-        assert ub["context"] == context and v["valid_mass"] >= 1 - 3 * t and v["ks_distance"] <= 4 * t / (1 - 3 * t), (folder, s.id, v)
-        assert v["p_pass@100"] >= 0.98, (folder, s.id, v)
+        assert ub["context"] == context and v["valid_mass"] >= 1 - 3 * t, (folder, s.id, v)
+        assert point(v, ub, "ks_distance") <= 4 * t / (1 - 3 * t), (folder, s.id, v)
+        assert point(v, ub, "p_pass@100") >= 0.98, (folder, s.id, v)
         print(f"  ksn_logprob vllm-completions/ ({context}) {s.id}: q {[round(x, 4) for x in ub['q']]}, "
               f"valid mass {v['valid_mass']:.4f}, KS distance {v['ks_distance']:.4f}, p_pass@100 {v['p_pass@100']:.4f}")
 print(f"  ksn_logprob on the server: {wall}s for both runs")

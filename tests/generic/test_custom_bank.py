@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
+from support.plugin_install import write_dist_info
 from ub_core import distributions, problems
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,13 +23,7 @@ EXAMPLE = ROOT / "examples" / "custom_bank"
 def _install(site: Path) -> None:
     """What ``pip install -e examples/custom_bank`` leaves for importlib.metadata: a dist-info with the entry
     points of the example's pyproject.toml (the source folder goes on the path)."""
-    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
-    (info / "entry_points.txt").write_text("".join(
-        f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in eps.items()) + "\n"
-        for group, eps in project["entry-points"].items()))
+    write_dist_info(EXAMPLE, site)
 
 
 @pytest.fixture

@@ -36,7 +36,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import random
-import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -95,29 +94,20 @@ def sample_replies(law: Any, count: int, rng: np.random.Generator, eos: str, max
     return out
 
 
-_PLAIN_NUMBER = re.compile(r"\s*\{\s*[+-]?\d+(?:\.\d*)?\s*\}")
-
-
 def grammar_escape_mass(problem: Problem, texts: Sequence[str], probs: Sequence[float]) -> tuple[float, float]:
     """``(escaping, escaping_invalid)``: the mass of the replies among ``texts`` (probabilities ``probs``) that go
-    on from a numeric cell's prefix (:func:`.number_cells.number_cell` on the problem's support) to a reading
-    outside that cell's interval, and the part of it the parser rejects (module docstring). A plain decimal in
-    braces keeps to the grammar by construction (each of its prefixes' intervals holds it); every other reply is
-    checked prefix by prefix."""
-    from .number_cells import number_cell
+    on from a numeric cell's prefix to a reading outside that cell's interval
+    (:func:`.number_cells.escaping_prefixes`), and the part of it the parser rejects (module docstring)."""
+    from .number_cells import escaping_prefixes
 
     escaping = invalid = 0.0
     for text, prob in zip(texts, probs):
-        if prob <= 0 or _PLAIN_NUMBER.fullmatch(text):
+        if prob <= 0:
             continue
-        res = problem.parse(text)
-        value = float(res.value) if res.ok else None
-        for i in range(1, len(text)):
-            iv = number_cell(text[:i], problem.low, problem.high)
-            if iv is not None and (value is None or not iv[0] <= value <= iv[1]):
-                escaping += float(prob)
-                invalid += float(prob) if value is None else 0.0
-                break
+        prefixes, unreadable = escaping_prefixes(problem, text)
+        if prefixes:
+            escaping += float(prob)
+            invalid += float(prob) if unreadable else 0.0
     return escaping, invalid
 
 

@@ -29,6 +29,10 @@ _CELL = re.compile(r"\s*\{\s*([+-]?)(\d*)\.(\d*)")
 _EXPONENT_CELL = re.compile(r"\s*\{\s*([+-]?)(\d+(?:\.\d*)?)[eE]-(\d*)")
 
 
+#: a decimal in braces (``{12.5}``, ``{-3}``, ``{.5}``): each of its prefixes' cells holds its reading by construction
+CLOSED_NUMBER = re.compile(r"\s*\{\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*\}")
+
+
 def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tuple[float, float] | None:
     """The closed interval that every reply continuing ``text`` with digits, then ``}``, then the end, reads as;
     None when ``text`` is not a number begun inside braces whose interval lies inside the support [``low``,
@@ -67,6 +71,23 @@ def number_cell(text: str, low: float = -math.inf, high: float = math.inf) -> tu
     if hi <= low + 1e-9 * max(abs(low), 1.0) or lo >= high - 1e-9 * max(abs(high), 1.0):
         return None  # no overlap with the support (or one point): valid only in another notation
     return lo, hi
+
+
+def escaping_prefixes(problem: Any, text: str) -> tuple[list[str], bool]:
+    """The prefixes of the reply ``text`` that are numeric cells (:func:`number_cell` on the problem's support)
+    whose interval does not hold the problem's reading of ``text`` (every cell prefix where its parser rejects it),
+    and whether the parser rejects it: where the number grammar fails for this reply. A closed decimal
+    (:data:`CLOSED_NUMBER`) has none."""
+    if CLOSED_NUMBER.fullmatch(text):
+        return [], False
+    res = problem.parse(text)
+    value = float(res.value) if res.ok else None
+    out = []
+    for i in range(1, len(text)):
+        iv = number_cell(text[:i], problem.low, problem.high)
+        if iv is not None and (value is None or not iv[0] <= value <= iv[1]):
+            out.append(text[:i])
+    return out, value is None
 
 
 def clopper_pearson(successes: float, trials: int, level: float = CP_LEVEL) -> tuple[float, float]:

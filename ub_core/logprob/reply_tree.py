@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import heapq
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
@@ -23,6 +22,7 @@ from ..metrics.answer_distribution import p_enough_valid, p_pass_profile
 from ..problems.base import Problem
 from .bounds import (RESOLVED_KS_WIDTH, TARGET_P_PASS_WIDTH, leave_out_vanishing_distance, mark_unresolved,
                      missing_mass_bounds, threshold_test)
+from .number_cells import CLOSED_NUMBER
 
 __all__ = ["ReplyTree", "enumerate_reply_tree", "enumerate_reply_tree_sync", "enumerate_problem_tree",
            "enumerate_problem_tree_sync", "threshold_test", "TARGET_KS_WIDTH", "TARGET_P_PASS_WIDTH",
@@ -63,7 +63,6 @@ TREE_KEYS = ("missing_mass",)
 NextTokens = Callable[[str], Awaitable[Sequence[tuple[str, Any]]]]
 
 # A number closed inside the braces: in the number grammar, its end (or what follows) still to be read.
-_CLOSED_NUMBER = re.compile(r"\s*\{\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*\}")
 
 
 @dataclass
@@ -229,7 +228,7 @@ async def enumerate_reply_tree(next_tokens: NextTokens, *, ends: Sequence[str], 
             if cut >= 0:
                 add_leaf(reply[:cut], child)
                 continue
-            if iv is not None and interval(reply) is None and not _CLOSED_NUMBER.fullmatch(reply):
+            if iv is not None and interval(reply) is None and not CLOSED_NUMBER.fullmatch(reply):
                 escape.append(math.exp(child))
             if iv is not None or text in in_number:
                 in_number.add(reply)
@@ -413,19 +412,9 @@ def _read_probe(replies: Any) -> tuple[list[str] | None, str | None]:
 def _escaping_prefixes(problem: Problem, replies: Sequence[str]) -> set[str]:
     """The numeric prefixes (:func:`.number_cells.number_cell` on the problem's support) of each reply whose
     reading lies outside that prefix's interval: where the number grammar was seen to fail."""
-    from .number_cells import number_cell
+    from .number_cells import escaping_prefixes
 
-    out: set[str] = set()
-    for text in dict.fromkeys(replies):
-        if _CLOSED_NUMBER.fullmatch(text):
-            continue
-        res = problem.parse(text)
-        value = float(res.value) if res.ok else None
-        for i in range(1, len(text)):
-            iv = number_cell(text[:i], problem.low, problem.high)
-            if iv is not None and (value is None or not iv[0] <= value <= iv[1]):
-                out.add(text[:i])
-    return out
+    return {prefix for text in dict.fromkeys(replies) for prefix in escaping_prefixes(problem, text)[0]}
 
 
 def grammar_escape(problem: Problem, tree: ReplyTree, confidence: float = PROBE_CONFIDENCE) -> dict[str, Any]:
